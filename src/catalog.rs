@@ -1,0 +1,270 @@
+//! The catalog: an immutable snapshot of every running server's tools and
+//! the search index over them, swapped atomically when a server's tools
+//! change. Readers never lock and never wait for a rebuild.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use arc_swap::ArcSwap;
+use rmcp::model::Tool;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, error};
+
+use crate::downstream::{Registry, Status};
+use crate::search;
+
+/// Separates server and tool in a `toolKey`; server names may not contain it.
+pub const KEY_SEPARATOR: char = ':';
+
+/// Builds `server:tool`.
+pub fn tool_key(server: &str, tool: &str) -> String {
+    format!("{server}{KEY_SEPARATOR}{tool}")
+}
+
+/// One tool of one running server.
+#[derive(Debug)]
+pub struct Entry {
+    /// `server:tool`.
+    pub key: String,
+    /// The server's name.
+    pub server: String,
+    /// The tool as the server listed it.
+    pub tool: Tool,
+    /// Compiled on first use: most tools are never called.
+    validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
+}
+
+impl Entry {
+    fn new(server: &str, tool: Tool) -> Self {
+        Self { key: tool_key(server, &tool.name), server: server.to_string(), tool, validator: OnceLock::new() }
+    }
+
+    /// Checks `arguments` against the tool's `inputSchema`; every violation at once.
+    ///
+    /// A schema that does not compile cannot be enforced here; the call then
+    /// goes through and the server judges its own input.
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
+        let validator = self.validator.get_or_init(|| {
+            let schema = Value::Object((*self.tool.input_schema).clone());
+            match jsonschema::validator_for(&schema) {
+                Ok(v) => Some(Arc::new(v)),
+                Err(e) => {
+                    error!(tool = %self.key, error = %e, "inputSchema does not compile; arguments are not checked");
+                    None
+                }
+            }
+        });
+        let Some(validator) = validator else { return Ok(()) };
+        let errors: Vec<String> = validator
+            .iter_errors(arguments)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+/// Every running server's tools at one moment, and their search index.
+#[derive(Debug)]
+pub struct Snapshot {
+    entries: Vec<Entry>,
+    by_key: HashMap<String, u32>,
+    index: search::Index,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from `(server, server description, tools)` triples.
+    pub fn build<'a>(
+        servers: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a [Tool])>,
+    ) -> Result<Self, search::Error> {
+        let mut entries = Vec::new();
+        let mut descriptions = Vec::new();
+        for (server, description, tools) in servers {
+            for tool in tools {
+                entries.push(Entry::new(server, tool.clone()));
+                descriptions.push(description);
+            }
+        }
+        let params: Vec<String> = entries.iter().map(|e| parameter_text(&e.tool)).collect();
+        let index = search::Index::build(entries.iter().zip(&descriptions).zip(&params).map(|((e, d), p)| {
+            search::ToolText {
+                server: &e.server,
+                server_description: *d,
+                name: &e.tool.name,
+                title: e.tool.title.as_deref().or(e.tool.annotations.as_ref().and_then(|a| a.title.as_deref())),
+                description: e.tool.description.as_deref(),
+                params: p.clone(),
+            }
+        }))?;
+        let by_key = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i as u32)).collect();
+        Ok(Self { entries, by_key, index })
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Parameter names and descriptions of a tool's `inputSchema`, for search.
+fn parameter_text(tool: &Tool) -> String {
+    let mut out = String::new();
+    if let Some(Value::Object(props)) = tool.input_schema.get("properties") {
+        for (name, prop) in props {
+            out.push_str(name);
+            out.push(' ');
+            if let Some(Value::String(d)) = prop.get("description") {
+                out.push_str(d);
+                out.push(' ');
+            }
+        }
+    }
+    out
+}
+
+/// What one caller may see of a snapshot. Discovery and execution both go
+/// through it, so discovery never shows a tool that execution refuses.
+#[derive(Clone)]
+pub struct View {
+    snapshot: Arc<Snapshot>,
+}
+
+impl View {
+    /// The tool behind `key`, if the caller may use it. Unknown and hidden
+    /// keys are indistinguishable.
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.snapshot.by_key.get(key).map(|&i| &self.snapshot.entries[i as usize])
+    }
+
+    /// Ranked tools for `request`.
+    pub fn search(&self, request: &search::Request) -> Vec<(&Entry, search::Hit)> {
+        self.snapshot
+            .index
+            .search(request, Arc::new(|_| true))
+            .into_iter()
+            .map(|hit| (&self.snapshot.entries[hit.ordinal as usize], hit))
+            .collect()
+    }
+
+    /// Every tool in the view, in catalog order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.snapshot.entries.iter()
+    }
+}
+
+/// The current snapshot, replaced whole when a server's tools change.
+#[derive(Debug)]
+pub struct Catalog {
+    current: ArcSwap<Snapshot>,
+}
+
+impl Catalog {
+    /// A catalog built from the registry as it is now.
+    pub fn new(registry: &Registry) -> Result<Self, search::Error> {
+        Ok(Self { current: ArcSwap::from_pointee(snapshot_of(registry)?) })
+    }
+
+    /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
+    pub fn refresh(&self, registry: &Registry) -> Result<(), search::Error> {
+        self.current.store(Arc::new(snapshot_of(registry)?));
+        Ok(())
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.current.load_full()
+    }
+
+    /// What the caller may see now.
+    pub fn visible(&self) -> View {
+        View { snapshot: self.snapshot() }
+    }
+
+    /// Rebuilds the snapshot whenever the registry signals a change, off the
+    /// request path, until `ct` is cancelled. Bursts collapse into one rebuild.
+    pub async fn maintain(self: Arc<Self>, registry: Arc<Registry>, ct: CancellationToken) {
+        loop {
+            tokio::select! {
+                _ = registry.changed().notified() => {}
+                _ = ct.cancelled() => return,
+            }
+            let reg = registry.clone();
+            match tokio::task::spawn_blocking(move || snapshot_of(&reg)).await {
+                Ok(Ok(snapshot)) => {
+                    debug!(tools = snapshot.len(), "catalog rebuilt");
+                    self.current.store(Arc::new(snapshot));
+                }
+                Ok(Err(e)) => error!(error = %e, "catalog rebuild failed; keeping the previous one"),
+                Err(e) => error!(error = %e, "catalog rebuild panicked; keeping the previous one"),
+            }
+        }
+    }
+}
+
+fn snapshot_of(registry: &Registry) -> Result<Snapshot, search::Error> {
+    let states: Vec<_> = registry
+        .servers()
+        .iter()
+        .map(|s| (s, s.state()))
+        .filter(|(_, st)| st.status == Status::Running)
+        .collect();
+    Snapshot::build(
+        states.iter().map(|(s, st)| (s.name(), s.config.description.as_deref(), &st.tools[..])),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, schema: Value) -> Tool {
+        Tool::new(name.to_string(), format!("does {name}"), schema.as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn keys_are_server_colon_tool_and_resolve() {
+        let tools = [tool("add", json!({"type": "object"}))];
+        let snap = Snapshot::build([("math", None, &tools[..])]).unwrap();
+        let view = View { snapshot: Arc::new(snap) };
+        assert_eq!(view.get("math:add").unwrap().tool.name, "add");
+        assert!(view.get("math:sub").is_none());
+        assert!(view.get("add").is_none());
+    }
+
+    #[test]
+    fn arguments_are_checked_with_every_violation() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "a": { "type": "number" }, "b": { "type": "number" } },
+            "required": ["a", "b"],
+            "additionalProperties": false
+        });
+        let e = Entry::new("math", tool("add", schema));
+        assert!(e.check_arguments(&json!({"a": 1, "b": 2})).is_ok());
+        let errors = e.check_arguments(&json!({"a": "one", "c": true})).unwrap_err();
+        assert!(errors.len() >= 3, "{errors:?}");
+        assert!(errors.iter().any(|m| m.contains("/a")), "{errors:?}");
+        assert!(errors.iter().any(|m| m.contains("\"b\"")), "{errors:?}");
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_is_not_enforced() {
+        let e = Entry::new("x", tool("t", json!({"type": 12})));
+        assert!(e.check_arguments(&json!({"anything": 1})).is_ok());
+    }
+
+    #[test]
+    fn parameters_feed_search() {
+        let t = tool("t", json!({"properties": {"city": {"description": "Name of the town"}}}));
+        assert_eq!(parameter_text(&t), "city Name of the town ");
+    }
+}

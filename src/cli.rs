@@ -1,0 +1,306 @@
+//! The command line: `serve`, `check`, `import`, `servers`, `search`, `call`, `demo-server`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use rmcp::model::CallToolResponse;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tracing::info;
+
+use crate::config::{self, Config, McpServersFile, Transport};
+use crate::downstream::Status;
+use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
+use crate::server::{self, Upstream};
+
+/// How long in-flight requests may take to finish once shutdown starts.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// An MCP gateway: many downstream MCP servers behind two tools,
+/// `tool_discovery` (search) and `tool_execute` (run).
+///
+/// Point an MCP client at `mcp-gateway serve` (stdio) or at
+/// `mcp-gateway serve --http 127.0.0.1:8931` (streamable HTTP at /mcp).
+#[derive(Debug, Parser)]
+#[command(version, propagate_version = true, after_help = EXAMPLES)]
+pub struct Cli {
+    /// Configuration file (TOML, or a Claude Desktop style `mcpServers` JSON).
+    /// Default: ./gateway.toml if present, else the built-in default.
+    #[arg(long, short, global = true, env = config::CONFIG_ENV)]
+    pub config: Option<PathBuf>,
+
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Pretty)]
+    pub log_format: LogFormat,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  mcp-gateway serve                          MCP over stdio (for Claude Desktop, IDEs)
+  mcp-gateway serve --http 127.0.0.1:8931    MCP over streamable HTTP at /mcp
+  mcp-gateway check --config gateway.toml    validate a config without starting anything
+  mcp-gateway servers                        status and tool count of every server
+  mcp-gateway search \"read a file\"           what tool_discovery would answer
+  mcp-gateway call demo:calculate '{\"expression\": \"2*21\"}'
+  mcp-gateway import claude_desktop_config.json >> gateway.toml";
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Pretty,
+    /// One JSON object per line, for log shippers.
+    Json,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gateway: MCP over stdio (default) and/or streamable HTTP.
+    Serve {
+        /// Serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8931; port 0 picks one).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+        /// Also serve stdio when --http is given.
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Validate the configuration and exit (non-zero with file, line and key on error).
+    Check,
+    /// Convert an `mcpServers` JSON file (Claude Desktop, .mcp.json) to `[[servers]]` TOML on stdout.
+    Import {
+        /// The JSON file.
+        path: PathBuf,
+    },
+    /// Start every server, then print its status and tool count.
+    Servers {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search tools as tool_discovery does.
+    Search {
+        /// One or more phrasings of what you need.
+        #[arg(required = true)]
+        query: Vec<String>,
+        /// How many results.
+        #[arg(long, short = 'n', default_value_t = DEFAULT_RESULTS as i64)]
+        max_results: i64,
+        /// Print the JSON tool_discovery returns.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a tool as tool_execute does and print its result as JSON.
+    Call {
+        /// `server:tool`.
+        tool_key: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// Run the built-in demo MCP server (what the default config aggregates).
+    DemoServer {
+        /// Add test tools that fail, hang, crash and write garbage on purpose.
+        #[arg(long)]
+        chaos: bool,
+        /// Serve streamable HTTP on ADDR instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+    },
+}
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::DemoServer { chaos, http } = cli.command {
+        crate::demo::serve(chaos, http).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Command::Import { path } = &cli.command {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let file: McpServersFile = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not an mcpServers JSON file", path.display()))?;
+        print!("{}", config::to_toml(&file).map_err(anyhow::Error::msg)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let path = cli.config.clone().or_else(config::default_path);
+    let config = Config::load(path.as_deref())?;
+    match cli.command {
+        Command::Check => {
+            let enabled = config.enabled_servers().count();
+            println!("{}: ok ({} servers, {enabled} enabled)", config.source, config.servers.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve { http, stdio } => serve(config, http, stdio || http.is_none()).await,
+        Command::Servers { json } => one_shot(&config, |gw| async move { print_servers(&gw, json) }).await,
+        Command::Search { query, max_results, json } => {
+            let args = DiscoverArgs { query: OneOrMany::Many(query), context: None, max_results: Some(max_results) };
+            one_shot(&config, |gw| async move {
+                let found = gw.discover(&args).map_err(anyhow::Error::msg)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&json!({ "results": found }))?);
+                } else if found.is_empty() {
+                    println!("no matching tools");
+                }
+                for f in found.iter().filter(|_| !json) {
+                    println!("{:.3}  {}\n       {}", f.relevance, f.tool_key, f.description.as_deref().unwrap_or("").lines().next().unwrap_or(""));
+                }
+                Ok(ExitCode::SUCCESS)
+            })
+            .await
+        }
+        Command::Call { tool_key, arguments } => {
+            let arguments: Value = serde_json::from_str(&arguments).context("arguments must be a JSON object")?;
+            one_shot(&config, |gw| async move {
+                let result = match gw.execute(ExecuteArgs { tool_key, arguments: Some(arguments) }, None).await {
+                    Ok(r) => r,
+                    Err(e) => CallToolResponse::Complete(e.into_result()),
+                };
+                let shown = match &result {
+                    CallToolResponse::Complete(r) => serde_json::to_value(r)?,
+                    CallToolResponse::InputRequired(r) => serde_json::to_value(r)?,
+                    CallToolResponse::Task(r) => serde_json::to_value(r)?,
+                    _ => bail!("the server answered with a kind of result this command cannot print"),
+                };
+                println!("{}", serde_json::to_string_pretty(&shown)?);
+                let failed = matches!(&result, CallToolResponse::Complete(r) if r.is_error == Some(true));
+                Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+            })
+            .await
+        }
+        Command::Import { .. } | Command::DemoServer { .. } => unreachable!("handled above"),
+    }
+}
+
+/// Starts the downstreams, waits until each has connected or failed, runs `f`, stops them.
+async fn one_shot<F, Fut>(config: &Config, f: F) -> anyhow::Result<ExitCode>
+where
+    F: FnOnce(Gateway) -> Fut,
+    Fut: Future<Output = anyhow::Result<ExitCode>>,
+{
+    let running = Gateway::start(config, CancellationToken::new())?;
+    running.gateway.ready().await;
+    let outcome = f(running.gateway.clone()).await;
+    running.shutdown().await;
+    outcome
+}
+
+fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
+    let rows: Vec<Value> = gw
+        .registry()
+        .servers()
+        .iter()
+        .map(|s| {
+            let state = s.state();
+            let transport = match &s.config.transport {
+                Transport::Stdio { command, .. } => format!("stdio {command}"),
+                Transport::Http { url, .. } => format!("http {url}"),
+            };
+            let error = match &state.status {
+                Status::Failed(e) => Some(e.clone()),
+                _ => None,
+            };
+            json!({
+                "name": s.name(), "status": state.status.word(), "tools": state.tools.len(),
+                "protocol": state.protocol, "transport": transport, "error": error,
+            })
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("{:<20} {:<11} {:>5}  {:<11} DETAIL", "SERVER", "STATUS", "TOOLS", "PROTOCOL");
+        for r in &rows {
+            let detail = r["error"].as_str().or(r["transport"].as_str()).unwrap_or("");
+            println!(
+                "{:<20} {:<11} {:>5}  {:<11} {}",
+                r["name"].as_str().unwrap_or(""),
+                r["status"].as_str().unwrap_or(""),
+                r["tools"].as_u64().unwrap_or(0),
+                r["protocol"].as_str().unwrap_or("-"),
+                detail
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs until SIGINT/SIGTERM (or stdin closes, when serving stdio).
+async fn serve(config: Config, http: Option<SocketAddr>, stdio: bool) -> anyhow::Result<ExitCode> {
+    let running = Gateway::start(&config, CancellationToken::new())?;
+    let upstream = Upstream::new(running.gateway.clone());
+    let stop_serving = CancellationToken::new();
+    let listener = match http {
+        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?),
+        None => None,
+    };
+    info!(config = %config.source, servers = config.enabled_servers().count(), "mcp-gateway starting");
+
+    let http_task = listener.map(|l| {
+        let (upstream, http_config, ct) = (upstream.clone(), config.http.clone(), stop_serving.clone());
+        tokio::spawn(async move { server::serve_http(upstream, l, &http_config, ct).await })
+    });
+    let stdio_done = async {
+        if stdio {
+            if let Err(e) = server::serve_stdio(upstream.clone(), stop_serving.clone()).await {
+                tracing::error!(error = %e, "stdio transport failed");
+            }
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        _ = shutdown_signal() => info!("signal received; shutting down"),
+        _ = stdio_done => info!("stdin closed; shutting down"),
+    }
+    stop_serving.cancel();
+    if let Some(task) = http_task {
+        match tokio::time::timeout(SHUTDOWN_GRACE, task).await {
+            Ok(Ok(Err(e))) => tracing::error!(error = %e, "http server failed"),
+            Err(_) => tracing::warn!("in-flight HTTP requests did not finish within the grace period"),
+            _ => {}
+        }
+    }
+    running.shutdown().await;
+    info!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return ctrl_c.await.unwrap_or(()),
+    };
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Initializes logging on stderr (stdout may be the MCP transport).
+pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
+    let default = match cli.command {
+        Command::Serve { .. } => "info",
+        _ => "warn",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let result = match cli.log_format {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Pretty => builder.with_ansi(false).try_init(),
+    };
+    if let Err(e) = result {
+        bail!("cannot initialize logging: {e}");
+    }
+    Ok(())
+}

@@ -1,0 +1,540 @@
+//! `gateway.toml`: raw serde structs, then a validated [`Config`].
+//!
+//! Parsing happens in two steps, as ripgrep splits low-level and high-level
+//! arguments: [`RawConfig`] mirrors the file (unknown keys are refused), and
+//! [`Config::from_raw`] interpolates `${ENV}`, checks every rule that serde
+//! cannot, resolves paths and turns milliseconds into durations. Nothing
+//! after this module re-parses configuration.
+
+mod interpolate;
+mod mcp_servers;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+pub use interpolate::interpolate;
+pub use mcp_servers::{McpServerEntry, McpServersFile, to_toml};
+
+/// The default shipped with the binary, so `mcp-gateway serve` works anywhere.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../gateway.toml");
+
+/// The environment variable that overrides `--config`.
+pub const CONFIG_ENV: &str = "MCP_GATEWAY_CONFIG";
+
+/// Per-call timeout when a server sets none.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long connecting and listing tools may take before a server counts as failed.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a configuration was refused. Every message names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or JSON, or has unknown or mistyped keys.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// The file parses but breaks a rule (duplicate names, missing command...).
+    #[error("{path}:{line}: {key}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// 1-based line of the offending entry.
+        line: usize,
+        /// The offending key, e.g. `servers[2].url`.
+        key: String,
+        /// What is wrong and what was expected.
+        message: String,
+    },
+}
+
+/// The file as written. Doc comments double as the configuration reference.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Settings of the upstream HTTP listener.
+    #[serde(default)]
+    pub http: RawHttp,
+    /// Downstream MCP servers.
+    #[serde(default)]
+    pub servers: Vec<RawServer>,
+    /// Downstream servers in the Claude Desktop / `.mcp.json` shape.
+    #[serde(default, rename = "mcpServers")]
+    pub mcp_servers: BTreeMap<String, Spanned<McpServerEntry>>,
+}
+
+/// `[http]`: the upstream streamable HTTP listener.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    /// `Host` header values accepted (DNS-rebinding protection).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// `Origin` header values accepted from browsers (`http://localhost:*` style).
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+/// One `[[servers]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    /// Unique name; the prefix of every `toolKey` of this server (`name:tool`).
+    pub name: Spanned<String>,
+    /// What the server is for; searched by `tool_discovery`.
+    pub description: Option<String>,
+    /// Program to run as a stdio child process.
+    pub command: Option<String>,
+    /// Arguments of `command`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment of the child process.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Working directory of the child, relative to this file.
+    pub cwd: Option<String>,
+    /// Streamable HTTP endpoint of a remote server.
+    pub url: Option<String>,
+    /// Extra HTTP headers sent to `url` (e.g. `Authorization`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Set to false to keep the entry without starting it.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Per-call timeout in milliseconds (default 60000).
+    pub timeout_ms: Option<u64>,
+    /// Connect-and-list timeout in milliseconds (default 30000).
+    pub connect_timeout_ms: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where it came from (`<embedded default>` when no file was found).
+    pub source: String,
+    /// The upstream HTTP listener's checks.
+    pub http: HttpConfig,
+    /// Every configured server, enabled or not, in file order.
+    pub servers: Vec<ServerConfig>,
+}
+
+/// Validated `[http]`.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Accepted `Host` values.
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` values.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        let local = ["localhost", "127.0.0.1", "[::1]"];
+        Self {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: local
+                .iter()
+                .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
+                .collect(),
+        }
+    }
+}
+
+/// One validated downstream server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// Unique name, free of `:`.
+    pub name: String,
+    /// What the server is for.
+    pub description: Option<String>,
+    /// How to reach it.
+    pub transport: Transport,
+    /// Whether the gateway starts it.
+    pub enabled: bool,
+    /// Per-call timeout.
+    pub timeout: Duration,
+    /// Connect-and-list timeout.
+    pub connect_timeout: Duration,
+}
+
+/// How a downstream server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        /// Program (resolved against the config's folder when it contains a `/`).
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment.
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// A remote streamable HTTP endpoint.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Extra headers.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl Config {
+    /// Loads `path`, or the embedded default when `path` is `None`.
+    ///
+    /// A `.json` file is read in the `mcpServers` shape of Claude Desktop.
+    pub fn load(path: Option<&Path>) -> Result<Self, Error> {
+        let Some(path) = path else {
+            return Self::parse(EMBEDDED_DEFAULT, "<embedded gateway.toml>", Path::new("."));
+        };
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if path.extension().is_some_and(|e| e == "json") {
+            let file: McpServersFile = serde_json::from_str(&text).map_err(|e| Error::Parse {
+                path: shown.clone(),
+                message: format!("line {}, column {}: {e}", e.line(), e.column()),
+            })?;
+            let raw = RawConfig {
+                mcp_servers: file
+                    .mcp_servers
+                    .into_iter()
+                    .map(|(k, v)| (k, Spanned::new(0..0, v)))
+                    .collect(),
+                ..RawConfig::default()
+            };
+            return Self::from_raw(raw, &shown, &text, base);
+        }
+        Self::parse(&text, &shown, base)
+    }
+
+    /// Parses TOML text; `source` names it in errors, `base` resolves relative paths.
+    pub fn parse(text: &str, source: &str, base: &Path) -> Result<Self, Error> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| Error::Parse {
+            path: source.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        Self::from_raw(raw, source, text, base)
+    }
+
+    /// Validates a parsed file. `text` is only used to turn spans into line numbers.
+    pub fn from_raw(raw: RawConfig, source: &str, text: &str, base: &Path) -> Result<Self, Error> {
+        let invalid = |span: std::ops::Range<usize>, key: String, message: String| Error::Invalid {
+            path: source.to_string(),
+            line: line_of(text, span.start),
+            key,
+            message,
+        };
+        let mut entries: Vec<(std::ops::Range<usize>, String, RawServer)> = raw
+            .servers
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.span(), format!("servers[{i}]"), s))
+            .collect();
+        for (name, entry) in raw.mcp_servers {
+            let span = entry.span();
+            let key = format!("mcpServers.{name}");
+            let server = entry
+                .into_inner()
+                .into_raw(Spanned::new(span.clone(), name))
+                .map_err(|m| invalid(span.clone(), key.clone(), m))?;
+            entries.push((span, key, server));
+        }
+
+        let mut seen = HashSet::new();
+        let mut servers = Vec::with_capacity(entries.len());
+        for (span, key, s) in entries {
+            let name = s.name.get_ref().clone();
+            if let Err(m) = check_server_name(&name) {
+                return Err(invalid(span, format!("{key}.name"), m));
+            }
+            if !seen.insert(name.clone()) {
+                return Err(invalid(
+                    span,
+                    format!("{key}.name"),
+                    format!("duplicate server name '{name}'; every server needs its own name"),
+                ));
+            }
+            let server = validate_server(s, base)
+                .map_err(|(field, m)| invalid(span.clone(), format!("{key}.{field}"), m))?;
+            servers.push(server);
+        }
+
+        let defaults = HttpConfig::default();
+        Ok(Self {
+            source: source.to_string(),
+            http: HttpConfig {
+                allowed_hosts: raw.http.allowed_hosts.unwrap_or(defaults.allowed_hosts),
+                allowed_origins: raw.http.allowed_origins.unwrap_or(defaults.allowed_origins),
+            },
+            servers,
+        })
+    }
+
+    /// The servers the gateway starts.
+    pub fn enabled_servers(&self) -> impl Iterator<Item = &ServerConfig> {
+        self.servers.iter().filter(|s| s.enabled)
+    }
+}
+
+/// Server names become `toolKey` prefixes and prompt namespaces.
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("server name is empty".into());
+    }
+    if name.contains(':') {
+        return Err(format!(
+            "server name '{name}' may not contain ':' (it separates server and tool in a toolKey)"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c))) {
+        return Err(format!(
+            "server name '{name}' has '{c}'; use letters, digits, '-', '_' and '.'"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks one server; an error names the field and says what was expected.
+fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, String)> {
+    let field_err = |f: &str, m: String| (f.to_string(), m);
+    let interp = |f: &str, v: &str| interpolate(v).map_err(|m| field_err(f, m));
+    let transport = match (s.command, s.url) {
+        (Some(_), Some(_)) => {
+            return Err(field_err(
+                "url",
+                "both `command` and `url` are set; a server is either a stdio child (`command`) \
+                 or a streamable HTTP endpoint (`url`)"
+                    .into(),
+            ));
+        }
+        (None, None) => {
+            return Err(field_err(
+                "command",
+                "missing `command` (stdio child process) or `url` (streamable HTTP endpoint)"
+                    .into(),
+            ));
+        }
+        (Some(command), None) => {
+            if !s.headers.is_empty() {
+                return Err(field_err("headers", "`headers` only apply to `url` servers".into()));
+            }
+            let command = interp("command", &command)?;
+            if command.trim().is_empty() {
+                return Err(field_err("command", "`command` is empty".into()));
+            }
+            let command = if command.contains('/') && Path::new(&command).is_relative() {
+                base.join(&command).display().to_string()
+            } else {
+                command
+            };
+            let args = s
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| interp(&format!("args[{i}]"), a))
+                .collect::<Result<_, _>>()?;
+            let env = s
+                .env
+                .iter()
+                .map(|(k, v)| Ok::<_, (String, String)>((k.clone(), interp(&format!("env.{k}"), v)?)))
+                .collect::<Result<_, _>>()?;
+            let cwd = s
+                .cwd
+                .map(|c| interp("cwd", &c).map(|c| base.join(c)))
+                .transpose()?;
+            Transport::Stdio { command, args, env, cwd }
+        }
+        (None, Some(url)) => {
+            if !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
+                return Err(field_err(
+                    "url",
+                    "`args`, `env` and `cwd` only apply to `command` servers".into(),
+                ));
+            }
+            let url = interp("url", &url)?;
+            match url.parse::<http::Uri>() {
+                Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
+                _ => {
+                    return Err(field_err(
+                        "url",
+                        format!("'{url}' is not an http:// or https:// URL"),
+                    ));
+                }
+            }
+            let headers = s
+                .headers
+                .iter()
+                .map(|(k, v)| Ok::<_, (String, String)>((k.clone(), interp(&format!("headers.{k}"), v)?)))
+                .collect::<Result<_, _>>()?;
+            Transport::Http { url, headers }
+        }
+    };
+    let millis = |f: &str, v: Option<u64>, default: Duration| match v {
+        Some(0) => Err(field_err(f, "must be at least 1 millisecond".into())),
+        Some(ms) => Ok(Duration::from_millis(ms)),
+        None => Ok(default),
+    };
+    Ok(ServerConfig {
+        name: s.name.into_inner(),
+        description: s.description.map(|d| interp("description", &d)).transpose()?,
+        transport,
+        enabled: s.enabled,
+        timeout: millis("timeout_ms", s.timeout_ms, DEFAULT_CALL_TIMEOUT)?,
+        connect_timeout: millis("connect_timeout_ms", s.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT)?,
+    })
+}
+
+/// 1-based line number of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// Which file `--config` means when it is not given: `$MCP_GATEWAY_CONFIG` is
+/// handled by clap; otherwise `./gateway.toml` if it exists, else the embedded default.
+pub fn default_path() -> Option<PathBuf> {
+    let local = PathBuf::from("gateway.toml");
+    local.exists().then_some(local)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, Error> {
+        Config::parse(text, "test.toml", Path::new("/etc/gw"))
+    }
+
+    #[test]
+    fn embedded_default_is_valid() {
+        let config = Config::load(None).expect("the shipped gateway.toml parses");
+        assert!(config.enabled_servers().count() >= 1);
+    }
+
+    #[test]
+    fn stdio_and_http_servers() {
+        let c = parse(
+            r#"
+[[servers]]
+name = "fs"
+command = "./bin/fs"
+args = ["--root", "/tmp"]
+cwd = "work"
+timeout_ms = 1500
+
+[[servers]]
+name = "remote"
+url = "https://example.com/mcp"
+headers = { Authorization = "Bearer x" }
+enabled = false
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.servers.len(), 2);
+        assert_eq!(c.servers[0].timeout, Duration::from_millis(1500));
+        assert_eq!(
+            c.servers[0].transport,
+            Transport::Stdio {
+                command: "/etc/gw/./bin/fs".into(),
+                args: vec!["--root".into(), "/tmp".into()],
+                env: BTreeMap::new(),
+                cwd: Some(PathBuf::from("/etc/gw/work")),
+            }
+        );
+        assert!(!c.servers[1].enabled);
+        assert_eq!(c.enabled_servers().count(), 1);
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_key() {
+        let err = parse("[[servers]]\nname = \"a\"\ncommand = \"x\"\ntimeout = 5\n").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("test.toml: "), "{msg}");
+        assert!(msg.contains("line 4"), "{msg}");
+        assert!(msg.contains("unknown field `timeout`"), "{msg}");
+        assert!(msg.contains("timeout_ms"), "should list what was expected: {msg}");
+    }
+
+    #[test]
+    fn rule_violations_name_line_and_key() {
+        let cases = [
+            ("[[servers]]\nname = \"a:b\"\ncommand = \"x\"\n", 2, "servers[0].name", "may not contain ':'"),
+            ("[[servers]]\nname = \"a\"\n", 2, "servers[0].command", "missing `command`"),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[servers]]\nname = \"a\"\ncommand = \"y\"\n",
+                6,
+                "servers[1].name",
+                "duplicate server name",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h/mcp\"\n",
+                2,
+                "servers[0].url",
+                "both `command` and `url`",
+            ),
+            ("[[servers]]\nname = \"a\"\nurl = \"ftp://h\"\n", 2, "servers[0].url", "not an http"),
+            ("[[servers]]\nname = \"a\"\ncommand = \"x\"\ntimeout_ms = 0\n", 2, "servers[0].timeout_ms", "at least 1"),
+        ];
+        for (text, line, key, needle) in cases {
+            match parse(text) {
+                Err(Error::Invalid { line: l, key: k, message, .. }) => {
+                    assert_eq!((l, k.as_str()), (line, key), "{text}");
+                    assert!(message.contains(needle), "{message}");
+                }
+                other => panic!("{text}: expected Invalid, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn mcp_servers_tables_are_accepted() {
+        let c = parse(
+            r#"
+[mcpServers.everything]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-everything"]
+
+[mcpServers.remote]
+type = "http"
+url = "http://127.0.0.1:9/mcp"
+"#,
+        )
+        .unwrap();
+        let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["everything", "remote"]);
+        assert!(matches!(c.servers[1].transport, Transport::Http { .. }));
+    }
+
+    #[test]
+    fn missing_env_var_is_reported_with_its_key() {
+        let err = parse(
+            "[[servers]]\nname = \"a\"\nurl = \"http://h/mcp\"\nheaders = { X = \"${MCP_GW_SURELY_UNSET_VAR}\" }\n",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("servers[0].headers.X"), "{err}");
+        assert!(err.to_string().contains("MCP_GW_SURELY_UNSET_VAR"), "{err}");
+    }
+}

@@ -1,0 +1,343 @@
+//! `mcp-gateway demo-server`: a small real MCP server (rmcp, stdio or HTTP)
+//! so a fresh install has something to search and run, and the tests have a
+//! downstream they control. `--chaos` adds tools that misbehave on purpose
+//! (fail, hang, crash, write garbage, change the tool list).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use base64::Engine;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use sha2::Digest;
+
+const README_URI: &str = "demo://readme";
+
+/// The demo server. `chaos` adds the misbehaving tools.
+#[derive(Debug, Clone)]
+pub struct Demo {
+    chaos: bool,
+    extra_tool: Arc<AtomicBool>,
+}
+
+impl Demo {
+    /// A demo server; `chaos` adds tools that fail, hang and crash on purpose.
+    pub fn new(chaos: bool) -> Self {
+        Self { chaos, extra_tool: Arc::default() }
+    }
+
+    fn tools(&self) -> Vec<Tool> {
+        let obj = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
+        let text_arg = |d: &str| obj(json!({"type": "object", "properties": {"text": {"type": "string", "description": d}}, "required": ["text"]}));
+        let read_only = || Some(ToolAnnotations::new().read_only(true).destructive(false).open_world(false));
+        let mut tools = vec![
+            Tool::new(
+                "calculate",
+                "Evaluate an arithmetic expression with + - * / ^ and parentheses, e.g. (2 + 3) * 4.",
+                obj(json!({"type": "object", "properties": {"expression": {"type": "string", "description": "The expression to evaluate"}}, "required": ["expression"]})),
+            )
+            .with_raw_output_schema(obj(json!({"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}))),
+            Tool::new(
+                "current_time",
+                "Get the current date and time, in UTC or at a given offset from UTC.",
+                obj(json!({"type": "object", "properties": {"utc_offset_minutes": {"type": "integer", "minimum": -720, "maximum": 840, "description": "Offset from UTC in minutes, e.g. 60 for CET"}}})),
+            ),
+            Tool::new("word_count", "Count the words, lines and characters of a text.", text_arg("The text to count")),
+            Tool::new("sha256", "Compute the SHA-256 hash (hex digest) of a text.", text_arg("The text to hash")),
+            Tool::new("base64_encode", "Encode a text as Base64.", text_arg("The text to encode")),
+            Tool::new("base64_decode", "Decode Base64 back to text.", text_arg("The Base64 to decode")),
+            Tool::new(
+                "convert_temperature",
+                "Convert a temperature between Celsius, Fahrenheit and Kelvin.",
+                obj(json!({"type": "object", "properties": {
+                    "value": {"type": "number", "description": "The temperature to convert"},
+                    "from": {"type": "string", "enum": ["C", "F", "K"], "description": "Unit of value"},
+                    "to": {"type": "string", "enum": ["C", "F", "K"], "description": "Unit wanted"}
+                }, "required": ["value", "from", "to"]})),
+            ),
+        ];
+        for t in &mut tools {
+            t.annotations = read_only();
+        }
+        if self.chaos {
+            tools.extend([
+                Tool::new("echo", "Echo the arguments and the request _meta back (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("fail", "Always fail with a tool error (test tool).", obj(json!({"type": "object", "properties": {"message": {"type": "string"}}}))),
+                Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
+                Tool::new("crash", "Exit the server process at once (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("garbage", "Write a line that is not JSON-RPC to stdout, then answer (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("add_tool", "Add the tool extra_tool and announce tools/list_changed (test tool).", obj(json!({"type": "object"}))),
+            ]);
+            if self.extra_tool.load(Ordering::SeqCst) {
+                tools.push(Tool::new("extra_tool", "A tool that appears at run time (test tool).", obj(json!({"type": "object"}))));
+            }
+        }
+        tools
+    }
+
+    async fn run(&self, name: &str, args: &serde_json::Map<String, Value>, ctx: &RequestContext<RoleServer>) -> Result<CallToolResult, String> {
+        let text = || args.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+        let ok = |s: String| CallToolResult::success(vec![ContentBlock::text(s)]);
+        Ok(match name {
+            "calculate" => {
+                let expr = args.get("expression").and_then(Value::as_str).unwrap_or_default();
+                let value = evaluate(expr)?;
+                let mut r = ok(format!("{expr} = {value}"));
+                r.structured_content = Some(json!({ "result": value }));
+                r
+            }
+            "current_time" => {
+                let offset = args.get("utc_offset_minutes").and_then(Value::as_i64).unwrap_or(0);
+                let tz = chrono::FixedOffset::east_opt((offset * 60) as i32).ok_or("offset out of range")?;
+                ok(chrono::Utc::now().with_timezone(&tz).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+            }
+            "word_count" => {
+                let t = text();
+                let (words, lines, characters) = (t.split_whitespace().count(), t.lines().count(), t.chars().count());
+                let mut r = ok(format!("{words} words, {lines} lines, {characters} characters"));
+                r.structured_content = Some(json!({ "words": words, "lines": lines, "characters": characters }));
+                r
+            }
+            "sha256" => ok(sha2::Sha256::digest(text().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()),
+            "base64_encode" => ok(base64::engine::general_purpose::STANDARD.encode(text())),
+            "base64_decode" => {
+                let bytes = base64::engine::general_purpose::STANDARD.decode(text().trim()).map_err(|e| format!("not Base64: {e}"))?;
+                ok(String::from_utf8(bytes).map_err(|_| "the decoded bytes are not UTF-8 text")?)
+            }
+            "convert_temperature" => {
+                let value = args.get("value").and_then(Value::as_f64).unwrap_or_default();
+                let unit = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("C").to_string();
+                let result = convert_temperature(value, &unit("from"), &unit("to"))?;
+                let mut r = ok(format!("{value} °{} = {result:.2} °{}", unit("from"), unit("to")));
+                r.structured_content = Some(json!({ "value": result }));
+                r
+            }
+            "echo" if self.chaos => {
+                let mut r = ok(serde_json::to_string(args).unwrap_or_default());
+                r.structured_content = Some(json!({ "arguments": args, "meta": ctx.meta.0.0 }));
+                r
+            }
+            "fail" if self.chaos => {
+                let message = args.get("message").and_then(Value::as_str).unwrap_or("this tool always fails");
+                CallToolResult::error(vec![ContentBlock::text(message.to_string())])
+            }
+            "sleep" if self.chaos => {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => ok(format!("slept {ms} ms")),
+                    _ = ctx.ct.cancelled() => {
+                        eprintln!("sleep cancelled by the client");
+                        return Err("cancelled".into());
+                    }
+                }
+            }
+            "crash" if self.chaos => {
+                eprintln!("crashing on request");
+                std::process::exit(3);
+            }
+            "garbage" if self.chaos => {
+                println!("this line is not JSON-RPC {{{{");
+                ok("wrote garbage".into())
+            }
+            "add_tool" if self.chaos => {
+                self.extra_tool.store(true, Ordering::SeqCst);
+                let _ = ctx.peer.notify_tool_list_changed().await;
+                ok("extra_tool added".into())
+            }
+            "extra_tool" if self.chaos && self.extra_tool.load(Ordering::SeqCst) => ok("extra".into()),
+            _ => return Err(format!("unknown tool '{name}'")),
+        })
+    }
+}
+
+impl ServerHandler for Demo {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_prompts().build(),
+        );
+        info.server_info = Implementation::new("mcp-gateway-demo", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        if !self.tools().iter().any(|t| t.name == request.name) {
+            return Err(ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None));
+        }
+        let args = request.arguments.unwrap_or_default();
+        Ok(match self.run(&request.name, &args, &ctx).await {
+            Ok(r) => r,
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
+        }
+        .into())
+    }
+
+    async fn list_resources(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        let mut readme = Resource::new(README_URI, "readme");
+        readme.mime_type = Some("text/markdown".into());
+        readme.description = Some("What the demo server offers".into());
+        Ok(ListResourcesResult::with_all_items(vec![readme]))
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, _: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != README_URI {
+            return Err(ErrorData::resource_not_found(format!("no resource '{}'", request.uri), None));
+        }
+        let names: Vec<String> = self.tools().iter().map(|t| format!("- `{}`: {}", t.name, t.description.as_deref().unwrap_or(""))).collect();
+        let text = format!("# mcp-gateway demo server\n\n{}\n", names.join("\n"));
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, README_URI).with_mime_type("text/markdown")]).into())
+    }
+
+    async fn list_prompts(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
+        let arg = PromptArgument::new("expression").with_description("What to calculate").with_required(true);
+        Ok(ListPromptsResult::with_all_items(vec![
+            Prompt::new("explain_calculation", Some("Ask for a calculation to be explained step by step"), Some(vec![arg])),
+        ]))
+    }
+
+    async fn get_prompt(&self, request: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+        if request.name != "explain_calculation" {
+            return Err(ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None));
+        }
+        let expr = request.arguments.as_ref().and_then(|a| a.get("expression")).and_then(Value::as_str).unwrap_or("1 + 1");
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, format!("Explain step by step how to compute {expr}."))]).into())
+    }
+}
+
+/// Runs the demo server on stdio, or on streamable HTTP at `http` (its address is printed on stderr).
+pub async fn serve(chaos: bool, http: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
+    let demo = Demo::new(chaos);
+    match http {
+        None => {
+            demo.serve(rmcp::transport::stdio()).await?.waiting().await?;
+        }
+        Some(addr) => {
+            use rmcp::transport::streamable_http_server::{StreamableHttpService, session::local::LocalSessionManager};
+            let service: StreamableHttpService<Demo, LocalSessionManager> =
+                StreamableHttpService::new(move || Ok(demo.clone()), Arc::default(), Default::default());
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+            axum::serve(listener, axum::Router::new().nest_service("/mcp", service)).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Evaluates `+ - * / ^`, unary minus and parentheses over f64.
+pub fn evaluate(expression: &str) -> Result<f64, String> {
+    let tokens: Vec<char> = expression.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut pos = 0;
+    let value = expr(&tokens, &mut pos)?;
+    if pos != tokens.len() {
+        return Err(format!("unexpected '{}' at position {}", tokens[pos], pos + 1));
+    }
+    if !value.is_finite() {
+        return Err("the result is not a finite number (division by zero?)".into());
+    }
+    Ok(value)
+}
+
+fn expr(t: &[char], pos: &mut usize) -> Result<f64, String> {
+    let mut value = term(t, pos)?;
+    while let Some(&op) = t.get(*pos).filter(|c| matches!(c, '+' | '-')) {
+        *pos += 1;
+        let rhs = term(t, pos)?;
+        value = if op == '+' { value + rhs } else { value - rhs };
+    }
+    Ok(value)
+}
+
+fn term(t: &[char], pos: &mut usize) -> Result<f64, String> {
+    let mut value = power(t, pos)?;
+    while let Some(&op) = t.get(*pos).filter(|c| matches!(c, '*' | '/')) {
+        *pos += 1;
+        let rhs = power(t, pos)?;
+        value = if op == '*' { value * rhs } else { value / rhs };
+    }
+    Ok(value)
+}
+
+fn power(t: &[char], pos: &mut usize) -> Result<f64, String> {
+    let base = unary(t, pos)?;
+    if t.get(*pos) == Some(&'^') {
+        *pos += 1;
+        return Ok(base.powf(power(t, pos)?));
+    }
+    Ok(base)
+}
+
+fn unary(t: &[char], pos: &mut usize) -> Result<f64, String> {
+    match t.get(*pos) {
+        Some('-') => {
+            *pos += 1;
+            Ok(-unary(t, pos)?)
+        }
+        Some('(') => {
+            *pos += 1;
+            let v = expr(t, pos)?;
+            if t.get(*pos) != Some(&')') {
+                return Err("missing ')'".into());
+            }
+            *pos += 1;
+            Ok(v)
+        }
+        Some(c) if c.is_ascii_digit() || *c == '.' => {
+            let start = *pos;
+            while t.get(*pos).is_some_and(|c| c.is_ascii_digit() || *c == '.') {
+                *pos += 1;
+            }
+            let s: String = t[start..*pos].iter().collect();
+            s.parse().map_err(|_| format!("'{s}' is not a number"))
+        }
+        Some(c) => Err(format!("unexpected '{c}' at position {}", *pos + 1)),
+        None => Err("the expression ends too early".into()),
+    }
+}
+
+fn convert_temperature(value: f64, from: &str, to: &str) -> Result<f64, String> {
+    let kelvin = match from {
+        "C" => value + 273.15,
+        "F" => (value - 32.0) * 5.0 / 9.0 + 273.15,
+        "K" => value,
+        other => return Err(format!("unknown unit '{other}'")),
+    };
+    Ok(match to {
+        "C" => kelvin - 273.15,
+        "F" => (kelvin - 273.15) * 9.0 / 5.0 + 32.0,
+        "K" => kelvin,
+        other => return Err(format!("unknown unit '{other}'")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic() {
+        assert_eq!(evaluate("(2 + 3) * 4").unwrap(), 20.0);
+        assert_eq!(evaluate("2 ^ 3 ^ 2").unwrap(), 512.0);
+        assert_eq!(evaluate("-4 / 2 + 1").unwrap(), -1.0);
+        assert!(evaluate("1 / 0").unwrap_err().contains("finite"));
+        assert!(evaluate("(1 + 2").unwrap_err().contains("')'"));
+        assert!(evaluate("2 $ 3").unwrap_err().contains("'$'"));
+    }
+
+    #[test]
+    fn temperatures() {
+        assert!((convert_temperature(100.0, "C", "F").unwrap() - 212.0).abs() < 1e-9);
+        assert!((convert_temperature(0.0, "K", "C").unwrap() + 273.15).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,198 @@
+//! One connection to a downstream server: open the transport, negotiate,
+//! list tools, then serve until the connection ends or the gateway stops.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::model::{ClientConfig, Implementation, ProtocolVersion, SubscriptionFilter};
+use rmcp::service::{ClientLifecycleMode, NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ClientServiceExt, RoleClient};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::{Downstream, Status, LIVENESS_TICK};
+use crate::config::Transport;
+
+/// How long a stopping child gets (rmcp closes stdin, waits, SIGTERMs, waits) before its group is killed.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// The gateway's side of each downstream connection: it only listens for
+/// "my tools changed" and relays it to the supervisor.
+struct Client {
+    tools_changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(());
+    }
+}
+
+type Connection = RunningService<RoleClient, Client>;
+
+/// Connects, lists tools, publishes `running` and serves until the connection
+/// closes (`Ok`) or the gateway cancels `ct` (`Ok`). A failure to connect or
+/// list is `Err` with a message for the status line.
+pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &CancellationToken) -> Result<(), String> {
+    let name = server.name();
+    let (tx, mut tools_changed) = mpsc::unbounded_channel();
+    let client = Client { tools_changed: tx.clone() };
+    let timeout = server.config.connect_timeout;
+
+    let mut pid = None;
+    let connecting = async {
+        let conn = open(server, client, &mut pid).await?;
+        let tools = conn.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        Ok::<_, String>((conn, tools))
+    };
+    let (conn, tools) = match tokio::time::timeout(timeout, connecting).await {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            kill_group(pid);
+            return Err(e);
+        }
+        Err(_) => {
+            kill_group(pid);
+            return Err(format!("no answer within {} ms (connect_timeout_ms)", timeout.as_millis()));
+        }
+    };
+
+    let peer = conn.peer().clone();
+    let protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
+    info!(server = %name, tools = tools.len(), protocol = protocol.as_deref().unwrap_or("?"), "downstream server running");
+    server.publish(|s| {
+        s.status = Status::Running;
+        s.tools = tools.into();
+        s.peer = Some(peer.clone());
+        s.protocol = protocol.clone();
+    });
+    changed.notify_one();
+
+    // 2026-07-28 servers send list_changed only inside a subscription.
+    if protocol.as_deref().is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str()) {
+        let peer = peer.clone();
+        let ct = ct.clone();
+        tokio::spawn(async move {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            let Ok(mut sub) = peer.listen(filter).await else { return };
+            loop {
+                tokio::select! {
+                    n = sub.next() => match n {
+                        Ok(Some(_)) => { let _ = tx.send(()); }
+                        _ => return,
+                    },
+                    _ = ct.cancelled() => return,
+                }
+            }
+        });
+    }
+
+    let stop = conn.cancellation_token();
+    let mut done = tokio::spawn(conn.waiting());
+    let mut tick = tokio::time::interval(LIVENESS_TICK);
+    let result = loop {
+        tokio::select! {
+            _ = &mut done => break Ok(()),
+            _ = ct.cancelled() => {
+                stop.cancel();
+                let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
+                break Ok(());
+            }
+            Some(()) = tools_changed.recv() => {
+                while tools_changed.try_recv().is_ok() {}
+                match tokio::time::timeout(timeout, peer.list_all_tools()).await {
+                    Ok(Ok(tools)) => {
+                        info!(server = %name, tools = tools.len(), "downstream tools changed");
+                        server.publish(|s| s.tools = tools.into());
+                        changed.notify_one();
+                    }
+                    Ok(Err(e)) => warn!(server = %name, error = %e, "re-listing tools failed; keeping the previous list"),
+                    Err(_) => warn!(server = %name, "re-listing tools timed out; keeping the previous list"),
+                }
+            }
+            _ = tick.tick() => {
+                if peer.is_transport_closed() {
+                    stop.cancel();
+                    break Ok(());
+                }
+            }
+        }
+    };
+    kill_group(pid);
+    result
+}
+
+/// Opens the transport and negotiates (newest revision first, legacy `initialize` as fallback).
+async fn open(server: &Downstream, client: Client, pid: &mut Option<u32>) -> Result<Connection, String> {
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::LATEST],
+        legacy_version: None,
+    };
+    let name = server.name().to_string();
+    match &server.config.transport {
+        Transport::Stdio { command, args, env, cwd } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).envs(env);
+            if let Some(cwd) = cwd {
+                cmd.current_dir(cwd);
+            }
+            // Its own process group, so npx/uvx-style grandchildren are stopped with it.
+            let mut wrapped = CommandWrap::from(cmd);
+            wrapped.wrap(ProcessGroup::leader());
+            let (transport, stderr) = TokioChildProcess::builder(wrapped)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start '{command}': {e}"))?;
+            *pid = transport.id();
+            if let Some(stderr) = stderr {
+                tokio::spawn(log_stderr(name, stderr));
+            }
+            client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| format!("handshake failed: {e}"))
+        }
+        Transport::Http { url, headers } => {
+            let mut custom = HashMap::new();
+            for (k, v) in headers {
+                let key = k.parse::<http::HeaderName>().map_err(|e| format!("header '{k}': {e}"))?;
+                let value = v.parse::<http::HeaderValue>().map_err(|e| format!("header '{k}': {e}"))?;
+                custom.insert(key, value);
+            }
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| format!("cannot connect to {url}: {e}"))
+        }
+    }
+}
+
+/// Child stderr goes to the gateway's log, one event per line, tagged with the server.
+async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        info!(target: "mcp_gateway::downstream::stderr", server = %server, "{line}");
+    }
+    debug!(server = %server, "stderr closed");
+}
+
+/// Kills whatever is left of a child's process group (grandchildren that
+/// outlive their parent would otherwise be orphaned).
+fn kill_group(pid: Option<u32>) {
+    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else { return };
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Client")
+    }
+}
+

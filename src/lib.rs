@@ -1,0 +1,27 @@
+//! mcp-gateway: many MCP servers behind two tools.
+//!
+//! # Glossary
+//! * **downstream**: an MCP server the gateway connects to (a stdio child
+//!   process or a streamable HTTP endpoint). The gateway is its client.
+//! * **upstream**: the MCP client that connects to the gateway (Claude,
+//!   ChatGPT, an IDE agent). The gateway is its server.
+//! * **toolKey**: `server:tool`, the name of one downstream tool.
+//!
+//! # Layout
+//! * [`config`]: `gateway.toml` (and `mcpServers` JSON) to a validated [`config::Config`].
+//! * [`downstream`]: one supervised connection per server: status, tools, restarts.
+//! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically.
+//! * [`search`]: BM25 (tantivy) over the catalog.
+//! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions.
+//! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
+//! * [`cli`]: the command line.
+//! * [`demo`]: a small MCP server shipped for first runs and tests.
+
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod downstream;
+pub mod gateway;
+pub mod search;
+pub mod server;

@@ -1,0 +1,415 @@
+//! The upstream face: an MCP server (stdio and streamable HTTP) whose
+//! `tools/list` is exactly `tool_discovery` and `tool_execute`, and whose
+//! resources and prompts pass through from every running downstream.
+//!
+//! Every module's error becomes a wire answer here and nowhere else.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use crate::config::HttpConfig;
+use crate::downstream::Downstream;
+use crate::gateway::{DiscoverArgs, ExecuteArgs, Found, Gateway, split_key};
+
+/// Name of the search meta-tool.
+pub const DISCOVERY: &str = "tool_discovery";
+/// Name of the execution meta-tool.
+pub const EXECUTE: &str = "tool_execute";
+/// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
+pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
+
+/// The two meta-tools, exactly as `tools/list` returns them.
+pub fn meta_tools() -> Vec<Tool> {
+    let schema = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
+    let mut discovery = Tool::new(
+        DISCOVERY,
+        "Find tools for a task among every tool this gateway can reach. Call it first whenever you \
+         need a capability you do not have. Describe the need in plain words; for a task with \
+         several steps, send one query per step. Returns ranked tools with their toolKey and \
+         inputSchema; run one with tool_execute.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "anyOf": [
+                        { "type": "string" },
+                        { "type": "array", "items": { "type": "string" }, "minItems": 1 }
+                    ],
+                    "description": "What you need, e.g. \"read a file\". Several strings: paraphrases or steps."
+                },
+                "context": { "type": "string", "description": "Optional background about the task." },
+                "maxResults": { "type": "integer", "minimum": 1, "maximum": 50, "default": 10 }
+            },
+            "required": ["query"]
+        })),
+    );
+    discovery.annotations = Some(ToolAnnotations::new().read_only(true).open_world(false));
+    let mut execute = Tool::new(
+        EXECUTE,
+        "Run a tool found with tool_discovery. Pass its toolKey and arguments that match its \
+         inputSchema. Returns the tool's own result.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "toolKey": { "type": "string", "description": "toolKey from tool_discovery, e.g. \"server:tool\"." },
+                "arguments": { "type": "object", "description": "Arguments for the tool." }
+            },
+            "required": ["toolKey"]
+        })),
+    );
+    execute.annotations = Some(ToolAnnotations::new().open_world(true));
+    vec![discovery, execute]
+}
+
+/// The upstream MCP server. Cheap to clone: one per session.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    gateway: Gateway,
+    /// Which server listed each resource URI, from the latest `resources/list`.
+    routes: Arc<RwLock<HashMap<String, String>>>,
+}
+
+impl Upstream {
+    /// Serves `gateway`.
+    pub fn new(gateway: Gateway) -> Self {
+        Self { gateway, routes: Arc::default() }
+    }
+
+    fn running(&self) -> impl Iterator<Item = &Arc<Downstream>> {
+        self.gateway.registry().servers().iter().filter(|s| s.state().peer.is_some())
+    }
+
+    async fn discovery(&self, arguments: Option<JsonObject>) -> CallToolResult {
+        let args: DiscoverArgs = match parse_args(arguments) {
+            Ok(a) => a,
+            Err(e) => return usage_error(DISCOVERY, &e),
+        };
+        match self.gateway.discover(&args) {
+            Ok(results) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(summarize(&results))]);
+                r.structured_content = Some(json!({ "results": results }));
+                r
+            }
+            Err(e) => usage_error(DISCOVERY, &e),
+        }
+    }
+}
+
+fn parse_args<T: serde::de::DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| e.to_string())
+}
+
+fn usage_error(tool: &str, message: &str) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("invalid {tool} arguments: {message}"))]);
+    r.structured_content = Some(json!({ "error": { "code": "INVALID_ARGUMENTS", "message": message } }));
+    r
+}
+
+/// The readable twin of the structured results, for clients that show text only.
+fn summarize(results: &[Found]) -> String {
+    if results.is_empty() {
+        return "No matching tools. Try other words, or several shorter queries.".into();
+    }
+    let mut out = format!("{} tool(s) found. Run one with tool_execute {{ toolKey, arguments }}.\n", results.len());
+    for f in results {
+        let description = f.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+        out.push_str(&format!("\n- {} ({:.2}): {}", f.tool_key, f.relevance, description));
+        let params: Vec<&str> = f
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if !params.is_empty() {
+            out.push_str(&format!(" [args: {}]", params.join(", ")));
+        }
+    }
+    out
+}
+
+/// `_meta` keys that belong to this hop (protocol lifecycle, progress, caller
+/// identity) and must not travel downstream.
+fn forwardable_meta(meta: &JsonObject) -> Option<JsonObject> {
+    let kept: JsonObject = meta
+        .iter()
+        .filter(|(k, _)| {
+            !k.starts_with("io.modelcontextprotocol/") && !matches!(k.as_str(), "progressToken" | "token" | "projectId")
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    (!kept.is_empty()).then_some(kept)
+}
+
+fn complete(mut r: CallToolResponse) -> CallToolResponse {
+    // 2026-07-28 peers need resultType; rmcp strips it again for older ones.
+    if let CallToolResponse::Complete(ref mut result) = r {
+        result.result_type.get_or_insert(ResultType::COMPLETE);
+    }
+    r
+}
+
+fn downstream_error(e: crate::downstream::Error) -> ErrorData {
+    match e {
+        crate::downstream::Error::Protocol { error, .. } => error,
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+impl ServerHandler for Upstream {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build(),
+        );
+        info.server_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "This gateway fronts many MCP servers behind two tools. Use tool_discovery to find a tool \
+             for what you need, then tool_execute with its toolKey and arguments."
+                .into(),
+        );
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(meta_tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        meta_tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match request.name.as_ref() {
+            DISCOVERY => Ok(complete(self.discovery(request.arguments).await.into())),
+            EXECUTE => {
+                let args: ExecuteArgs = match parse_args(request.arguments) {
+                    Ok(a) => a,
+                    Err(e) => return Ok(complete(usage_error(EXECUTE, &e).into())),
+                };
+                let key = args.tool_key.clone();
+                let meta = forwardable_meta(&ctx.meta);
+                let outcome = tokio::select! {
+                    r = self.gateway.execute(args, meta) => r,
+                    // The upstream client cancelled: dropping the call cancels it downstream.
+                    _ = ctx.ct.cancelled() => {
+                        info!(tool = %key, "call cancelled by the client");
+                        return Err(ErrorData::internal_error("request cancelled", None));
+                    }
+                };
+                Ok(complete(match outcome {
+                    Ok(r) => r,
+                    Err(e) => {
+                        warn!(tool = %key, code = e.code(), "tool_execute failed");
+                        e.into_result().into()
+                    }
+                }))
+            }
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool '{other}'; this gateway has {DISCOVERY} and {EXECUTE}"),
+                None,
+            )),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let listed = futures::future::join_all(self.running().map(|s| async move {
+            (s.name().to_string(), s.list_resources().await.unwrap_or_else(|e| {
+                warn!(server = %s.name(), error = %e, "resources/list failed");
+                Vec::new()
+            }))
+        }))
+        .await;
+        let mut owners: HashMap<&str, usize> = HashMap::new();
+        for (_, resources) in &listed {
+            for r in resources {
+                *owners.entry(r.uri.as_str()).or_default() += 1;
+            }
+        }
+        let shared: std::collections::HashSet<String> =
+            owners.into_iter().filter(|(_, n)| *n > 1).map(|(u, _)| u.to_string()).collect();
+        let mut routes = HashMap::new();
+        let mut all = Vec::new();
+        for (server, resources) in listed {
+            for mut r in resources {
+                if shared.contains(&r.uri) {
+                    r.uri = format!("{SHARED_URI_PREFIX}{server}/{}", r.uri);
+                } else {
+                    routes.insert(r.uri.clone(), server.clone());
+                }
+                all.push(r);
+            }
+        }
+        *self.routes.write().expect("routes lock") = routes;
+        Ok(ListResourcesResult::with_all_items(all))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let listed = futures::future::join_all(self.running().map(|s| s.list_resource_templates())).await;
+        Ok(ListResourceTemplatesResult::with_all_items(listed.into_iter().flatten().flatten().collect()))
+    }
+
+    async fn read_resource(
+        &self,
+        mut request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        request.meta = forwardable_meta(&ctx.meta).map(Into::into);
+        let registry = self.gateway.registry();
+        let target = if let Some(rest) = request.uri.strip_prefix(SHARED_URI_PREFIX) {
+            let (server, original) = rest.split_once('/').unwrap_or((rest, ""));
+            let original = original.to_string();
+            let server = registry.get(server).cloned();
+            request.uri = original;
+            server
+        } else {
+            let owner = self.routes.read().expect("routes lock").get(&request.uri).cloned();
+            owner.and_then(|s| registry.get(&s).cloned())
+        };
+        let mut response = match target {
+            Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
+            // Not in the last listing (a template instance, or never listed):
+            // the first server that can read it answers.
+            None => {
+                let mut last = ErrorData::resource_not_found(format!("unknown resource '{}'", request.uri), None);
+                let mut found = None;
+                for server in self.running() {
+                    match server.read_resource(request.clone()).await {
+                        Ok(r) => {
+                            found = Some(r);
+                            break;
+                        }
+                        Err(crate::downstream::Error::Protocol { .. }) => {}
+                        Err(e) => last = downstream_error(e),
+                    }
+                }
+                found.ok_or(last)?
+            }
+        };
+        if let ReadResourceResponse::Complete(ref mut r) = response {
+            r.result_type.get_or_insert(ResultType::COMPLETE);
+        }
+        Ok(response)
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let listed = futures::future::join_all(self.running().map(|s| async move {
+            let prompts = s.list_prompts().await.unwrap_or_default();
+            prompts
+                .into_iter()
+                .map(|mut p| {
+                    p.name = crate::catalog::tool_key(s.name(), &p.name);
+                    p
+                })
+                .collect::<Vec<_>>()
+        }))
+        .await;
+        Ok(ListPromptsResult::with_all_items(listed.into_iter().flatten().collect()))
+    }
+
+    async fn get_prompt(
+        &self,
+        mut request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let unknown = || ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None);
+        let (server, prompt) = split_key(&request.name).ok_or_else(unknown)?;
+        let server = self.gateway.registry().get(server).cloned().ok_or_else(unknown)?;
+        request.name = prompt.to_string();
+        request.meta = forwardable_meta(&ctx.meta).map(Into::into);
+        server.get_prompt(request).await.map_err(downstream_error)
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin or `ct` is cancelled.
+pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::Result<()> {
+    let service = upstream.serve(rmcp::transport::stdio()).await?;
+    let stop = service.cancellation_token();
+    tokio::select! {
+        _ = service.waiting() => info!("stdio client disconnected"),
+        _ = ct.cancelled() => stop.cancel(),
+    }
+    Ok(())
+}
+
+/// Serves streamable HTTP at `/mcp` on an already-bound listener until `ct` is cancelled.
+pub async fn serve_http(
+    upstream: Upstream,
+    listener: tokio::net::TcpListener,
+    http: &HttpConfig,
+    ct: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(http.allowed_hosts.clone())
+        .with_allowed_origins(http.allowed_origins.clone())
+        .with_cancellation_token(ct.child_token());
+    let service: StreamableHttpService<Upstream, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(upstream.clone()), Arc::default(), config);
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let addr: SocketAddr = listener.local_addr()?;
+    info!("listening on http://{addr}/mcp");
+    axum::serve(listener, app).with_graceful_shutdown(ct.cancelled_owned()).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_tools_are_exactly_two_and_small() {
+        let tools = meta_tools();
+        let names: Vec<_> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, [DISCOVERY, EXECUTE]);
+        let listing = serde_json::to_string(&ListToolsResult::with_all_items(tools)).unwrap();
+        // About four characters a token for English and JSON: 600 tokens is ~2400 characters.
+        assert!(listing.len() < 2400, "tools/list is {} bytes", listing.len());
+    }
+
+    #[test]
+    fn lifecycle_and_identity_meta_stay_here() {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "progressToken": 3,
+            "token": "secret",
+            "projectId": "p",
+            "traceparent": "00-abc"
+        });
+        let kept = forwardable_meta(meta.as_object().unwrap()).unwrap();
+        assert_eq!(kept.keys().collect::<Vec<_>>(), ["traceparent"]);
+        assert!(forwardable_meta(json!({"token": "x"}).as_object().unwrap()).is_none());
+    }
+}
