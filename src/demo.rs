@@ -4,7 +4,7 @@
 //! (fail, hang, crash, write garbage, change the tool list).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use base64::Engine;
@@ -27,12 +27,14 @@ const README_URI: &str = "demo://readme";
 pub struct Demo {
     chaos: bool,
     extra_tool: Arc<AtomicBool>,
+    /// Tool calls received, so tests can prove a call never arrived.
+    calls: Arc<AtomicU64>,
 }
 
 impl Demo {
     /// A demo server; `chaos` adds tools that fail, hang and crash on purpose.
     pub fn new(chaos: bool) -> Self {
-        Self { chaos, extra_tool: Arc::default() }
+        Self { chaos, extra_tool: Arc::default(), calls: Arc::default() }
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -42,7 +44,7 @@ impl Demo {
         let mut tools = vec![
             Tool::new(
                 "calculate",
-                "Evaluate an arithmetic expression with + - * / ^ and parentheses, e.g. (2 + 3) * 4.",
+                "Evaluate an arithmetic expression: add, subtract, multiply, divide, powers and parentheses, e.g. (2 + 3) * 4.",
                 obj(json!({"type": "object", "properties": {"expression": {"type": "string", "description": "The expression to evaluate"}}, "required": ["expression"]})),
             )
             .with_raw_output_schema(obj(json!({"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}))),
@@ -75,6 +77,7 @@ impl Demo {
                 Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
                 Tool::new("crash", "Exit the server process at once (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("garbage", "Write a line that is not JSON-RPC to stdout, then answer (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("stats", "Report how many tool calls this server received before this one (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("add_tool", "Add the tool extra_tool and announce tools/list_changed (test tool).", obj(json!({"type": "object"}))),
             ]);
             if self.extra_tool.load(Ordering::SeqCst) {
@@ -153,6 +156,12 @@ impl Demo {
                 let _ = ctx.peer.notify_tool_list_changed().await;
                 ok("extra_tool added".into())
             }
+            "stats" if self.chaos => {
+                let calls = self.calls.load(Ordering::SeqCst) - 1;
+                let mut r = ok(format!("{calls} calls"));
+                r.structured_content = Some(json!({ "calls": calls }));
+                r
+            }
             "extra_tool" if self.chaos && self.extra_tool.load(Ordering::SeqCst) => ok("extra".into()),
             _ => return Err(format!("unknown tool '{name}'")),
         })
@@ -176,6 +185,7 @@ impl ServerHandler for Demo {
         if !self.tools().iter().any(|t| t.name == request.name) {
             return Err(ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None));
         }
+        self.calls.fetch_add(1, Ordering::SeqCst);
         let args = request.arguments.unwrap_or_default();
         Ok(match self.run(&request.name, &args, &ctx).await {
             Ok(r) => r,

@@ -311,11 +311,8 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>, ct: Cancellati
         });
         attempts += 1;
         let started = Instant::now();
-        let ended = tokio::select! {
-            ended = connect::run(&server, &changed, &ct) => ended,
-            _ = ct.cancelled() => Ok(()),
-        };
-        let failure = match ended {
+        // `run` watches `ct` itself, so that a stopping server still gets its grace period.
+        let failure = match connect::run(&server, &changed, &ct).await {
             Ok(()) if ct.is_cancelled() => break,
             Ok(()) => "connection closed (the server exited)".to_string(),
             Err(e) => e,

@@ -378,16 +378,71 @@ pub async fn serve_http(
         .with_cancellation_token(ct.child_token());
     let service: StreamableHttpService<Upstream, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(upstream.clone()), Arc::default(), config);
-    let app = axum::Router::new().nest_service("/mcp", service);
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(reject_malformed));
     let addr: SocketAddr = listener.local_addr()?;
     info!("listening on http://{addr}/mcp");
     axum::serve(listener, app).with_graceful_shutdown(ct.cancelled_owned()).await?;
     Ok(())
 }
 
+/// Largest request body accepted (the rmcp default).
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Answers a POST whose body is not JSON-RPC with the JSON-RPC error the spec
+/// names (-32700 parse error, -32600 invalid request) instead of a bare 415.
+async fn reject_malformed(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return (http::StatusCode::PAYLOAD_TOO_LARGE, "request body larger than 4 MiB").into_response(),
+    };
+    if let Some((code, message)) = jsonrpc_shape_error(&bytes) {
+        let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+        return (http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+    }
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+/// What is wrong with a request body, as a JSON-RPC error code and message.
+fn jsonrpc_shape_error(body: &[u8]) -> Option<(i32, String)> {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return Some((-32700, format!("parse error: the body is not JSON ({e})"))),
+    };
+    let valid = |m: &Value| {
+        m.get("jsonrpc") == Some(&json!("2.0"))
+            && (m.get("method").is_some_and(Value::is_string) || m.get("result").is_some() || m.get("error").is_some())
+    };
+    let ok = match &value {
+        Value::Object(_) => valid(&value),
+        Value::Array(batch) => !batch.is_empty() && batch.iter().all(valid),
+        _ => false,
+    };
+    (!ok).then(|| {
+        (-32600, "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"".to_string())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn malformed_bodies_get_jsonrpc_codes() {
+        assert_eq!(jsonrpc_shape_error(b"{not json").unwrap().0, -32700);
+        assert_eq!(jsonrpc_shape_error(b"{\"foo\": 1}").unwrap().0, -32600);
+        assert_eq!(jsonrpc_shape_error(b"[]").unwrap().0, -32600);
+        assert_eq!(jsonrpc_shape_error(b"42").unwrap().0, -32600);
+        assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
+        assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_none());
+    }
+
 
     #[test]
     fn meta_tools_are_exactly_two_and_small() {

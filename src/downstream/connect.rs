@@ -1,6 +1,7 @@
 //! One connection to a downstream server: open the transport, negotiate,
 //! list tools, then serve until the connection ends or the gateway stops.
 
+use std::sync::OnceLock;
 use std::collections::HashMap;
 use std::process::Stdio;
 
@@ -50,13 +51,21 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let client = Client { tools_changed: tx.clone() };
     let timeout = server.config.connect_timeout;
 
-    let mut pid = None;
+    let pid = OnceLock::new();
     let connecting = async {
-        let conn = open(server, client, &mut pid).await?;
+        let conn = open(server, client, &pid).await?;
         let tools = conn.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
         Ok::<_, String>((conn, tools))
     };
-    let (conn, tools) = match tokio::time::timeout(timeout, connecting).await {
+    let connected = tokio::select! {
+        r = tokio::time::timeout(timeout, connecting) => r,
+        _ = ct.cancelled() => {
+            kill_group(pid.get().copied());
+            return Ok(());
+        }
+    };
+    let pid = pid.get().copied();
+    let (conn, tools) = match connected {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             kill_group(pid);
@@ -134,7 +143,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
 }
 
 /// Opens the transport and negotiates (newest revision first, legacy `initialize` as fallback).
-async fn open(server: &Downstream, client: Client, pid: &mut Option<u32>) -> Result<Connection, String> {
+async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Result<Connection, String> {
     let lifecycle = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::LATEST],
         legacy_version: None,
@@ -154,7 +163,9 @@ async fn open(server: &Downstream, client: Client, pid: &mut Option<u32>) -> Res
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot start '{command}': {e}"))?;
-            *pid = transport.id();
+            if let Some(id) = transport.id() {
+                let _ = pid.set(id);
+            }
             if let Some(stderr) = stderr {
                 tokio::spawn(log_stderr(name, stderr));
             }

@@ -1,0 +1,201 @@
+//! Shared fixtures: start the real `mcp-gateway` binary on 127.0.0.1:0 with a
+//! config, watch its log, and talk MCP to it with the rmcp client.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+/// The gateway binary cargo built for these tests.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-gateway")
+}
+
+/// A `[[servers]]` entry running the demo server with its test tools.
+pub fn chaos_server(name: &str, extra: &str) -> String {
+    format!("[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\n{extra}\n", bin())
+}
+
+/// A running gateway process. Dropping it sends SIGTERM.
+pub struct Gateway {
+    child: tokio::process::Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    log: Arc<Mutex<String>>,
+    /// Holds the config file (and whatever else a test puts there).
+    pub dir: tempfile::TempDir,
+}
+
+impl Gateway {
+    /// Writes `config` to a temp dir and runs `mcp-gateway serve --http 127.0.0.1:0` on it.
+    pub async fn start(config: &str) -> Gateway {
+        Self::start_with(config, &[]).await
+    }
+
+    /// Like [`Gateway::start`], with extra environment variables.
+    pub async fn start_with(config: &str, env: &[(&str, &str)]) -> Gateway {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gateway.toml");
+        std::fs::write(&path, config).unwrap();
+        let mut child = tokio::process::Command::new(bin())
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(&path)
+            .envs(env.iter().copied())
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(false)
+            .spawn()
+            .expect("gateway starts");
+        let log = Arc::new(Mutex::new(String::new()));
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut log = sink.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let mut gw = Gateway { child, url: String::new(), log, dir };
+        let line = gw.wait_log("listening on http://", Duration::from_secs(30)).await;
+        let line = line.unwrap_or_else(|| panic!("gateway did not start listening:\n{}", gw.log()));
+        let start = line.find("http://").unwrap();
+        gw.url = line[start..].split_whitespace().next().unwrap().to_string();
+        gw
+    }
+
+    /// Everything the gateway wrote to stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits for a log line containing `needle`; returns it.
+    pub async fn wait_log(&self, needle: &str, timeout: Duration) -> Option<String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(line) = self.log().lines().find(|l| l.contains(needle)) {
+                return Some(line.to_string());
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// The gateway's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    /// An MCP client (legacy `initialize` lifecycle, as most clients today).
+    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str())).await.expect("client connects")
+    }
+
+    /// Sends SIGTERM and waits for the process to exit.
+    pub async fn stop(mut self) -> std::process::ExitStatus {
+        signal(self.pid(), nix::sys::signal::Signal::SIGTERM);
+        tokio::time::timeout(Duration::from_secs(30), self.child.wait()).await.expect("gateway exits").unwrap()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            signal(pid, nix::sys::signal::Signal::SIGTERM);
+        }
+    }
+}
+
+/// Sends a signal to a process.
+pub fn signal(pid: u32, sig: nix::sys::signal::Signal) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
+}
+
+/// Calls a meta-tool.
+pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
+    client.call_tool(params).await.expect("the gateway answers")
+}
+
+/// `tool_discovery` results for `query`.
+pub async fn discover(client: &RunningService<RoleClient, ()>, query: Value) -> Vec<Value> {
+    let r = call(client, "tool_discovery", json!({ "query": query })).await;
+    assert_ne!(r.is_error, Some(true), "discovery failed: {r:?}");
+    r.structured_content.unwrap()["results"].as_array().unwrap().clone()
+}
+
+/// `tool_execute` of `key` with `arguments`.
+pub async fn execute(client: &RunningService<RoleClient, ()>, key: &str, arguments: Value) -> CallToolResult {
+    call(client, "tool_execute", json!({ "toolKey": key, "arguments": arguments })).await
+}
+
+/// The `error.code` of a gateway error result.
+pub fn error_code(r: &CallToolResult) -> String {
+    assert_eq!(r.is_error, Some(true), "expected an error: {r:?}");
+    r.structured_content.as_ref().and_then(|s| s["error"]["code"].as_str()).unwrap_or("").to_string()
+}
+
+/// The first text block of a result.
+pub fn text(r: &CallToolResult) -> String {
+    r.content.iter().find_map(|c| c.as_text().map(|t| t.text.clone())).unwrap_or_default()
+}
+
+/// Polls `f` until it returns `Some`, or panics after `timeout` with `what`.
+pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Child process ids of `pid` (from /proc).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+        if after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+            after.split_whitespace().next() != Some("Z")
+        }
+        Err(_) => false,
+    }
+}
+
+/// Path of a file in the repository.
+pub fn repo_path(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}

@@ -1,0 +1,443 @@
+//! End to end: the real binary on 127.0.0.1, real downstream MCP servers
+//! (the demo server with its test tools), the rmcp client upstream.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+use rmcp::service::ClientLifecycleMode;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ClientServiceExt;
+use serde_json::{Value, json};
+
+fn two_servers() -> String {
+    format!("{}{}", chaos_server("alpha", "timeout_ms = 1500"), chaos_server("beta", ""))
+}
+
+/// Waits until discovery sees `key` (servers connect in the background).
+async fn wait_for_tool(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, key: &str) {
+    let (server, tool) = key.split_once(':').unwrap();
+    eventually(Duration::from_secs(20), key, || async {
+        let results = discover(client, json!([tool, server])).await;
+        results.iter().any(|r| r["toolKey"] == key).then_some(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn tools_list_is_exactly_the_two_meta_tools() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "beta:calculate").await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["tool_discovery", "tool_execute"]);
+    let size = serde_json::to_string(&tools).unwrap().len();
+    assert!(size < 2400, "tools/list should stay under ~600 tokens, is {size} bytes");
+}
+
+#[tokio::test]
+async fn discovery_finds_the_right_tool_in_plain_language() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:convert_temperature").await;
+    wait_for_tool(&client, "beta:convert_temperature").await;
+
+    let cases = [
+        ("how warm is 30 degrees celsius in fahrenheit", "convert_temperature"),
+        ("multiply 17 by 23", "calculate"),
+        ("fingerprint this text with a secure hash", "sha256"),
+        ("what time is it right now", "current_time"),
+        ("how many words are in this paragraph", "word_count"),
+    ];
+    for (query, tool) in cases {
+        let results = discover(&client, json!(query)).await;
+        assert_eq!(results[0]["toolName"], tool, "{query}: {results:#?}");
+        let top = &results[0];
+        assert!(top["toolKey"].as_str().unwrap().ends_with(&format!(":{tool}")));
+        assert!(top["inputSchema"].is_object());
+        let relevance = top["relevance"].as_f64().unwrap();
+        assert!(relevance > 0.0 && relevance <= 1.0);
+    }
+    let results = discover(&client, json!("calculate")).await;
+    assert_eq!(results.len(), 2, "both servers' calculate tools: {results:#?}");
+
+    // maxResults is honoured and validated.
+    let r = call(&client, "tool_discovery", json!({"query": "text", "maxResults": 1})).await;
+    assert_eq!(r.structured_content.unwrap()["results"].as_array().unwrap().len(), 1);
+    let r = call(&client, "tool_discovery", json!({"query": "text", "maxResults": 99})).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
+    assert!(text(&r).contains("maxResults"), "{}", text(&r));
+}
+
+#[tokio::test]
+async fn execute_returns_the_downstream_result_verbatim() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+
+    // The same call, straight to a demo server with no gateway in between.
+    let direct = ()
+        .serve(TokioChildProcess::new(tokio::process::Command::new(bin()).configure(|c| {
+            c.args(["demo-server", "--chaos"]);
+        }))
+        .unwrap())
+        .await
+        .unwrap();
+    for (tool, args) in [
+        ("calculate", json!({"expression": "(2 + 3) * 4"})),
+        ("word_count", json!({"text": "one two\nthree"})),
+        ("fail", json!({"message": "broken on purpose"})),
+    ] {
+        let params = CallToolRequestParams::new(tool).with_arguments(args.as_object().unwrap().clone());
+        let expected = direct.call_tool(params).await.unwrap();
+        let through = execute(&client, &format!("alpha:{tool}"), args).await;
+        assert_eq!(
+            serde_json::to_value(&through).unwrap(),
+            serde_json::to_value(&expected).unwrap(),
+            "{tool} must come back unchanged"
+        );
+    }
+    let failed = execute(&client, "alpha:fail", json!({})).await;
+    assert_eq!(failed.is_error, Some(true), "a downstream tool error stays a tool result");
+    direct.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn caller_meta_is_forwarded_but_identity_and_lifecycle_are_not() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:echo").await;
+    let mut params = CallToolRequestParams::new("tool_execute")
+        .with_arguments(json!({"toolKey": "alpha:echo", "arguments": {"x": 1}}).as_object().unwrap().clone());
+    params.meta = Some(json!({"traceparent": "00-abc-def-01", "token": "secret-token"}).as_object().unwrap().clone().into());
+    let r = client.call_tool(params).await.unwrap();
+    let seen = r.structured_content.unwrap();
+    assert_eq!(seen["arguments"], json!({"x": 1}));
+    assert_eq!(seen["meta"]["traceparent"], "00-abc-def-01");
+    assert!(seen["meta"].get("token").is_none(), "the caller's token must not leak downstream: {seen}");
+    assert!(!gw.log().contains("secret-token"), "tokens never reach the log");
+}
+
+#[tokio::test]
+async fn schema_violations_are_refused_before_the_downstream_sees_them() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:stats").await;
+
+    let r = execute(&client, "alpha:convert_temperature", json!({"value": "hot", "from": "X"})).await;
+    assert_eq!(error_code(&r), "TOOL_VALIDATION_ERROR");
+    let violations = r.structured_content.as_ref().unwrap()["error"]["violations"].as_array().unwrap().clone();
+    assert!(violations.len() >= 3, "every violation at once: {violations:#?}");
+    let all = serde_json::to_string(&violations).unwrap();
+    assert!(all.contains("/value") && all.contains("/from") && all.contains("\\\"to\\\""), "{all}");
+
+    let r = execute(&client, "alpha:sleep", json!({"ms": -5})).await;
+    assert_eq!(error_code(&r), "TOOL_VALIDATION_ERROR");
+
+    let stats = execute(&client, "alpha:stats", json!({})).await;
+    assert_eq!(stats.structured_content.unwrap()["calls"], 0, "no refused call reached the server");
+}
+
+#[tokio::test]
+async fn unknown_keys_and_meta_tools_get_clear_errors() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    for key in ["alpha:nope", "nobody:calculate", "calculate", ""] {
+        let r = execute(&client, key, json!({})).await;
+        assert_eq!(error_code(&r), "TOOL_NOT_FOUND", "{key}");
+        assert!(text(&r).contains("tool_discovery"), "the error says what to do: {}", text(&r));
+    }
+    let r = call(&client, "tool_execute", json!({"arguments": {}})).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
+    assert!(text(&r).contains("toolKey"), "{}", text(&r));
+
+    let err = client
+        .call_tool(CallToolRequestParams::new("calculate"))
+        .await
+        .expect_err("only the meta-tools exist upstream");
+    assert!(err.to_string().contains("tool_discovery"), "{err}");
+}
+
+#[tokio::test]
+async fn a_hung_call_times_out_and_is_cancelled_downstream() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:sleep").await;
+    let started = Instant::now();
+    let r = execute(&client, "alpha:sleep", json!({"ms": 30000})).await;
+    let took = started.elapsed();
+    assert_eq!(error_code(&r), "TOOL_EXECUTION_TIMEOUT");
+    assert!(text(&r).contains("1500 ms"), "{}", text(&r));
+    assert!(took < Duration::from_secs(10), "timed out after {took:?}");
+    assert!(
+        gw.wait_log("sleep cancelled by the client", Duration::from_secs(5)).await.is_some(),
+        "the downstream saw notifications/cancelled:\n{}",
+        gw.log()
+    );
+    // The server is still usable afterwards.
+    let r = execute(&client, "alpha:calculate", json!({"expression": "1+1"})).await;
+    assert_eq!(r.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_reported_and_restarted_while_the_other_serves() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:crash").await;
+    wait_for_tool(&client, "beta:calculate").await;
+
+    let r = execute(&client, "alpha:crash", json!({})).await;
+    assert_eq!(error_code(&r), "TOOL_EXECUTION_ERROR");
+    assert!(text(&r).contains("'alpha'"), "the error names the server: {}", text(&r));
+
+    // beta is untouched, at once.
+    let r = execute(&client, "beta:calculate", json!({"expression": "6*7"})).await;
+    assert_eq!(r.structured_content.unwrap()["result"], 42.0);
+
+    // alpha comes back with its tools listed again.
+    eventually(Duration::from_secs(20), "alpha restarted", || async {
+        let r = execute(&client, "alpha:calculate", json!({"expression": "2+2"})).await;
+        (r.is_error == Some(false)).then_some(())
+    })
+    .await;
+    assert!(gw.log().contains("downstream server failed"), "{}", gw.log());
+    assert!(gw.log().contains("crashing on request"), "child stderr reaches the log: {}", gw.log());
+}
+
+#[tokio::test]
+async fn garbage_on_a_servers_stdout_harms_nobody_else() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:garbage").await;
+    wait_for_tool(&client, "beta:calculate").await;
+    let _ = execute(&client, "alpha:garbage", json!({})).await;
+    let r = execute(&client, "beta:calculate", json!({"expression": "1+2"})).await;
+    assert_eq!(r.structured_content.unwrap()["result"], 3.0);
+    eventually(Duration::from_secs(20), "alpha usable after garbage", || async {
+        let r = execute(&client, "alpha:calculate", json!({"expression": "2+2"})).await;
+        (r.is_error == Some(false)).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tool_list_changes_downstream_reach_discovery() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:add_tool").await;
+    assert!(discover(&client, json!("extra_tool")).await.iter().all(|r| r["toolKey"] != "alpha:extra_tool"));
+    let r = execute(&client, "alpha:add_tool", json!({})).await;
+    assert_eq!(r.is_error, Some(false));
+    wait_for_tool(&client, "alpha:extra_tool").await;
+    let r = execute(&client, "alpha:extra_tool", json!({})).await;
+    assert_eq!(text(&r), "extra");
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_failed_and_the_rest_serve() {
+    let config = format!(
+        "{}[[servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/mcp-server\"\n\n[[servers]]\nname = \"mute\"\ncommand = \"sleep\"\nargs = [\"600\"]\nconnect_timeout_ms = 1000\n",
+        chaos_server("alpha", "")
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    assert!(gw.wait_log("cannot start '/nonexistent/mcp-server'", Duration::from_secs(10)).await.is_some(), "{}", gw.log());
+    assert!(gw.wait_log("no answer within 1000 ms", Duration::from_secs(10)).await.is_some(), "{}", gw.log());
+    let r = execute(&client, "alpha:calculate", json!({"expression": "1"})).await;
+    assert_eq!(r.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn resources_and_prompts_pass_through_namespaced() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    wait_for_tool(&client, "beta:calculate").await;
+
+    let resources = client.list_all_resources().await.unwrap();
+    let uris: Vec<_> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert!(uris.contains(&"mcp-gateway://alpha/demo://readme"), "{uris:?}");
+    assert!(uris.contains(&"mcp-gateway://beta/demo://readme"), "{uris:?}");
+    let read = client
+        .read_resource(ReadResourceRequestParams::new("mcp-gateway://beta/demo://readme"))
+        .await
+        .unwrap();
+    let body = serde_json::to_string(&read).unwrap();
+    assert!(body.contains("demo server") && body.contains("demo://readme"), "{body}");
+
+    let prompts = client.list_all_prompts().await.unwrap();
+    let names: Vec<_> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert!(names.contains(&"alpha:explain_calculation") && names.contains(&"beta:explain_calculation"), "{names:?}");
+    let mut get = GetPromptRequestParams::new("beta:explain_calculation");
+    get.arguments = Some(json!({"expression": "7*6"}).as_object().unwrap().clone());
+    let prompt = client.get_prompt(get).await.unwrap();
+    assert!(serde_json::to_string(&prompt).unwrap().contains("7*6"));
+    assert!(client.get_prompt(GetPromptRequestParams::new("nobody:x")).await.is_err());
+}
+
+#[tokio::test]
+async fn http_downstreams_work_like_stdio_ones() {
+    // A demo server over streamable HTTP, then a gateway in front of it.
+    let mut demo = tokio::process::Command::new(bin())
+        .args(["demo-server", "--chaos", "--http", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(demo.stderr.take().unwrap()));
+    let line = lines.next_line().await.unwrap().unwrap();
+    let url = line.trim_start_matches("listening on ").trim().to_string();
+    let gw = Gateway::start(&format!("[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntimeout_ms = 1000\n")).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "remote:calculate").await;
+    let r = execute(&client, "remote:calculate", json!({"expression": "3^2"})).await;
+    assert_eq!(r.structured_content.unwrap()["result"], 9.0);
+    let r = execute(&client, "remote:sleep", json!({"ms": 20000})).await;
+    assert_eq!(error_code(&r), "TOOL_EXECUTION_TIMEOUT");
+}
+
+#[tokio::test]
+async fn newest_protocol_clients_are_served_too() {
+    let gw = Gateway::start(&two_servers()).await;
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::LATEST] };
+    let client = ()
+        .serve_with_lifecycle(StreamableHttpClientTransport::from_uri(gw.url.as_str()), lifecycle)
+        .await
+        .expect("server/discover works");
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 2);
+    let r = eventually(Duration::from_secs(20), "calculate via 2026-07-28", || async {
+        let params = CallToolRequestParams::new("tool_execute")
+            .with_arguments(json!({"toolKey": "alpha:calculate", "arguments": {"expression": "40+2"}}).as_object().unwrap().clone());
+        let r = client.call_tool(params).await.unwrap();
+        (r.is_error == Some(false)).then_some(r)
+    })
+    .await;
+    assert_eq!(r.structured_content.unwrap()["result"], 42.0);
+}
+
+#[tokio::test]
+async fn stdio_upstream_works_and_stdin_close_stops_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, chaos_server("alpha", "")).unwrap();
+    let cmd = tokio::process::Command::new(bin()).configure(|c| {
+        c.args(["serve", "--config"]).arg(&path);
+    });
+    let (transport, _stderr) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let pid = transport.id().unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 2);
+    let r = eventually(Duration::from_secs(20), "calculate over stdio", || async {
+        let params = CallToolRequestParams::new("tool_execute")
+            .with_arguments(json!({"toolKey": "alpha:calculate", "arguments": {"expression": "5*5"}}).as_object().unwrap().clone());
+        let r = client.call_tool(params).await.unwrap();
+        (r.is_error == Some(false)).then_some(r)
+    })
+    .await;
+    assert_eq!(r.structured_content.unwrap()["result"], 25.0);
+    let children = children_of(pid);
+    assert!(!children.is_empty(), "the demo server runs as a child");
+    client.cancel().await.unwrap(); // closes the gateway's stdin
+    eventually(Duration::from_secs(20), "gateway and children exit", || async {
+        (!alive(pid) && children.iter().all(|c| !alive(*c))).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_gateway_and_its_children() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    wait_for_tool(&client, "beta:calculate").await;
+    let children = children_of(gw.pid());
+    assert_eq!(children.len(), 2, "one child per stdio server");
+    let status = gw.stop().await;
+    assert!(status.success(), "{status:?}");
+    for child in children {
+        assert!(!alive(child), "child {child} outlived the gateway");
+    }
+}
+
+#[tokio::test]
+async fn malformed_requests_get_jsonrpc_errors() {
+    let gw = Gateway::start(&two_servers()).await;
+    let http = reqwest::Client::new();
+    let post = |body: &'static str, session: Option<String>| {
+        let mut req = http
+            .post(&gw.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        if let Some(s) = session {
+            req = req.header("mcp-session-id", s);
+        }
+        req.send()
+    };
+    for (body, code) in [("{not json", "-32700"), (r#"{"hello": "world"}"#, "-32600"), ("[1, 2]", "-32600")] {
+        let r = post(body, None).await.unwrap();
+        assert_eq!(r.status(), 400, "{body}");
+        let text = r.text().await.unwrap();
+        assert!(text.contains(code), "{body}: {text}");
+    }
+
+    // Within a session, an unknown method gets a JSON-RPC error at once.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let r = post(init, None).await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let _ = r.text().await;
+    let _ = post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, Some(session.clone())).await.unwrap();
+    let started = Instant::now();
+    let r = post(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}"#, Some(session)).await.unwrap();
+    let text = r.text().await.unwrap();
+    assert!(text.contains("-32601"), "method not found: {text}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn foreign_hosts_and_origins_are_refused() {
+    let gw = Gateway::start(&two_servers()).await;
+    let http = reqwest::Client::new();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let send = |host: Option<&str>, origin: Option<&str>| {
+        let mut req = http
+            .post(&gw.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init);
+        if let Some(h) = host {
+            req = req.header("host", h);
+        }
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        req.send()
+    };
+    assert_eq!(send(Some("evil.example"), None).await.unwrap().status(), 403);
+    assert_eq!(send(None, Some("http://evil.example")).await.unwrap().status(), 403);
+    assert_eq!(send(None, Some("http://localhost:3000")).await.unwrap().status(), 200);
+    assert_eq!(send(None, None).await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn discovery_results_carry_what_a_model_needs() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    let r = call(&client, "tool_discovery", json!({"query": ["evaluate arithmetic", "math expression"], "context": "homework"})).await;
+    let results = r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().clone();
+    let top: &Value = &results[0];
+    assert_eq!(top["toolName"], "calculate");
+    assert_eq!(top["serverName"].as_str().unwrap().len(), 5);
+    assert!(top["outputSchema"].is_object(), "outputSchema passes through: {top}");
+    assert_eq!(top["annotations"]["readOnlyHint"], true);
+    assert!(text(&r).contains("calculate"), "a readable summary for text-only clients");
+}
