@@ -355,8 +355,50 @@ impl ServerHandler for Upstream {
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin or `ct` is cancelled.
+///
+/// Lines pass through a guard first: one that is not JSON-RPC gets the
+/// JSON-RPC error it deserves on stdout (rmcp would drop it silently).
 pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::Result<()> {
-    let service = upstream.serve(rmcp::transport::stdio()).await?;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (rmcp_in, mut feed) = tokio::io::duplex(1 << 16);
+    let (rmcp_out, drain) = tokio::io::duplex(1 << 16);
+    let (errors, mut error_rx) = tokio::sync::mpsc::channel::<String>(16);
+
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if let Some((code, message)) = jsonrpc_shape_error(line.as_bytes()) {
+                warn!(code, "refused a malformed stdio message");
+                let reply = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+                if errors.send(reply.to_string()).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+            if feed.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        // Dropping `feed` is stdin's EOF for rmcp.
+    });
+    tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut replies = tokio::io::BufReader::new(drain).lines();
+        loop {
+            let line = tokio::select! {
+                l = replies.next_line() => match l { Ok(Some(l)) => l, _ => break },
+                Some(e) = error_rx.recv() => e,
+            };
+            if stdout.write_all(format!("{line}\n").as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+
+    let service = upstream.serve((rmcp_in, rmcp_out)).await?;
     let stop = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => info!("stdio client disconnected"),
@@ -413,7 +455,7 @@ async fn reject_malformed(request: axum::extract::Request, next: axum::middlewar
 fn jsonrpc_shape_error(body: &[u8]) -> Option<(i32, String)> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => return Some((-32700, format!("parse error: the body is not JSON ({e})"))),
+        Err(e) => return Some((-32700, format!("parse error: the message is not JSON ({e})"))),
     };
     let valid = |m: &Value| {
         m.get("jsonrpc") == Some(&json!("2.0"))

@@ -1,0 +1,177 @@
+//! The command line, run as a user would: check, import, servers, search, call, serve.
+
+mod common;
+
+use std::io::{BufRead, Write};
+use std::process::{Command, Output, Stdio};
+
+use common::{bin, chaos_server, repo_path};
+
+fn run(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MCP_GATEWAY_CONFIG")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn the_shipped_config_checks_clean() {
+    let o = run(&repo_path("."), &["check", "--config", "gateway.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("gateway.toml: ok"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_typo_is_reported_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gateway.toml"), "# servers\n\n[[servers]]\nname = \"fs\"\ncomand = \"x\"\n").unwrap();
+    let o = run(dir.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("gateway.toml"), "{err}");
+    assert!(err.contains("line 5"), "{err}");
+    assert!(err.contains("unknown field `comand`") && err.contains("`command`"), "says what was expected: {err}");
+
+    // `serve` refuses the same file at once instead of starting half a gateway.
+    let o = run(dir.path(), &["serve"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown field `comand`"));
+}
+
+#[test]
+fn a_rule_violation_is_reported_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[servers]]\nname = \"b:c\"\nurl = \"http://127.0.0.1:1/mcp\"\n";
+    std::fs::write(dir.path().join("gw.toml"), text).unwrap();
+    let o = run(dir.path(), &["check", "--config", "gw.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("gw.toml:6: servers[1].name: server name 'b:c' may not contain ':'"), "{}", stderr(&o));
+
+    let o = run(dir.path(), &["check", "--config", "missing.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read missing.toml"), "{}", stderr(&o));
+}
+
+#[test]
+fn import_turns_mcp_servers_json_into_a_config_that_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = r#"{"mcpServers": {
+        "demo": {"command": "DEMO_BIN", "args": ["demo-server"]},
+        "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${TOKEN:-none}"}}
+    }}"#
+    .replace("DEMO_BIN", bin());
+    std::fs::write(dir.path().join("claude_desktop_config.json"), &json).unwrap();
+    let o = run(dir.path(), &["import", "claude_desktop_config.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = stdout(&o);
+    assert!(toml.contains("[[servers]]") && toml.contains("name = \"remote\""), "{toml}");
+    std::fs::write(dir.path().join("gateway.toml"), &toml).unwrap();
+    let o = run(dir.path(), &["check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 servers"), "{}", stdout(&o));
+
+    // The JSON file also works as a config as it is.
+    let o = run(dir.path(), &["call", "--config", "claude_desktop_config.json", "demo:calculate", r#"{"expression": "6*7"}"#]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("42"), "{}", stdout(&o));
+}
+
+#[test]
+fn the_embedded_default_serves_something_real_with_no_config_file() {
+    let dir = tempfile::tempdir().unwrap(); // no gateway.toml here
+    let o = run(dir.path(), &["search", "convert celsius to fahrenheit", "-n", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).lines().next().unwrap_or("").contains("demo:convert_temperature"), "{}", stdout(&o));
+
+    let o = run(dir.path(), &["call", "demo:convert_temperature", r#"{"value": 100, "from": "C", "to": "F"}"#]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let result: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(result["structuredContent"]["value"], 212.0);
+
+    let o = run(dir.path(), &["call", "demo:nope"]);
+    assert_eq!(o.status.code(), Some(1), "a failed call exits 1");
+    assert!(stdout(&o).contains("TOOL_NOT_FOUND"));
+}
+
+#[test]
+fn servers_shows_status_tool_counts_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "{}[[servers]]\nname = \"broken\"\ncommand = \"/no/such/binary\"\n\n[[servers]]\nname = \"off\"\ncommand = \"x\"\nenabled = false\n",
+        chaos_server("alpha", "")
+    );
+    std::fs::write(dir.path().join("gateway.toml"), config).unwrap();
+    let o = run(dir.path(), &["servers", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(rows[0]["status"], "running");
+    assert_eq!(rows[0]["tools"], 14);
+    assert_eq!(rows[1]["status"], "failed");
+    assert!(rows[1]["error"].as_str().unwrap().contains("/no/such/binary"));
+    assert_eq!(rows[2]["status"], "stopped");
+
+    let o = run(dir.path(), &["servers"]);
+    let table = stdout(&o);
+    assert!(table.lines().next().unwrap().starts_with("SERVER"), "{table}");
+    assert!(table.contains("alpha") && table.contains("running"), "{table}");
+}
+
+#[test]
+fn json_logs_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gateway.toml"), chaos_server("alpha", "")).unwrap();
+    let mut child = Command::new(bin())
+        .args(["serve", "--log-format", "json"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // A garbage line on stdio gets a JSON-RPC parse error, then a real request an answer.
+    writeln!(stdin, "{{garbage").unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":7,"method":"ping"}}"#).unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let mut second = String::new();
+    out.read_line(&mut second).unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let parse_error: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(parse_error["error"]["code"], -32700, "{first}");
+    let pong: serde_json::Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(pong["id"], 7, "{second}");
+    let logs = stderr(&o);
+    assert!(!logs.is_empty());
+    for line in logs.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(v["level"].is_string(), "{line}");
+    }
+}
+
+#[test]
+fn help_teaches() {
+    let o = run(&repo_path("."), &["--help"]);
+    let help = stdout(&o);
+    for needle in ["tool_discovery", "serve --http", "Examples:", "MCP_GATEWAY_CONFIG"] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+    for sub in ["serve", "check", "import", "servers", "search", "call"] {
+        let o = run(&repo_path("."), &[sub, "--help"]);
+        assert!(o.status.success(), "{sub} --help");
+        assert!(stdout(&o).contains("--config"), "{sub} --help shows --config");
+    }
+}

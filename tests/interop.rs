@@ -1,0 +1,83 @@
+//! Parts nobody here wrote: the public `@modelcontextprotocol/server-everything`
+//! as a downstream, and the official MCP Python SDK as the upstream client.
+//! `scripts/test` installs both into `tests/interop/` (npm ci, a venv).
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+
+fn installed(relative: &str, what: &str) -> PathBuf {
+    let path = repo_path(relative);
+    assert!(path.exists(), "{what} is not installed at {}; run scripts/test (it installs it)", path.display());
+    path
+}
+
+fn everything_config() -> String {
+    let everything = installed("tests/interop/node_modules/.bin/mcp-server-everything", "server-everything");
+    format!(
+        "[[servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"stdio\"]\n\n{}",
+        everything.display(),
+        chaos_server("demo", "")
+    )
+}
+
+#[tokio::test]
+async fn server_everything_is_aggregated() {
+    let gw = Gateway::start(&everything_config()).await;
+    let client = gw.client().await;
+    let results = eventually(Duration::from_secs(30), "everything's tools", || async {
+        let r = discover(&client, json!(["add two numbers", "sum"])).await;
+        r.iter().any(|t| t["toolKey"] == "everything:get-sum").then_some(r)
+    })
+    .await;
+    assert_eq!(results[0]["toolKey"], "everything:get-sum", "{results:#?}");
+
+    let r = execute(&client, "everything:get-sum", json!({"a": 19, "b": 23})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).contains("42"), "{}", text(&r));
+
+    let r = execute(&client, "everything:echo", json!({"message": "through the gateway"})).await;
+    assert_eq!(text(&r), "Echo: through the gateway");
+
+    let r = execute(&client, "everything:get-sum", json!({"a": "nineteen"})).await;
+    assert_eq!(error_code(&r), "TOOL_VALIDATION_ERROR");
+
+    // Its resources and prompts pass through beside the demo server's.
+    let resources = client.list_all_resources().await.unwrap();
+    let doc = resources.iter().find(|r| r.uri.starts_with("demo://resource/static/document/")).expect("everything's documents");
+    assert!(resources.iter().any(|r| r.uri == "demo://readme"), "{resources:?}");
+    let read = client.read_resource(rmcp::model::ReadResourceRequestParams::new(doc.uri.clone())).await.unwrap();
+    assert!(serde_json::to_string(&read).unwrap().contains(&doc.uri), "routed to the server that listed it");
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert!(prompts.iter().any(|p| p.name.starts_with("everything:")), "{prompts:?}");
+    assert!(prompts.iter().any(|p| p.name == "demo:explain_calculation"), "{prompts:?}");
+}
+
+#[tokio::test]
+async fn the_official_python_sdk_drives_the_gateway() {
+    let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
+    let gw = Gateway::start(&everything_config()).await;
+    let client = gw.client().await;
+    eventually(Duration::from_secs(30), "everything's tools", || async {
+        let r = discover(&client, json!("get-sum")).await;
+        r.iter().any(|t| t["toolKey"] == "everything:get-sum").then_some(())
+    })
+    .await;
+    for (mode, protocol) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let out = tokio::process::Command::new(&python)
+            .arg(repo_path("tests/interop/python_client.py"))
+            .args([gw.url.as_str(), mode])
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "python client ({mode}) failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(seen["protocol"], protocol, "{seen}");
+        assert_eq!(seen["found"][0], "everything:get-sum", "{seen}");
+    }
+}
