@@ -27,6 +27,16 @@ async fn wait_for_tool(client: &rmcp::service::RunningService<rmcp::RoleClient, 
     .await
 }
 
+/// Waits until `server`'s calculate tool answers (after a crash, it restarts with backoff).
+async fn wait_until_usable(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, server: &str) {
+    let key = format!("{server}:calculate");
+    eventually(Duration::from_secs(20), &key, || async {
+        let r = execute(client, &key, json!({"expression": "2+2"})).await;
+        (r.is_error == Some(false)).then_some(())
+    })
+    .await
+}
+
 #[tokio::test]
 async fn tools_list_is_exactly_the_two_meta_tools() {
     let gw = Gateway::start(&two_servers()).await;
@@ -200,11 +210,7 @@ async fn a_crashed_server_is_reported_and_restarted_while_the_other_serves() {
     assert_eq!(r.structured_content.unwrap()["result"], 42.0);
 
     // alpha comes back with its tools listed again.
-    eventually(Duration::from_secs(20), "alpha restarted", || async {
-        let r = execute(&client, "alpha:calculate", json!({"expression": "2+2"})).await;
-        (r.is_error == Some(false)).then_some(())
-    })
-    .await;
+    wait_until_usable(&client, "alpha").await;
     assert!(gw.log().contains("downstream server failed"), "{}", gw.log());
     assert!(gw.log().contains("crashing on request"), "child stderr reaches the log: {}", gw.log());
 }
@@ -218,11 +224,7 @@ async fn garbage_on_a_servers_stdout_harms_nobody_else() {
     let _ = execute(&client, "alpha:garbage", json!({})).await;
     let r = execute(&client, "beta:calculate", json!({"expression": "1+2"})).await;
     assert_eq!(r.structured_content.unwrap()["result"], 3.0);
-    eventually(Duration::from_secs(20), "alpha usable after garbage", || async {
-        let r = execute(&client, "alpha:calculate", json!({"expression": "2+2"})).await;
-        (r.is_error == Some(false)).then_some(())
-    })
-    .await;
+    wait_until_usable(&client, "alpha").await;
 }
 
 #[tokio::test]
