@@ -13,6 +13,11 @@ use tracing::{debug, error};
 
 use crate::downstream::{Registry, Status};
 use crate::search;
+use crate::store::Grants;
+
+pub mod rules;
+
+use rules::Rules;
 
 /// Separates server and tool in a `toolKey`; server names may not contain it.
 pub const KEY_SEPARATOR: char = ':';
@@ -31,13 +36,15 @@ pub struct Entry {
     pub server: String,
     /// The tool as the server listed it.
     pub tool: Tool,
+    /// Tags from the rules that match it.
+    pub tags: Vec<String>,
     /// Compiled on first use: most tools are never called.
     validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
 }
 
 impl Entry {
-    fn new(server: &str, tool: Tool) -> Self {
-        Self { key: tool_key(server, &tool.name), server: server.to_string(), tool, validator: OnceLock::new() }
+    fn new(server: &str, tool: Tool, tags: Vec<String>) -> Self {
+        Self { key: tool_key(server, &tool.name), server: server.to_string(), tool, tags, validator: OnceLock::new() }
     }
 
     /// Checks `arguments` against the tool's `inputSchema`; every violation at once.
@@ -76,16 +83,21 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Builds a snapshot from `(server, server description, tools)` triples.
+    /// Builds a snapshot from `(server, server description, tools)` triples;
+    /// tools the rules disable are left out, so no caller can find or run them.
     pub fn build<'a>(
         servers: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a [Tool])>,
+        rules: &Rules,
     ) -> Result<Self, search::Error> {
         let mut entries = Vec::new();
         let mut descriptions = Vec::new();
         for (server, description, tools) in servers {
             for tool in tools {
-                entries.push(Entry::new(server, tool.clone()));
-                descriptions.push(description);
+                let verdict = rules.verdict(server, &tool.name);
+                if verdict.enabled {
+                    entries.push(Entry::new(server, tool.clone(), verdict.tags));
+                    descriptions.push(description);
+                }
             }
         }
         let params: Vec<String> = entries.iter().map(|e| parameter_text(&e.tool)).collect();
@@ -97,6 +109,7 @@ impl Snapshot {
                 title: e.tool.title.as_deref().or(e.tool.annotations.as_ref().and_then(|a| a.title.as_deref())),
                 description: e.tool.description.as_deref(),
                 params: p.clone(),
+                tags: e.tags.join(" "),
             }
         }))?;
         let by_key = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i as u32)).collect();
@@ -130,25 +143,38 @@ fn parameter_text(tool: &Tool) -> String {
     out
 }
 
-/// What one caller may see of a snapshot. Discovery and execution both go
-/// through it, so discovery never shows a tool that execution refuses.
+/// What one caller may see of a snapshot: tools of running servers that the
+/// rules leave enabled and the caller's project is granted. Discovery and
+/// execution both go through it, so discovery never shows a tool that
+/// execution refuses.
 #[derive(Clone)]
 pub struct View {
     snapshot: Arc<Snapshot>,
+    grants: Arc<Grants>,
 }
 
 impl View {
+    fn allows(&self, entry: &Entry) -> bool {
+        self.grants.allows(&entry.server, &entry.tool.name)
+    }
+
     /// The tool behind `key`, if the caller may use it. Unknown and hidden
     /// keys are indistinguishable.
     pub fn get(&self, key: &str) -> Option<&Entry> {
-        self.snapshot.by_key.get(key).map(|&i| &self.snapshot.entries[i as usize])
+        let entry = &self.snapshot.entries[*self.snapshot.by_key.get(key)? as usize];
+        self.allows(entry).then_some(entry)
     }
 
-    /// Ranked tools for `request`.
+    /// Ranked tools for `request`, among those the caller may use.
     pub fn search(&self, request: &search::Request) -> Vec<(&Entry, search::Hit)> {
+        let (snapshot, grants) = (self.snapshot.clone(), self.grants.clone());
+        let visible: search::Visible = Arc::new(move |ordinal| {
+            let e = &snapshot.entries[ordinal as usize];
+            grants.allows(&e.server, &e.tool.name)
+        });
         self.snapshot
             .index
-            .search(request, Arc::new(|_| true))
+            .search(request, visible)
             .into_iter()
             .map(|hit| (&self.snapshot.entries[hit.ordinal as usize], hit))
             .collect()
@@ -156,7 +182,12 @@ impl View {
 
     /// Every tool in the view, in catalog order.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
-        self.snapshot.entries.iter()
+        self.snapshot.entries.iter().filter(|e| self.allows(e))
+    }
+
+    /// Whether the caller sees anything of `server` (resources and prompts follow this).
+    pub fn sees_server(&self, server: &str) -> bool {
+        self.grants.sees_server(server)
     }
 }
 
@@ -164,17 +195,18 @@ impl View {
 #[derive(Debug)]
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
+    rules: Rules,
 }
 
 impl Catalog {
     /// A catalog built from the registry as it is now.
-    pub fn new(registry: &Registry) -> Result<Self, search::Error> {
-        Ok(Self { current: ArcSwap::from_pointee(snapshot_of(registry)?) })
+    pub fn new(registry: &Registry, rules: Rules) -> Result<Self, search::Error> {
+        Ok(Self { current: ArcSwap::from_pointee(snapshot_of(registry, &rules)?), rules })
     }
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
     pub fn refresh(&self, registry: &Registry) -> Result<(), search::Error> {
-        self.current.store(Arc::new(snapshot_of(registry)?));
+        self.current.store(Arc::new(snapshot_of(registry, &self.rules)?));
         Ok(())
     }
 
@@ -183,9 +215,9 @@ impl Catalog {
         self.current.load_full()
     }
 
-    /// What the caller may see now.
-    pub fn visible(&self) -> View {
-        View { snapshot: self.snapshot() }
+    /// What a caller with `grants` may see now.
+    pub fn visible_to(&self, grants: Arc<Grants>) -> View {
+        View { snapshot: self.snapshot(), grants }
     }
 
     /// Rebuilds the snapshot whenever the registry signals a change, off the
@@ -196,8 +228,9 @@ impl Catalog {
                 _ = registry.changed().notified() => {}
                 _ = ct.cancelled() => return,
             }
+            let this = self.clone();
             let reg = registry.clone();
-            match tokio::task::spawn_blocking(move || snapshot_of(&reg)).await {
+            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules)).await {
                 Ok(Ok(snapshot)) => {
                     debug!(tools = snapshot.len(), "catalog rebuilt");
                     self.current.store(Arc::new(snapshot));
@@ -209,7 +242,7 @@ impl Catalog {
     }
 }
 
-fn snapshot_of(registry: &Registry) -> Result<Snapshot, search::Error> {
+fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::Error> {
     let states: Vec<_> = registry
         .servers()
         .iter()
@@ -218,6 +251,7 @@ fn snapshot_of(registry: &Registry) -> Result<Snapshot, search::Error> {
         .collect();
     Snapshot::build(
         states.iter().map(|(s, st)| (s.name(), s.config.description.as_deref(), &st.tools[..])),
+        rules,
     )
 }
 
@@ -233,8 +267,8 @@ mod tests {
     #[test]
     fn keys_are_server_colon_tool_and_resolve() {
         let tools = [tool("add", json!({"type": "object"}))];
-        let snap = Snapshot::build([("math", None, &tools[..])]).unwrap();
-        let view = View { snapshot: Arc::new(snap) };
+        let snap = Snapshot::build([("math", None, &tools[..])], &Rules::default()).unwrap();
+        let view = View { snapshot: Arc::new(snap), grants: Arc::new(Grants::all_of(["math"])) };
         assert_eq!(view.get("math:add").unwrap().tool.name, "add");
         assert!(view.get("math:sub").is_none());
         assert!(view.get("add").is_none());
@@ -248,7 +282,7 @@ mod tests {
             "required": ["a", "b"],
             "additionalProperties": false
         });
-        let e = Entry::new("math", tool("add", schema));
+        let e = Entry::new("math", tool("add", schema), vec![]);
         assert!(e.check_arguments(&json!({"a": 1, "b": 2})).is_ok());
         let errors = e.check_arguments(&json!({"a": "one", "c": true})).unwrap_err();
         assert!(errors.len() >= 3, "{errors:?}");
@@ -258,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_schema_that_does_not_compile_is_not_enforced() {
-        let e = Entry::new("x", tool("t", json!({"type": 12})));
+        let e = Entry::new("x", tool("t", json!({"type": 12})), vec![]);
         assert!(e.check_arguments(&json!({"anything": 1})).is_ok());
     }
 

@@ -12,10 +12,13 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::info;
 
+use crate::auth::{self, Caller};
 use crate::config::{self, Config, McpServersFile, Transport};
 use crate::downstream::Status;
 use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::server::{self, Upstream};
+
+mod admin;
 
 /// How long in-flight requests may take to finish once shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -50,7 +53,34 @@ Examples:
   mcp-gateway servers                        status and tool count of every server
   mcp-gateway search \"read a file\"           what tool_discovery would answer
   mcp-gateway call demo:calculate '{\"expression\": \"2*21\"}'
+  mcp-gateway project create research && mcp-gateway grant --project research --server demo
+  mcp-gateway token issue --project research      prints a token, once
   mcp-gateway import claude_desktop_config.json >> gateway.toml";
+
+/// Whom a one-shot `search` or `call` acts for.
+#[derive(Debug, clap::Args)]
+pub struct Who {
+    /// Act as this project (an operator's shortcut; needs access to the store).
+    #[arg(long, conflicts_with = "token")]
+    project: Option<String>,
+    /// Act as the holder of this token.
+    #[arg(long, env = auth::TOKEN_ENV, hide_env_values = true)]
+    token: Option<String>,
+}
+
+impl Who {
+    async fn caller(&self, gw: &Gateway) -> anyhow::Result<Caller> {
+        if let Some(p) = &self.project {
+            return Ok(gw.caller_for_project(p).await?);
+        }
+        gw.caller(self.token.clone(), None).await.map_err(|e| match e {
+            auth::Error::Unauthorized if self.token.is_none() => {
+                anyhow::anyhow!("no caller: pass --project NAME or --token TOKEN, or turn on [auth] allow_anonymous")
+            }
+            other => other.into(),
+        })
+    }
+}
 
 /// Log output format.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -86,7 +116,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Search tools as tool_discovery does.
+    /// Search tools as tool_discovery does, as a project sees them.
     Search {
         /// One or more phrasings of what you need.
         #[arg(required = true)]
@@ -97,6 +127,8 @@ pub enum Command {
         /// Print the JSON tool_discovery returns.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        who: Who,
     },
     /// Run a tool as tool_execute does and print its result as JSON.
     Call {
@@ -105,7 +137,22 @@ pub enum Command {
         /// Arguments as a JSON object.
         #[arg(default_value = "{}")]
         arguments: String,
+        #[command(flatten)]
+        who: Who,
     },
+    /// Manage projects: create, list, show, set-search.
+    #[command(subcommand)]
+    Project(admin::ProjectCommand),
+    /// Manage tokens: issue (the secret is shown once), list, revoke.
+    #[command(subcommand)]
+    Token(admin::TokenCommand),
+    /// Let a project see a server, or one tool of it.
+    Grant(admin::GrantArgs),
+    /// Take a server (or one tool) away from a project.
+    Revoke(admin::GrantArgs),
+    /// Read the audit log.
+    #[command(subcommand)]
+    Audit(admin::AuditCommand),
     /// Run the built-in demo MCP server (what the default config aggregates).
     DemoServer {
         /// Add test tools that fail, hang, crash and write garbage on purpose.
@@ -141,26 +188,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Serve { http, stdio } => serve(config, http, stdio || http.is_none()).await,
         Command::Servers { json } => one_shot(&config, |gw| async move { print_servers(&gw, json) }).await,
-        Command::Search { query, max_results, json } => {
+        Command::Search { query, max_results, json, who } => {
             let args = DiscoverArgs { query: OneOrMany::Many(query), context: None, max_results: Some(max_results) };
             one_shot(&config, |gw| async move {
-                let found = gw.discover(&args).map_err(anyhow::Error::msg)?;
+                let caller = who.caller(&gw).await?;
+                let found = gw.discover(&caller, &args).map_err(anyhow::Error::msg)?;
                 if json {
-                    println!("{}", serde_json::to_string_pretty(&json!({ "results": found }))?);
-                } else if found.is_empty() {
+                    println!("{}", serde_json::to_string_pretty(&found)?);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                if let Some(notice) = &found.notice {
+                    eprintln!("{notice}");
+                }
+                if found.results.is_empty() {
                     println!("no matching tools");
                 }
-                for f in found.iter().filter(|_| !json) {
+                for f in &found.results {
                     println!("{:.3}  {}\n       {}", f.relevance, f.tool_key, f.description.as_deref().unwrap_or("").lines().next().unwrap_or(""));
                 }
                 Ok(ExitCode::SUCCESS)
             })
             .await
         }
-        Command::Call { tool_key, arguments } => {
+        Command::Call { tool_key, arguments, who } => {
             let arguments: Value = serde_json::from_str(&arguments).context("arguments must be a JSON object")?;
             one_shot(&config, |gw| async move {
-                let result = match gw.execute(ExecuteArgs { tool_key, arguments: Some(arguments) }, None).await {
+                let caller = who.caller(&gw).await?;
+                let result = match gw.execute(&caller, ExecuteArgs { tool_key, arguments: Some(arguments) }, None).await {
                     Ok(r) => r,
                     Err(e) => CallToolResponse::Complete(e.into_result()),
                 };
@@ -176,6 +230,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
             .await
         }
+        Command::Project(c) => admin::project(&config, c),
+        Command::Token(c) => admin::token(&config, c),
+        Command::Grant(a) => admin::grant(&config, a, true),
+        Command::Revoke(a) => admin::grant(&config, a, false),
+        Command::Audit(c) => admin::audit(&config, c),
         Command::Import { .. } | Command::DemoServer { .. } => unreachable!("handled above"),
     }
 }
@@ -236,7 +295,10 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
 /// Runs until SIGINT/SIGTERM (or stdin closes, when serving stdio).
 async fn serve(config: Config, http: Option<SocketAddr>, stdio: bool) -> anyhow::Result<ExitCode> {
     let running = Gateway::start(&config, CancellationToken::new())?;
-    let upstream = Upstream::new(running.gateway.clone());
+    let session_token = std::env::var(auth::TOKEN_ENV).ok().filter(|t| !t.is_empty());
+    let stdio_upstream = Upstream::new(running.gateway.clone(), session_token);
+    // HTTP callers bring their own token; the stdio session's never applies to them.
+    let upstream = Upstream::new(running.gateway.clone(), None);
     let stop_serving = CancellationToken::new();
     let listener = match http {
         Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?),
@@ -245,12 +307,13 @@ async fn serve(config: Config, http: Option<SocketAddr>, stdio: bool) -> anyhow:
     info!(config = %config.source, servers = config.enabled_servers().count(), "mcp-gateway starting");
 
     let http_task = listener.map(|l| {
-        let (upstream, http_config, ct) = (upstream.clone(), config.http.clone(), stop_serving.clone());
-        tokio::spawn(async move { server::serve_http(upstream, l, &http_config, ct).await })
+        let (upstream, gateway, http_config, ct) =
+            (upstream.clone(), running.gateway.clone(), config.http.clone(), stop_serving.clone());
+        tokio::spawn(async move { server::serve_http(upstream, gateway, l, &http_config, ct).await })
     });
     let stdio_done = async {
         if stdio {
-            if let Err(e) = server::serve_stdio(upstream.clone(), stop_serving.clone()).await {
+            if let Err(e) = server::serve_stdio(stdio_upstream.clone(), stop_serving.clone()).await {
                 tracing::error!(error = %e, "stdio transport failed");
             }
         } else {

@@ -16,6 +16,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::catalog::rules::{RuleSpec, Rules};
+
 pub use interpolate::interpolate;
 pub use mcp_servers::{McpServerEntry, McpServersFile, to_toml};
 
@@ -78,6 +80,49 @@ pub struct RawConfig {
     /// Downstream servers in the Claude Desktop / `.mcp.json` shape.
     #[serde(default, rename = "mcpServers")]
     pub mcp_servers: BTreeMap<String, Spanned<McpServerEntry>>,
+    /// Who may call without a token.
+    #[serde(default)]
+    pub auth: RawAuth,
+    /// Where projects, tokens, grants and the audit log live.
+    #[serde(default)]
+    pub store: RawStore,
+    /// Which tools exist for callers, and their tags.
+    #[serde(default)]
+    pub rules: Vec<RawRule>,
+}
+
+/// `[auth]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAuth {
+    /// Let callers without a token in, as `anonymous_project`.
+    #[serde(default)]
+    pub allow_anonymous: bool,
+    /// The project anonymous callers act as; created (with every server granted) if missing.
+    pub anonymous_project: Option<String>,
+}
+
+/// `[store]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStore {
+    /// SQLite file, relative to this config (default `mcp-gateway.db` beside it; env `MCP_GATEWAY_DB` wins).
+    pub path: Option<String>,
+}
+
+/// One `[[rules]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    /// Globs, `/regex/flags`, `!negations`, matched against tool names in order.
+    pub pattern: Spanned<Vec<String>>,
+    /// Only tools of this server.
+    pub server: Option<String>,
+    /// Enable or disable matching tools (any `enabled = true` makes the catalog an allow-list).
+    pub enabled: Option<bool>,
+    /// Tags for matching tools.
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// `[http]`: the upstream streamable HTTP listener.
@@ -135,6 +180,12 @@ pub struct Config {
     pub http: HttpConfig,
     /// Every configured server, enabled or not, in file order.
     pub servers: Vec<ServerConfig>,
+    /// The project callers without a token act as, if anonymous access is on.
+    pub anonymous_project: Option<String>,
+    /// The SQLite store.
+    pub store_path: PathBuf,
+    /// Compiled tool rules.
+    pub rules: Rules,
 }
 
 /// Validated `[http]`.
@@ -283,6 +334,41 @@ impl Config {
             servers.push(server);
         }
 
+        let anonymous_project = match (raw.auth.allow_anonymous, raw.auth.anonymous_project) {
+            (true, Some(p)) if !p.trim().is_empty() => Some(p),
+            (true, _) => {
+                return Err(invalid(0..0, "auth.anonymous_project".into(), "allow_anonymous = true needs anonymous_project = \"NAME\", the project anonymous callers act as".into()));
+            }
+            (false, Some(_)) => {
+                return Err(invalid(0..0, "auth.allow_anonymous".into(), "anonymous_project is set but allow_anonymous is not true; set both to let callers in without a token".into()));
+            }
+            (false, None) => None,
+        };
+        let store_path = match std::env::var_os(crate::store::DB_ENV) {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => match raw.store.path {
+                Some(p) => base.join(interpolate(&p).map_err(|m| invalid(0..0, "store.path".into(), m))?),
+                None => base.join("mcp-gateway.db"),
+            },
+        };
+        let mut specs = Vec::with_capacity(raw.rules.len());
+        for (i, rule) in raw.rules.iter().enumerate() {
+            if let Some(server) = &rule.server
+                && !servers.iter().any(|s| &s.name == server)
+            {
+                return Err(invalid(rule.pattern.span(), format!("rules[{i}].server"), format!("no server named '{server}'")));
+            }
+            specs.push(RuleSpec {
+                pattern: rule.pattern.get_ref().clone(),
+                server: rule.server.clone(),
+                enabled: rule.enabled,
+                tags: rule.tags.clone(),
+            });
+        }
+        let rules = Rules::compile(&specs).map_err(|(i, e)| {
+            invalid(raw.rules[i].pattern.span(), format!("rules[{i}].pattern[{}]", e.index), format!("'{}': {}", e.pattern, e.reason))
+        })?;
+
         let defaults = HttpConfig::default();
         Ok(Self {
             source: source.to_string(),
@@ -291,6 +377,9 @@ impl Config {
                 allowed_origins: raw.http.allowed_origins.unwrap_or(defaults.allowed_origins),
             },
             servers,
+            anonymous_project,
+            store_path,
+            rules,
         })
     }
 
@@ -526,6 +615,34 @@ url = "http://127.0.0.1:9/mcp"
         let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["everything", "remote"]);
         assert!(matches!(c.servers[1].transport, Transport::Http { .. }));
+    }
+
+    #[test]
+    fn rules_auth_and_store_are_validated() {
+        let ok = parse(
+            "[auth]\nallow_anonymous = true\nanonymous_project = \"local\"\n[store]\npath = \"data/gw.db\"\n\n[[servers]]\nname = \"fs\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"*delete*\"]\nserver = \"fs\"\nenabled = false\n",
+        )
+        .unwrap();
+        assert_eq!(ok.anonymous_project.as_deref(), Some("local"));
+        assert!(!ok.rules.verdict("fs", "delete_file").enabled);
+        if std::env::var_os(crate::store::DB_ENV).is_none() {
+            assert_eq!(ok.store_path, PathBuf::from("/etc/gw/data/gw.db"));
+        }
+
+        let cases = [
+            ("[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"ok\", \"/(/\"]\n", 6, "rules[0].pattern[1]", "invalid regex"),
+            ("[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"*\"]\nserver = \"b\"\n", 6, "rules[0].server", "no server named 'b'"),
+            ("[auth]\nallow_anonymous = true\n", 1, "auth.anonymous_project", "needs anonymous_project"),
+        ];
+        for (text, line, key, needle) in cases {
+            match parse(text) {
+                Err(Error::Invalid { line: l, key: k, message, .. }) => {
+                    assert_eq!((l, k.as_str()), (line, key), "{text}");
+                    assert!(message.contains(needle), "{message}");
+                }
+                other => panic!("{text}: expected Invalid, got {other:?}"),
+            }
+        }
     }
 
     #[test]

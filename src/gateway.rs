@@ -1,7 +1,7 @@
 //! The two meta-tools as plain functions: [`Gateway::discover`] and
-//! [`Gateway::execute`]. The MCP server and the CLI both call these, so
-//! `mcp-gateway search` and `call` behave exactly like `tool_discovery` and
-//! `tool_execute`.
+//! [`Gateway::execute`], scoped to a [`Caller`], with their answers and audit
+//! rows. The MCP server and the CLI both call these, so `mcp-gateway search`
+//! and `call` behave exactly like `tool_discovery` and `tool_execute`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,10 +12,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::{Catalog, KEY_SEPARATOR};
 use crate::config::Config;
 use crate::downstream::{self, Registry};
 use crate::search;
+use crate::store::{self, Grants, Outcome, Search, Store};
 
 /// Largest `maxResults` a discovery may ask for.
 pub const MAX_RESULTS: usize = 50;
@@ -61,6 +63,9 @@ pub struct Found {
     pub description: Option<String>,
     /// 0..1; a fixed map of the BM25 score, comparable across queries.
     pub relevance: f32,
+    /// Tags the operator's rules give the tool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// JSON Schema of the arguments.
     pub input_schema: Arc<JsonObject>,
     /// JSON Schema of `structuredContent`, when the tool declares one.
@@ -130,11 +135,25 @@ impl ExecuteError {
     }
 }
 
-/// Everything a request needs: the downstream registry and the catalog.
+/// Everything a request needs: servers, catalog, callers, audit.
 #[derive(Debug, Clone)]
 pub struct Gateway {
     registry: Arc<Registry>,
     catalog: Arc<Catalog>,
+    auth: Authenticator,
+    store: Arc<Store>,
+}
+
+/// Why the gateway could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The store could not be opened or prepared.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+    /// The search index could not be built.
+    #[error(transparent)]
+    Search(#[from] search::Error),
 }
 
 /// A running gateway core plus what it takes to stop it.
@@ -147,25 +166,50 @@ pub struct Running {
 }
 
 impl Running {
-    /// Stops every downstream (children get their grace period) and waits for them.
+    /// Stops every downstream (children get their grace period), waits for
+    /// them, and flushes the audit log.
     pub async fn shutdown(self) {
         self.ct.cancel();
         self.tracker.close();
         if tokio::time::timeout(Duration::from_secs(20), self.tracker.wait()).await.is_err() {
             tracing::warn!("some downstream servers did not stop in time");
         }
+        let store = self.gateway.store.clone();
+        let _ = tokio::task::spawn_blocking(move || store.close()).await;
     }
 }
 
+/// The outcome of one meta-tool call, for the audit log and the caller.
+#[derive(Debug)]
+pub struct Answer {
+    /// What the caller gets.
+    pub result: CallToolResponse,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Results of a discovery.
+    pub result_count: Option<u64>,
+}
+
+/// A fresh id for one upstream call, for logs and the audit row.
+pub fn request_id() -> String {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).unwrap_or_default();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 impl Gateway {
-    /// Starts every enabled server and the catalog maintainer. Servers connect
-    /// concurrently in the background; the catalog fills as they come up.
-    pub fn start(config: &Config, ct: CancellationToken) -> Result<Running, search::Error> {
+    /// Opens the store, starts every enabled server and the catalog
+    /// maintainer. Servers connect concurrently in the background; the
+    /// catalog fills as they come up.
+    pub fn start(config: &Config, ct: CancellationToken) -> Result<Running, StartError> {
+        let store = Arc::new(Store::open(&config.store_path)?);
+        let auth = Authenticator::new(store.clone(), config.anonymous_project.clone());
+        auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
         let registry = downstream::start(&config.servers, &tracker, &ct);
-        let catalog = Arc::new(Catalog::new(&registry)?);
+        let catalog = Arc::new(Catalog::new(&registry, config.rules.clone())?);
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
-        Ok(Running { gateway: Gateway { registry, catalog }, tracker, ct })
+        Ok(Running { gateway: Gateway { registry, catalog, auth, store }, tracker, ct })
     }
 
     /// The downstream servers.
@@ -178,6 +222,11 @@ impl Gateway {
         &self.catalog
     }
 
+    /// The store.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
     /// Waits until every server has connected or failed once, then makes sure
     /// the catalog reflects that (for one-shot CLI commands and tests).
     pub async fn ready(&self) {
@@ -187,8 +236,30 @@ impl Gateway {
         }
     }
 
-    /// `tool_discovery`: ranked tools for a query.
-    pub fn discover(&self, args: &DiscoverArgs) -> Result<Vec<Found>, String> {
+    /// The caller behind `token` (or anonymous), narrowed by `_meta.projectId`.
+    pub async fn caller(&self, token: Option<String>, project_hint: Option<String>) -> Result<Caller, auth::Error> {
+        self.auth.caller(token, project_hint).await
+    }
+
+    /// Whether callers without a token get in.
+    pub fn allows_anonymous(&self) -> bool {
+        self.auth.allows_anonymous()
+    }
+
+    /// The caller an operator acts as with `--project` on the command line.
+    pub async fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
+        let name = project.to_string();
+        self.store
+            .run(move |store| {
+                let project = store.project(&name)?.ok_or_else(|| store::Error::NoProject(name.clone()))?;
+                let grants = Arc::new(Grants::from_permissions(store.permissions(project.id)?));
+                Ok(Caller { project, token_id: None, grants })
+            })
+            .await
+    }
+
+    /// `tool_discovery`: ranked tools the caller may use.
+    pub fn discover(&self, caller: &Caller, args: &DiscoverArgs) -> Result<Discovery, String> {
         let queries: Vec<String> = match &args.query {
             OneOrMany::One(q) => vec![q.clone()],
             OneOrMany::Many(qs) => qs.clone(),
@@ -202,9 +273,24 @@ impl Gateway {
             Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
             Some(n) => return Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
         };
-        let view = self.catalog.visible();
+        let (provider, notice) = match caller.project.optimization {
+            None => {
+                return Ok(Discovery {
+                    results: Vec::new(),
+                    provider: None,
+                    notice: Some(format!(
+                        "the tool catalog is off for project '{}'; an operator can turn it on with \
+                         `mcp-gateway project set-search {} bm25`",
+                        caller.project.name, caller.project.name
+                    )),
+                });
+            }
+            Some(Search::Bm25) => (Search::Bm25, None),
+            Some(Search::Cloud) => (Search::Bm25, Some("cloud search is not available in this build; BM25 answered".to_string())),
+        };
+        let view = self.catalog.visible_to(caller.grants.clone());
         let request = search::Request { queries, context: args.context.clone(), limit };
-        Ok(view
+        let results = view
             .search(&request)
             .into_iter()
             .map(|(entry, hit)| Found {
@@ -213,17 +299,19 @@ impl Gateway {
                 server_name: entry.server.clone(),
                 description: entry.tool.description.as_deref().map(str::to_string),
                 relevance: (hit.relevance * 1000.0).round() / 1000.0,
+                tags: entry.tags.clone(),
                 input_schema: entry.tool.input_schema.clone(),
                 output_schema: entry.tool.output_schema.clone(),
                 annotations: entry.tool.annotations.clone(),
             })
-            .collect())
+            .collect();
+        Ok(Discovery { results, provider: Some(provider), notice })
     }
 
     /// `tool_execute`: validates and forwards one call; the downstream result
     /// comes back unchanged. `meta` is forwarded as the call's `_meta`.
-    pub async fn execute(&self, args: ExecuteArgs, meta: Option<JsonObject>) -> Result<CallToolResponse, ExecuteError> {
-        let view = self.catalog.visible();
+    pub async fn execute(&self, caller: &Caller, args: ExecuteArgs, meta: Option<JsonObject>) -> Result<CallToolResponse, ExecuteError> {
+        let view = self.catalog.visible_to(caller.grants.clone());
         let entry = view.get(&args.tool_key).ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
         let arguments = match args.arguments {
             None | Some(Value::Null) => Value::Object(JsonObject::new()),
@@ -241,6 +329,125 @@ impl Gateway {
         params.meta = meta.map(Into::into);
         Ok(server.call_tool(params).await?)
     }
+
+    /// `tool_discovery` from raw arguments to the answer the caller sees.
+    pub fn answer_discovery(&self, caller: &Caller, arguments: Option<JsonObject>) -> Answer {
+        let discovery = parse_args::<DiscoverArgs>(arguments).and_then(|args| self.discover(caller, &args));
+        match discovery {
+            Ok(d) => {
+                let count = d.results.len() as u64;
+                let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
+                r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
+                Answer { result: r.into(), outcome: Outcome::Ok, result_count: Some(count) }
+            }
+            Err(e) => Answer { result: usage_error(DISCOVERY, &e).into(), outcome: Outcome::Failed, result_count: None },
+        }
+    }
+
+    /// `tool_execute` from raw arguments to the answer the caller sees.
+    pub async fn answer_execute(&self, caller: &Caller, args: Result<ExecuteArgs, String>, meta: Option<JsonObject>) -> Answer {
+        let args = match args {
+            Ok(a) => a,
+            Err(e) => return Answer { result: usage_error(EXECUTE, &e).into(), outcome: Outcome::Failed, result_count: None },
+        };
+        match self.execute(caller, args, meta).await {
+            Ok(result) => {
+                let failed = matches!(&result, CallToolResponse::Complete(r) if r.is_error == Some(true));
+                Answer { result, outcome: if failed { Outcome::ToolError } else { Outcome::Ok }, result_count: None }
+            }
+            Err(e) => {
+                let outcome = match &e {
+                    ExecuteError::NotFound(_) => Outcome::Denied,
+                    ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
+                    _ => Outcome::Failed,
+                };
+                Answer { result: e.into_result().into(), outcome, result_count: None }
+            }
+        }
+    }
+
+    /// Records one meta-tool call in the audit log: IDs and counts only.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn audit(
+        &self,
+        request_id: &str,
+        caller: Option<&Caller>,
+        meta_tool: &str,
+        tool_key: Option<String>,
+        outcome: Outcome,
+        latency: Duration,
+        result_count: Option<u64>,
+    ) {
+        let mut row = store::audit_row(request_id, meta_tool);
+        row.project_id = caller.map(|c| c.project.id);
+        row.token_id = caller.and_then(|c| c.token_id);
+        row.tool_key = tool_key;
+        row.outcome = outcome;
+        row.latency_ms = latency.as_millis() as u64;
+        row.result_count = result_count;
+        self.store.audit(row).await;
+    }
+}
+
+/// Name of the search meta-tool.
+pub const DISCOVERY: &str = "tool_discovery";
+/// Name of the execution meta-tool.
+pub const EXECUTE: &str = "tool_execute";
+
+/// What `tool_discovery` returns as `structuredContent`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Discovery {
+    /// Ranked tools.
+    pub results: Vec<Found>,
+    /// Which search answered (`bm25`); absent when the catalog is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Search>,
+    /// Why results are empty or came from a fallback.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+impl Discovery {
+    /// The readable twin of the structured results, for clients that show text only.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        if let Some(n) = &self.notice {
+            out.push_str(n);
+            out.push('\n');
+        }
+        if self.results.is_empty() {
+            if self.provider.is_some() {
+                out.push_str("No matching tools. Try other words, or several shorter queries.");
+            }
+            return out;
+        }
+        out.push_str(&format!("{} tool(s) found. Run one with tool_execute {{ toolKey, arguments }}.\n", self.results.len()));
+        for f in &self.results {
+            let description = f.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+            out.push_str(&format!("\n- {} ({:.2}): {}", f.tool_key, f.relevance, description));
+            let params: Vec<&str> = f
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            if !params.is_empty() {
+                out.push_str(&format!(" [args: {}]", params.join(", ")));
+            }
+        }
+        out
+    }
+}
+
+/// Parses a meta-tool's arguments.
+pub fn parse_args<T: serde::de::DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| e.to_string())
+}
+
+fn usage_error(tool: &str, message: &str) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("invalid {tool} arguments: {message}"))]);
+    r.structured_content = Some(json!({ "error": { "code": "INVALID_ARGUMENTS", "message": message } }));
+    r
 }
 
 /// Splits `server:tool` (the tool part may itself contain `:`).

@@ -10,13 +10,17 @@
 //! # Layout
 //! * [`config`]: `gateway.toml` (and `mcpServers` JSON) to a validated [`config::Config`].
 //! * [`downstream`]: one supervised connection per server: status, tools, restarts.
-//! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically.
+//! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
+//!   tool rules; the one view of what a caller may see.
 //! * [`search`]: BM25 (tantivy) over the catalog.
-//! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions.
+//! * [`store`]: SQLite: projects, tokens (hashed), grants, the audit log.
+//! * [`auth`]: who is calling: token or anonymous, project, grants.
+//! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
 //! * [`cli`]: the command line.
 //! * [`demo`]: a small MCP server shipped for first runs and tests.
 
+pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod config;
@@ -25,3 +29,4 @@ pub mod downstream;
 pub mod gateway;
 pub mod search;
 pub mod server;
+pub mod store;

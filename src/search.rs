@@ -47,6 +47,8 @@ pub struct ToolText<'a> {
     pub description: Option<&'a str>,
     /// Parameter names and descriptions, flattened.
     pub params: String,
+    /// Tags from the rules, space-separated.
+    pub tags: String,
 }
 
 /// A query: one or more phrasings of the need, plus optional background.
@@ -82,15 +84,17 @@ struct Fields {
     title: Field,
     description: Field,
     params: Field,
+    tags: Field,
     server: Field,
 }
 
 /// Per-field weights: a word in the tool's name says more than one in its description.
-const WEIGHTS: [(fn(&Fields) -> Field, f32); 5] = [
+const WEIGHTS: [(fn(&Fields) -> Field, f32); 6] = [
     (|f| f.name_words, 3.0),
     (|f| f.title, 2.0),
     (|f| f.description, 1.0),
     (|f| f.params, 0.6),
+    (|f| f.tags, 1.5),
     (|f| f.server, 0.8),
 ];
 const WHOLE_NAME_WEIGHT: f32 = 5.0;
@@ -134,6 +138,7 @@ impl Index {
             title: schema.add_text_field("title", text(WORDS)),
             description: schema.add_text_field("description", text(WORDS)),
             params: schema.add_text_field("params", text(WORDS)),
+            tags: schema.add_text_field("tags", text(WORDS)),
             server: schema.add_text_field("server", text(WORDS)),
         };
         let index = TantivyIndex::create_in_ram(schema.build());
@@ -156,6 +161,7 @@ impl Index {
                 doc.add_text(fields.description, d);
             }
             doc.add_text(fields.params, split_identifiers(&tool.params));
+            doc.add_text(fields.tags, split_identifiers(&tool.tags));
             let server = match tool.server_description {
                 Some(d) => format!("{} {d}", split_identifiers(tool.server)),
                 None => split_identifiers(tool.server),

@@ -7,9 +7,10 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
+    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams,
     GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
@@ -22,14 +23,15 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
-use crate::gateway::{DiscoverArgs, ExecuteArgs, Found, Gateway, split_key};
+use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
+use crate::store::Outcome;
 
-/// Name of the search meta-tool.
-pub const DISCOVERY: &str = "tool_discovery";
-/// Name of the execution meta-tool.
-pub const EXECUTE: &str = "tool_execute";
+/// JSON-RPC error code for a refused caller (no valid token, project mismatch).
+pub const UNAUTHORIZED: i32 = -32001;
+
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
 pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
 
@@ -80,66 +82,40 @@ pub fn meta_tools() -> Vec<Tool> {
 #[derive(Debug, Clone)]
 pub struct Upstream {
     gateway: Gateway,
+    /// The token of a stdio session (`MCP_GATEWAY_TOKEN`), used when a request carries none.
+    session_token: Option<String>,
     /// Which server listed each resource URI, from the latest `resources/list`.
     routes: Arc<RwLock<HashMap<String, String>>>,
 }
 
 impl Upstream {
-    /// Serves `gateway`.
-    pub fn new(gateway: Gateway) -> Self {
-        Self { gateway, routes: Arc::default() }
+    /// Serves `gateway`; `session_token` authenticates requests that carry no token of their own.
+    pub fn new(gateway: Gateway, session_token: Option<String>) -> Self {
+        Self { gateway, session_token, routes: Arc::default() }
     }
 
-    fn running(&self) -> impl Iterator<Item = &Arc<Downstream>> {
-        self.gateway.registry().servers().iter().filter(|s| s.state().peer.is_some())
-    }
-
-    async fn discovery(&self, arguments: Option<JsonObject>) -> CallToolResult {
-        let args: DiscoverArgs = match parse_args(arguments) {
-            Ok(a) => a,
-            Err(e) => return usage_error(DISCOVERY, &e),
-        };
-        match self.gateway.discover(&args) {
-            Ok(results) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(summarize(&results))]);
-                r.structured_content = Some(json!({ "results": results }));
-                r
-            }
-            Err(e) => usage_error(DISCOVERY, &e),
+    /// The caller of this request: the HTTP layer's, or `_meta.token`, or the session's.
+    async fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, auth::Error> {
+        let meta_str = |k: &str| ctx.meta.get(k).and_then(Value::as_str).map(str::to_string);
+        let hint = meta_str("projectId");
+        let parts = ctx.extensions.get::<http::request::Parts>();
+        if let Some(caller) = parts.and_then(|p| p.extensions.get::<Caller>()) {
+            auth::check_hint(caller, hint.as_deref())?;
+            return Ok(caller.clone());
         }
+        let token = meta_str("token").or_else(|| self.session_token.clone());
+        self.gateway.caller(token, hint).await
     }
-}
 
-fn parse_args<T: serde::de::DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
-    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| e.to_string())
-}
-
-fn usage_error(tool: &str, message: &str) -> CallToolResult {
-    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("invalid {tool} arguments: {message}"))]);
-    r.structured_content = Some(json!({ "error": { "code": "INVALID_ARGUMENTS", "message": message } }));
-    r
-}
-
-/// The readable twin of the structured results, for clients that show text only.
-fn summarize(results: &[Found]) -> String {
-    if results.is_empty() {
-        return "No matching tools. Try other words, or several shorter queries.".into();
+    /// Running servers the caller may see.
+    fn running_for<'a>(&'a self, caller: &'a Caller) -> impl Iterator<Item = &'a Arc<Downstream>> {
+        self.gateway
+            .registry()
+            .servers()
+            .iter()
+            .filter(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some())
     }
-    let mut out = format!("{} tool(s) found. Run one with tool_execute {{ toolKey, arguments }}.\n", results.len());
-    for f in results {
-        let description = f.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
-        out.push_str(&format!("\n- {} ({:.2}): {}", f.tool_key, f.relevance, description));
-        let params: Vec<&str> = f
-            .input_schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        if !params.is_empty() {
-            out.push_str(&format!(" [args: {}]", params.join(", ")));
-        }
-    }
-    out
+
 }
 
 /// `_meta` keys that belong to this hop (protocol lifecycle, progress, caller
@@ -161,6 +137,16 @@ fn complete(mut r: CallToolResponse) -> CallToolResponse {
         result.result_type.get_or_insert(ResultType::COMPLETE);
     }
     r
+}
+
+fn auth_error(e: auth::Error) -> ErrorData {
+    match e {
+        auth::Error::Store(e) => {
+            tracing::error!(error = %e, "store unavailable");
+            ErrorData::internal_error("the gateway's store is unavailable", None)
+        }
+        other => ErrorData::new(rmcp::model::ErrorCode(UNAUTHORIZED), other.to_string(), None),
+    }
 }
 
 fn downstream_error(e: crate::downstream::Error) -> ErrorData {
@@ -201,44 +187,64 @@ impl ServerHandler for Upstream {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match request.name.as_ref() {
-            DISCOVERY => Ok(complete(self.discovery(request.arguments).await.into())),
-            EXECUTE => {
-                let args: ExecuteArgs = match parse_args(request.arguments) {
-                    Ok(a) => a,
-                    Err(e) => return Ok(complete(usage_error(EXECUTE, &e).into())),
-                };
-                let key = args.tool_key.clone();
-                let meta = forwardable_meta(&ctx.meta);
-                let outcome = tokio::select! {
-                    r = self.gateway.execute(args, meta) => r,
-                    // The upstream client cancelled: dropping the call cancels it downstream.
-                    _ = ctx.ct.cancelled() => {
-                        info!(tool = %key, "call cancelled by the client");
-                        return Err(ErrorData::internal_error("request cancelled", None));
-                    }
-                };
-                Ok(complete(match outcome {
-                    Ok(r) => r,
-                    Err(e) => {
-                        warn!(tool = %key, code = e.code(), "tool_execute failed");
-                        e.into_result().into()
-                    }
-                }))
+        let meta_tool = match request.name.as_ref() {
+            DISCOVERY => DISCOVERY,
+            EXECUTE => EXECUTE,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool '{other}'; this gateway has {DISCOVERY} and {EXECUTE}"),
+                    None,
+                ));
             }
-            other => Err(ErrorData::invalid_params(
-                format!("unknown tool '{other}'; this gateway has {DISCOVERY} and {EXECUTE}"),
-                None,
-            )),
-        }
+        };
+        let request_id = request_id();
+        let started = Instant::now();
+        let caller = match self.caller(&ctx).await {
+            Ok(c) => c,
+            Err(e) => {
+                info!(request_id, meta_tool, outcome = "denied", "refused caller");
+                self.gateway.audit(&request_id, None, meta_tool, None, Outcome::Denied, started.elapsed(), None).await;
+                return Err(auth_error(e));
+            }
+        };
+        let (answer, tool_key) = if meta_tool == DISCOVERY {
+            (self.gateway.answer_discovery(&caller, request.arguments), None)
+        } else {
+            let args = parse_args::<ExecuteArgs>(request.arguments);
+            let key = args.as_ref().ok().map(|a| a.tool_key.clone());
+            let meta = forwardable_meta(&ctx.meta);
+            tokio::select! {
+                a = self.gateway.answer_execute(&caller, args, meta) => (a, key),
+                // The upstream client cancelled: dropping the call cancels it downstream.
+                _ = ctx.ct.cancelled() => {
+                    info!(request_id, "call cancelled by the client");
+                    self.gateway.audit(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None).await;
+                    return Err(ErrorData::internal_error("request cancelled", None));
+                }
+            }
+        };
+        let latency = started.elapsed();
+        info!(
+            request_id,
+            project = caller.project.id,
+            meta_tool,
+            tool_key = tool_key.as_deref().unwrap_or(""),
+            outcome = ?answer.outcome,
+            results = answer.result_count,
+            latency_us = latency.as_micros() as u64,
+            "call"
+        );
+        self.gateway.audit(&request_id, Some(&caller), meta_tool, tool_key, answer.outcome, latency, answer.result_count).await;
+        Ok(complete(answer.result))
     }
 
     async fn list_resources(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let listed = futures::future::join_all(self.running().map(|s| async move {
+        let caller = self.caller(&ctx).await.map_err(auth_error)?;
+        let listed = futures::future::join_all(self.running_for(&caller).map(|s| async move {
             (s.name().to_string(), s.list_resources().await.unwrap_or_else(|e| {
                 warn!(server = %s.name(), error = %e, "resources/list failed");
                 Vec::new()
@@ -265,16 +271,17 @@ impl ServerHandler for Upstream {
                 all.push(r);
             }
         }
-        *self.routes.write().expect("routes lock") = routes;
+        self.routes.write().expect("routes lock").extend(routes);
         Ok(ListResourcesResult::with_all_items(all))
     }
 
     async fn list_resource_templates(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let listed = futures::future::join_all(self.running().map(|s| s.list_resource_templates())).await;
+        let caller = self.caller(&ctx).await.map_err(auth_error)?;
+        let listed = futures::future::join_all(self.running_for(&caller).map(|s| s.list_resource_templates())).await;
         Ok(ListResourceTemplatesResult::with_all_items(listed.into_iter().flatten().flatten().collect()))
     }
 
@@ -283,6 +290,7 @@ impl ServerHandler for Upstream {
         mut request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = self.caller(&ctx).await.map_err(auth_error)?;
         request.meta = forwardable_meta(&ctx.meta).map(Into::into);
         let registry = self.gateway.registry();
         let target = if let Some(rest) = request.uri.strip_prefix(SHARED_URI_PREFIX) {
@@ -294,7 +302,8 @@ impl ServerHandler for Upstream {
         } else {
             let owner = self.routes.read().expect("routes lock").get(&request.uri).cloned();
             owner.and_then(|s| registry.get(&s).cloned())
-        };
+        }
+        .filter(|s| caller.grants.sees_server(s.name()));
         let mut response = match target {
             Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
             // Not in the last listing (a template instance, or never listed):
@@ -302,7 +311,7 @@ impl ServerHandler for Upstream {
             None => {
                 let mut last = ErrorData::resource_not_found(format!("unknown resource '{}'", request.uri), None);
                 let mut found = None;
-                for server in self.running() {
+                for server in self.running_for(&caller) {
                     match server.read_resource(request.clone()).await {
                         Ok(r) => {
                             found = Some(r);
@@ -324,9 +333,10 @@ impl ServerHandler for Upstream {
     async fn list_prompts(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let listed = futures::future::join_all(self.running().map(|s| async move {
+        let caller = self.caller(&ctx).await.map_err(auth_error)?;
+        let listed = futures::future::join_all(self.running_for(&caller).map(|s| async move {
             let prompts = s.list_prompts().await.unwrap_or_default();
             prompts
                 .into_iter()
@@ -345,9 +355,10 @@ impl ServerHandler for Upstream {
         mut request: GetPromptRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = self.caller(&ctx).await.map_err(auth_error)?;
         let unknown = || ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None);
         let (server, prompt) = split_key(&request.name).ok_or_else(unknown)?;
-        let server = self.gateway.registry().get(server).cloned().ok_or_else(unknown)?;
+        let server = self.gateway.registry().get(server).filter(|s| caller.grants.sees_server(s.name())).cloned().ok_or_else(unknown)?;
         request.name = prompt.to_string();
         request.meta = forwardable_meta(&ctx.meta).map(Into::into);
         server.get_prompt(request).await.map_err(downstream_error)
@@ -410,6 +421,7 @@ pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::R
 /// Serves streamable HTTP at `/mcp` on an already-bound listener until `ct` is cancelled.
 pub async fn serve_http(
     upstream: Upstream,
+    gateway: Gateway,
     listener: tokio::net::TcpListener,
     http: &HttpConfig,
     ct: CancellationToken,
@@ -422,7 +434,7 @@ pub async fn serve_http(
         StreamableHttpService::new(move || Ok(upstream.clone()), Arc::default(), config);
     let app = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(reject_malformed));
+        .layer(axum::middleware::from_fn_with_state(gateway, guard));
     let addr: SocketAddr = listener.local_addr()?;
     info!("listening on http://{addr}/mcp");
     axum::serve(listener, app).with_graceful_shutdown(ct.cancelled_owned()).await?;
@@ -432,14 +444,21 @@ pub async fn serve_http(
 /// Largest request body accepted (the rmcp default).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// Answers a POST whose body is not JSON-RPC with the JSON-RPC error the spec
-/// names (-32700 parse error, -32600 invalid request) instead of a bare 415.
-async fn reject_malformed(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+/// The HTTP guard in front of rmcp: a POST whose body is not JSON-RPC gets
+/// the JSON-RPC error the spec names (-32700, -32600) instead of a bare 415; a
+/// bearer token is checked here (401 when invalid) and the caller attached to
+/// the request; a request with no credentials at all gets 401 unless anonymous
+/// access is on.
+async fn guard(
+    axum::extract::State(gateway): axum::extract::State<Gateway>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
     use axum::response::IntoResponse;
     if request.method() != http::Method::POST {
         return next.run(request).await;
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
         Err(_) => return (http::StatusCode::PAYLOAD_TOO_LARGE, "request body larger than 4 MiB").into_response(),
@@ -448,7 +467,42 @@ async fn reject_malformed(request: axum::extract::Request, next: axum::middlewar
         let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
         return (http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
     }
+    let unauthorized = |error: Option<&str>| {
+        let challenge = match error {
+            Some(e) => format!("Bearer realm=\"mcp-gateway\", error=\"{e}\""),
+            None => "Bearer realm=\"mcp-gateway\"".to_string(),
+        };
+        let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": UNAUTHORIZED, "message": auth::Error::Unauthorized.to_string() } });
+        (http::StatusCode::UNAUTHORIZED, [(http::header::WWW_AUTHENTICATE, challenge)], axum::Json(body)).into_response()
+    };
+    let header = parts.headers.get(http::header::AUTHORIZATION).map(|v| v.to_str().map(auth::bearer));
+    match header {
+        Some(Ok(Some(token))) => match gateway.caller(Some(token.to_string()), None).await {
+            Ok(caller) => {
+                parts.extensions.insert(caller);
+            }
+            Err(auth::Error::Store(e)) => {
+                tracing::error!(error = %e, "store unavailable");
+                return (http::StatusCode::SERVICE_UNAVAILABLE, "the gateway's store is unavailable").into_response();
+            }
+            Err(_) => return unauthorized(Some("invalid_token")),
+        },
+        Some(_) => return unauthorized(Some("invalid_request")),
+        None if !gateway.allows_anonymous() && needs_credentials(&bytes) => return unauthorized(None),
+        None => {}
+    }
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+/// Whether a JSON-RPC body holds a request (not a notification or a
+/// response) that carries no `_meta.token` of its own.
+fn needs_credentials(body: &[u8]) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else { return true };
+    let needs = |m: &Value| m.get("id").is_some() && m.get("method").is_some() && m.pointer("/params/_meta/token").is_none();
+    match &value {
+        Value::Array(batch) => batch.iter().any(needs),
+        one => needs(one),
+    }
 }
 
 /// What is wrong with a request body, as a JSON-RPC error code and message.

@@ -5,7 +5,7 @@ mod common;
 use std::io::{BufRead, Write};
 use std::process::{Command, Output, Stdio};
 
-use common::{bin, chaos_server, repo_path};
+use common::{ANONYMOUS, bin, chaos_server, repo_path};
 
 fn run(dir: &std::path::Path, args: &[&str]) -> Output {
     Command::new(bin())
@@ -81,7 +81,11 @@ fn import_turns_mcp_servers_json_into_a_config_that_checks() {
     assert!(stdout(&o).contains("2 servers"), "{}", stdout(&o));
 
     // The JSON file also works as a config as it is.
-    let o = run(dir.path(), &["call", "--config", "claude_desktop_config.json", "demo:calculate", r#"{"expression": "6*7"}"#]);
+    let o = run(dir.path(), &["project", "create", "p", "--config", "claude_desktop_config.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(dir.path(), &["grant", "--project", "p", "--server", "demo", "--config", "claude_desktop_config.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(dir.path(), &["call", "--config", "claude_desktop_config.json", "--project", "p", "demo:calculate", r#"{"expression": "6*7"}"#]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("42"), "{}", stdout(&o));
 }
@@ -107,7 +111,7 @@ fn the_embedded_default_serves_something_real_with_no_config_file() {
 fn servers_shows_status_tool_counts_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let config = format!(
-        "{}[[servers]]\nname = \"broken\"\ncommand = \"/no/such/binary\"\n\n[[servers]]\nname = \"off\"\ncommand = \"x\"\nenabled = false\n",
+        "{ANONYMOUS}{}[[servers]]\nname = \"broken\"\ncommand = \"/no/such/binary\"\n\n[[servers]]\nname = \"off\"\ncommand = \"x\"\nenabled = false\n",
         chaos_server("alpha", "")
     );
     std::fs::write(dir.path().join("gateway.toml"), config).unwrap();
@@ -129,7 +133,7 @@ fn servers_shows_status_tool_counts_and_errors() {
 #[test]
 fn json_logs_on_request() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("gateway.toml"), chaos_server("alpha", "")).unwrap();
+    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).unwrap();
     let mut child = Command::new(bin())
         .args(["serve", "--log-format", "json"])
         .current_dir(dir.path())

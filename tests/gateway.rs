@@ -14,7 +14,7 @@ use rmcp::ClientServiceExt;
 use serde_json::{Value, json};
 
 fn two_servers() -> String {
-    format!("{}{}", chaos_server("alpha", "timeout_ms = 1500"), chaos_server("beta", ""))
+    format!("{ANONYMOUS}{}{}", chaos_server("alpha", "timeout_ms = 1500"), chaos_server("beta", ""))
 }
 
 /// Waits until discovery sees `key` (servers connect in the background).
@@ -121,15 +121,18 @@ async fn caller_meta_is_forwarded_but_identity_and_lifecycle_are_not() {
     let gw = Gateway::start(&two_servers()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:echo").await;
+    let token = gw.issue_token("local");
     let mut params = CallToolRequestParams::new("tool_execute")
         .with_arguments(json!({"toolKey": "alpha:echo", "arguments": {"x": 1}}).as_object().unwrap().clone());
-    params.meta = Some(json!({"traceparent": "00-abc-def-01", "token": "secret-token"}).as_object().unwrap().clone().into());
+    params.meta = Some(json!({"traceparent": "00-abc-def-01", "token": token, "projectId": "local"}).as_object().unwrap().clone().into());
     let r = client.call_tool(params).await.unwrap();
     let seen = r.structured_content.unwrap();
     assert_eq!(seen["arguments"], json!({"x": 1}));
     assert_eq!(seen["meta"]["traceparent"], "00-abc-def-01");
     assert!(seen["meta"].get("token").is_none(), "the caller's token must not leak downstream: {seen}");
-    assert!(!gw.log().contains("secret-token"), "tokens never reach the log");
+    assert!(seen["meta"].get("projectId").is_none(), "{seen}");
+    let secret = token.rsplit('_').next().unwrap();
+    assert!(!gw.log().contains(secret), "tokens never reach the log");
 }
 
 #[tokio::test]
@@ -243,7 +246,7 @@ async fn tool_list_changes_downstream_reach_discovery() {
 #[tokio::test]
 async fn a_server_that_cannot_start_is_failed_and_the_rest_serve() {
     let config = format!(
-        "{}[[servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/mcp-server\"\n\n[[servers]]\nname = \"mute\"\ncommand = \"sleep\"\nargs = [\"600\"]\nconnect_timeout_ms = 1000\n",
+        "{ANONYMOUS}{}[[servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/mcp-server\"\n\n[[servers]]\nname = \"mute\"\ncommand = \"sleep\"\nargs = [\"600\"]\nconnect_timeout_ms = 1000\n",
         chaos_server("alpha", "")
     );
     let gw = Gateway::start(&config).await;
@@ -295,7 +298,7 @@ async fn http_downstreams_work_like_stdio_ones() {
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(demo.stderr.take().unwrap()));
     let line = lines.next_line().await.unwrap().unwrap();
     let url = line.trim_start_matches("listening on ").trim().to_string();
-    let gw = Gateway::start(&format!("[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntimeout_ms = 1000\n")).await;
+    let gw = Gateway::start(&format!("{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntimeout_ms = 1000\n")).await;
     let client = gw.client().await;
     wait_for_tool(&client, "remote:calculate").await;
     let r = execute(&client, "remote:calculate", json!({"expression": "3^2"})).await;
@@ -328,7 +331,7 @@ async fn newest_protocol_clients_are_served_too() {
 async fn stdio_upstream_works_and_stdin_close_stops_everything() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gateway.toml");
-    std::fs::write(&path, chaos_server("alpha", "")).unwrap();
+    std::fs::write(&path, format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).unwrap();
     let cmd = tokio::process::Command::new(bin()).configure(|c| {
         c.args(["serve", "--config"]).arg(&path);
     });
@@ -356,7 +359,7 @@ async fn stdio_upstream_works_and_stdin_close_stops_everything() {
 
 #[tokio::test]
 async fn sigterm_stops_the_gateway_and_its_children() {
-    let gw = Gateway::start(&two_servers()).await;
+    let mut gw = Gateway::start(&two_servers()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:calculate").await;
     wait_for_tool(&client, "beta:calculate").await;

@@ -19,7 +19,7 @@ fn installed(relative: &str, what: &str) -> PathBuf {
 fn everything_config() -> String {
     let everything = installed("tests/interop/node_modules/.bin/mcp-server-everything", "server-everything");
     format!(
-        "[[servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"stdio\"]\n\n{}",
+        "{ANONYMOUS}[[servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"stdio\"]\n\n{}",
         everything.display(),
         chaos_server("demo", "")
     )

@@ -19,6 +19,9 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-gateway")
 }
 
+/// Lets callers without a token in, as project "local" (granted every server).
+pub const ANONYMOUS: &str = "[auth]\nallow_anonymous = true\nanonymous_project = \"local\"\n\n";
+
 /// A `[[servers]]` entry running the demo server with its test tools.
 pub fn chaos_server(name: &str, extra: &str) -> String {
     format!("[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\n{extra}\n", bin())
@@ -94,6 +97,37 @@ impl Gateway {
         }
     }
 
+    /// The config file this gateway runs on.
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("gateway.toml")
+    }
+
+    /// Runs an `mcp-gateway` command against this gateway's config (and so its store).
+    pub fn cli(&self, args: &[&str]) -> std::process::Output {
+        let out = std::process::Command::new(bin())
+            .args(args)
+            .arg("--config")
+            .arg(self.config_path())
+            .env_remove("MCP_GATEWAY_TOKEN")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mcp-gateway {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    /// Issues a token for `project` and returns its secret.
+    pub fn issue_token(&self, project: &str) -> String {
+        let out = self.cli(&["token", "issue", "--project", project]);
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// An MCP client that sends `Authorization: Bearer <token>`.
+    pub async fn client_with_token(&self, token: &str) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
+        let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
+            .auth_header(token);
+        ().serve(StreamableHttpClientTransport::from_config(config)).await
+    }
+
     /// The gateway's process id.
     pub fn pid(&self) -> u32 {
         self.child.id().unwrap()
@@ -105,7 +139,7 @@ impl Gateway {
     }
 
     /// Sends SIGTERM and waits for the process to exit.
-    pub async fn stop(mut self) -> std::process::ExitStatus {
+    pub async fn stop(&mut self) -> std::process::ExitStatus {
         signal(self.pid(), nix::sys::signal::Signal::SIGTERM);
         tokio::time::timeout(Duration::from_secs(30), self.child.wait()).await.expect("gateway exits").unwrap()
     }

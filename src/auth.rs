@@ -1,0 +1,163 @@
+//! Who is calling: a token (Authorization header, `_meta.token`, or the
+//! stdio session's `MCP_GATEWAY_TOKEN`) resolves to its project and grants;
+//! no token means refusal unless anonymous access names a project.
+
+use std::sync::Arc;
+
+use crate::store::{self, Grants, Project, Store};
+
+/// `_meta.projectId` values that mean "no project".
+pub const UNASSIGNED_PROJECT_ID: &str = "UNASSIGNED_PROJECT_ID";
+
+/// Environment variable a stdio client can set to authenticate its whole session.
+pub const TOKEN_ENV: &str = "MCP_GATEWAY_TOKEN";
+
+/// An authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Its project.
+    pub project: Project,
+    /// The token used; `None` for anonymous access.
+    pub token_id: Option<i64>,
+    /// What the project may see.
+    pub grants: Arc<Grants>,
+}
+
+/// Why a caller was refused. Unknown, revoked and mistyped tokens all read
+/// as [`Error::Unauthorized`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No valid token.
+    #[error("unauthorized: a valid token is required (Authorization: Bearer <token>, _meta.token, or MCP_GATEWAY_TOKEN for stdio)")]
+    Unauthorized,
+    /// `_meta.projectId` names another project than the token's.
+    #[error("_meta.projectId '{0}' is not the project of this token")]
+    ProjectMismatch(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// Resolves callers against the store.
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    store: Arc<Store>,
+    anonymous_project: Option<String>,
+}
+
+impl Authenticator {
+    /// `anonymous_project`: the project callers without a token act as, if any.
+    pub fn new(store: Arc<Store>, anonymous_project: Option<String>) -> Self {
+        Self { store, anonymous_project }
+    }
+
+    /// Makes sure the anonymous project exists and has a decision for every
+    /// configured server: servers never granted nor denied to it are granted,
+    /// so a personal setup sees the servers it adds; an explicit deny stays.
+    pub fn prepare_anonymous<'a>(&self, servers: impl IntoIterator<Item = &'a str>) -> Result<(), store::Error> {
+        let Some(name) = &self.anonymous_project else { return Ok(()) };
+        if self.store.project(name)?.is_none() {
+            self.store.create_project(name, Some(store::Search::Bm25))?;
+            tracing::info!(project = %name, "created the anonymous project");
+        }
+        for server in servers {
+            self.store.grant_if_undecided(name, server)?;
+        }
+        Ok(())
+    }
+
+    /// The caller behind `token` (or anonymous), checked against `project_hint`
+    /// (`_meta.projectId`). Runs on the blocking pool.
+    pub async fn caller(&self, token: Option<String>, project_hint: Option<String>) -> Result<Caller, Error> {
+        let this = self.clone();
+        self.store.run(move |store| this.resolve(store, token.as_deref(), project_hint.as_deref())).await
+    }
+
+    fn resolve(&self, store: &Store, token: Option<&str>, hint: Option<&str>) -> Result<Caller, Error> {
+        let token = token.map(str::trim).filter(|t| !t.is_empty());
+        let (project, token_id) = match token {
+            Some(t) => match store.authenticate(t)? {
+                Some((id, project)) => (project, Some(id)),
+                None => return Err(Error::Unauthorized),
+            },
+            None => match &self.anonymous_project {
+                Some(name) => (store.project(name)?.ok_or(Error::Unauthorized)?, None),
+                None => return Err(Error::Unauthorized),
+            },
+        };
+        let grants = Arc::new(Grants::from_permissions(store.permissions(project.id)?));
+        let caller = Caller { project, token_id, grants };
+        check_hint(&caller, hint)?;
+        Ok(caller)
+    }
+
+    /// Whether callers without a token get in.
+    pub fn allows_anonymous(&self) -> bool {
+        self.anonymous_project.is_some()
+    }
+}
+
+/// `_meta.projectId` may only narrow to the caller's own project (by name or id);
+/// empty or `UNASSIGNED_PROJECT_ID` means none.
+pub fn check_hint(caller: &Caller, hint: Option<&str>) -> Result<(), Error> {
+    match hint.map(str::trim).filter(|h| !h.is_empty() && *h != UNASSIGNED_PROJECT_ID) {
+        Some(h) if h != caller.project.name && h != caller.project.id.to_string() => Err(Error::ProjectMismatch(h.to_string())),
+        _ => Ok(()),
+    }
+}
+
+/// The token of an `Authorization: Bearer …` header value.
+pub fn bearer(header: &str) -> Option<&str> {
+    let (scheme, token) = header.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim()).filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(anonymous: Option<&str>) -> (tempfile::TempDir, Arc<Store>, Authenticator) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(&dir.path().join("a.db")).unwrap());
+        let auth = Authenticator::new(store.clone(), anonymous.map(str::to_string));
+        (dir, store, auth)
+    }
+
+    #[tokio::test]
+    async fn tokens_hints_and_anonymous_access() {
+        let (_d, store, auth) = setup(None);
+        store.create_project("alpha", Some(store::Search::Bm25)).unwrap();
+        store.create_project("beta", None).unwrap();
+        let (_, token) = store.issue_token("alpha", "").unwrap();
+
+        let c = auth.caller(Some(token.clone()), None).await.unwrap();
+        assert_eq!(c.project.name, "alpha");
+        for hint in ["alpha", &c.project.id.to_string(), UNASSIGNED_PROJECT_ID, ""] {
+            assert!(auth.caller(Some(token.clone()), Some(hint.to_string())).await.is_ok(), "{hint}");
+        }
+        assert!(matches!(auth.caller(Some(token.clone()), Some("beta".into())).await, Err(Error::ProjectMismatch(_))));
+        assert!(matches!(auth.caller(None, None).await, Err(Error::Unauthorized)));
+        assert!(matches!(auth.caller(Some("mgw_1_wrong".into()), None).await, Err(Error::Unauthorized)));
+    }
+
+    #[tokio::test]
+    async fn the_anonymous_project_gets_every_undecided_server() {
+        let (_d, store, auth) = setup(Some("local"));
+        auth.prepare_anonymous(["a", "b"]).unwrap();
+        store.set_permission("local", "b", None, false).unwrap();
+        auth.prepare_anonymous(["a", "b", "c"]).unwrap();
+        let c = auth.caller(None, None).await.unwrap();
+        assert_eq!(c.token_id, None);
+        assert!(c.grants.allows("a", "t") && c.grants.allows("c", "t"));
+        assert!(!c.grants.allows("b", "t"), "an explicit deny survives restarts");
+    }
+
+    #[test]
+    fn bearer_headers() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer  abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer "), None);
+    }
+}

@@ -1,0 +1,275 @@
+//! Operator commands on the store: projects, tokens, grants, audit. They
+//! open the SQLite file named by the config and start no server.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::config::Config;
+use crate::store::{Search, Store};
+
+/// `project …`.
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// Create a project (search on, with BM25, unless --search says otherwise).
+    Create {
+        /// Unique name.
+        name: String,
+        /// Search strategy.
+        #[arg(long, value_enum, default_value_t = SearchArg::Bm25)]
+        search: SearchArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List projects.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a project with its tokens (never their secrets) and grants.
+    Show {
+        /// Name or id.
+        project: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Choose how a project's tool_discovery searches (`off` turns its catalog off).
+    SetSearch {
+        /// Name or id.
+        project: String,
+        /// Search strategy.
+        #[arg(value_enum)]
+        search: SearchArg,
+    },
+}
+
+/// `projects.optimization` as the command line spells it.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SearchArg {
+    /// Local BM25.
+    Bm25,
+    /// Cloud search, falling back to BM25.
+    Cloud,
+    /// Tool catalog off: tool_discovery answers nothing.
+    Off,
+}
+
+impl SearchArg {
+    fn into_search(self) -> Option<Search> {
+        match self {
+            SearchArg::Bm25 => Some(Search::Bm25),
+            SearchArg::Cloud => Some(Search::Cloud),
+            SearchArg::Off => None,
+        }
+    }
+}
+
+/// `token …`.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Issue a token for a project and print it (the only time it is shown).
+    Issue {
+        /// Name or id.
+        #[arg(long)]
+        project: String,
+        /// A note for people ("laptop", "ci").
+        #[arg(long, default_value = "")]
+        label: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List tokens (metadata only).
+    List {
+        /// Only this project's.
+        #[arg(long)]
+        project: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token by id; it is refused from the next request on.
+    Revoke {
+        /// Token id (the number in `mgw_<id>_…`, or from `token list`).
+        id: i64,
+    },
+}
+
+/// `grant` / `revoke`.
+#[derive(Debug, Args)]
+pub struct GrantArgs {
+    /// Name or id.
+    #[arg(long)]
+    project: String,
+    /// Server name.
+    #[arg(long)]
+    server: String,
+    /// Only this tool of the server.
+    #[arg(long)]
+    tool: Option<String>,
+}
+
+/// `audit …`.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// The newest rows, oldest first.
+    Tail {
+        /// Only this project's.
+        #[arg(long)]
+        project: Option<String>,
+        /// How many rows.
+        #[arg(long, short = 'n', default_value_t = 20)]
+        lines: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn open(config: &Config) -> anyhow::Result<Store> {
+    Ok(Store::open(&config.store_path)?)
+}
+
+fn print_json(v: &impl Serialize) -> anyhow::Result<ExitCode> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn search_word(s: Option<Search>) -> &'static str {
+    s.map_or("off", Search::as_str)
+}
+
+/// Runs a `project` command.
+pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode> {
+    let store = open(config)?;
+    match cmd {
+        ProjectCommand::Create { name, search, json } => {
+            crate::config::check_server_name(&name).map_err(|m| anyhow::anyhow!(m.replace("server name", "project name")))?;
+            let p = store.create_project(&name, search.into_search())?;
+            if json {
+                return print_json(&p);
+            }
+            println!("created project '{}' (id {}, search {})", p.name, p.id, search_word(p.optimization));
+            println!("next: mcp-gateway grant --project {} --server SERVER, then mcp-gateway token issue --project {}", p.name, p.name);
+        }
+        ProjectCommand::List { json } => {
+            let projects = store.projects()?;
+            if json {
+                return print_json(&projects);
+            }
+            println!("{:<6} {:<24} {:<7} CREATED", "ID", "NAME", "SEARCH");
+            for p in projects {
+                println!("{:<6} {:<24} {:<7} {}", p.id, p.name, search_word(p.optimization), p.created_at);
+            }
+        }
+        ProjectCommand::Show { project, json } => {
+            let p = store.project(&project)?.ok_or_else(|| crate::store::Error::NoProject(project.clone()))?;
+            let tokens = store.tokens(Some(&project))?;
+            let permissions = store.permissions(p.id)?;
+            if json {
+                return print_json(&json!({ "project": p, "tokens": tokens, "permissions": permissions }));
+            }
+            println!("project {} (id {}), search {}, created {}", p.name, p.id, search_word(p.optimization), p.created_at);
+            println!("grants:");
+            if permissions.is_empty() {
+                println!("  none: this project sees no server (mcp-gateway grant --project {} --server S)", p.name);
+            }
+            for g in permissions {
+                let what = g.tool.map_or_else(|| format!("{} (whole server)", g.server), |t| format!("{}:{t}", g.server));
+                println!("  {} {what}", if g.enabled { "allow" } else { "deny " });
+            }
+            println!("tokens:");
+            for t in tokens {
+                let state = t.revoked_at.map_or("live".to_string(), |r| format!("revoked {r}"));
+                println!("  #{} {:<16} created {} last used {} {state}", t.id, t.label, t.created_at, t.last_used_at.as_deref().unwrap_or("never"));
+            }
+        }
+        ProjectCommand::SetSearch { project, search } => {
+            let p = store.set_search(&project, search.into_search())?;
+            println!("project '{}' search: {}", p.name, search_word(p.optimization));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a `token` command.
+pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
+    let store = open(config)?;
+    match cmd {
+        TokenCommand::Issue { project, label, json } => {
+            let (info, secret) = store.issue_token(&project, &label)?;
+            if json {
+                return print_json(&json!({ "token": secret, "id": info.id, "projectId": info.project_id }));
+            }
+            eprintln!("token #{} for project '{project}'; it is shown only now, store it safely:", info.id);
+            println!("{secret}");
+        }
+        TokenCommand::List { project, json } => {
+            let tokens = store.tokens(project.as_deref())?;
+            if json {
+                return print_json(&tokens);
+            }
+            println!("{:<6} {:<8} {:<16} {:<26} {:<26} STATE", "ID", "PROJECT", "LABEL", "CREATED", "LAST USED");
+            for t in tokens {
+                let state = if t.revoked_at.is_some() { "revoked" } else { "live" };
+                let last = t.last_used_at.as_deref().unwrap_or("never");
+                println!("{:<6} {:<8} {:<16} {:<26} {:<26} {state}", t.id, t.project_id, t.label, t.created_at, last);
+            }
+        }
+        TokenCommand::Revoke { id } => {
+            if !store.revoke_token(id)? {
+                anyhow::bail!("no live token #{id}");
+            }
+            println!("token #{id} revoked");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `grant` (`allow = true`) or `revoke`.
+pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitCode> {
+    if !config.servers.iter().any(|s| s.name == a.server) {
+        eprintln!("note: no server named '{}' in {}; the grant applies once one is configured", a.server, config.source);
+    }
+    let store = open(config)?;
+    let target = a.tool.as_ref().map_or_else(|| format!("server '{}'", a.server), |t| format!("tool '{}:{t}'", a.server));
+    match (&a.tool, allow) {
+        (None, false) => store.deny_server(&a.project, &a.server)?,
+        (tool, allow) => store.set_permission(&a.project, &a.server, tool.as_deref(), allow)?,
+    }
+    println!("{} {target} {} project '{}'", if allow { "granted" } else { "revoked" }, if allow { "to" } else { "from" }, a.project);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs an `audit` command.
+pub fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
+    let store = open(config)?;
+    let AuditCommand::Tail { project, lines, json } = cmd;
+    let rows = store.audit_tail(project.as_deref(), lines)?;
+    if json {
+        return print_json(&rows);
+    }
+    println!("{:<24} {:<16} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  TOOL", "AT", "REQUEST", "PROJECT", "TOKEN", "META-TOOL", "OUTCOME", "MS", "RESULTS");
+    for r in rows {
+        let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+        let outcome = serde_json::to_value(r.outcome)?.as_str().unwrap_or("").to_string();
+        println!(
+            "{:<24} {:<16} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  {}",
+            r.at,
+            r.request_id,
+            opt(r.project_id),
+            opt(r.token_id),
+            r.meta_tool,
+            outcome,
+            r.latency_ms,
+            r.result_count.map_or("-".to_string(), |n| n.to_string()),
+            r.tool_key.unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

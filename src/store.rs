@@ -1,0 +1,753 @@
+//! The SQLite store: projects, tokens, tool permissions and the audit log.
+//!
+//! rusqlite is blocking, so async callers go through [`Store::run`], which
+//! moves the work to tokio's blocking pool. Audit rows travel through a
+//! bounded channel to a writer thread that batches them into one transaction;
+//! a full channel makes the caller wait (back-pressure) rather than drop rows,
+//! and [`Store::close`] flushes what is queued.
+
+mod migrate;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use sha2::Digest;
+use tokio::sync::mpsc;
+
+/// Environment variable that overrides the store path.
+pub const DB_ENV: &str = "MCP_GATEWAY_DB";
+/// Audit rows that may wait in memory before callers are slowed down.
+const AUDIT_QUEUE: usize = 4096;
+/// Rows written per transaction at most.
+const AUDIT_BATCH: usize = 512;
+/// How long a connection waits for another writer's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Prefix of every token, so a leaked one is recognisable (e.g. by secret scanners).
+pub const TOKEN_PREFIX: &str = "mgw_";
+
+/// Why the store refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be opened or is not a usable database.
+    #[error("cannot open the store {path}: {reason}")]
+    Open {
+        /// The file.
+        path: String,
+        /// Why, in words.
+        reason: String,
+    },
+    /// The database was written by a newer mcp-gateway.
+    #[error("the store {path} has schema version {found}, newer than this mcp-gateway understands ({known}); upgrade mcp-gateway or point MCP_GATEWAY_DB at another file")]
+    TooNew {
+        /// The file.
+        path: String,
+        /// Its `user_version`.
+        found: i64,
+        /// The newest this binary knows.
+        known: i64,
+    },
+    /// No project by that name or id.
+    #[error("no project '{0}' (see `mcp-gateway project list`)")]
+    NoProject(String),
+    /// A project by that name exists.
+    #[error("a project named '{0}' already exists")]
+    ProjectExists(String),
+    /// Any other SQLite failure.
+    #[error("store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Which search a project's `tool_discovery` uses (`projects.optimization`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Search {
+    /// Local BM25.
+    Bm25,
+    /// The cloud provider, falling back to BM25.
+    Cloud,
+}
+
+impl Search {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Search::Bm25 => "bm25",
+            Search::Cloud => "cloud",
+        }
+    }
+
+    fn parse(s: Option<String>) -> Option<Self> {
+        match s.as_deref() {
+            Some("bm25") => Some(Search::Bm25),
+            Some("cloud") => Some(Search::Cloud),
+            _ => None,
+        }
+    }
+}
+
+/// A project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Project {
+    /// Row id.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Search strategy; `None` turns the tool catalog off.
+    pub optimization: Option<Search>,
+    /// ISO 8601.
+    pub created_at: String,
+}
+
+/// A token's metadata (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenInfo {
+    /// Row id; part of the token text.
+    pub id: i64,
+    /// Its project.
+    pub project_id: i64,
+    /// A note for people.
+    pub label: String,
+    /// ISO 8601.
+    pub created_at: String,
+    /// ISO 8601, updated at most once a minute.
+    pub last_used_at: Option<String>,
+    /// ISO 8601 when revoked.
+    pub revoked_at: Option<String>,
+}
+
+/// One grant row: a whole server (`tool: None`) or one tool override.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Permission {
+    /// The server.
+    pub server: String,
+    /// The tool, for an override.
+    pub tool: Option<String>,
+    /// Allow or deny.
+    pub enabled: bool,
+}
+
+/// What a project may see: servers granted whole, and per-tool overrides.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grants {
+    servers: HashMap<String, ServerGrant>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ServerGrant {
+    whole: bool,
+    tools: HashMap<String, bool>,
+}
+
+impl Grants {
+    /// Builds grants from rows.
+    pub fn from_permissions(rows: impl IntoIterator<Item = Permission>) -> Self {
+        let mut servers: HashMap<String, ServerGrant> = HashMap::new();
+        for p in rows {
+            let g = servers.entry(p.server).or_default();
+            match p.tool {
+                None => g.whole = p.enabled,
+                Some(t) => {
+                    g.tools.insert(t, p.enabled);
+                }
+            }
+        }
+        Self { servers }
+    }
+
+    /// Every tool of every server in `servers` (the anonymous local project, tests).
+    pub fn all_of<'a>(servers: impl IntoIterator<Item = &'a str>) -> Self {
+        Self::from_permissions(servers.into_iter().map(|s| Permission { server: s.to_string(), tool: None, enabled: true }))
+    }
+
+    /// Whether the project may see and run `server:tool`: a tool override
+    /// decides if there is one, else the server's grant.
+    pub fn allows(&self, server: &str, tool: &str) -> bool {
+        self.servers.get(server).is_some_and(|g| g.tools.get(tool).copied().unwrap_or(g.whole))
+    }
+
+    /// Whether the project sees anything of `server` (for resources and prompts).
+    pub fn sees_server(&self, server: &str) -> bool {
+        self.servers.get(server).is_some_and(|g| g.whole || g.tools.values().any(|&allowed| allowed))
+    }
+}
+
+/// One audit row. IDs and counts only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditRow {
+    /// ISO 8601.
+    pub at: String,
+    /// The gateway's id for the upstream call (also in the logs).
+    pub request_id: String,
+    /// The caller's project, when known.
+    pub project_id: Option<i64>,
+    /// The caller's token, when one was used.
+    pub token_id: Option<i64>,
+    /// `tool_discovery` or `tool_execute`.
+    pub meta_tool: String,
+    /// The `toolKey` of an execute.
+    pub tool_key: Option<String>,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Wall time of the call.
+    pub latency_ms: u64,
+    /// Results returned by a discovery.
+    pub result_count: Option<u64>,
+}
+
+/// How a meta-tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Answered.
+    Ok,
+    /// The downstream tool answered `isError: true`.
+    ToolError,
+    /// Refused: no or bad token, or a tool outside the caller's view.
+    Denied,
+    /// Could not run (bad arguments, server down, protocol error).
+    Failed,
+    /// Ran past its timeout.
+    Timeout,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool_error",
+            Outcome::Denied => "denied",
+            Outcome::Failed => "failed",
+            Outcome::Timeout => "timeout",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        match s {
+            "ok" => Outcome::Ok,
+            "tool_error" => Outcome::ToolError,
+            "denied" => Outcome::Denied,
+            "timeout" => Outcome::Timeout,
+            _ => Outcome::Failed,
+        }
+    }
+}
+
+/// The store. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+    audit: Mutex<Option<mpsc::Sender<AuditRow>>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+fn open_connection(path: &Path) -> Result<Connection, Error> {
+    let shown = path.display().to_string();
+    let open_err = |e: rusqlite::Error| Error::Open { path: shown.clone(), reason: explain(&e) };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Open { path: shown.clone(), reason: e.to_string() })?;
+    }
+    let conn = Connection::open(path).map_err(open_err)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+    // journal_mode answers with a row, so it is a query, not an execute.
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(open_err)?;
+    if mode != "wal" {
+        tracing::warn!(path = %shown, mode, "the store is not in WAL mode");
+    }
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;").map_err(open_err)?;
+    Ok(conn)
+}
+
+/// Turns SQLite's terse codes into a sentence for the person at the terminal.
+fn explain(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => "the file is not a SQLite database (corrupt, or some other file)".into(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            format!("the database is locked by another process (waited {} s)", BUSY_TIMEOUT.as_secs())
+        }
+        Some(rusqlite::ErrorCode::CannotOpen) => "cannot open the file (missing folder or no permission)".into(),
+        Some(rusqlite::ErrorCode::ReadOnly) => "the file is read-only".into(),
+        Some(rusqlite::ErrorCode::DiskFull) => "the disk is full".into(),
+        _ => e.to_string(),
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn sha256(text: &str) -> [u8; 32] {
+    sha2::Sha256::digest(text.as_bytes()).into()
+}
+
+/// Compares in time independent of where the first difference is.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Splits `mgw_<id>_<secret>`.
+fn parse_token(token: &str) -> Option<(i64, &str)> {
+    let (id, secret) = token.strip_prefix(TOKEN_PREFIX)?.split_once('_')?;
+    Some((id.parse().ok()?, secret))
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`, migrates it, and starts the audit writer.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        let mut conn = open_connection(path)?;
+        migrate::run(&mut conn, path)?;
+        let writer_conn = open_connection(path)?;
+        let (tx, rx) = mpsc::channel(AUDIT_QUEUE);
+        let writer = std::thread::Builder::new()
+            .name("audit-writer".into())
+            .spawn(move || write_audit(writer_conn, rx))
+            .map_err(|e| Error::Open { path: path.display().to_string(), reason: e.to_string() })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+            audit: Mutex::new(Some(tx)),
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs blocking store work off the async runtime.
+    pub async fn run<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Store) -> T + Send + 'static) -> T {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || f(&store)).await.expect("store task panicked")
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, Error> {
+        let conn = self.conn.lock().expect("store connection lock");
+        Ok(f(&conn)?)
+    }
+
+    /// Creates a project.
+    pub fn create_project(&self, name: &str, optimization: Option<Search>) -> Result<Project, Error> {
+        let inserted = self.with(|c| {
+            c.execute(
+                "INSERT INTO projects (name, optimization) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+                params![name, optimization.map(Search::as_str)],
+            )
+        })?;
+        if inserted == 0 {
+            return Err(Error::ProjectExists(name.to_string()));
+        }
+        self.project(name)?.ok_or_else(|| Error::NoProject(name.to_string()))
+    }
+
+    /// Every project, by name.
+    pub fn projects(&self) -> Result<Vec<Project>, Error> {
+        self.with(|c| {
+            let mut stmt = c.prepare("SELECT id, name, optimization, created_at FROM projects ORDER BY name")?;
+            stmt.query_map([], project_row)?.collect()
+        })
+    }
+
+    /// A project by name or numeric id.
+    pub fn project(&self, name_or_id: &str) -> Result<Option<Project>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, name, optimization, created_at FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
+                [name_or_id],
+                project_row,
+            )
+            .optional()
+        })
+    }
+
+    fn require_project(&self, name_or_id: &str) -> Result<Project, Error> {
+        self.project(name_or_id)?.ok_or_else(|| Error::NoProject(name_or_id.to_string()))
+    }
+
+    /// Sets a project's search strategy (`None`: catalog off).
+    pub fn set_search(&self, project: &str, optimization: Option<Search>) -> Result<Project, Error> {
+        let p = self.require_project(project)?;
+        self.with(|c| {
+            c.execute("UPDATE projects SET optimization = ?1 WHERE id = ?2", params![optimization.map(Search::as_str), p.id])
+        })?;
+        self.require_project(project)
+    }
+
+    /// Issues a token; the returned secret is shown once and stored only as a hash.
+    pub fn issue_token(&self, project: &str, label: &str) -> Result<(TokenInfo, String), Error> {
+        let p = self.require_project(project)?;
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| Error::Open { path: self.path.display().to_string(), reason: format!("no randomness: {e}") })?;
+        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let id = self.with(|c| {
+            c.execute(
+                "INSERT INTO tokens (project_id, label, secret_hash) VALUES (?1, ?2, ?3)",
+                params![p.id, label, sha256(&secret).as_slice()],
+            )?;
+            Ok(c.last_insert_rowid())
+        })?;
+        let info = self.tokens(None)?.into_iter().find(|t| t.id == id).expect("the token just inserted");
+        Ok((info, format!("{TOKEN_PREFIX}{id}_{secret}")))
+    }
+
+    /// Tokens, of one project or all.
+    pub fn tokens(&self, project: Option<&str>) -> Result<Vec<TokenInfo>, Error> {
+        let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT id, project_id, label, created_at, last_used_at, revoked_at FROM tokens
+                 WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id",
+            )?;
+            stmt.query_map([project_id], |r| {
+                Ok(TokenInfo {
+                    id: r.get(0)?,
+                    project_id: r.get(1)?,
+                    label: r.get(2)?,
+                    created_at: r.get(3)?,
+                    last_used_at: r.get(4)?,
+                    revoked_at: r.get(5)?,
+                })
+            })?
+            .collect()
+        })
+    }
+
+    /// Revokes a token; false when there is no such live token.
+    pub fn revoke_token(&self, id: i64) -> Result<bool, Error> {
+        let n = self.with(|c| {
+            c.execute("UPDATE tokens SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL", params![now(), id])
+        })?;
+        Ok(n == 1)
+    }
+
+    /// The live token behind `token` and its project, or `None`. Unknown,
+    /// revoked and mistyped tokens are indistinguishable, and the secret is
+    /// compared in constant time.
+    pub fn authenticate(&self, token: &str) -> Result<Option<(i64, Project)>, Error> {
+        let (id, secret) = parse_token(token).unwrap_or((-1, token));
+        let presented = sha256(secret);
+        let row = self.with(|c| {
+            c.query_row(
+                "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.optimization, p.created_at
+                 FROM tokens t JOIN projects p ON p.id = t.project_id
+                 WHERE t.id = ?1 AND t.revoked_at IS NULL",
+                [id],
+                |r| Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, Option<String>>(1)?, project_row_at(r, 2)?)),
+            )
+            .optional()
+        })?;
+        let Some((stored, last_used, project)) = row else {
+            // Same work as a hit, so timing tells nothing about which ids exist.
+            let _ = constant_time_eq(&presented, &[0u8; 32]);
+            return Ok(None);
+        };
+        if !constant_time_eq(&presented, &stored) {
+            return Ok(None);
+        }
+        // One write a minute per token at most: last_used_at is for people, not accounting.
+        let stale = last_used.is_none_or(|t| {
+            chrono::DateTime::parse_from_rfc3339(&t)
+                .map(|t| chrono::Utc::now().signed_duration_since(t) > chrono::Duration::minutes(1))
+                .unwrap_or(true)
+        });
+        if stale {
+            self.with(|c| c.execute("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2", params![now(), id]))?;
+        }
+        Ok(Some((id, project)))
+    }
+
+    /// Grants (or, with `enabled = false`, denies) a server or one of its tools.
+    pub fn set_permission(&self, project: &str, server: &str, tool: Option<&str>, enabled: bool) -> Result<(), Error> {
+        let p = self.require_project(project)?;
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (project_id, server, tool) DO UPDATE SET enabled = excluded.enabled",
+                params![p.id, server, tool.unwrap_or(""), enabled],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Denies a whole server: its tool overrides go, an explicit deny stays
+    /// (so the anonymous project's automatic grants do not bring it back).
+    pub fn deny_server(&self, project: &str, server: &str) -> Result<(), Error> {
+        let p = self.require_project(project)?;
+        let mut conn = self.conn.lock().expect("store connection lock");
+        let tx = conn.transaction()?;
+        tx.execute("DELETE FROM tool_permissions WHERE project_id = ?1 AND server = ?2", params![p.id, server])?;
+        tx.execute("INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 0)", params![p.id, server])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Grants a whole server unless the project already has a decision about it.
+    pub fn grant_if_undecided(&self, project: &str, server: &str) -> Result<(), Error> {
+        let p = self.require_project(project)?;
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 1) ON CONFLICT DO NOTHING",
+                params![p.id, server],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// A project's permission rows.
+    pub fn permissions(&self, project_id: i64) -> Result<Vec<Permission>, Error> {
+        self.with(|c| {
+            let mut stmt =
+                c.prepare("SELECT server, tool, enabled FROM tool_permissions WHERE project_id = ?1 ORDER BY server, tool")?;
+            stmt.query_map([project_id], |r| {
+                let tool: String = r.get(1)?;
+                Ok(Permission { server: r.get(0)?, tool: (!tool.is_empty()).then_some(tool), enabled: r.get(2)? })
+            })?
+            .collect()
+        })
+    }
+
+    /// Queues an audit row; waits if the writer is behind, never drops it.
+    pub async fn audit(&self, row: AuditRow) {
+        let sender = self.audit.lock().expect("audit lock").clone();
+        match sender {
+            Some(tx) => {
+                if tx.send(row).await.is_err() {
+                    tracing::error!("audit writer stopped; a row could not be queued");
+                }
+            }
+            None => tracing::error!(request_id = %row.request_id, "audit row after the store was closed"),
+        }
+    }
+
+    /// The newest audit rows, newest last.
+    pub fn audit_tail(&self, project: Option<&str>, limit: usize) -> Result<Vec<AuditRow>, Error> {
+        let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
+        let mut rows = self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count
+                 FROM audit_log WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2",
+            )?;
+            stmt.query_map(params![project_id, limit as i64], |r| {
+                Ok(AuditRow {
+                    at: r.get(0)?,
+                    request_id: r.get(1)?,
+                    project_id: r.get(2)?,
+                    token_id: r.get(3)?,
+                    meta_tool: r.get(4)?,
+                    tool_key: r.get(5)?,
+                    outcome: Outcome::parse(&r.get::<_, String>(6)?),
+                    latency_ms: r.get::<_, i64>(7)? as u64,
+                    result_count: r.get::<_, Option<i64>>(8)?.map(|n| n as u64),
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        rows.reverse();
+        Ok(rows)
+    }
+
+    /// Flushes queued audit rows and stops the writer. Later rows are refused with an error log.
+    pub fn close(&self) {
+        drop(self.audit.lock().expect("audit lock").take());
+        if let Some(writer) = self.writer.lock().expect("writer lock").take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn project_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Project> {
+    project_row_at(r, 0)
+}
+
+fn project_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Project> {
+    Ok(Project {
+        id: r.get(at)?,
+        name: r.get(at + 1)?,
+        optimization: Search::parse(r.get(at + 2)?),
+        created_at: r.get(at + 3)?,
+    })
+}
+
+/// The audit writer thread: batches rows into transactions; on failure keeps
+/// the batch and retries, so a locked or full disk delays rows but loses none
+/// while the gateway runs.
+fn write_audit(mut conn: Connection, mut rx: mpsc::Receiver<AuditRow>) {
+    let mut batch = Vec::with_capacity(AUDIT_BATCH);
+    let mut delay = Duration::from_millis(50);
+    loop {
+        if batch.is_empty() {
+            match rx.blocking_recv() {
+                Some(row) => batch.push(row),
+                None => return,
+            }
+        }
+        while batch.len() < AUDIT_BATCH {
+            match rx.try_recv() {
+                Ok(row) => batch.push(row),
+                Err(_) => break,
+            }
+        }
+        match insert_batch(&mut conn, &batch) {
+            Ok(()) => {
+                batch.clear();
+                delay = Duration::from_millis(50);
+            }
+            Err(e) => {
+                let closed = rx.is_closed() && rx.is_empty();
+                tracing::error!(error = %explain(&e), rows = batch.len(), "audit write failed; retrying");
+                if closed && delay >= Duration::from_secs(2) {
+                    tracing::error!(rows = batch.len(), "audit rows lost at shutdown: the store stayed unwritable");
+                    return;
+                }
+                std::thread::sleep(delay);
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}
+
+fn insert_batch(conn: &mut Connection, rows: &[AuditRow]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?;
+        for r in rows {
+            stmt.execute(params![
+                r.at,
+                r.request_id,
+                r.project_id,
+                r.token_id,
+                r.meta_tool,
+                r.tool_key,
+                r.outcome.as_str(),
+                r.latency_ms as i64,
+                r.result_count.map(|n| n as i64),
+            ])?;
+        }
+    }
+    tx.commit()
+}
+
+/// An audit row stamped now.
+pub fn audit_row(request_id: &str, meta_tool: &str) -> AuditRow {
+    AuditRow {
+        at: now(),
+        request_id: request_id.to_string(),
+        project_id: None,
+        token_id: None,
+        meta_tool: meta_tool.to_string(),
+        tool_key: None,
+        outcome: Outcome::Ok,
+        latency_ms: 0,
+        result_count: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("gw.db")).unwrap();
+        (dir, s)
+    }
+
+    #[test]
+    fn tokens_authenticate_until_revoked_and_are_stored_hashed() {
+        let (dir, s) = store();
+        s.create_project("alpha", Some(Search::Bm25)).unwrap();
+        let (info, secret) = s.issue_token("alpha", "ci").unwrap();
+        assert!(secret.starts_with("mgw_"));
+        let (id, project) = s.authenticate(&secret).unwrap().expect("valid token");
+        assert_eq!((id, project.name.as_str()), (info.id, "alpha"));
+
+        let mistyped = format!("{}x", &secret[..secret.len() - 1]);
+        for bad in [mistyped.as_str(), "mgw_999_abc", "garbage", ""] {
+            assert!(s.authenticate(bad).unwrap().is_none(), "{bad}");
+        }
+        assert!(s.revoke_token(info.id).unwrap());
+        assert!(s.authenticate(&secret).unwrap().is_none());
+        assert!(!s.revoke_token(info.id).unwrap(), "revoking twice is a no-op");
+
+        s.close();
+        let bytes = std::fs::read(dir.path().join("gw.db")).unwrap();
+        let secret_part = secret.rsplit('_').next().unwrap();
+        assert!(!bytes.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()), "the secret is not in the file");
+    }
+
+    #[test]
+    fn grants_whole_servers_and_tool_overrides() {
+        let (_dir, s) = store();
+        let p = s.create_project("p", Some(Search::Bm25)).unwrap();
+        s.set_permission("p", "fs", None, true).unwrap();
+        s.set_permission("p", "fs", Some("delete_file"), false).unwrap();
+        s.set_permission("p", "gh", Some("list_issues"), true).unwrap();
+        let g = Grants::from_permissions(s.permissions(p.id).unwrap());
+        assert!(g.allows("fs", "read_file"));
+        assert!(!g.allows("fs", "delete_file"));
+        assert!(g.allows("gh", "list_issues"));
+        assert!(!g.allows("gh", "create_issue"));
+        assert!(!g.allows("db", "query"));
+        assert!(g.sees_server("gh") && !g.sees_server("db"));
+        s.deny_server("p", "fs").unwrap();
+        let g = Grants::from_permissions(s.permissions(p.id).unwrap());
+        assert!(!g.allows("fs", "read_file"));
+        assert!(!g.allows("fs", "delete_file"), "overrides of a denied server are gone");
+        s.grant_if_undecided("p", "fs").unwrap();
+        assert!(!Grants::from_permissions(s.permissions(p.id).unwrap()).allows("fs", "read_file"));
+    }
+
+    #[test]
+    fn projects_are_unique_and_found_by_name_or_id() {
+        let (_dir, s) = store();
+        let p = s.create_project("alpha", None).unwrap();
+        assert!(matches!(s.create_project("alpha", None), Err(Error::ProjectExists(_))));
+        assert_eq!(s.project(&p.id.to_string()).unwrap().unwrap().name, "alpha");
+        assert_eq!(s.set_search("alpha", Some(Search::Cloud)).unwrap().optimization, Some(Search::Cloud));
+        assert!(matches!(s.issue_token("nope", ""), Err(Error::NoProject(_))));
+    }
+
+    #[tokio::test]
+    async fn audit_rows_are_flushed_on_close() {
+        let (_dir, s) = store();
+        for i in 0..1000 {
+            let mut row = audit_row(&format!("r{i}"), "tool_execute");
+            row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };
+            s.audit(row).await;
+        }
+        s.close();
+        let conn = Connection::open(s.path()).unwrap();
+        let n: i64 = conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1000);
+    }
+
+    #[test]
+    fn corrupt_files_are_refused_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.db");
+        std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+        let err = Store::open(&path).unwrap_err().to_string();
+        assert!(err.contains("bad.db") && err.contains("not a SQLite database"), "{err}");
+    }
+
+    #[test]
+    fn constant_time_compare() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+}
