@@ -296,6 +296,81 @@ mod tests {
         assert!(e.check_arguments(&json!({"anything": 1})).is_ok());
     }
 
+    /// xorshift64*: a tiny deterministic generator, so failures replay by seed.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// For random catalogs, rules and grants: discovery returns exactly the
+    /// keys execute accepts, and those are exactly what rules and grants allow.
+    #[test]
+    fn discovery_and_execute_agree_for_random_catalogs() {
+        use crate::store::Permission;
+        const SERVERS: [&str; 4] = ["fs", "gh", "db", "web"];
+        const TOOLS: [&str; 10] =
+            ["read_file", "delete_file", "list_dir", "query", "drop_table", "get_issue", "create_pr", "fetch", "search", "write"];
+        const PATTERNS: [&str; 7] = ["*delete*", "/^get_/", "!*drop*", "*", "list_*", "/FILE/i", "!create_*"];
+        for seed in 1..=60u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let servers = &SERVERS[..1 + rng.below(SERVERS.len())];
+            let catalog: Vec<(&str, Vec<Tool>)> = servers
+                .iter()
+                .map(|&s| {
+                    let tools = TOOLS
+                        .iter()
+                        .filter(|_| rng.below(3) > 0)
+                        .map(|&t| tool(t, json!({"type": "object", "properties": {"x": {"type": "string"}}})))
+                        .collect();
+                    (s, tools)
+                })
+                .collect();
+            let specs: Vec<rules::RuleSpec> = (0..rng.below(4))
+                .map(|_| rules::RuleSpec {
+                    pattern: (0..1 + rng.below(2)).map(|_| rng.pick(&PATTERNS).to_string()).collect(),
+                    server: (rng.below(3) == 0).then(|| rng.pick(servers).to_string()),
+                    enabled: [None, Some(true), Some(false)][rng.below(3)],
+                    tags: vec![],
+                })
+                .collect();
+            let rules = Rules::compile(&specs).unwrap();
+            let permissions: Vec<Permission> = (0..rng.below(6))
+                .map(|_| Permission {
+                    server: rng.pick(servers).to_string(),
+                    tool: (rng.below(2) == 0).then(|| rng.pick(&TOOLS).to_string()),
+                    enabled: rng.below(3) > 0,
+                })
+                .collect();
+            let grants = Grants::from_permissions(permissions);
+
+            let snapshot = Snapshot::build(catalog.iter().map(|(s, t)| (*s, None, &t[..])), &rules).unwrap();
+            let view = View { snapshot: Arc::new(snapshot), grants: Arc::new(grants.clone()) };
+            // Every tool's description says "does"; one query reaches them all.
+            let request = search::Request { queries: vec!["does".into()], context: None, limit: 1000 };
+            let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|(e, _)| e.key.clone()).collect();
+            for (server, tools) in &catalog {
+                for t in tools {
+                    let key = tool_key(server, &t.name);
+                    let allowed = rules.verdict(server, &t.name).enabled && grants.allows(server, &t.name);
+                    assert_eq!(found.contains(&key), allowed, "seed {seed}: discovery of {key} ({specs:?})");
+                    assert_eq!(view.get(&key).is_some(), allowed, "seed {seed}: execute of {key}");
+                }
+            }
+            assert!(view.get("nowhere:read_file").is_none());
+        }
+    }
+
     #[test]
     fn parameters_feed_search() {
         let t = tool("t", json!({"properties": {"city": {"description": "Name of the town"}}}));

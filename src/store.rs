@@ -745,6 +745,18 @@ mod tests {
     }
 
     #[test]
+    fn a_locked_file_is_refused_clearly() {
+        let (dir, s) = store();
+        let path = dir.path().join("gw.db");
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let err = Store::open(&path).unwrap_err().to_string();
+        assert!(err.contains("gw.db") && err.contains("locked by another process"), "{err}");
+        holder.execute_batch("COMMIT").unwrap();
+        drop(s);
+    }
+
+    #[test]
     fn constant_time_compare() {
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
