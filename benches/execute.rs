@@ -57,7 +57,15 @@ fn via_gateway(expression: &str) -> CallToolRequestParams {
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let config = tempfile::NamedTempFile::with_suffix(".toml").unwrap();
-    std::fs::write(config.path(), format!("[[servers]]\nname = \"demo\"\ncommand = \"{BIN}\"\nargs = [\"demo-server\"]\n")).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config.path(),
+        format!(
+            "[auth]\nallow_anonymous = true\nanonymous_project = \"bench\"\n[store]\npath = \"{}\"\n\n[[servers]]\nname = \"demo\"\ncommand = \"{BIN}\"\nargs = [\"demo-server\"]\n",
+            store.path().join("bench.db").display()
+        ),
+    )
+    .unwrap();
     let config = config.path().to_str().unwrap().to_string();
 
     let (demo_stdio, gw_stdio, (demo_http, _d), (gw_http, _g)) = rt.block_on(async {

@@ -67,14 +67,10 @@ impl Authenticator {
         Ok(())
     }
 
-    /// The caller behind `token` (or anonymous), checked against `project_hint`
-    /// (`_meta.projectId`). Runs on the blocking pool.
-    pub async fn caller(&self, token: Option<String>, project_hint: Option<String>) -> Result<Caller, Error> {
-        let this = self.clone();
-        self.store.run(move |store| this.resolve(store, token.as_deref(), project_hint.as_deref())).await
-    }
-
-    fn resolve(&self, store: &Store, token: Option<&str>, hint: Option<&str>) -> Result<Caller, Error> {
+    /// The caller behind `token` (or anonymous), checked against `hint`
+    /// (`_meta.projectId`). Reads the store inline (see [`crate::store`]).
+    pub fn caller(&self, token: Option<&str>, hint: Option<&str>) -> Result<Caller, Error> {
+        let store = &self.store;
         let token = token.map(str::trim).filter(|t| !t.is_empty());
         let (project, token_id) = match token {
             Some(t) => match store.authenticate(t)? {
@@ -124,30 +120,30 @@ mod tests {
         (dir, store, auth)
     }
 
-    #[tokio::test]
-    async fn tokens_hints_and_anonymous_access() {
+    #[test]
+    fn tokens_hints_and_anonymous_access() {
         let (_d, store, auth) = setup(None);
         store.create_project("alpha", Some(store::Search::Bm25)).unwrap();
         store.create_project("beta", None).unwrap();
         let (_, token) = store.issue_token("alpha", "").unwrap();
 
-        let c = auth.caller(Some(token.clone()), None).await.unwrap();
+        let c = auth.caller(Some(&token), None).unwrap();
         assert_eq!(c.project.name, "alpha");
         for hint in ["alpha", &c.project.id.to_string(), UNASSIGNED_PROJECT_ID, ""] {
-            assert!(auth.caller(Some(token.clone()), Some(hint.to_string())).await.is_ok(), "{hint}");
+            assert!(auth.caller(Some(&token), Some(hint)).is_ok(), "{hint}");
         }
-        assert!(matches!(auth.caller(Some(token.clone()), Some("beta".into())).await, Err(Error::ProjectMismatch(_))));
-        assert!(matches!(auth.caller(None, None).await, Err(Error::Unauthorized)));
-        assert!(matches!(auth.caller(Some("mgw_1_wrong".into()), None).await, Err(Error::Unauthorized)));
+        assert!(matches!(auth.caller(Some(&token), Some("beta")), Err(Error::ProjectMismatch(_))));
+        assert!(matches!(auth.caller(None, None), Err(Error::Unauthorized)));
+        assert!(matches!(auth.caller(Some("mgw_1_wrong"), None), Err(Error::Unauthorized)));
     }
 
-    #[tokio::test]
-    async fn the_anonymous_project_gets_every_undecided_server() {
+    #[test]
+    fn the_anonymous_project_gets_every_undecided_server() {
         let (_d, store, auth) = setup(Some("local"));
         auth.prepare_anonymous(["a", "b"]).unwrap();
         store.set_permission("local", "b", None, false).unwrap();
         auth.prepare_anonymous(["a", "b", "c"]).unwrap();
-        let c = auth.caller(None, None).await.unwrap();
+        let c = auth.caller(None, None).unwrap();
         assert_eq!(c.token_id, None);
         assert!(c.grants.allows("a", "t") && c.grants.allows("c", "t"));
         assert!(!c.grants.allows("b", "t"), "an explicit deny survives restarts");

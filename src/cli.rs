@@ -69,11 +69,11 @@ pub struct Who {
 }
 
 impl Who {
-    async fn caller(&self, gw: &Gateway) -> anyhow::Result<Caller> {
+    fn caller(&self, gw: &Gateway) -> anyhow::Result<Caller> {
         if let Some(p) = &self.project {
-            return Ok(gw.caller_for_project(p).await?);
+            return Ok(gw.caller_for_project(p)?);
         }
-        gw.caller(self.token.clone(), None).await.map_err(|e| match e {
+        gw.caller(self.token.as_deref(), None).map_err(|e| match e {
             auth::Error::Unauthorized if self.token.is_none() => {
                 anyhow::anyhow!("no caller: pass --project NAME or --token TOKEN, or turn on [auth] allow_anonymous")
             }
@@ -191,7 +191,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Search { query, max_results, json, who } => {
             let args = DiscoverArgs { query: OneOrMany::Many(query), context: None, max_results: Some(max_results) };
             one_shot(&config, |gw| async move {
-                let caller = who.caller(&gw).await?;
+                let caller = who.caller(&gw)?;
                 let found = gw.discover(&caller, &args).map_err(anyhow::Error::msg)?;
                 if json {
                     println!("{}", serde_json::to_string_pretty(&found)?);
@@ -213,7 +213,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Call { tool_key, arguments, who } => {
             let arguments: Value = serde_json::from_str(&arguments).context("arguments must be a JSON object")?;
             one_shot(&config, |gw| async move {
-                let caller = who.caller(&gw).await?;
+                let caller = who.caller(&gw)?;
                 let result = match gw.execute(&caller, ExecuteArgs { tool_key, arguments: Some(arguments) }, None).await {
                     Ok(r) => r,
                     Err(e) => CallToolResponse::Complete(e.into_result()),

@@ -237,8 +237,8 @@ impl Gateway {
     }
 
     /// The caller behind `token` (or anonymous), narrowed by `_meta.projectId`.
-    pub async fn caller(&self, token: Option<String>, project_hint: Option<String>) -> Result<Caller, auth::Error> {
-        self.auth.caller(token, project_hint).await
+    pub fn caller(&self, token: Option<&str>, project_hint: Option<&str>) -> Result<Caller, auth::Error> {
+        self.auth.caller(token, project_hint)
     }
 
     /// Whether callers without a token get in.
@@ -247,15 +247,10 @@ impl Gateway {
     }
 
     /// The caller an operator acts as with `--project` on the command line.
-    pub async fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
-        let name = project.to_string();
-        self.store
-            .run(move |store| {
-                let project = store.project(&name)?.ok_or_else(|| store::Error::NoProject(name.clone()))?;
-                let grants = Arc::new(Grants::from_permissions(store.permissions(project.id)?));
-                Ok(Caller { project, token_id: None, grants })
-            })
-            .await
+    pub fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
+        let p = self.store.project(project)?.ok_or_else(|| store::Error::NoProject(project.to_string()))?;
+        let grants = Arc::new(Grants::from_permissions(self.store.permissions(p.id)?));
+        Ok(Caller { project: p, token_id: None, grants })
     }
 
     /// `tool_discovery`: ranked tools the caller may use.

@@ -104,7 +104,7 @@ impl Upstream {
             return Ok(caller.clone());
         }
         let token = meta_str("token").or_else(|| self.session_token.clone());
-        self.gateway.caller(token, hint).await
+        self.gateway.caller(token.as_deref(), hint.as_deref())
     }
 
     /// Running servers the caller may see.
@@ -477,7 +477,7 @@ async fn guard(
     };
     let header = parts.headers.get(http::header::AUTHORIZATION).map(|v| v.to_str().map(auth::bearer));
     match header {
-        Some(Ok(Some(token))) => match gateway.caller(Some(token.to_string()), None).await {
+        Some(Ok(Some(token))) => match gateway.caller(Some(token), None) {
             Ok(caller) => {
                 parts.extensions.insert(caller);
             }
