@@ -268,7 +268,7 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 _ => None,
             };
             json!({
-                "name": s.name(), "status": state.status.word(), "tools": state.tools.len(),
+                "name": s.name(), "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
                 "protocol": state.protocol, "transport": transport, "error": error,
             })
         })

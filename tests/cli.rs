@@ -167,6 +167,17 @@ fn json_logs_on_request() {
 }
 
 #[test]
+fn a_corrupt_store_stops_the_gateway_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).unwrap();
+    std::fs::write(dir.path().join("mcp-gateway.db"), vec![b'#'; 4096]).unwrap();
+    let o = run(dir.path(), &["serve"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("mcp-gateway.db") && err.contains("not a SQLite database"), "{err}");
+}
+
+#[test]
 fn help_teaches() {
     let o = run(&repo_path("."), &["--help"]);
     let help = stdout(&o);

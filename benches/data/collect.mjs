@@ -21,12 +21,14 @@
 //   4. Writes benches/data/collect-report.json (status, tool count or error per
 //      server). A server whose listing exceeds 1 MiB is dropped, not truncated.
 //
-// Other servers.json fields: "skip" (why it is left out), "command" (instead of bin, e.g. node + a script for a
-// package whose bin has no shebang), "timeout" (seconds), "npm_flags", "pip_extra".
+// Other servers.json fields: "skip" (why it is left out; such entries run only
+// when named with --only), "command" (instead of bin, e.g. node + a script for a
+// package whose bin has no shebang), "timeout" (seconds), "npm_flags",
+// "pip_extra".
 //
 // Placeholders in command/args/env: ${ROOT} = scratch root, ${SCRATCH} =
-// ROOT/scratch (dummy files, a git repo, an empty Obsidian vault, sqlite/duckdb
-// files are created there), ${HOME} = ROOT/home (servers get this HOME so they
+// ROOT/scratch (dummy files, a git repo, an empty Obsidian vault, dummy OAuth and
+// kubeconfig files are created there; sqlite/duckdb servers create their db), ${HOME} = ROOT/home (servers get this HOME so they
 // never see the real one). Servers run with a minimal environment: PATH, HOME,
 // LANG plus their own "env" entries.
 //
