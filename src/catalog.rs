@@ -38,13 +38,38 @@ pub struct Entry {
     pub tool: Tool,
     /// Tags from the rules that match it.
     pub tags: Vec<String>,
+    /// The server's description from the config (searched too).
+    pub server_description: Option<String>,
+    /// Parameter names and descriptions, flattened for search.
+    params: String,
     /// Compiled on first use: most tools are never called.
     validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
 }
 
 impl Entry {
     fn new(server: &str, tool: Tool, tags: Vec<String>) -> Self {
-        Self { key: tool_key(server, &tool.name), server: server.to_string(), tool, tags, validator: OnceLock::new() }
+        Self {
+            key: tool_key(server, &tool.name),
+            server: server.to_string(),
+            params: parameter_text(&tool),
+            tool,
+            tags,
+            server_description: None,
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// The text search sees for this tool.
+    pub fn text(&self) -> search::bm25::ToolText<'_> {
+        search::bm25::ToolText {
+            server: &self.server,
+            server_description: self.server_description.as_deref(),
+            name: &self.tool.name,
+            title: self.tool.title.as_deref().or(self.tool.annotations.as_ref().and_then(|a| a.title.as_deref())),
+            description: self.tool.description.as_deref(),
+            params: &self.params,
+            tags: &self.tags,
+        }
     }
 
     /// Checks `arguments` against the tool's `inputSchema`; every violation at once.
@@ -79,7 +104,7 @@ impl Entry {
 pub struct Snapshot {
     entries: Vec<Entry>,
     by_key: HashMap<String, u32>,
-    index: search::Index,
+    index: search::bm25::Index,
 }
 
 impl Snapshot {
@@ -90,28 +115,17 @@ impl Snapshot {
         rules: &Rules,
     ) -> Result<Self, search::Error> {
         let mut entries = Vec::new();
-        let mut descriptions = Vec::new();
         for (server, description, tools) in servers {
             for tool in tools {
                 let verdict = rules.verdict(server, &tool.name);
                 if verdict.enabled {
-                    entries.push(Entry::new(server, tool.clone(), verdict.tags));
-                    descriptions.push(description);
+                    let mut entry = Entry::new(server, tool.clone(), verdict.tags);
+                    entry.server_description = description.map(str::to_string);
+                    entries.push(entry);
                 }
             }
         }
-        let params: Vec<String> = entries.iter().map(|e| parameter_text(&e.tool)).collect();
-        let index = search::Index::build(entries.iter().zip(&descriptions).zip(&params).map(|((e, d), p)| {
-            search::ToolText {
-                server: &e.server,
-                server_description: *d,
-                name: &e.tool.name,
-                title: e.tool.title.as_deref().or(e.tool.annotations.as_ref().and_then(|a| a.title.as_deref())),
-                description: e.tool.description.as_deref(),
-                params: p.clone(),
-                tags: e.tags.join(" "),
-            }
-        }))?;
+        let index = search::bm25::Index::build(entries.iter().map(Entry::text))?;
         let by_key = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i as u32)).collect();
         Ok(Self { entries, by_key, index })
     }
@@ -154,6 +168,11 @@ pub struct View {
 }
 
 impl View {
+    /// The view of `snapshot` for a caller with `grants`.
+    pub fn new(snapshot: Arc<Snapshot>, grants: Arc<Grants>) -> Self {
+        Self { snapshot, grants }
+    }
+
     fn allows(&self, entry: &Entry) -> bool {
         self.grants.allows(&entry.server, &entry.tool.name)
     }
@@ -165,18 +184,27 @@ impl View {
         self.allows(entry).then_some(entry)
     }
 
-    /// Ranked tools for `request`, among those the caller may use.
-    pub fn search(&self, request: &search::Request) -> Vec<(&Entry, search::Hit)> {
+    /// BM25F-ranked tools for `request`, among those the caller may use,
+    /// each with the terms that matched and where.
+    pub fn search(&self, request: &search::Request) -> Vec<search::Ranked> {
         let (snapshot, grants) = (self.snapshot.clone(), self.grants.clone());
-        let visible: search::Visible = Arc::new(move |ordinal| {
+        let visible: search::bm25::Visible = Arc::new(move |ordinal| {
             let e = &snapshot.entries[ordinal as usize];
             grants.allows(&e.server, &e.tool.name)
         });
-        self.snapshot
-            .index
+        let index = &self.snapshot.index;
+        let terms = index.query_terms(request);
+        index
             .search(request, visible)
             .into_iter()
-            .map(|hit| (&self.snapshot.entries[hit.ordinal as usize], hit))
+            .map(|hit| {
+                let entry = &self.snapshot.entries[hit.ordinal as usize];
+                search::Ranked {
+                    key: entry.key.clone(),
+                    relevance: hit.relevance,
+                    explanation: index.explain(&terms, &entry.text()),
+                }
+            })
             .collect()
     }
 
@@ -217,7 +245,7 @@ impl Catalog {
 
     /// What a caller with `grants` may see now.
     pub fn visible_to(&self, grants: Arc<Grants>) -> View {
-        View { snapshot: self.snapshot(), grants }
+        View::new(self.snapshot(), grants)
     }
 
     /// Rebuilds the snapshot whenever the registry signals a change, off the

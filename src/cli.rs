@@ -153,6 +153,15 @@ pub enum Command {
     /// Read the audit log.
     #[command(subcommand)]
     Audit(admin::AuditCommand),
+    /// Measure search quality on the in-repo benchmark: recall@1/5/10 and MRR@10.
+    Eval {
+        /// The benchmark folder (catalog/*.json and tasks.jsonl).
+        #[arg(long, default_value = "benches/data")]
+        data: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the built-in demo MCP server (what the default config aggregates).
     DemoServer {
         /// Add test tools that fail, hang, crash and write garbage on purpose.
@@ -178,6 +187,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
+    if let Command::Eval { data, json } = &cli.command {
+        return eval(data, *json).await;
+    }
+
     let path = cli.config.clone().or_else(config::default_path);
     let config = Config::load(path.as_deref())?;
     match cli.command {
@@ -192,7 +205,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let args = DiscoverArgs { query: OneOrMany::Many(query), context: None, max_results: Some(max_results) };
             one_shot(&config, |gw| async move {
                 let caller = who.caller(&gw)?;
-                let found = gw.discover(&caller, &args).map_err(anyhow::Error::msg)?;
+                let found = gw.discover(&caller, &args).await.map_err(anyhow::Error::msg)?;
                 if json {
                     println!("{}", serde_json::to_string_pretty(&found)?);
                     return Ok(ExitCode::SUCCESS);
@@ -235,8 +248,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Grant(a) => admin::grant(&config, a, true),
         Command::Revoke(a) => admin::grant(&config, a, false),
         Command::Audit(c) => admin::audit(&config, c),
-        Command::Import { .. } | Command::DemoServer { .. } => unreachable!("handled above"),
+        Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } => unreachable!("handled above"),
     }
+}
+
+async fn eval(data: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+    let bench = crate::eval::Bench::load(data)?;
+    let started = std::time::Instant::now();
+    let report = crate::eval::report(&bench).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{} tools from {} servers, {} tasks ({} ms)\n", bench.tool_count(), bench.servers.len(), bench.tasks.len(), started.elapsed().as_millis());
+    println!("{:<22} {:>5} {:>8} {:>8} {:>8} {:>8}", "GROUP", "TASKS", "R@1", "R@5", "R@10", "MRR@10");
+    for (group, s) in &report {
+        println!(
+            "{group:<22} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            s.tasks, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.mrr_at_10
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Starts the downstreams, waits until each has connected or failed, runs `f`, stops them.

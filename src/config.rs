@@ -17,6 +17,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::catalog::rules::{RuleSpec, Rules};
+use crate::search::cloud::CloudConfig;
+
+/// Cloud search timeout when `[search.cloud]` sets none.
+pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub use interpolate::interpolate;
 pub use mcp_servers::{McpServerEntry, McpServersFile, to_toml};
@@ -89,6 +93,29 @@ pub struct RawConfig {
     /// Which tools exist for callers, and their tags.
     #[serde(default)]
     pub rules: Vec<RawRule>,
+    /// Search providers.
+    #[serde(default)]
+    pub search: RawSearch,
+}
+
+/// `[search]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSearch {
+    /// The cloud provider used by projects whose search is `cloud`.
+    pub cloud: Option<Spanned<RawCloud>>,
+}
+
+/// `[search.cloud]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCloud {
+    /// Base URL; the gateway calls `{url}/catalog/search`.
+    pub url: String,
+    /// Bearer token (use `${ENV}`).
+    pub token: Option<String>,
+    /// Per-request timeout in milliseconds (default 5000); BM25 answers after it.
+    pub timeout_ms: Option<u64>,
 }
 
 /// `[auth]`.
@@ -186,6 +213,8 @@ pub struct Config {
     pub store_path: PathBuf,
     /// Compiled tool rules.
     pub rules: Rules,
+    /// The cloud search provider, if configured.
+    pub cloud: Option<CloudConfig>,
 }
 
 /// Validated `[http]`.
@@ -369,6 +398,27 @@ impl Config {
             invalid(raw.rules[i].pattern.span(), format!("rules[{i}].pattern[{}]", e.index), format!("'{}': {}", e.pattern, e.reason))
         })?;
 
+        let cloud = match raw.search.cloud {
+            None => None,
+            Some(c) => {
+                let span = c.span();
+                let c = c.into_inner();
+                let bad = |key: &str, m: String| invalid(span.clone(), format!("search.cloud.{key}"), m);
+                let url = interpolate(&c.url).map_err(|m| bad("url", m))?;
+                match url.parse::<http::Uri>() {
+                    Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
+                    _ => return Err(bad("url", format!("'{url}' is not an http:// or https:// URL"))),
+                }
+                let token = c.token.map(|t| interpolate(&t)).transpose().map_err(|m| bad("token", m))?;
+                let timeout = match c.timeout_ms {
+                    Some(0) => return Err(bad("timeout_ms", "must be at least 1 millisecond".into())),
+                    Some(ms) => Duration::from_millis(ms),
+                    None => DEFAULT_CLOUD_TIMEOUT,
+                };
+                Some(CloudConfig { url, token: token.filter(|t| !t.is_empty()), timeout })
+            }
+        };
+
         let defaults = HttpConfig::default();
         Ok(Self {
             source: source.to_string(),
@@ -380,6 +430,7 @@ impl Config {
             anonymous_project,
             store_path,
             rules,
+            cloud,
         })
     }
 

@@ -16,7 +16,8 @@ use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::{Catalog, KEY_SEPARATOR};
 use crate::config::Config;
 use crate::downstream::{self, Registry};
-use crate::search;
+use crate::search::cloud::CloudSearch;
+use crate::search::{self, Bm25, SearchProvider};
 use crate::store::{self, Grants, Outcome, Search, Store};
 
 /// Largest `maxResults` a discovery may ask for.
@@ -63,6 +64,9 @@ pub struct Found {
     pub description: Option<String>,
     /// 0..1; a fixed map of the BM25 score, comparable across queries.
     pub relevance: f32,
+    /// Why it was picked: matched terms and fields (BM25), or the cloud's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
     /// Tags the operator's rules give the tool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
@@ -142,6 +146,7 @@ pub struct Gateway {
     catalog: Arc<Catalog>,
     auth: Authenticator,
     store: Arc<Store>,
+    cloud: Option<Arc<CloudSearch>>,
 }
 
 /// Why the gateway could not start.
@@ -209,7 +214,8 @@ impl Gateway {
         let registry = downstream::start(&config.servers, &tracker, &ct);
         let catalog = Arc::new(Catalog::new(&registry, config.rules.clone())?);
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
-        Ok(Running { gateway: Gateway { registry, catalog, auth, store }, tracker, ct })
+        let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
+        Ok(Running { gateway: Gateway { registry, catalog, auth, store, cloud }, tracker, ct })
     }
 
     /// The downstream servers.
@@ -253,8 +259,9 @@ impl Gateway {
         Ok(Caller { project: p, token_id: None, grants })
     }
 
-    /// `tool_discovery`: ranked tools the caller may use.
-    pub fn discover(&self, caller: &Caller, args: &DiscoverArgs) -> Result<Discovery, String> {
+    /// `tool_discovery`: ranked tools the caller may use, by the project's
+    /// search; the cloud falls back to BM25 and says why.
+    pub async fn discover(&self, caller: &Caller, args: &DiscoverArgs) -> Result<Discovery, String> {
         let queries: Vec<String> = match &args.query {
             OneOrMany::One(q) => vec![q.clone()],
             OneOrMany::Many(qs) => qs.clone(),
@@ -268,36 +275,47 @@ impl Gateway {
             Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
             Some(n) => return Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
         };
-        let (provider, notice) = match caller.project.optimization {
-            None => {
-                return Ok(Discovery {
-                    results: Vec::new(),
-                    provider: None,
-                    notice: Some(format!(
-                        "the tool catalog is off for project '{}'; an operator can turn it on with \
-                         `mcp-gateway project set-search {} bm25`",
-                        caller.project.name, caller.project.name
-                    )),
-                });
-            }
-            Some(Search::Bm25) => (Search::Bm25, None),
-            Some(Search::Cloud) => (Search::Bm25, Some("cloud search is not available in this build; BM25 answered".to_string())),
-        };
         let view = self.catalog.visible_to(caller.grants.clone());
         let request = search::Request { queries, context: args.context.clone(), limit };
-        let results = view
-            .search(&request)
+        let (ranked, provider, notice) = match (caller.project.optimization, &self.cloud) {
+            (None, _) => {
+                let notice = format!(
+                    "the tool catalog is off for project '{}'; an operator can turn it on with \
+                     `mcp-gateway project set-search {} bm25`",
+                    caller.project.name, caller.project.name
+                );
+                return Ok(Discovery { results: Vec::new(), provider: None, notice: Some(notice) });
+            }
+            (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
+            (Some(Search::Cloud), None) => {
+                let why = "cloud search is not configured ([search.cloud]); BM25 answered";
+                (Bm25.search(&view, &request).await?, Search::Bm25, Some(why.to_string()))
+            }
+            (Some(Search::Cloud), Some(cloud)) => match cloud.search(&view, &request).await {
+                Ok(ranked) => (ranked, Search::Cloud, None),
+                Err(reason) => {
+                    tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; BM25 answers");
+                    let why = format!("cloud search failed ({reason}); BM25 answered");
+                    (Bm25.search(&view, &request).await?, Search::Bm25, Some(why))
+                }
+            },
+        };
+        let results = ranked
             .into_iter()
-            .map(|(entry, hit)| Found {
-                tool_key: entry.key.clone(),
-                tool_name: entry.tool.name.to_string(),
-                server_name: entry.server.clone(),
-                description: entry.tool.description.as_deref().map(str::to_string),
-                relevance: (hit.relevance * 1000.0).round() / 1000.0,
-                tags: entry.tags.clone(),
-                input_schema: entry.tool.input_schema.clone(),
-                output_schema: entry.tool.output_schema.clone(),
-                annotations: entry.tool.annotations.clone(),
+            .filter_map(|r| {
+                let entry = view.get(&r.key)?;
+                Some(Found {
+                    tool_key: entry.key.clone(),
+                    tool_name: entry.tool.name.to_string(),
+                    server_name: entry.server.clone(),
+                    description: entry.tool.description.as_deref().map(str::to_string),
+                    relevance: (r.relevance * 1000.0).round() / 1000.0,
+                    explanation: r.explanation,
+                    tags: entry.tags.clone(),
+                    input_schema: entry.tool.input_schema.clone(),
+                    output_schema: entry.tool.output_schema.clone(),
+                    annotations: entry.tool.annotations.clone(),
+                })
             })
             .collect();
         Ok(Discovery { results, provider: Some(provider), notice })
@@ -326,8 +344,11 @@ impl Gateway {
     }
 
     /// `tool_discovery` from raw arguments to the answer the caller sees.
-    pub fn answer_discovery(&self, caller: &Caller, arguments: Option<JsonObject>) -> Answer {
-        let discovery = parse_args::<DiscoverArgs>(arguments).and_then(|args| self.discover(caller, &args));
+    pub async fn answer_discovery(&self, caller: &Caller, arguments: Option<JsonObject>) -> Answer {
+        let discovery = match parse_args::<DiscoverArgs>(arguments) {
+            Ok(args) => self.discover(caller, &args).await,
+            Err(e) => Err(e),
+        };
         match discovery {
             Ok(d) => {
                 let count = d.results.len() as u64;

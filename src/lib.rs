@@ -19,6 +19,7 @@
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
 //! * [`cli`]: the command line.
 //! * [`demo`]: a small MCP server shipped for first runs and tests.
+//! * [`eval`]: search quality on the in-repo benchmark (`mcp-gateway eval`).
 
 pub mod auth;
 pub mod catalog;
@@ -26,6 +27,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod downstream;
+pub mod eval;
 pub mod gateway;
 pub mod search;
 pub mod server;

@@ -1,55 +1,15 @@
-//! BM25 tool search over a tantivy index built once per catalog snapshot.
+//! Tool search: which tools fit a query, among those a caller may see.
 //!
-//! Every tool is one document with a field per kind of evidence (its name as
-//! words, its whole name, title, description, parameters, server), each with
-//! its own weight. A query is restricted to what the caller may see with a
-//! filter on the document's ordinal, so one index serves every caller.
+//! Two [`SearchProvider`]s, chosen per project (`projects.optimization`):
+//! [`bm25`] (local, always available) and [`cloud`] (a remote
+//! `POST /catalog/search` that falls back to BM25 on any failure).
 
-use std::sync::Arc;
+pub mod bm25;
+pub mod cloud;
 
-use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    Field, Value as _, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
-};
-use tantivy::tokenizer::{
-    Language, LowerCaser, RawTokenizer, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
-};
-use tantivy::{Index as TantivyIndex, IndexReader, TantivyDocument, Term};
+pub use bm25::Error;
 
-/// Name of the analyzer for prose and split identifiers.
-const WORDS: &str = "gateway_words";
-/// Name of the analyzer for whole tool names.
-const WHOLE: &str = "gateway_whole";
-/// Saturation constant turning an unbounded BM25 score into 0..1 relevance:
-/// a score of `RELEVANCE_HALF` maps to 0.5.
-const RELEVANCE_HALF: f32 = 6.0;
-/// Weight of `context` terms relative to query terms: weak evidence only.
-const CONTEXT_WEIGHT: f32 = 0.15;
-
-/// Why the search index could not be built.
-#[derive(Debug, thiserror::Error)]
-#[error("search index: {0}")]
-pub struct Error(#[from] tantivy::TantivyError);
-
-/// The text of one tool, as the index sees it.
-#[derive(Debug, Clone, Default)]
-pub struct ToolText<'a> {
-    /// Server name.
-    pub server: &'a str,
-    /// Server description from the config.
-    pub server_description: Option<&'a str>,
-    /// Tool name.
-    pub name: &'a str,
-    /// Human title.
-    pub title: Option<&'a str>,
-    /// Description.
-    pub description: Option<&'a str>,
-    /// Parameter names and descriptions, flattened.
-    pub params: String,
-    /// Tags from the rules, space-separated.
-    pub tags: String,
-}
+use crate::catalog::View;
 
 /// A query: one or more phrasings of the need, plus optional background.
 #[derive(Debug, Clone, Default)]
@@ -58,306 +18,34 @@ pub struct Request {
     pub queries: Vec<String>,
     /// Background text: weak evidence.
     pub context: Option<String>,
-    /// How many hits at most.
+    /// How many results at most.
     pub limit: usize,
 }
 
-/// One ranked tool.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hit {
-    /// Position of the tool in the catalog snapshot.
-    pub ordinal: u32,
-    /// Raw BM25 score.
-    pub score: f32,
-    /// `score` mapped to 0..1 (see [`relevance`]).
+/// One tool a provider picked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    /// `server:tool`, always inside the caller's view.
+    pub key: String,
+    /// 0..1.
     pub relevance: f32,
+    /// Why it was picked (matched terms and fields, or the provider's reason).
+    pub explanation: Option<String>,
 }
 
-/// Which tools a search may return, by ordinal.
-pub type Visible = Arc<dyn Fn(u32) -> bool + Send + Sync>;
-
-#[derive(Debug, Clone, Copy)]
-struct Fields {
-    ordinal: Field,
-    name_words: Field,
-    name_whole: Field,
-    title: Field,
-    description: Field,
-    params: Field,
-    tags: Field,
-    server: Field,
+/// A way of ranking the tools of a view.
+pub trait SearchProvider {
+    /// Ranks the tools of `view` for `request`, best first. An error means
+    /// this provider could not answer (the caller may fall back).
+    fn search(&self, view: &View, request: &Request) -> impl Future<Output = Result<Vec<Ranked>, String>> + Send;
 }
 
-/// Per-field weights: a word in the tool's name says more than one in its description.
-const WEIGHTS: [(fn(&Fields) -> Field, f32); 6] = [
-    (|f| f.name_words, 3.0),
-    (|f| f.title, 2.0),
-    (|f| f.description, 1.0),
-    (|f| f.params, 0.6),
-    (|f| f.tags, 1.5),
-    (|f| f.server, 0.8),
-];
-const WHOLE_NAME_WEIGHT: f32 = 5.0;
+/// The local BM25F provider over the snapshot's index.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bm25;
 
-/// An immutable BM25 index over one catalog snapshot.
-pub struct Index {
-    reader: IndexReader,
-    fields: Fields,
-    words: TextAnalyzer,
-}
-
-impl std::fmt::Debug for Index {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index").field("docs", &self.reader.searcher().num_docs()).finish()
-    }
-}
-
-fn words_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(LowerCaser)
-        .filter(StopWordFilter::new(Language::English).expect("english stop words are built in"))
-        .filter(Stemmer::new(Language::English))
-        .build()
-}
-
-impl Index {
-    /// Builds the index; the n-th tool gets ordinal n.
-    pub fn build<'a>(tools: impl IntoIterator<Item = ToolText<'a>>) -> Result<Self, Error> {
-        let mut schema = Schema::builder();
-        let text = |analyzer: &str| {
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(analyzer)
-                    .set_index_option(IndexRecordOption::WithFreqs),
-            )
-        };
-        let fields = Fields {
-            ordinal: schema.add_u64_field("ordinal", NumericOptions::default().set_fast().set_stored()),
-            name_words: schema.add_text_field("name_words", text(WORDS)),
-            name_whole: schema.add_text_field("name_whole", text(WHOLE)),
-            title: schema.add_text_field("title", text(WORDS)),
-            description: schema.add_text_field("description", text(WORDS)),
-            params: schema.add_text_field("params", text(WORDS)),
-            tags: schema.add_text_field("tags", text(WORDS)),
-            server: schema.add_text_field("server", text(WORDS)),
-        };
-        let index = TantivyIndex::create_in_ram(schema.build());
-        index.tokenizers().register(WORDS, words_analyzer());
-        index
-            .tokenizers()
-            .register(WHOLE, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build());
-
-        // One thread and the smallest arena tantivy allows: catalogs are small.
-        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 15_000_000)?;
-        for (ordinal, tool) in tools.into_iter().enumerate() {
-            let mut doc = TantivyDocument::default();
-            doc.add_u64(fields.ordinal, ordinal as u64);
-            doc.add_text(fields.name_words, split_identifiers(tool.name));
-            doc.add_text(fields.name_whole, tool.name);
-            if let Some(t) = tool.title {
-                doc.add_text(fields.title, split_identifiers(t));
-            }
-            if let Some(d) = tool.description {
-                doc.add_text(fields.description, d);
-            }
-            doc.add_text(fields.params, split_identifiers(&tool.params));
-            doc.add_text(fields.tags, split_identifiers(&tool.tags));
-            let server = match tool.server_description {
-                Some(d) => format!("{} {d}", split_identifiers(tool.server)),
-                None => split_identifiers(tool.server),
-            };
-            doc.add_text(fields.server, server);
-            writer.add_document(doc)?;
-        }
-        writer.commit()?;
-        let reader = index.reader()?;
-        Ok(Self { reader, fields, words: words_analyzer() })
-    }
-
-    /// Ranks the visible tools for `q`, best first.
-    pub fn search(&self, q: &Request, visible: Visible) -> Vec<Hit> {
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for text in &q.queries {
-            if let Some(query) = self.text_query(text, 1.0) {
-                clauses.push((Occur::Should, query));
-            }
-        }
-        if clauses.is_empty() {
-            return Vec::new();
-        }
-        if let Some(query) = q.context.as_deref().and_then(|c| self.text_query(c, CONTEXT_WEIGHT)) {
-            clauses.push((Occur::Should, query));
-        }
-        let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        let collector = FilterCollector::new(
-            "ordinal".to_string(),
-            move |ordinal: u64| visible(ordinal as u32),
-            TopDocs::with_limit(q.limit.max(1)).order_by_score(),
-        );
-        let Ok(top) = searcher.search(&query, &collector) else { return Vec::new() };
-        top.into_iter()
-            .filter_map(|(score, address)| {
-                let doc: TantivyDocument = searcher.doc(address).ok()?;
-                let ordinal = doc.get_first(self.fields.ordinal)?.as_u64()?;
-                Some(Hit { ordinal: ordinal as u32, score, relevance: relevance(score) })
-            })
-            .collect()
-    }
-
-    /// One phrasing as a disjunction of (term, field) pairs, each weighted by its field.
-    fn text_query(&self, text: &str, weight: f32) -> Option<Box<dyn Query>> {
-        let terms = analyze(&mut self.words.clone(), &split_identifiers(text));
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for term in &terms {
-            for (field, field_weight) in WEIGHTS {
-                let t = Term::from_field_text(field(&self.fields), term);
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(
-                        Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)),
-                        field_weight * weight,
-                    )),
-                ));
-            }
-        }
-        let whole = text.trim().to_lowercase();
-        if !whole.is_empty() && !whole.contains(char::is_whitespace) {
-            let t = Term::from_field_text(self.fields.name_whole, &whole);
-            clauses.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)),
-                    WHOLE_NAME_WEIGHT * weight,
-                )),
-            ));
-        }
-        (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
-    }
-}
-
-fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stream = analyzer.token_stream(text);
-    while stream.advance() {
-        let t = &stream.token().text;
-        if !out.contains(t) {
-            out.push(t.clone());
-        }
-    }
-    out
-}
-
-/// Maps a raw BM25 score to 0..1. The map is fixed (not relative to the best
-/// hit), so a client can keep one cut-off across queries.
-pub fn relevance(score: f32) -> f32 {
-    if score <= 0.0 { 0.0 } else { score / (score + RELEVANCE_HALF) }
-}
-
-/// Splits identifiers into words: `readFile`, `read_file`, `read-file` and
-/// `read.file` all give `read file`; `HTMLParser` gives `HTML Parser`.
-/// Letters and digits stay together (`s3`, `ec2`, `oauth2`), and short words
-/// are never dropped: `ls`, `rm` and `db` mean something in tool names.
-pub fn split_identifiers(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !out.ends_with(' ') && !out.is_empty() {
-                out.push(' ');
-            }
-            continue;
-        }
-        if i > 0 && c.is_uppercase() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                if !out.ends_with(' ') && !out.is_empty() {
-                    out.push(' ');
-                }
-            }
-        }
-        out.push(c);
-    }
-    out.trim_end().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identifiers_split_into_words() {
-        assert_eq!(split_identifiers("readFile"), "read File");
-        assert_eq!(split_identifiers("read_file"), "read file");
-        assert_eq!(split_identifiers("git-log.show"), "git log show");
-        assert_eq!(split_identifiers("HTMLParser"), "HTML Parser");
-        assert_eq!(split_identifiers("listS3Buckets"), "list S3 Buckets");
-        assert_eq!(split_identifiers("get_ec2_instances"), "get ec2 instances");
-        assert_eq!(split_identifiers("  spaced  out "), "spaced out");
-    }
-
-    #[test]
-    fn short_meaningful_tokens_survive_analysis() {
-        let mut a = words_analyzer();
-        assert_eq!(analyze(&mut a, "ls rm ps db id s3"), ["ls", "rm", "ps", "db", "id", "s3"]);
-        assert_eq!(analyze(&mut a, "the files are listed"), ["file", "list"]);
-    }
-
-    fn tools() -> Vec<ToolText<'static>> {
-        let t = |server, name, description: &'static str, params: &str| ToolText {
-            server,
-            name,
-            description: Some(description),
-            params: params.to_string(),
-            ..ToolText::default()
-        };
-        vec![
-            t("fs", "read_file", "Read the complete contents of a file from disk", "path"),
-            t("fs", "write_file", "Create a new file or overwrite an existing one", "path content"),
-            t("fs", "list_directory", "List the entries of a directory", "path"),
-            t("weather", "get_forecast", "Get the weather forecast for a city", "city days"),
-            t("db", "runQuery", "Execute a SQL query against the database", "sql"),
-        ]
-    }
-
-    fn search(index: &Index, q: &[&str]) -> Vec<u32> {
-        let query = Request { queries: q.iter().map(|s| s.to_string()).collect(), context: None, limit: 5 };
-        index.search(&query, Arc::new(|_| true)).iter().map(|h| h.ordinal).collect()
-    }
-
-    #[test]
-    fn plain_language_finds_the_right_tool() {
-        let index = Index::build(tools()).unwrap();
-        assert_eq!(search(&index, &["show me what is inside a file"])[0], 0);
-        assert_eq!(search(&index, &["will it rain in Paris tomorrow? weather"])[0], 3);
-        assert_eq!(search(&index, &["run a SQL query"])[0], 4);
-        assert_eq!(search(&index, &["runQuery"])[0], 4, "the whole name matches");
-        assert_eq!(search(&index, &["list the files in a folder directory"])[0], 2);
-        assert!(search(&index, &["zzzz qqqq"]).is_empty());
-    }
-
-    #[test]
-    fn several_phrasings_reward_tools_matching_more_of_them() {
-        let index = Index::build(tools()).unwrap();
-        let hits = search(&index, &["save text to disk", "write a file"]);
-        assert_eq!(hits[0], 1);
-    }
-
-    #[test]
-    fn visibility_filter_hides_tools() {
-        let index = Index::build(tools()).unwrap();
-        let query = Request { queries: vec!["file".into()], context: None, limit: 10 };
-        let hits = index.search(&query, Arc::new(|o| o != 0));
-        assert!(!hits.is_empty());
-        assert!(hits.iter().all(|h| h.ordinal != 0));
-    }
-
-    #[test]
-    fn relevance_is_bounded_and_monotone() {
-        assert_eq!(relevance(0.0), 0.0);
-        assert!(relevance(1.0) < relevance(10.0));
-        assert!(relevance(1e9) <= 1.0);
-        assert!((relevance(RELEVANCE_HALF) - 0.5).abs() < 1e-6);
+impl SearchProvider for Bm25 {
+    async fn search(&self, view: &View, request: &Request) -> Result<Vec<Ranked>, String> {
+        Ok(view.search(request))
     }
 }

@@ -208,7 +208,7 @@ impl ServerHandler for Upstream {
             }
         };
         let (answer, tool_key) = if meta_tool == DISCOVERY {
-            (self.gateway.answer_discovery(&caller, request.arguments), None)
+            (self.gateway.answer_discovery(&caller, request.arguments).await, None)
         } else {
             let args = parse_args::<ExecuteArgs>(request.arguments);
             let key = args.as_ref().ok().map(|a| a.tool_key.clone());

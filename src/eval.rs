@@ -1,0 +1,278 @@
+//! `mcp-gateway eval`: search quality on the in-repo benchmark
+//! (`benches/data`: real `tools/list` of public MCP servers, and tasks
+//! labelled with the tools that solve them).
+//!
+//! Single-tool tasks score a hit at k when any right tool is in the top k;
+//! multi-step tasks score the share of steps whose right tool (any of
+//! `step_relevant`) is in the top k, asked either as the whole task in one
+//! string or as one query per step.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::rules::Rules;
+use crate::catalog::{Snapshot, View};
+use crate::search::{self, Bm25, SearchProvider};
+use crate::store::Grants;
+
+/// Why the benchmark could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file is not what the benchmark expects.
+    #[error("{path}: {message}")]
+    Format {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The index could not be built.
+    #[error(transparent)]
+    Search(#[from] search::Error),
+}
+
+/// One server file of `benches/data/catalog/`.
+#[derive(Debug, Deserialize)]
+pub struct ServerFile {
+    /// Short name; the `toolKey` prefix.
+    pub server: String,
+    /// What the server is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Its real `tools/list`.
+    pub tools: Vec<Tool>,
+}
+
+/// One line of `tasks.jsonl`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Task {
+    /// Stable id.
+    pub id: String,
+    /// The task as a person would ask.
+    pub query: String,
+    /// Right tools: any of them (single), one per step (multi).
+    pub relevant: Vec<String>,
+    /// `tune` or `holdout`.
+    pub split: String,
+    /// `single` or `multi`.
+    pub kind: String,
+    /// One phrasing per step (multi).
+    #[serde(default)]
+    pub steps: Vec<String>,
+    /// Every acceptable tool per step (multi).
+    #[serde(default)]
+    pub step_relevant: Vec<Vec<String>>,
+}
+
+/// The benchmark in memory.
+#[derive(Debug)]
+pub struct Bench {
+    /// The catalog's servers.
+    pub servers: Vec<ServerFile>,
+    /// The tasks.
+    pub tasks: Vec<Task>,
+}
+
+/// Quality figures for one group of tasks.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Scores {
+    /// Tasks scored.
+    pub tasks: usize,
+    /// Mean hit (or step coverage) at 1.
+    pub recall_at_1: f64,
+    /// … at 5.
+    pub recall_at_5: f64,
+    /// … at 10.
+    pub recall_at_10: f64,
+    /// Mean reciprocal rank of the first right tool within the top 10.
+    pub mrr_at_10: f64,
+}
+
+impl Bench {
+    /// Loads `dir/catalog/*.json` and `dir/tasks.jsonl`.
+    pub fn load(dir: &Path) -> Result<Self, Error> {
+        let read = |p: &Path| std::fs::read_to_string(p).map_err(|source| Error::Read { path: p.display().to_string(), source });
+        let catalog = dir.join("catalog");
+        let mut files: Vec<_> = std::fs::read_dir(&catalog)
+            .map_err(|source| Error::Read { path: catalog.display().to_string(), source })?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        let mut servers = Vec::new();
+        for f in files {
+            let server: ServerFile = serde_json::from_str(&read(&f)?)
+                .map_err(|e| Error::Format { path: f.display().to_string(), message: e.to_string() })?;
+            servers.push(server);
+        }
+        let tasks_path = dir.join("tasks.jsonl");
+        let tasks = read(&tasks_path)?
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l).map_err(|e| Error::Format {
+                    path: format!("{}:{}", tasks_path.display(), i + 1),
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { servers, tasks })
+    }
+
+    /// A view of the whole catalog (no rules, every server granted).
+    pub fn view(&self) -> Result<View, Error> {
+        let snapshot = Snapshot::build(
+            self.servers.iter().map(|s| (s.server.as_str(), s.description.as_deref(), &s.tools[..])),
+            &Rules::default(),
+        )?;
+        let grants = Grants::all_of(self.servers.iter().map(|s| s.server.as_str()));
+        Ok(View::new(Arc::new(snapshot), Arc::new(grants)))
+    }
+
+    /// Number of tools in the catalog.
+    pub fn tool_count(&self) -> usize {
+        self.servers.iter().map(|s| s.tools.len()).sum()
+    }
+}
+
+/// How a multi-step task is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    /// The whole task as one string.
+    Whole,
+    /// One query per step.
+    Steps,
+}
+
+/// Ranked keys for one request, best first.
+pub async fn rank(provider: &impl SearchProvider, view: &View, queries: Vec<String>) -> Vec<String> {
+    let request = search::Request { queries, context: None, limit: 10 };
+    provider.search(view, &request).await.unwrap_or_default().into_iter().map(|r| r.key).collect()
+}
+
+/// Scores of one task: (hit@1, hit@5, hit@10, reciprocal rank) in 0..1.
+pub fn score_task(task: &Task, ranked: &[String]) -> [f64; 4] {
+    let groups: Vec<Vec<String>> = if task.kind == "multi" {
+        if task.step_relevant.is_empty() {
+            task.relevant.iter().map(|k| vec![k.clone()]).collect()
+        } else {
+            task.step_relevant.clone()
+        }
+    } else {
+        vec![task.relevant.clone()]
+    };
+    let mut total = [0.0; 4];
+    for group in &groups {
+        let first = ranked.iter().position(|k| group.contains(k));
+        for (i, k) in [1, 5, 10].into_iter().enumerate() {
+            total[i] += first.is_some_and(|p| p < k) as u8 as f64;
+        }
+        total[3] += first.filter(|&p| p < 10).map_or(0.0, |p| 1.0 / (p as f64 + 1.0));
+    }
+    total.map(|t| t / groups.len() as f64)
+}
+
+/// Scores every task of `tasks` with BM25.
+pub async fn evaluate(view: &View, tasks: &[&Task], asking: Asking) -> Scores {
+    let mut sums = [0.0; 4];
+    for task in tasks {
+        let queries = match asking {
+            Asking::Steps if !task.steps.is_empty() => task.steps.clone(),
+            _ => vec![task.query.clone()],
+        };
+        let ranked = rank(&Bm25, view, queries).await;
+        let s = score_task(task, &ranked);
+        for i in 0..4 {
+            sums[i] += s[i];
+        }
+    }
+    let n = tasks.len().max(1) as f64;
+    Scores {
+        tasks: tasks.len(),
+        recall_at_1: sums[0] / n,
+        recall_at_5: sums[1] / n,
+        recall_at_10: sums[2] / n,
+        mrr_at_10: sums[3] / n,
+    }
+}
+
+/// The report `mcp-gateway eval` prints: scores by split, kind and asking.
+pub async fn report(bench: &Bench) -> Result<BTreeMap<String, Scores>, Error> {
+    let view = bench.view()?;
+    let mut out = BTreeMap::new();
+    for split in ["tune", "holdout"] {
+        for (kind, asking, label) in
+            [("single", Asking::Whole, "single"), ("multi", Asking::Whole, "multi/whole"), ("multi", Asking::Steps, "multi/steps")]
+        {
+            let tasks: Vec<&Task> = bench.tasks.iter().filter(|t| t.split == split && t.kind == kind).collect();
+            out.insert(format!("{split} {label}"), evaluate(&view, &tasks, asking).await);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(kind: &str, relevant: &[&str], step_relevant: &[&[&str]]) -> Task {
+        Task {
+            id: "t".into(),
+            query: "q".into(),
+            relevant: relevant.iter().map(|s| s.to_string()).collect(),
+            split: "tune".into(),
+            kind: kind.into(),
+            steps: vec![],
+            step_relevant: step_relevant.iter().map(|g| g.iter().map(|s| s.to_string()).collect()).collect(),
+        }
+    }
+
+    fn keys(k: &[&str]) -> Vec<String> {
+        k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn single_tasks_score_the_first_right_tool() {
+        let t = task("single", &["a:x", "b:x"], &[]);
+        assert_eq!(score_task(&t, &keys(&["a:x"])), [1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(score_task(&t, &keys(&["c", "d", "b:x"])), [0.0, 1.0, 1.0, 1.0 / 3.0]);
+        assert_eq!(score_task(&t, &keys(&["c", "d", "e", "f", "g", "b:x"])), [0.0, 0.0, 1.0, 1.0 / 6.0]);
+        assert_eq!(score_task(&t, &keys(&["c"])), [0.0, 0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn multi_tasks_score_step_coverage() {
+        let t = task("multi", &["a:1", "b:2"], &[&["a:1", "a:1b"], &["b:2"]]);
+        assert_eq!(score_task(&t, &keys(&["a:1b", "x"])), [0.5, 0.5, 0.5, 0.5]);
+        assert_eq!(score_task(&t, &keys(&["b:2", "a:1"])), [0.5, 1.0, 1.0, 0.75]);
+    }
+
+    #[test]
+    fn the_shipped_benchmark_loads_and_every_label_exists() {
+        let bench = Bench::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data")).unwrap();
+        assert!(bench.servers.len() >= 30, "{} servers", bench.servers.len());
+        assert!(bench.tool_count() >= 500, "{} tools", bench.tool_count());
+        assert!(bench.tasks.len() >= 200);
+        let view = bench.view().unwrap();
+        for t in &bench.tasks {
+            for key in t.relevant.iter().chain(t.step_relevant.iter().flatten()) {
+                assert!(view.get(key).is_some(), "{}: unknown tool {key}", t.id);
+            }
+        }
+    }
+}
