@@ -386,7 +386,7 @@ mod tests {
             let view = View { snapshot: Arc::new(snapshot), grants: Arc::new(grants.clone()) };
             // Every tool's description says "does"; one query reaches them all.
             let request = search::Request { queries: vec!["does".into()], context: None, limit: 1000 };
-            let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|(e, _)| e.key.clone()).collect();
+            let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|r| r.key).collect();
             for (server, tools) in &catalog {
                 for t in tools {
                     let key = tool_key(server, &t.name);

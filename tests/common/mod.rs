@@ -35,6 +35,8 @@ pub struct Gateway {
     log: Arc<Mutex<String>>,
     /// Holds the config file (and whatever else a test puts there).
     pub dir: tempfile::TempDir,
+    /// Extra environment the config needs (also given to `cli`).
+    env: Vec<(String, String)>,
 }
 
 impl Gateway {
@@ -70,7 +72,8 @@ impl Gateway {
                 log.push('\n');
             }
         });
-        let mut gw = Gateway { child, url: String::new(), log, dir };
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut gw = Gateway { child, url: String::new(), log, dir, env };
         let line = gw.wait_log("listening on http://", Duration::from_secs(30)).await;
         let line = line.unwrap_or_else(|| panic!("gateway did not start listening:\n{}", gw.log()));
         let start = line.find("http://").unwrap();
@@ -108,6 +111,7 @@ impl Gateway {
             .args(args)
             .arg("--config")
             .arg(self.config_path())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env_remove("MCP_GATEWAY_TOKEN")
             .output()
             .unwrap();
