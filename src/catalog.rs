@@ -114,6 +114,15 @@ impl Snapshot {
         servers: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a [Tool])>,
         rules: &Rules,
     ) -> Result<Self, search::Error> {
+        Self::build_with(servers, rules, search::bm25::Weights::default())
+    }
+
+    /// [`Snapshot::build`] with search weights other than the defaults (for tuning).
+    pub fn build_with<'a>(
+        servers: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a [Tool])>,
+        rules: &Rules,
+        weights: search::bm25::Weights,
+    ) -> Result<Self, search::Error> {
         let mut entries = Vec::new();
         for (server, description, tools) in servers {
             for tool in tools {
@@ -125,7 +134,7 @@ impl Snapshot {
                 }
             }
         }
-        let index = search::bm25::Index::build(entries.iter().map(Entry::text))?;
+        let index = search::bm25::Index::build_with(entries.iter().map(Entry::text), weights)?;
         let by_key = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i as u32)).collect();
         Ok(Self { entries, by_key, index })
     }
@@ -289,7 +298,7 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str, schema: Value) -> Tool {
-        Tool::new(name.to_string(), format!("does {name}"), schema.as_object().unwrap().clone())
+        Tool::new(name.to_string(), format!("performs {name}"), schema.as_object().unwrap().clone())
     }
 
     #[test]
@@ -384,8 +393,8 @@ mod tests {
 
             let snapshot = Snapshot::build(catalog.iter().map(|(s, t)| (*s, None, &t[..])), &rules).unwrap();
             let view = View { snapshot: Arc::new(snapshot), grants: Arc::new(grants.clone()) };
-            // Every tool's description says "does"; one query reaches them all.
-            let request = search::Request { queries: vec!["does".into()], context: None, limit: 1000 };
+            // Every tool's description says "performs"; one query reaches them all.
+            let request = search::Request { queries: vec!["performs".into()], context: None, limit: 1000 };
             let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|r| r.key).collect();
             for (server, tools) in &catalog {
                 for t in tools {

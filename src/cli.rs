@@ -161,6 +161,9 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Search weights to try instead of the defaults, e.g. `name=3,description=1.2,tie_breaker=0.3`.
+        #[arg(long, default_value = "")]
+        weights: crate::search::bm25::Weights,
     },
     /// Run the built-in demo MCP server (what the default config aggregates).
     DemoServer {
@@ -187,8 +190,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    if let Command::Eval { data, json } = &cli.command {
-        return eval(data, *json).await;
+    if let Command::Eval { data, json, weights } = &cli.command {
+        return eval(data, *json, *weights).await;
     }
 
     let path = cli.config.clone().or_else(config::default_path);
@@ -252,10 +255,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-async fn eval(data: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+async fn eval(data: &std::path::Path, json: bool, weights: crate::search::bm25::Weights) -> anyhow::Result<ExitCode> {
     let bench = crate::eval::Bench::load(data)?;
     let started = std::time::Instant::now();
-    let report = crate::eval::report(&bench).await?;
+    let report = crate::eval::report(&bench, weights).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);

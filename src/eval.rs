@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::rules::Rules;
 use crate::catalog::{Snapshot, View};
+use crate::search::bm25::Weights;
 use crate::search::{self, Bm25, SearchProvider};
 use crate::store::Grants;
 
@@ -135,10 +136,11 @@ impl Bench {
     }
 
     /// A view of the whole catalog (no rules, every server granted).
-    pub fn view(&self) -> Result<View, Error> {
-        let snapshot = Snapshot::build(
+    pub fn view(&self, weights: Weights) -> Result<View, Error> {
+        let snapshot = Snapshot::build_with(
             self.servers.iter().map(|s| (s.server.as_str(), s.description.as_deref(), &s.tools[..])),
             &Rules::default(),
+            weights,
         )?;
         let grants = Grants::all_of(self.servers.iter().map(|s| s.server.as_str()));
         Ok(View::new(Arc::new(snapshot), Arc::new(grants)))
@@ -212,8 +214,8 @@ pub async fn evaluate(view: &View, tasks: &[&Task], asking: Asking) -> Scores {
 }
 
 /// The report `mcp-gateway eval` prints: scores by split, kind and asking.
-pub async fn report(bench: &Bench) -> Result<BTreeMap<String, Scores>, Error> {
-    let view = bench.view()?;
+pub async fn report(bench: &Bench, weights: Weights) -> Result<BTreeMap<String, Scores>, Error> {
+    let view = bench.view(weights)?;
     let mut out = BTreeMap::new();
     for split in ["tune", "holdout"] {
         for (kind, asking, label) in
@@ -268,7 +270,7 @@ mod tests {
         assert!(bench.servers.len() >= 30, "{} servers", bench.servers.len());
         assert!(bench.tool_count() >= 500, "{} tools", bench.tool_count());
         assert!(bench.tasks.len() >= 200);
-        let view = bench.view().unwrap();
+        let view = bench.view(Weights::default()).unwrap();
         for t in &bench.tasks {
             for key in t.relevant.iter().chain(t.step_relevant.iter().flatten()) {
                 assert!(view.get(key).is_some(), "{}: unknown tool {key}", t.id);
