@@ -201,18 +201,14 @@ impl View {
             let e = &snapshot.entries[ordinal as usize];
             grants.allows(&e.server, &e.tool.name)
         });
-        let index = &self.snapshot.index;
-        let terms = index.query_terms(request);
-        index
+        self.snapshot
+            .index
             .search(request, visible)
             .into_iter()
-            .map(|hit| {
-                let entry = &self.snapshot.entries[hit.ordinal as usize];
-                search::Ranked {
-                    key: entry.key.clone(),
-                    relevance: hit.relevance,
-                    explanation: index.explain(&terms, &entry.text()),
-                }
+            .map(|hit| search::Ranked {
+                key: self.snapshot.entries[hit.ordinal as usize].key.clone(),
+                relevance: hit.relevance,
+                explanation: hit.explanation,
             })
             .collect()
     }

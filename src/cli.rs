@@ -271,6 +271,11 @@ async fn eval(data: &std::path::Path, json: bool, weights: crate::search::bm25::
             s.tasks, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.mrr_at_10
         );
     }
+    let holdout: Vec<&crate::eval::Task> = bench.tasks.iter().filter(|t| t.split == "holdout").collect();
+    println!("\nrelevance cut-offs (held-out single-tool tasks, top 10 each):");
+    for c in crate::eval::calibration(&bench.view(weights)?, &holdout).await {
+        println!("  relevance >= {:.2}: {:>5.1}% of kept results are right, {:>5.1}% of right results kept", c.at, 100.0 * c.precision, 100.0 * c.kept);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

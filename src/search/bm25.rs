@@ -11,6 +11,7 @@ use super::Request;
 
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
+use tantivy::DocSet;
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
 };
@@ -25,7 +26,7 @@ const WORDS: &str = "gateway_words";
 const WHOLE: &str = "gateway_whole";
 /// Saturation constant turning an unbounded BM25 score into 0..1 relevance:
 /// a score of `RELEVANCE_HALF` maps to 0.5.
-const RELEVANCE_HALF: f32 = 6.0;
+const RELEVANCE_HALF: f32 = 30.0;
 
 /// Words people put around a need ("can you please get me…") that say
 /// nothing about which tool; dropped from queries only, never from tools.
@@ -164,7 +165,7 @@ pub struct ToolText<'a> {
 }
 
 /// One ranked tool.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     /// Position of the tool in the catalog snapshot.
     pub ordinal: u32,
@@ -172,6 +173,8 @@ pub struct Hit {
     pub score: f32,
     /// `score` mapped to 0..1 (see [`relevance`]).
     pub relevance: f32,
+    /// Which query terms matched which fields, e.g. `file: name, description; read: name`.
+    pub explanation: Option<String>,
 }
 
 /// Which tools a search may return, by ordinal.
@@ -306,12 +309,14 @@ impl Index {
             TopDocs::with_limit(q.limit.max(1)).order_by_score(),
         );
         let Ok(top) = searcher.search(&query, &collector) else { return Vec::new() };
+        let terms = self.query_terms(q);
         top.into_iter()
             .filter_map(|(score, address)| {
                 // The ordinal is a fast field: no stored document is decoded.
                 let column = searcher.segment_reader(address.segment_ord).fast_fields().u64("ordinal").ok()?;
                 let ordinal = column.first(address.doc_id)?;
-                Some(Hit { ordinal: ordinal as u32, score, relevance: relevance(score) })
+                let explanation = self.explain(&searcher, &terms, address);
+                Some(Hit { ordinal: ordinal as u32, score, relevance: relevance(score), explanation })
             })
             .collect()
     }
@@ -330,28 +335,39 @@ impl Index {
         terms
     }
 
-    /// Which query terms matched which fields of `tool`, e.g.
-    /// `file: name, description; read: name`.
-    pub fn explain(&self, terms: &[String], tool: &ToolText<'_>) -> Option<String> {
-        let mut analyzer = self.words.clone();
-        let server = format!("{} {}", split_identifiers(tool.server), tool.server_description.unwrap_or(""));
-        let tags = tool.tags.join(" ");
-        let fields: [(&str, String); 6] = [
-            ("name", split_identifiers(tool.name)),
-            ("title", split_identifiers(tool.title.unwrap_or(""))),
-            ("description", tool.description.unwrap_or("").to_string()),
-            ("parameters", split_identifiers(tool.params)),
-            ("tags", split_identifiers(&tags)),
-            ("server", server),
+    /// Which of `terms` occur in which fields of the document at `address`,
+    /// read from the postings (no stored text is analyzed again).
+    fn explain(&self, searcher: &tantivy::Searcher, terms: &[String], address: tantivy::DocAddress) -> Option<String> {
+        let segment = searcher.segment_reader(address.segment_ord);
+        let named = [
+            ("name", self.fields.name_words),
+            ("title", self.fields.title),
+            ("description", self.fields.description),
+            ("parameters", self.fields.params),
+            ("tags", self.fields.tags),
+            ("server", self.fields.server),
         ];
-        let analyzed: Vec<(&str, Vec<String>)> = fields.iter().map(|(n, t)| (*n, analyze(&mut analyzer, t))).collect();
-        let parts: Vec<String> = terms
-            .iter()
-            .filter_map(|term| {
-                let hits: Vec<&str> = analyzed.iter().filter(|(_, ts)| ts.contains(term)).map(|(n, _)| *n).collect();
-                (!hits.is_empty()).then(|| format!("{term}: {}", hits.join(", ")))
-            })
-            .collect();
+        let mut parts = Vec::new();
+        for term in terms {
+            let fields: Vec<&str> = named
+                .iter()
+                .filter(|(_, field)| {
+                    let Ok(index) = segment.inverted_index(*field) else { return false };
+                    let t = Term::from_field_text(*field, term);
+                    match index.read_postings(&t, IndexRecordOption::Basic) {
+                        // A fresh cursor sits on its first document; seek only moves forward.
+                        Ok(Some(mut postings)) => {
+                            postings.doc() <= address.doc_id && postings.seek(address.doc_id) == address.doc_id
+                        }
+                        _ => false,
+                    }
+                })
+                .map(|(name, _)| *name)
+                .collect();
+            if !fields.is_empty() {
+                parts.push(format!("{term}: {}", fields.join(", ")));
+            }
+        }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 
@@ -363,9 +379,9 @@ impl Index {
         let mut weighted: Vec<(String, f32)> = terms.iter().map(|t| (t.clone(), 1.0)).collect();
         if self.weights.synonyms > 0.0 {
             for term in &terms {
-                for other in synonyms_of(&mut analyzer, term) {
-                    if !weighted.iter().any(|(t, _)| *t == other) {
-                        weighted.push((other, self.weights.synonyms));
+                for other in synonyms_of(term) {
+                    if !weighted.iter().any(|(t, _)| t == other) {
+                        weighted.push((other.clone(), self.weights.synonyms));
                     }
                 }
             }
@@ -401,15 +417,22 @@ impl Index {
     }
 }
 
-/// The analyzed synonyms of an analyzed term.
-fn synonyms_of(analyzer: &mut TextAnalyzer, term: &str) -> Vec<String> {
-    SYNONYMS
-        .iter()
-        .map(|group| analyze(analyzer, &group.join(" ")))
-        .filter(|group| group.iter().any(|t| t == term))
-        .flatten()
-        .filter(|t| t != term)
-        .collect()
+/// The analyzed synonyms of an analyzed term (the table is analyzed once).
+fn synonyms_of(term: &str) -> &'static [String] {
+    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut analyzer = words_analyzer();
+        let mut table: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+        for group in SYNONYMS {
+            let analyzed = analyze(&mut analyzer, &group.join(" "));
+            for t in &analyzed {
+                let others = table.entry(t.clone()).or_default();
+                others.extend(analyzed.iter().filter(|o| *o != t && !others.contains(o)).cloned().collect::<Vec<_>>());
+            }
+        }
+        table
+    });
+    table.get(term).map_or(&[], Vec::as_slice)
 }
 
 /// A query's terms: identifiers split, filler words dropped, then analyzed.
@@ -540,14 +563,19 @@ mod tests {
 
     #[test]
     fn explanations_name_terms_and_fields() {
-        let tools = tools();
-        let index = Index::build(tools.clone()).unwrap();
+        let index = Index::build(tools()).unwrap();
         let request = Request { queries: vec!["read files from the disk".into()], context: None, limit: 5 };
-        let terms = index.query_terms(&request);
-        assert_eq!(terms, ["read", "file", "from", "disk"]);
-        let why = index.explain(&terms, &tools[0]).unwrap();
+        assert_eq!(index.query_terms(&request), ["read", "file", "from", "disk"]);
+        let hits = index.search(&request, Arc::new(|_| true));
+        assert_eq!(hits[0].ordinal, 0);
+        let why = hits[0].explanation.as_deref().unwrap();
         assert_eq!(why, "read: name, description; file: name, description; from: description; disk: description");
-        assert!(index.explain(&["zebra".into()], &tools[0]).is_none());
+    }
+
+    #[test]
+    fn synonyms_reach_the_words_tools_use() {
+        assert!(synonyms_of("ticket").contains(&"issu".to_string()), "{:?}", synonyms_of("ticket"));
+        assert!(synonyms_of("zebra").is_empty());
     }
 
     #[test]
