@@ -568,6 +568,19 @@ mod tests {
         Config::parse(text, "test.toml", Path::new("/etc/gw"))
     }
 
+    /// Each (text, line, key, words of the message) must be refused just so.
+    fn assert_invalid(cases: &[(&str, usize, &str, &str)]) {
+        for &(text, line, key, needle) in cases {
+            match parse(text) {
+                Err(Error::Invalid { line: l, key: k, message, .. }) => {
+                    assert_eq!((l, k.as_str()), (line, key), "{text}");
+                    assert!(message.contains(needle), "{message}");
+                }
+                other => panic!("{text}: expected Invalid, got {other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn embedded_default_is_valid() {
         let config = Config::load(None).expect("the shipped gateway.toml parses");
@@ -638,15 +651,7 @@ enabled = false
             ("[[servers]]\nname = \"a\"\nurl = \"ftp://h\"\n", 2, "servers[0].url", "not an http"),
             ("[[servers]]\nname = \"a\"\ncommand = \"x\"\ntimeout_ms = 0\n", 2, "servers[0].timeout_ms", "at least 1"),
         ];
-        for (text, line, key, needle) in cases {
-            match parse(text) {
-                Err(Error::Invalid { line: l, key: k, message, .. }) => {
-                    assert_eq!((l, k.as_str()), (line, key), "{text}");
-                    assert!(message.contains(needle), "{message}");
-                }
-                other => panic!("{text}: expected Invalid, got {other:?}"),
-            }
-        }
+        assert_invalid(&cases);
     }
 
     #[test]
@@ -685,15 +690,7 @@ url = "http://127.0.0.1:9/mcp"
             ("[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"*\"]\nserver = \"b\"\n", 6, "rules[0].server", "no server named 'b'"),
             ("[auth]\nallow_anonymous = true\n", 1, "auth.anonymous_project", "needs anonymous_project"),
         ];
-        for (text, line, key, needle) in cases {
-            match parse(text) {
-                Err(Error::Invalid { line: l, key: k, message, .. }) => {
-                    assert_eq!((l, k.as_str()), (line, key), "{text}");
-                    assert!(message.contains(needle), "{message}");
-                }
-                other => panic!("{text}: expected Invalid, got {other:?}"),
-            }
-        }
+        assert_invalid(&cases);
     }
 
     #[test]
