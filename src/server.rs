@@ -35,8 +35,14 @@ pub const UNAUTHORIZED: i32 = -32001;
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
 pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
 
-/// The two meta-tools, exactly as `tools/list` returns them.
+/// The two meta-tools, exactly as `tools/list` returns them (built once:
+/// rmcp also asks for them on every HTTP POST to look up schemas).
 pub fn meta_tools() -> Vec<Tool> {
+    static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(build_meta_tools).clone()
+}
+
+fn build_meta_tools() -> Vec<Tool> {
     let schema = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
     let mut discovery = Tool::new(
         DISCOVERY,

@@ -450,7 +450,9 @@ impl Store {
         });
         if stale {
             // Advisory: when the writer is busy the next use records it.
-            let _ = self.sender().map(|tx| tx.try_send(Write::TokenUsed { id, at: now() }));
+            if let Some(tx) = self.sender() {
+                let _ = tx.try_send(Write::TokenUsed { id, at: now() });
+            }
         }
         Ok(Some((id, project)))
     }

@@ -200,7 +200,7 @@ async fn stdio_callers_use_meta_token_or_the_session_token() {
     assert!(err.contains("unauthorized"), "no token on stdio is a JSON-RPC error: {err}");
     let r = eventually(Duration::from_secs(20), "discovery with _meta.token", || async {
         let r = anonymous.call_tool(discover_with(Some(json!({"token": token})))).await.unwrap();
-        (r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().len() > 0).then_some(r)
+        (!r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().is_empty()).then_some(r)
     })
     .await;
     assert_eq!(r.structured_content.unwrap()["results"][0]["toolKey"], "red:calculate");
@@ -209,7 +209,7 @@ async fn stdio_callers_use_meta_token_or_the_session_token() {
     let session = ().serve(spawn(Some(&token))).await.unwrap();
     eventually(Duration::from_secs(20), "discovery with MCP_GATEWAY_TOKEN", || async {
         let r = session.call_tool(discover_with(None)).await.ok()?;
-        (r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().len() > 0).then_some(())
+        (!r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().is_empty()).then_some(())
     })
     .await;
     session.cancel().await.unwrap();

@@ -23,10 +23,13 @@ enum Mode {
     Foreign,
 }
 
+/// Each request the fake received: its Authorization header and body.
+type Seen = Vec<(Option<String>, Value)>;
+
 #[derive(Clone)]
 struct Fake {
     mode: Arc<Mutex<Mode>>,
-    requests: Arc<Mutex<Vec<(Option<String>, Value)>>>,
+    requests: Arc<Mutex<Seen>>,
 }
 
 /// Scores each offered tool by the query words its name and description contain.

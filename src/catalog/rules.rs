@@ -187,6 +187,8 @@ mod tests {
     }
 
     /// (rules, server, tool, enabled, tags)
+    type Case<'a> = (&'a Vec<RuleSpec>, &'a str, &'a str, bool, Vec<&'a str>);
+
     #[test]
     fn table() {
         let deny_deletes = vec![rule(&["*delete*"], None, Some(false), &[])];
@@ -197,7 +199,7 @@ mod tests {
         let negation = vec![rule(&["!*delete*", "*"], Some("gh"), Some(true), &[])];
         let only_negations = vec![rule(&["!*delete*", "!drop_*"], None, None, &["harmless"])];
         let server_specific = vec![rule(&["*"], Some("prod"), Some(false), &["prod"])];
-        let cases: Vec<(&Vec<RuleSpec>, &str, &str, bool, Vec<&str>)> = vec![
+        let cases: Vec<Case> = vec![
             (&deny_deletes, "fs", "delete_file", false, vec![]),
             (&deny_deletes, "fs", "read_file", true, vec![]),
             (&tags_only, "x", "git_create_pr", true, vec!["vcs", "review"]),

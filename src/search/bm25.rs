@@ -479,10 +479,9 @@ pub fn split_identifiers(text: &str) -> String {
         if i > 0 && c.is_uppercase() {
             let prev = chars[i - 1];
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                if !out.ends_with(' ') && !out.is_empty() {
-                    out.push(' ');
-                }
+            let boundary = prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower);
+            if boundary && !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
             }
         }
         out.push(c);
