@@ -358,6 +358,44 @@ async fn stdio_upstream_works_and_stdin_close_stops_everything() {
 }
 
 #[tokio::test]
+async fn stdio_and_http_can_be_served_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).unwrap();
+    let mut child = tokio::process::Command::new(bin())
+        .args(["serve", "--stdio", "--http", "127.0.0.1:0", "--config"])
+        .arg(&path)
+        .env("RUST_LOG", "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut errors = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stderr.take().unwrap()));
+    let url = loop {
+        let line = errors.next_line().await.unwrap().expect("the gateway logs its address");
+        if let Some(i) = line.find("http://") {
+            break line[i..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = errors.next_line().await {} });
+
+    let http = ().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap();
+    assert_eq!(http.list_all_tools().await.unwrap().len(), 2);
+
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").await.unwrap();
+    let pong: Value = serde_json::from_str(&stdout.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(pong["id"], 1);
+    http.cancel().await.unwrap();
+    drop(stdin); // closing stdin stops the whole gateway
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await.unwrap().unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test]
 async fn sigterm_stops_the_gateway_and_its_children() {
     let mut gw = Gateway::start(&two_servers()).await;
     let client = gw.client().await;
