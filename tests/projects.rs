@@ -301,7 +301,8 @@ async fn the_operator_cli_manages_projects_tokens_grants_and_audit() {
     gw.cli(&["revoke", "--project", "one", "--server", "red", "--tool", "calculate"]);
     assert_eq!(error_code(&execute(&one, "red:calculate", json!({"expression": "1"})).await), "TOOL_NOT_FOUND");
     assert!(!keys(&one, EVERYTHING).await.contains("red:calculate"));
-    gw.cli(&["grant", "--project", "one", "--server", "red", "--tool", "calculate"]);
+    let granted: Value = serde_json::from_slice(&gw.cli(&["grant", "--project", "one", "--server", "red", "--tool", "calculate", "--json"]).stdout).unwrap();
+    assert_eq!(granted, json!({"project": "one", "server": "red", "tool": "calculate", "enabled": true}));
     assert_eq!(execute(&one, "red:calculate", json!({"expression": "1"})).await.is_error, Some(false));
 
     let tail: Value = serde_json::from_slice(&gw.cli(&["audit", "tail", "--project", "one", "-n", "2", "--json"]).stdout).unwrap();

@@ -45,6 +45,9 @@ pub enum ProjectCommand {
         /// Search strategy.
         #[arg(value_enum)]
         search: SearchArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -97,6 +100,9 @@ pub enum TokenCommand {
     Revoke {
         /// Token id (the number in `mgw_<id>_…`, or from `token list`).
         id: i64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -112,6 +118,9 @@ pub struct GrantArgs {
     /// Only this tool of the server.
     #[arg(long)]
     tool: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `audit …`.
@@ -189,8 +198,11 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 println!("  #{} {:<16} created {} last used {} {state}", t.id, t.label, t.created_at, t.last_used_at.as_deref().unwrap_or("never"));
             }
         }
-        ProjectCommand::SetSearch { project, search } => {
+        ProjectCommand::SetSearch { project, search, json } => {
             let p = store.set_search(&project, search.into_search())?;
+            if json {
+                return print_json(&p);
+            }
             println!("project '{}' search: {}", p.name, search_word(p.optimization));
         }
     }
@@ -221,9 +233,12 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
                 println!("{:<6} {:<8} {:<16} {:<26} {:<26} {state}", t.id, t.project_id, t.label, t.created_at, last);
             }
         }
-        TokenCommand::Revoke { id } => {
+        TokenCommand::Revoke { id, json } => {
             if !store.revoke_token(id)? {
                 anyhow::bail!("no live token #{id}");
+            }
+            if json {
+                return print_json(&json!({ "revoked": id }));
             }
             println!("token #{id} revoked");
         }
@@ -241,6 +256,9 @@ pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitC
     match (&a.tool, allow) {
         (None, false) => store.deny_server(&a.project, &a.server)?,
         (tool, allow) => store.set_permission(&a.project, &a.server, tool.as_deref(), allow)?,
+    }
+    if a.json {
+        return print_json(&json!({ "project": a.project, "server": a.server, "tool": a.tool, "enabled": allow }));
     }
     println!("{} {target} {} project '{}'", if allow { "granted" } else { "revoked" }, if allow { "to" } else { "from" }, a.project);
     Ok(ExitCode::SUCCESS)
