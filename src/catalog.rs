@@ -13,7 +13,7 @@ use tracing::{debug, error};
 
 use crate::downstream::{Registry, Status};
 use crate::search;
-use crate::store::Grants;
+use crate::store::{Access, Grants};
 
 pub mod rules;
 
@@ -42,6 +42,8 @@ pub struct Entry {
     pub server_description: Option<String>,
     /// Parameter names and descriptions, flattened for search.
     params: String,
+    /// Position of its server in [`Snapshot::servers`].
+    server_ordinal: u32,
     /// Compiled on first use: most tools are never called.
     validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
 }
@@ -55,6 +57,7 @@ impl Entry {
             tool,
             tags,
             server_description: None,
+            server_ordinal: 0,
             validator: OnceLock::new(),
         }
     }
@@ -104,6 +107,8 @@ impl Entry {
 pub struct Snapshot {
     entries: Vec<Entry>,
     by_key: HashMap<String, u32>,
+    /// Distinct server names, in catalog order.
+    servers: Vec<String>,
     index: search::bm25::Index,
 }
 
@@ -124,19 +129,28 @@ impl Snapshot {
         weights: search::bm25::Weights,
     ) -> Result<Self, search::Error> {
         let mut entries = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         for (server, description, tools) in servers {
+            let ordinal = match names.iter().position(|n| n == server) {
+                Some(i) => i,
+                None => {
+                    names.push(server.to_string());
+                    names.len() - 1
+                }
+            } as u32;
             for tool in tools {
                 let verdict = rules.verdict(server, &tool.name);
                 if verdict.enabled {
                     let mut entry = Entry::new(server, tool.clone(), verdict.tags);
                     entry.server_description = description.map(str::to_string);
+                    entry.server_ordinal = ordinal;
                     entries.push(entry);
                 }
             }
         }
         let index = search::bm25::Index::build_with(entries.iter().map(Entry::text), weights)?;
         let by_key = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i as u32)).collect();
-        Ok(Self { entries, by_key, index })
+        Ok(Self { entries, by_key, servers: names, index })
     }
 
     /// Number of tools.
@@ -174,16 +188,19 @@ fn parameter_text(tool: &Tool) -> String {
 pub struct View {
     snapshot: Arc<Snapshot>,
     grants: Arc<Grants>,
+    /// The caller's access per server of the snapshot, by server ordinal.
+    access: Arc<[Access]>,
 }
 
 impl View {
     /// The view of `snapshot` for a caller with `grants`.
     pub fn new(snapshot: Arc<Snapshot>, grants: Arc<Grants>) -> Self {
-        Self { snapshot, grants }
+        let access = snapshot.servers.iter().map(|s| grants.server_access(s)).collect();
+        Self { snapshot, grants, access }
     }
 
     fn allows(&self, entry: &Entry) -> bool {
-        self.grants.allows(&entry.server, &entry.tool.name)
+        allowed(&self.access, &self.grants, entry)
     }
 
     /// The tool behind `key`, if the caller may use it. Unknown and hidden
@@ -196,11 +213,9 @@ impl View {
     /// BM25F-ranked tools for `request`, among those the caller may use,
     /// each with the terms that matched and where.
     pub fn search(&self, request: &search::Request) -> Vec<search::Ranked> {
-        let (snapshot, grants) = (self.snapshot.clone(), self.grants.clone());
-        let visible: search::bm25::Visible = Arc::new(move |ordinal| {
-            let e = &snapshot.entries[ordinal as usize];
-            grants.allows(&e.server, &e.tool.name)
-        });
+        let (snapshot, grants, access) = (self.snapshot.clone(), self.grants.clone(), self.access.clone());
+        let visible: search::bm25::Visible =
+            Arc::new(move |ordinal| allowed(&access, &grants, &snapshot.entries[ordinal as usize]));
         self.snapshot
             .index
             .search(request, visible)
@@ -221,6 +236,15 @@ impl View {
     /// Whether the caller sees anything of `server` (resources and prompts follow this).
     pub fn sees_server(&self, server: &str) -> bool {
         self.grants.sees_server(server)
+    }
+}
+
+/// Whether a caller with `access` (per server) and `grants` may use `entry`.
+fn allowed(access: &[Access], grants: &Grants, entry: &Entry) -> bool {
+    match access[entry.server_ordinal as usize] {
+        Access::All => true,
+        Access::Nothing => false,
+        Access::PerTool => grants.allows(&entry.server, &entry.tool.name),
     }
 }
 
@@ -301,7 +325,7 @@ mod tests {
     fn keys_are_server_colon_tool_and_resolve() {
         let tools = [tool("add", json!({"type": "object"}))];
         let snap = Snapshot::build([("math", None, &tools[..])], &Rules::default()).unwrap();
-        let view = View { snapshot: Arc::new(snap), grants: Arc::new(Grants::all_of(["math"])) };
+        let view = View::new(Arc::new(snap), Arc::new(Grants::all_of(["math"])));
         assert_eq!(view.get("math:add").unwrap().tool.name, "add");
         assert!(view.get("math:sub").is_none());
         assert!(view.get("add").is_none());
@@ -388,7 +412,7 @@ mod tests {
             let grants = Grants::from_permissions(permissions);
 
             let snapshot = Snapshot::build(catalog.iter().map(|(s, t)| (*s, None, &t[..])), &rules).unwrap();
-            let view = View { snapshot: Arc::new(snapshot), grants: Arc::new(grants.clone()) };
+            let view = View::new(Arc::new(snapshot), Arc::new(grants.clone()));
             // Every tool's description says "performs"; one query reaches them all.
             let request = search::Request { queries: vec!["performs".into()], context: None, limit: 1000 };
             let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|r| r.key).collect();

@@ -173,10 +173,32 @@ impl Grants {
         self.servers.get(server).is_some_and(|g| g.tools.get(tool).copied().unwrap_or(g.whole))
     }
 
+    /// What the project may use of `server`, decided once per server so a
+    /// search need not look names up for every candidate tool.
+    pub fn server_access(&self, server: &str) -> Access {
+        match self.servers.get(server) {
+            None => Access::Nothing,
+            Some(g) if !g.tools.is_empty() => Access::PerTool,
+            Some(g) if g.whole => Access::All,
+            Some(_) => Access::Nothing,
+        }
+    }
+
     /// Whether the project sees anything of `server` (for resources and prompts).
     pub fn sees_server(&self, server: &str) -> bool {
         self.servers.get(server).is_some_and(|g| g.whole || g.tools.values().any(|&allowed| allowed))
     }
+}
+
+/// A project's access to one server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Every tool.
+    All,
+    /// No tool.
+    Nothing,
+    /// Tool overrides decide; ask [`Grants::allows`].
+    PerTool,
 }
 
 /// One audit row. IDs and counts only.
