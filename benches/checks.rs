@@ -22,10 +22,15 @@ fn bench(c: &mut Criterion) {
     let auth = Authenticator::new(store.clone(), None);
 
     let mut g = c.benchmark_group("checks");
-    g.bench_function("authenticate (sqlite lookup + hash compare)", |b| b.iter(|| store.authenticate(&token).unwrap().unwrap()));
-    g.bench_function("caller (token, project hint, grants)", |b| b.iter(|| auth.caller(Some(&token), Some("p")).unwrap()));
+    g.bench_function("authenticate (sqlite lookup + hash compare)", |b| {
+        b.iter(|| store.authenticate(&token).unwrap().unwrap())
+    });
+    g.bench_function("caller (token, project hint, grants)", |b| {
+        b.iter(|| auth.caller(Some(&token), Some("p")).unwrap())
+    });
     g.bench_function("audit row queued", |b| {
-        b.to_async(&rt).iter(|| async { store.audit(store::audit_row("r", "tool_execute")).await })
+        b.to_async(&rt)
+            .iter(|| async { store.audit(store::audit_row("r", "tool_execute")).await })
     });
     g.finish();
     store.close();

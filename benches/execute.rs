@@ -20,7 +20,10 @@ async fn stdio(args: &[&str]) -> Client {
     let cmd = tokio::process::Command::new(BIN).configure(|c| {
         c.args(args).env("RUST_LOG", "warn");
     });
-    let (t, _) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let (t, _) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     ().serve(t).await.unwrap()
 }
 
@@ -41,16 +44,23 @@ async fn http(args: &[&str]) -> (Client, tokio::process::Child) {
         }
     };
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap(), child)
+    (
+        ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap(),
+        child,
+    )
 }
 
 fn direct(expression: &str) -> CallToolRequestParams {
-    CallToolRequestParams::new("calculate").with_arguments(json!({"expression": expression}).as_object().unwrap().clone())
+    CallToolRequestParams::new("calculate")
+        .with_arguments(json!({"expression": expression}).as_object().unwrap().clone())
 }
 
 fn via_gateway(expression: &str) -> CallToolRequestParams {
     CallToolRequestParams::new("tool_execute").with_arguments(
-        json!({"toolKey": "demo:calculate", "arguments": {"expression": expression}}).as_object().unwrap().clone(),
+        json!({"toolKey": "demo:calculate", "arguments": {"expression": expression}})
+            .as_object()
+            .unwrap()
+            .clone(),
     )
 }
 
@@ -85,15 +95,32 @@ fn bench(c: &mut Criterion) {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        (stdio(&["demo-server"]).await, gw, http(&["demo-server", "--http", "127.0.0.1:0"]).await, gw_http)
+        (
+            stdio(&["demo-server"]).await,
+            gw,
+            http(&["demo-server", "--http", "127.0.0.1:0"]).await,
+            gw_http,
+        )
     });
 
     let mut g = c.benchmark_group("calculate");
     g.measurement_time(Duration::from_secs(5));
-    g.bench_function("direct/stdio", |b| b.to_async(&rt).iter(|| async { demo_stdio.call_tool(direct("6*7")).await.unwrap() }));
-    g.bench_function("gateway/stdio", |b| b.to_async(&rt).iter(|| async { gw_stdio.call_tool(via_gateway("6*7")).await.unwrap() }));
-    g.bench_function("direct/http", |b| b.to_async(&rt).iter(|| async { demo_http.call_tool(direct("6*7")).await.unwrap() }));
-    g.bench_function("gateway/http", |b| b.to_async(&rt).iter(|| async { gw_http.call_tool(via_gateway("6*7")).await.unwrap() }));
+    g.bench_function("direct/stdio", |b| {
+        b.to_async(&rt)
+            .iter(|| async { demo_stdio.call_tool(direct("6*7")).await.unwrap() })
+    });
+    g.bench_function("gateway/stdio", |b| {
+        b.to_async(&rt)
+            .iter(|| async { gw_stdio.call_tool(via_gateway("6*7")).await.unwrap() })
+    });
+    g.bench_function("direct/http", |b| {
+        b.to_async(&rt)
+            .iter(|| async { demo_http.call_tool(direct("6*7")).await.unwrap() })
+    });
+    g.bench_function("gateway/http", |b| {
+        b.to_async(&rt)
+            .iter(|| async { gw_http.call_tool(via_gateway("6*7")).await.unwrap() })
+    });
     g.finish();
 }
 

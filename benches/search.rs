@@ -32,23 +32,39 @@ fn catalog(bench: &Bench, n: usize) -> Vec<(String, Option<String>, Vec<Tool>)> 
 }
 
 fn build(servers: &[(String, Option<String>, Vec<Tool>)]) -> Snapshot {
-    Snapshot::build(servers.iter().map(|(s, d, t)| (s.as_str(), d.as_deref(), &t[..])), &Rules::default()).unwrap()
+    Snapshot::build(
+        servers.iter().map(|(s, d, t)| (s.as_str(), d.as_deref(), &t[..])),
+        &Rules::default(),
+    )
+    .unwrap()
 }
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok()).unwrap_or(0)
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap_or(0)
 }
 
 fn bench(c: &mut Criterion) {
     let bench = Bench::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data")).unwrap();
-    let queries = ["create a pull request on github", "read a file", "send a message to the team channel", "query the postgres database"];
+    let queries = [
+        "create a pull request on github",
+        "read a file",
+        "send a message to the team channel",
+        "query the postgres database",
+    ];
 
     let before = rss_kib();
     let ten_k = catalog(&bench, 10_000);
     let snapshot = build(&ten_k);
     let after = rss_kib();
-    eprintln!("memory: 10k tools (definitions + index) hold {} MiB of RSS", (after.saturating_sub(before)) / 1024);
+    eprintln!(
+        "memory: 10k tools (definitions + index) hold {} MiB of RSS",
+        (after.saturating_sub(before)) / 1024
+    );
     drop(snapshot);
 
     let mut g = c.benchmark_group("search");
@@ -63,7 +79,11 @@ fn bench(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("query", n), &view, |b, v| {
             b.iter(|| {
                 i += 1;
-                let request = Request { queries: vec![queries[i % queries.len()].to_string()], context: None, limit: 10 };
+                let request = Request {
+                    queries: vec![queries[i % queries.len()].to_string()],
+                    context: None,
+                    limit: 10,
+                };
                 v.search(&request)
             })
         });

@@ -29,7 +29,9 @@ pub struct Caller {
 #[non_exhaustive]
 pub enum Error {
     /// No valid token.
-    #[error("unauthorized: a valid token is required (Authorization: Bearer <token>, _meta.token, or MCP_GATEWAY_TOKEN for stdio)")]
+    #[error(
+        "unauthorized: a valid token is required (Authorization: Bearer <token>, _meta.token, or MCP_GATEWAY_TOKEN for stdio)"
+    )]
     Unauthorized,
     /// `_meta.projectId` names another project than the token's.
     #[error("_meta.projectId '{0}' is not the project of this token")]
@@ -49,14 +51,19 @@ pub struct Authenticator {
 impl Authenticator {
     /// `anonymous_project`: the project callers without a token act as, if any.
     pub fn new(store: Arc<Store>, anonymous_project: Option<String>) -> Self {
-        Self { store, anonymous_project }
+        Self {
+            store,
+            anonymous_project,
+        }
     }
 
     /// Makes sure the anonymous project exists and has a decision for every
     /// configured server: servers never granted nor denied to it are granted,
     /// so a personal setup sees the servers it adds; an explicit deny stays.
     pub fn prepare_anonymous<'a>(&self, servers: impl IntoIterator<Item = &'a str>) -> Result<(), store::Error> {
-        let Some(name) = &self.anonymous_project else { return Ok(()) };
+        let Some(name) = &self.anonymous_project else {
+            return Ok(());
+        };
         if self.store.project(name)?.is_none() {
             self.store.create_project(name, Some(store::Search::Bm25))?;
             tracing::info!(project = %name, "created the anonymous project");
@@ -83,7 +90,11 @@ impl Authenticator {
             },
         };
         let grants = Arc::new(Grants::from_permissions(store.permissions(project.id)?));
-        let caller = Caller { project, token_id, grants };
+        let caller = Caller {
+            project,
+            token_id,
+            grants,
+        };
         check_hint(&caller, hint)?;
         Ok(caller)
     }
@@ -97,8 +108,13 @@ impl Authenticator {
 /// `_meta.projectId` may only narrow to the caller's own project (by name or id);
 /// empty or `UNASSIGNED_PROJECT_ID` means none.
 pub fn check_hint(caller: &Caller, hint: Option<&str>) -> Result<(), Error> {
-    match hint.map(str::trim).filter(|h| !h.is_empty() && *h != UNASSIGNED_PROJECT_ID) {
-        Some(h) if h != caller.project.name && h != caller.project.id.to_string() => Err(Error::ProjectMismatch(h.to_string())),
+    match hint
+        .map(str::trim)
+        .filter(|h| !h.is_empty() && *h != UNASSIGNED_PROJECT_ID)
+    {
+        Some(h) if h != caller.project.name && h != caller.project.id.to_string() => {
+            Err(Error::ProjectMismatch(h.to_string()))
+        }
         _ => Ok(()),
     }
 }
@@ -106,7 +122,10 @@ pub fn check_hint(caller: &Caller, hint: Option<&str>) -> Result<(), Error> {
 /// The token of an `Authorization: Bearer …` header value.
 pub fn bearer(header: &str) -> Option<&str> {
     let (scheme, token) = header.trim().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim()).filter(|t| !t.is_empty())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]
@@ -132,9 +151,15 @@ mod tests {
         for hint in ["alpha", &c.project.id.to_string(), UNASSIGNED_PROJECT_ID, ""] {
             assert!(auth.caller(Some(&token), Some(hint)).is_ok(), "{hint}");
         }
-        assert!(matches!(auth.caller(Some(&token), Some("beta")), Err(Error::ProjectMismatch(_))));
+        assert!(matches!(
+            auth.caller(Some(&token), Some("beta")),
+            Err(Error::ProjectMismatch(_))
+        ));
         assert!(matches!(auth.caller(None, None), Err(Error::Unauthorized)));
-        assert!(matches!(auth.caller(Some("mgw_1_wrong"), None), Err(Error::Unauthorized)));
+        assert!(matches!(
+            auth.caller(Some("mgw_1_wrong"), None),
+            Err(Error::Unauthorized)
+        ));
     }
 
     #[test]

@@ -68,7 +68,11 @@ impl Entry {
             server: &self.server,
             server_description: self.server_description.as_deref(),
             name: &self.tool.name,
-            title: self.tool.title.as_deref().or(self.tool.annotations.as_ref().and_then(|a| a.title.as_deref())),
+            title: self
+                .tool
+                .title
+                .as_deref()
+                .or(self.tool.annotations.as_ref().and_then(|a| a.title.as_deref())),
             description: self.tool.description.as_deref(),
             params: &self.params,
             tags: &self.tags,
@@ -95,7 +99,11 @@ impl Entry {
             .iter_errors(arguments)
             .map(|e| {
                 let at = e.instance_path().to_string();
-                if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
             })
             .collect();
         if errors.is_empty() { Ok(()) } else { Err(errors) }
@@ -149,8 +157,17 @@ impl Snapshot {
             }
         }
         let index = search::bm25::Index::build_with(entries.iter().map(Entry::text), weights)?;
-        let by_key = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i as u32)).collect();
-        Ok(Self { entries, by_key, servers: names, index })
+        let by_key = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.key.clone(), i as u32))
+            .collect();
+        Ok(Self {
+            entries,
+            by_key,
+            servers: names,
+            index,
+        })
     }
 
     /// Number of tools.
@@ -196,7 +213,11 @@ impl View {
     /// The view of `snapshot` for a caller with `grants`.
     pub fn new(snapshot: Arc<Snapshot>, grants: Arc<Grants>) -> Self {
         let access = snapshot.servers.iter().map(|s| grants.server_access(s)).collect();
-        Self { snapshot, grants, access }
+        Self {
+            snapshot,
+            grants,
+            access,
+        }
     }
 
     fn allows(&self, entry: &Entry) -> bool {
@@ -258,7 +279,10 @@ pub struct Catalog {
 impl Catalog {
     /// A catalog built from the registry as it is now.
     pub fn new(registry: &Registry, rules: Rules) -> Result<Self, search::Error> {
-        Ok(Self { current: ArcSwap::from_pointee(snapshot_of(registry, &rules)?), rules })
+        Ok(Self {
+            current: ArcSwap::from_pointee(snapshot_of(registry, &rules)?),
+            rules,
+        })
     }
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
@@ -307,7 +331,9 @@ fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::E
         .filter(|(_, st)| st.status == Status::Running)
         .collect();
     Snapshot::build(
-        states.iter().map(|(s, st)| (s.name(), s.config.description.as_deref(), &st.tools[..])),
+        states
+            .iter()
+            .map(|(s, st)| (s.name(), s.config.description.as_deref(), &st.tools[..])),
         rules,
     )
 }
@@ -318,7 +344,11 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str, schema: Value) -> Tool {
-        Tool::new(name.to_string(), format!("performs {name}"), schema.as_object().unwrap().clone())
+        Tool::new(
+            name.to_string(),
+            format!("performs {name}"),
+            schema.as_object().unwrap().clone(),
+        )
     }
 
     #[test]
@@ -376,8 +406,18 @@ mod tests {
     fn discovery_and_execute_agree_for_random_catalogs() {
         use crate::store::Permission;
         const SERVERS: [&str; 4] = ["fs", "gh", "db", "web"];
-        const TOOLS: [&str; 10] =
-            ["read_file", "delete_file", "list_dir", "query", "drop_table", "get_issue", "create_pr", "fetch", "search", "write"];
+        const TOOLS: [&str; 10] = [
+            "read_file",
+            "delete_file",
+            "list_dir",
+            "query",
+            "drop_table",
+            "get_issue",
+            "create_pr",
+            "fetch",
+            "search",
+            "write",
+        ];
         const PATTERNS: [&str; 7] = ["*delete*", "/^get_/", "!*drop*", "*", "list_*", "/FILE/i", "!create_*"];
         for seed in 1..=60u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -414,13 +454,21 @@ mod tests {
             let snapshot = Snapshot::build(catalog.iter().map(|(s, t)| (*s, None, &t[..])), &rules).unwrap();
             let view = View::new(Arc::new(snapshot), Arc::new(grants.clone()));
             // Every tool's description says "performs"; one query reaches them all.
-            let request = search::Request { queries: vec!["performs".into()], context: None, limit: 1000 };
+            let request = search::Request {
+                queries: vec!["performs".into()],
+                context: None,
+                limit: 1000,
+            };
             let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|r| r.key).collect();
             for (server, tools) in &catalog {
                 for t in tools {
                     let key = tool_key(server, &t.name);
                     let allowed = rules.verdict(server, &t.name).enabled && grants.allows(server, &t.name);
-                    assert_eq!(found.contains(&key), allowed, "seed {seed}: discovery of {key} ({specs:?})");
+                    assert_eq!(
+                        found.contains(&key),
+                        allowed,
+                        "seed {seed}: discovery of {key} ({specs:?})"
+                    );
                     assert_eq!(view.get(&key).is_some(), allowed, "seed {seed}: execute of {key}");
                 }
             }
@@ -430,7 +478,10 @@ mod tests {
 
     #[test]
     fn parameters_feed_search() {
-        let t = tool("t", json!({"properties": {"city": {"description": "Name of the town"}}}));
+        let t = tool(
+            "t",
+            json!({"properties": {"city": {"description": "Name of the town"}}}),
+        );
         assert_eq!(parameter_text(&t), "city Name of the town ");
     }
 }

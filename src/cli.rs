@@ -184,8 +184,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     if let Command::Import { path } = &cli.command {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let file: McpServersFile = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not an mcpServers JSON file", path.display()))?;
+        let file: McpServersFile =
+            serde_json::from_str(&text).with_context(|| format!("{}: not an mcpServers JSON file", path.display()))?;
         print!("{}", config::to_toml(&file).map_err(anyhow::Error::msg)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -199,13 +199,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check => {
             let enabled = config.enabled_servers().count();
-            println!("{}: ok ({} servers, {enabled} enabled)", config.source, config.servers.len());
+            println!(
+                "{}: ok ({} servers, {enabled} enabled)",
+                config.source,
+                config.servers.len()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { http, stdio } => serve(config, http, stdio || http.is_none()).await,
         Command::Servers { json } => one_shot(&config, |gw| async move { print_servers(&gw, json) }).await,
-        Command::Search { query, max_results, json, who } => {
-            let args = DiscoverArgs { query: OneOrMany::Many(query), context: None, max_results: Some(max_results) };
+        Command::Search {
+            query,
+            max_results,
+            json,
+            who,
+        } => {
+            let args = DiscoverArgs {
+                query: OneOrMany::Many(query),
+                context: None,
+                max_results: Some(max_results),
+            };
             one_shot(&config, |gw| async move {
                 let caller = who.caller(&gw)?;
                 let found = gw.discover(&caller, &args).await.map_err(anyhow::Error::msg)?;
@@ -220,17 +233,36 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     println!("no matching tools");
                 }
                 for f in &found.results {
-                    println!("{:.3}  {}\n       {}", f.relevance, f.tool_key, f.description.as_deref().unwrap_or("").lines().next().unwrap_or(""));
+                    println!(
+                        "{:.3}  {}\n       {}",
+                        f.relevance,
+                        f.tool_key,
+                        f.description.as_deref().unwrap_or("").lines().next().unwrap_or("")
+                    );
                 }
                 Ok(ExitCode::SUCCESS)
             })
             .await
         }
-        Command::Call { tool_key, arguments, who } => {
+        Command::Call {
+            tool_key,
+            arguments,
+            who,
+        } => {
             let arguments: Value = serde_json::from_str(&arguments).context("arguments must be a JSON object")?;
             one_shot(&config, |gw| async move {
                 let caller = who.caller(&gw)?;
-                let result = match gw.execute(&caller, ExecuteArgs { tool_key, arguments: Some(arguments) }, None).await {
+                let result = match gw
+                    .execute(
+                        &caller,
+                        ExecuteArgs {
+                            tool_key,
+                            arguments: Some(arguments),
+                        },
+                        None,
+                    )
+                    .await
+                {
                     Ok(r) => r,
                     Err(e) => CallToolResponse::Complete(e.into_result()),
                 };
@@ -263,8 +295,17 @@ async fn eval(data: &std::path::Path, json: bool, weights: crate::search::bm25::
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{} tools from {} servers, {} tasks ({} ms)\n", bench.tool_count(), bench.servers.len(), bench.tasks.len(), started.elapsed().as_millis());
-    println!("{:<22} {:>5} {:>8} {:>8} {:>8} {:>8}", "GROUP", "TASKS", "R@1", "R@5", "R@10", "MRR@10");
+    println!(
+        "{} tools from {} servers, {} tasks ({} ms)\n",
+        bench.tool_count(),
+        bench.servers.len(),
+        bench.tasks.len(),
+        started.elapsed().as_millis()
+    );
+    println!(
+        "{:<22} {:>5} {:>8} {:>8} {:>8} {:>8}",
+        "GROUP", "TASKS", "R@1", "R@5", "R@10", "MRR@10"
+    );
     for (group, s) in &report {
         println!(
             "{group:<22} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
@@ -274,7 +315,12 @@ async fn eval(data: &std::path::Path, json: bool, weights: crate::search::bm25::
     let holdout: Vec<&crate::eval::Task> = bench.tasks.iter().filter(|t| t.split == "holdout").collect();
     println!("\nrelevance cut-offs (held-out single-tool tasks, top 10 each):");
     for c in crate::eval::calibration(&bench.view(weights)?, &holdout).await {
-        println!("  relevance >= {:.2}: {:>5.1}% of kept results are right, {:>5.1}% of right results kept", c.at, 100.0 * c.precision, 100.0 * c.kept);
+        println!(
+            "  relevance >= {:.2}: {:>5.1}% of kept results are right, {:>5.1}% of right results kept",
+            c.at,
+            100.0 * c.precision,
+            100.0 * c.kept
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -316,7 +362,10 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        println!("{:<20} {:<11} {:>5}  {:<11} DETAIL", "SERVER", "STATUS", "TOOLS", "PROTOCOL");
+        println!(
+            "{:<20} {:<11} {:>5}  {:<11} DETAIL",
+            "SERVER", "STATUS", "TOOLS", "PROTOCOL"
+        );
         for r in &rows {
             let detail = r["error"].as_str().or(r["transport"].as_str()).unwrap_or("");
             println!(
@@ -341,14 +390,22 @@ async fn serve(config: Config, http: Option<SocketAddr>, stdio: bool) -> anyhow:
     let upstream = Upstream::new(running.gateway.clone(), None);
     let stop_serving = CancellationToken::new();
     let listener = match http {
-        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?),
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?,
+        ),
         None => None,
     };
     info!(config = %config.source, servers = config.enabled_servers().count(), "mcp-gateway starting");
 
     let http_task = listener.map(|l| {
-        let (upstream, gateway, http_config, ct) =
-            (upstream.clone(), running.gateway.clone(), config.http.clone(), stop_serving.clone());
+        let (upstream, gateway, http_config, ct) = (
+            upstream.clone(),
+            running.gateway.clone(),
+            config.http.clone(),
+            stop_serving.clone(),
+        );
         tokio::spawn(async move { server::serve_http(upstream, gateway, l, &http_config, ct).await })
     });
     let stdio_done = async {
@@ -397,7 +454,9 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     let result = match cli.log_format {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
         LogFormat::Pretty => builder.with_ansi(false).try_init(),

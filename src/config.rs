@@ -292,7 +292,10 @@ impl Config {
             path: shown.clone(),
             source,
         })?;
-        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         if path.extension().is_some_and(|e| e == "json") {
             let file: McpServersFile = serde_json::from_str(&text).map_err(|e| Error::Parse {
                 path: shown.clone(),
@@ -358,15 +361,20 @@ impl Config {
                     format!("duplicate server name '{name}'; every server needs its own name"),
                 ));
             }
-            let server = validate_server(s, base)
-                .map_err(|(field, m)| invalid(span.clone(), format!("{key}.{field}"), m))?;
+            let server =
+                validate_server(s, base).map_err(|(field, m)| invalid(span.clone(), format!("{key}.{field}"), m))?;
             servers.push(server);
         }
 
         let anonymous_project = match (raw.auth.allow_anonymous, raw.auth.anonymous_project) {
             (true, Some(p)) if !p.trim().is_empty() => Some(p),
             (true, _) => {
-                return Err(invalid(0..0, "auth.anonymous_project".into(), "allow_anonymous = true needs anonymous_project = \"NAME\", the project anonymous callers act as".into()));
+                return Err(invalid(
+                    0..0,
+                    "auth.anonymous_project".into(),
+                    "allow_anonymous = true needs anonymous_project = \"NAME\", the project anonymous callers act as"
+                        .into(),
+                ));
             }
             (false, Some(_)) => {
                 return Err(invalid(0..0, "auth.allow_anonymous".into(), "anonymous_project is set but allow_anonymous is not true; set both to let callers in without a token".into()));
@@ -385,7 +393,11 @@ impl Config {
             if let Some(server) = &rule.server
                 && !servers.iter().any(|s| &s.name == server)
             {
-                return Err(invalid(rule.pattern.span(), format!("rules[{i}].server"), format!("no server named '{server}'")));
+                return Err(invalid(
+                    rule.pattern.span(),
+                    format!("rules[{i}].server"),
+                    format!("no server named '{server}'"),
+                ));
             }
             specs.push(RuleSpec {
                 pattern: rule.pattern.get_ref().clone(),
@@ -395,7 +407,11 @@ impl Config {
             });
         }
         let rules = Rules::compile(&specs).map_err(|(i, e)| {
-            invalid(raw.rules[i].pattern.span(), format!("rules[{i}].pattern[{}]", e.index), format!("'{}': {}", e.pattern, e.reason))
+            invalid(
+                raw.rules[i].pattern.span(),
+                format!("rules[{i}].pattern[{}]", e.index),
+                format!("'{}': {}", e.pattern, e.reason),
+            )
         })?;
 
         let cloud = match raw.search.cloud {
@@ -409,13 +425,21 @@ impl Config {
                     Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
                     _ => return Err(bad("url", format!("'{url}' is not an http:// or https:// URL"))),
                 }
-                let token = c.token.map(|t| interpolate(&t)).transpose().map_err(|m| bad("token", m))?;
+                let token = c
+                    .token
+                    .map(|t| interpolate(&t))
+                    .transpose()
+                    .map_err(|m| bad("token", m))?;
                 let timeout = match c.timeout_ms {
                     Some(0) => return Err(bad("timeout_ms", "must be at least 1 millisecond".into())),
                     Some(ms) => Duration::from_millis(ms),
                     None => DEFAULT_CLOUD_TIMEOUT,
                 };
-                Some(CloudConfig { url, token: token.filter(|t| !t.is_empty()), timeout })
+                Some(CloudConfig {
+                    url,
+                    token: token.filter(|t| !t.is_empty()),
+                    timeout,
+                })
             }
         };
 
@@ -450,7 +474,10 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
             "server name '{name}' may not contain ':' (it separates server and tool in a toolKey)"
         ));
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c))) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
+    {
         return Err(format!(
             "server name '{name}' has '{c}'; use letters, digits, '-', '_' and '.'"
         ));
@@ -474,8 +501,7 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
         (None, None) => {
             return Err(field_err(
                 "command",
-                "missing `command` (stdio child process) or `url` (streamable HTTP endpoint)"
-                    .into(),
+                "missing `command` (stdio child process) or `url` (streamable HTTP endpoint)".into(),
             ));
         }
         (Some(command), None) => {
@@ -502,11 +528,13 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
                 .iter()
                 .map(|(k, v)| Ok::<_, (String, String)>((k.clone(), interp(&format!("env.{k}"), v)?)))
                 .collect::<Result<_, _>>()?;
-            let cwd = s
-                .cwd
-                .map(|c| interp("cwd", &c).map(|c| base.join(c)))
-                .transpose()?;
-            Transport::Stdio { command, args, env, cwd }
+            let cwd = s.cwd.map(|c| interp("cwd", &c).map(|c| base.join(c))).transpose()?;
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            }
         }
         (None, Some(url)) => {
             if !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
@@ -519,10 +547,7 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
             match url.parse::<http::Uri>() {
                 Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
                 _ => {
-                    return Err(field_err(
-                        "url",
-                        format!("'{url}' is not an http:// or https:// URL"),
-                    ));
+                    return Err(field_err("url", format!("'{url}' is not an http:// or https:// URL")));
                 }
             }
             let headers = s
@@ -550,7 +575,11 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
 
 /// 1-based line number of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Which file `--config` means when it is not given: `$MCP_GATEWAY_CONFIG` is
@@ -572,7 +601,12 @@ mod tests {
     fn assert_invalid(cases: &[(&str, usize, &str, &str)]) {
         for &(text, line, key, needle) in cases {
             match parse(text) {
-                Err(Error::Invalid { line: l, key: k, message, .. }) => {
+                Err(Error::Invalid {
+                    line: l,
+                    key: k,
+                    message,
+                    ..
+                }) => {
                     assert_eq!((l, k.as_str()), (line, key), "{text}");
                     assert!(message.contains(needle), "{message}");
                 }
@@ -634,8 +668,18 @@ enabled = false
     #[test]
     fn rule_violations_name_line_and_key() {
         let cases = [
-            ("[[servers]]\nname = \"a:b\"\ncommand = \"x\"\n", 2, "servers[0].name", "may not contain ':'"),
-            ("[[servers]]\nname = \"a\"\n", 2, "servers[0].command", "missing `command`"),
+            (
+                "[[servers]]\nname = \"a:b\"\ncommand = \"x\"\n",
+                2,
+                "servers[0].name",
+                "may not contain ':'",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\n",
+                2,
+                "servers[0].command",
+                "missing `command`",
+            ),
             (
                 "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[servers]]\nname = \"a\"\ncommand = \"y\"\n",
                 6,
@@ -648,8 +692,18 @@ enabled = false
                 "servers[0].url",
                 "both `command` and `url`",
             ),
-            ("[[servers]]\nname = \"a\"\nurl = \"ftp://h\"\n", 2, "servers[0].url", "not an http"),
-            ("[[servers]]\nname = \"a\"\ncommand = \"x\"\ntimeout_ms = 0\n", 2, "servers[0].timeout_ms", "at least 1"),
+            (
+                "[[servers]]\nname = \"a\"\nurl = \"ftp://h\"\n",
+                2,
+                "servers[0].url",
+                "not an http",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\ntimeout_ms = 0\n",
+                2,
+                "servers[0].timeout_ms",
+                "at least 1",
+            ),
         ];
         assert_invalid(&cases);
     }
@@ -686,9 +740,24 @@ url = "http://127.0.0.1:9/mcp"
         }
 
         let cases = [
-            ("[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"ok\", \"/(/\"]\n", 6, "rules[0].pattern[1]", "invalid regex"),
-            ("[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"*\"]\nserver = \"b\"\n", 6, "rules[0].server", "no server named 'b'"),
-            ("[auth]\nallow_anonymous = true\n", 1, "auth.anonymous_project", "needs anonymous_project"),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"ok\", \"/(/\"]\n",
+                6,
+                "rules[0].pattern[1]",
+                "invalid regex",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[rules]]\npattern = [\"*\"]\nserver = \"b\"\n",
+                6,
+                "rules[0].server",
+                "no server named 'b'",
+            ),
+            (
+                "[auth]\nallow_anonymous = true\n",
+                1,
+                "auth.anonymous_project",
+                "needs anonymous_project",
+            ),
         ];
         assert_invalid(&cases);
     }

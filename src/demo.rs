@@ -11,9 +11,8 @@ use base64::Engine;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -34,13 +33,28 @@ pub struct Demo {
 impl Demo {
     /// A demo server; `chaos` adds tools that fail, hang and crash on purpose.
     pub fn new(chaos: bool) -> Self {
-        Self { chaos, extra_tool: Arc::default(), calls: Arc::default() }
+        Self {
+            chaos,
+            extra_tool: Arc::default(),
+            calls: Arc::default(),
+        }
     }
 
     fn tools(&self) -> Vec<Tool> {
         let obj = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
-        let text_arg = |d: &str| obj(json!({"type": "object", "properties": {"text": {"type": "string", "description": d}}, "required": ["text"]}));
-        let read_only = || Some(ToolAnnotations::new().read_only(true).destructive(false).open_world(false));
+        let text_arg = |d: &str| {
+            obj(
+                json!({"type": "object", "properties": {"text": {"type": "string", "description": d}}, "required": ["text"]}),
+            )
+        };
+        let read_only = || {
+            Some(
+                ToolAnnotations::new()
+                    .read_only(true)
+                    .destructive(false)
+                    .open_world(false),
+            )
+        };
         let mut tools = vec![
             Tool::new(
                 "calculate",
@@ -81,13 +95,22 @@ impl Demo {
                 Tool::new("add_tool", "Add the tool extra_tool and announce tools/list_changed (test tool).", obj(json!({"type": "object"}))),
             ]);
             if self.extra_tool.load(Ordering::SeqCst) {
-                tools.push(Tool::new("extra_tool", "A tool that appears at run time (test tool).", obj(json!({"type": "object"}))));
+                tools.push(Tool::new(
+                    "extra_tool",
+                    "A tool that appears at run time (test tool).",
+                    obj(json!({"type": "object"})),
+                ));
             }
         }
         tools
     }
 
-    async fn run(&self, name: &str, args: &serde_json::Map<String, Value>, ctx: &RequestContext<RoleServer>) -> Result<CallToolResult, String> {
+    async fn run(
+        &self,
+        name: &str,
+        args: &serde_json::Map<String, Value>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
         let text = || args.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
         let ok = |s: String| CallToolResult::success(vec![ContentBlock::text(s)]);
         Ok(match name {
@@ -101,7 +124,9 @@ impl Demo {
             "current_time" => {
                 let offset = args.get("utc_offset_minutes").and_then(Value::as_i64).unwrap_or(0);
                 let tz = chrono::FixedOffset::east_opt((offset * 60) as i32).ok_or("offset out of range")?;
-                ok(chrono::Utc::now().with_timezone(&tz).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+                ok(chrono::Utc::now()
+                    .with_timezone(&tz)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
             }
             "word_count" => {
                 let t = text();
@@ -110,10 +135,15 @@ impl Demo {
                 r.structured_content = Some(json!({ "words": words, "lines": lines, "characters": characters }));
                 r
             }
-            "sha256" => ok(sha2::Sha256::digest(text().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()),
+            "sha256" => ok(sha2::Sha256::digest(text().as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()),
             "base64_encode" => ok(base64::engine::general_purpose::STANDARD.encode(text())),
             "base64_decode" => {
-                let bytes = base64::engine::general_purpose::STANDARD.decode(text().trim()).map_err(|e| format!("not Base64: {e}"))?;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(text().trim())
+                    .map_err(|e| format!("not Base64: {e}"))?;
                 ok(String::from_utf8(bytes).map_err(|_| "the decoded bytes are not UTF-8 text")?)
             }
             "convert_temperature" => {
@@ -130,7 +160,10 @@ impl Demo {
                 r
             }
             "fail" if self.chaos => {
-                let message = args.get("message").and_then(Value::as_str).unwrap_or("this tool always fails");
+                let message = args
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("this tool always fails");
                 CallToolResult::error(vec![ContentBlock::text(message.to_string())])
             }
             "sleep" if self.chaos => {
@@ -171,19 +204,35 @@ impl Demo {
 impl ServerHandler for Demo {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(
-            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_prompts().build(),
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
         );
         info.server_info = Implementation::new("mcp-gateway-demo", env!("CARGO_PKG_VERSION"));
         info
     }
 
-    async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         if !self.tools().iter().any(|t| t.name == request.name) {
-            return Err(ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool '{}'", request.name),
+                None,
+            ));
         }
         self.calls.fetch_add(1, Ordering::SeqCst);
         let args = request.arguments.unwrap_or_default();
@@ -194,35 +243,77 @@ impl ServerHandler for Demo {
         .into())
     }
 
-    async fn list_resources(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
         let mut readme = Resource::new(README_URI, "readme");
         readme.mime_type = Some("text/markdown".into());
         readme.description = Some("What the demo server offers".into());
         Ok(ListResourcesResult::with_all_items(vec![readme]))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
         if request.uri != README_URI {
-            return Err(ErrorData::resource_not_found(format!("no resource '{}'", request.uri), None));
+            return Err(ErrorData::resource_not_found(
+                format!("no resource '{}'", request.uri),
+                None,
+            ));
         }
-        let names: Vec<String> = self.tools().iter().map(|t| format!("- `{}`: {}", t.name, t.description.as_deref().unwrap_or(""))).collect();
+        let names: Vec<String> = self
+            .tools()
+            .iter()
+            .map(|t| format!("- `{}`: {}", t.name, t.description.as_deref().unwrap_or("")))
+            .collect();
         let text = format!("# mcp-gateway demo server\n\n{}\n", names.join("\n"));
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, README_URI).with_mime_type("text/markdown")]).into())
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, README_URI).with_mime_type("text/markdown"),
+        ])
+        .into())
     }
 
-    async fn list_prompts(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
-        let arg = PromptArgument::new("expression").with_description("What to calculate").with_required(true);
-        Ok(ListPromptsResult::with_all_items(vec![
-            Prompt::new("explain_calculation", Some("Ask for a calculation to be explained step by step"), Some(vec![arg])),
-        ]))
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let arg = PromptArgument::new("expression")
+            .with_description("What to calculate")
+            .with_required(true);
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+            "explain_calculation",
+            Some("Ask for a calculation to be explained step by step"),
+            Some(vec![arg]),
+        )]))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
         if request.name != "explain_calculation" {
-            return Err(ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt '{}'", request.name),
+                None,
+            ));
         }
-        let expr = request.arguments.as_ref().and_then(|a| a.get("expression")).and_then(Value::as_str).unwrap_or("1 + 1");
-        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, format!("Explain step by step how to compute {expr}."))]).into())
+        let expr = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("expression"))
+            .and_then(Value::as_str)
+            .unwrap_or("1 + 1");
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Explain step by step how to compute {expr}."),
+        )])
+        .into())
     }
 }
 

@@ -12,13 +12,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Prompt,
     ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::{Peer, ServiceError};
-use rmcp::RoleClient;
-use tokio::sync::{watch, Notify};
+use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
@@ -132,7 +132,13 @@ pub struct ServerState {
 
 impl ServerState {
     fn new(status: Status) -> Self {
-        Self { status, tools: Arc::from([]), peer: None, restarts: 0, protocol: None }
+        Self {
+            status,
+            tools: Arc::from([]),
+            peer: None,
+            restarts: 0,
+            protocol: None,
+        }
     }
 }
 
@@ -146,8 +152,15 @@ pub struct Downstream {
 
 impl Downstream {
     fn new(config: ServerConfig) -> Self {
-        let initial = if config.enabled { Status::Connecting } else { Status::Stopped };
-        Self { config, state: watch::Sender::new(ServerState::new(initial)) }
+        let initial = if config.enabled {
+            Status::Connecting
+        } else {
+            Status::Stopped
+        };
+        Self {
+            config,
+            state: watch::Sender::new(ServerState::new(initial)),
+        }
     }
 
     /// The server's name.
@@ -170,8 +183,13 @@ impl Downstream {
         let state = self.state.borrow();
         match (&state.status, &state.peer) {
             (Status::Running, Some(peer)) if !peer.is_transport_closed() => Ok(peer.clone()),
-            (Status::Running, _) => Err(Error::Closed { server: self.name().to_string() }),
-            (status, _) => Err(Error::NotRunning { server: self.name().to_string(), status: status.clone() }),
+            (Status::Running, _) => Err(Error::Closed {
+                server: self.name().to_string(),
+            }),
+            (status, _) => Err(Error::NotRunning {
+                server: self.name().to_string(),
+                status: status.clone(),
+            }),
         }
     }
 
@@ -212,7 +230,8 @@ impl Downstream {
         if !advertises(&peer, |c| c.resources.is_some()) {
             return Ok(Vec::new());
         }
-        self.bounded("resources/templates/list", peer.list_all_resource_templates()).await
+        self.bounded("resources/templates/list", peer.list_all_resource_templates())
+            .await
     }
 
     /// Lists prompts.
@@ -224,16 +243,16 @@ impl Downstream {
         self.bounded("prompts/list", peer.list_all_prompts()).await
     }
 
-    async fn bounded<T>(
-        &self,
-        what: &str,
-        call: impl Future<Output = Result<T, ServiceError>>,
-    ) -> Result<T, Error> {
+    async fn bounded<T>(&self, what: &str, call: impl Future<Output = Result<T, ServiceError>>) -> Result<T, Error> {
         let after = self.config.timeout;
         match tokio::time::timeout(after, call).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.map_error(e)),
-            Err(_) => Err(Error::Timeout { server: self.name().to_string(), tool: what.to_string(), after }),
+            Err(_) => Err(Error::Timeout {
+                server: self.name().to_string(),
+                tool: what.to_string(),
+                after,
+            }),
         }
     }
 
@@ -243,7 +262,10 @@ impl Downstream {
             ServiceError::McpError(error) => Error::Protocol { server, error },
             ServiceError::TransportClosed | ServiceError::Cancelled { .. } => Error::Closed { server },
             ServiceError::TransportSend(_) => Error::Closed { server },
-            other => Error::Other { server, message: other.to_string() },
+            other => Error::Other {
+                server,
+                message: other.to_string(),
+            },
         }
     }
 
@@ -295,8 +317,16 @@ pub fn start(servers: &[ServerConfig], tracker: &TaskTracker, ct: &CancellationT
     for server in servers.iter().filter(|s| s.config.enabled) {
         tracker.spawn(supervise(server.clone(), changed.clone(), ct.child_token()));
     }
-    let by_name = servers.iter().enumerate().map(|(i, s)| (s.name().to_string(), i)).collect();
-    Arc::new(Registry { servers, by_name, changed })
+    let by_name = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name().to_string(), i))
+        .collect();
+    Arc::new(Registry {
+        servers,
+        by_name,
+        changed,
+    })
 }
 
 /// The life of one server: connect, serve until the connection ends, back off, repeat.

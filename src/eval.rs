@@ -105,10 +105,18 @@ pub struct Scores {
 impl Bench {
     /// Loads `dir/catalog/*.json` and `dir/tasks.jsonl`.
     pub fn load(dir: &Path) -> Result<Self, Error> {
-        let read = |p: &Path| std::fs::read_to_string(p).map_err(|source| Error::Read { path: p.display().to_string(), source });
+        let read = |p: &Path| {
+            std::fs::read_to_string(p).map_err(|source| Error::Read {
+                path: p.display().to_string(),
+                source,
+            })
+        };
         let catalog = dir.join("catalog");
         let mut files: Vec<_> = std::fs::read_dir(&catalog)
-            .map_err(|source| Error::Read { path: catalog.display().to_string(), source })?
+            .map_err(|source| Error::Read {
+                path: catalog.display().to_string(),
+                source,
+            })?
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
@@ -116,8 +124,10 @@ impl Bench {
         files.sort();
         let mut servers = Vec::new();
         for f in files {
-            let server: ServerFile = serde_json::from_str(&read(&f)?)
-                .map_err(|e| Error::Format { path: f.display().to_string(), message: e.to_string() })?;
+            let server: ServerFile = serde_json::from_str(&read(&f)?).map_err(|e| Error::Format {
+                path: f.display().to_string(),
+                message: e.to_string(),
+            })?;
             servers.push(server);
         }
         let tasks_path = dir.join("tasks.jsonl");
@@ -138,7 +148,9 @@ impl Bench {
     /// A view of the whole catalog (no rules, every server granted).
     pub fn view(&self, weights: Weights) -> Result<View, Error> {
         let snapshot = Snapshot::build_with(
-            self.servers.iter().map(|s| (s.server.as_str(), s.description.as_deref(), &s.tools[..])),
+            self.servers
+                .iter()
+                .map(|s| (s.server.as_str(), s.description.as_deref(), &s.tools[..])),
             &Rules::default(),
             weights,
         )?;
@@ -163,7 +175,11 @@ pub enum Asking {
 
 /// Ranked tools for one request, best first.
 pub async fn rank(provider: &impl SearchProvider, view: &View, queries: Vec<String>) -> Vec<search::Ranked> {
-    let request = search::Request { queries, context: None, limit: 10 };
+    let request = search::Request {
+        queries,
+        context: None,
+        limit: 10,
+    };
     provider.search(view, &request).await.unwrap_or_default()
 }
 
@@ -192,7 +208,11 @@ pub async fn calibration(view: &View, tasks: &[&Task]) -> Vec<Cutoff> {
         .map(|at| {
             let kept: Vec<bool> = seen.iter().filter(|(r, _)| *r >= at).map(|(_, ok)| *ok).collect();
             let hits = kept.iter().filter(|ok| **ok).count() as f64;
-            Cutoff { at, precision: hits / kept.len().max(1) as f64, kept: hits / right }
+            Cutoff {
+                at,
+                precision: hits / kept.len().max(1) as f64,
+                kept: hits / right,
+            }
         })
         .collect()
 }
@@ -248,10 +268,16 @@ pub async fn report(bench: &Bench, weights: Weights) -> Result<BTreeMap<String, 
     let view = bench.view(weights)?;
     let mut out = BTreeMap::new();
     for split in ["tune", "holdout"] {
-        for (kind, asking, label) in
-            [("single", Asking::Whole, "single"), ("multi", Asking::Whole, "multi/whole"), ("multi", Asking::Steps, "multi/steps")]
-        {
-            let tasks: Vec<&Task> = bench.tasks.iter().filter(|t| t.split == split && t.kind == kind).collect();
+        for (kind, asking, label) in [
+            ("single", Asking::Whole, "single"),
+            ("multi", Asking::Whole, "multi/whole"),
+            ("multi", Asking::Steps, "multi/steps"),
+        ] {
+            let tasks: Vec<&Task> = bench
+                .tasks
+                .iter()
+                .filter(|t| t.split == split && t.kind == kind)
+                .collect();
             out.insert(format!("{split} {label}"), evaluate(&view, &tasks, asking).await);
         }
     }
@@ -270,7 +296,10 @@ mod tests {
             split: "tune".into(),
             kind: kind.into(),
             steps: vec![],
-            step_relevant: step_relevant.iter().map(|g| g.iter().map(|s| s.to_string()).collect()).collect(),
+            step_relevant: step_relevant
+                .iter()
+                .map(|g| g.iter().map(|s| s.to_string()).collect())
+                .collect(),
         }
     }
 
@@ -283,7 +312,10 @@ mod tests {
         let t = task("single", &["a:x", "b:x"], &[]);
         assert_eq!(score_task(&t, &keys(&["a:x"])), [1.0, 1.0, 1.0, 1.0]);
         assert_eq!(score_task(&t, &keys(&["c", "d", "b:x"])), [0.0, 1.0, 1.0, 1.0 / 3.0]);
-        assert_eq!(score_task(&t, &keys(&["c", "d", "e", "f", "g", "b:x"])), [0.0, 0.0, 1.0, 1.0 / 6.0]);
+        assert_eq!(
+            score_task(&t, &keys(&["c", "d", "e", "f", "g", "b:x"])),
+            [0.0, 0.0, 1.0, 1.0 / 6.0]
+        );
         assert_eq!(score_task(&t, &keys(&["c"])), [0.0, 0.0, 0.0, 0.0]);
     }
 
@@ -301,8 +333,15 @@ mod tests {
         let bench = Bench::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data")).unwrap();
         let report = report(&bench, Weights::default()).await.unwrap();
         let holdout = &report["holdout single"];
-        assert!(holdout.recall_at_5 >= 0.65, "holdout R@5 fell to {:.3}", holdout.recall_at_5);
-        assert!(report["holdout multi/steps"].recall_at_5 > report["holdout multi/whole"].recall_at_5, "one query per step beats one string");
+        assert!(
+            holdout.recall_at_5 >= 0.65,
+            "holdout R@5 fell to {:.3}",
+            holdout.recall_at_5
+        );
+        assert!(
+            report["holdout multi/steps"].recall_at_5 > report["holdout multi/whole"].recall_at_5,
+            "one query per step beats one string"
+        );
     }
 
     #[test]

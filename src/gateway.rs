@@ -176,7 +176,10 @@ impl Running {
     pub async fn shutdown(self) {
         self.ct.cancel();
         self.tracker.close();
-        if tokio::time::timeout(Duration::from_secs(20), self.tracker.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(20), self.tracker.wait())
+            .await
+            .is_err()
+        {
             tracing::warn!("some downstream servers did not stop in time");
         }
         let store = self.gateway.store.clone();
@@ -215,7 +218,17 @@ impl Gateway {
         let catalog = Arc::new(Catalog::new(&registry, config.rules.clone())?);
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
-        Ok(Running { gateway: Gateway { registry, catalog, auth, store, cloud }, tracker, ct })
+        Ok(Running {
+            gateway: Gateway {
+                registry,
+                catalog,
+                auth,
+                store,
+                cloud,
+            },
+            tracker,
+            ct,
+        })
     }
 
     /// The downstream servers.
@@ -254,9 +267,16 @@ impl Gateway {
 
     /// The caller an operator acts as with `--project` on the command line.
     pub fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
-        let p = self.store.project(project)?.ok_or_else(|| store::Error::NoProject(project.to_string()))?;
+        let p = self
+            .store
+            .project(project)?
+            .ok_or_else(|| store::Error::NoProject(project.to_string()))?;
         let grants = Arc::new(Grants::from_permissions(self.store.permissions(p.id)?));
-        Ok(Caller { project: p, token_id: None, grants })
+        Ok(Caller {
+            project: p,
+            token_id: None,
+            grants,
+        })
     }
 
     /// `tool_discovery`: ranked tools the caller may use, by the project's
@@ -276,7 +296,11 @@ impl Gateway {
             Some(n) => return Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
         };
         let view = self.catalog.visible_to(caller.grants.clone());
-        let request = search::Request { queries, context: args.context.clone(), limit };
+        let request = search::Request {
+            queries,
+            context: args.context.clone(),
+            limit,
+        };
         let (ranked, provider, notice) = match (caller.project.optimization, &self.cloud) {
             (None, _) => {
                 let notice = format!(
@@ -284,7 +308,11 @@ impl Gateway {
                      `mcp-gateway project set-search {} bm25`",
                     caller.project.name, caller.project.name
                 );
-                return Ok(Discovery { results: Vec::new(), provider: None, notice: Some(notice) });
+                return Ok(Discovery {
+                    results: Vec::new(),
+                    provider: None,
+                    notice: Some(notice),
+                });
             }
             (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
             (Some(Search::Cloud), None) => {
@@ -318,26 +346,45 @@ impl Gateway {
                 })
             })
             .collect();
-        Ok(Discovery { results, provider: Some(provider), notice })
+        Ok(Discovery {
+            results,
+            provider: Some(provider),
+            notice,
+        })
     }
 
     /// `tool_execute`: validates and forwards one call; the downstream result
     /// comes back unchanged. `meta` is forwarded as the call's `_meta`.
-    pub async fn execute(&self, caller: &Caller, args: ExecuteArgs, meta: Option<JsonObject>) -> Result<CallToolResponse, ExecuteError> {
+    pub async fn execute(
+        &self,
+        caller: &Caller,
+        args: ExecuteArgs,
+        meta: Option<JsonObject>,
+    ) -> Result<CallToolResponse, ExecuteError> {
         let view = self.catalog.visible_to(caller.grants.clone());
-        let entry = view.get(&args.tool_key).ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
+        let entry = view
+            .get(&args.tool_key)
+            .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
         let arguments = match args.arguments {
             None | Some(Value::Null) => Value::Object(JsonObject::new()),
             Some(v) => v,
         };
-        entry.check_arguments(&arguments).map_err(|violations| ExecuteError::Invalid {
-            key: entry.key.clone(),
-            violations,
-        })?;
+        entry
+            .check_arguments(&arguments)
+            .map_err(|violations| ExecuteError::Invalid {
+                key: entry.key.clone(),
+                violations,
+            })?;
         let Value::Object(arguments) = arguments else {
-            return Err(ExecuteError::Invalid { key: entry.key.clone(), violations: vec!["arguments must be an object".into()] });
+            return Err(ExecuteError::Invalid {
+                key: entry.key.clone(),
+                violations: vec!["arguments must be an object".into()],
+            });
         };
-        let server = self.registry.get(&entry.server).ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
+        let server = self
+            .registry
+            .get(&entry.server)
+            .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
         params.meta = meta.map(Into::into);
         Ok(server.call_tool(params).await?)
@@ -354,22 +401,45 @@ impl Gateway {
                 let count = d.results.len() as u64;
                 let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
                 r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
-                Answer { result: r.into(), outcome: Outcome::Ok, result_count: Some(count) }
+                Answer {
+                    result: r.into(),
+                    outcome: Outcome::Ok,
+                    result_count: Some(count),
+                }
             }
-            Err(e) => Answer { result: usage_error(DISCOVERY, &e).into(), outcome: Outcome::Failed, result_count: None },
+            Err(e) => Answer {
+                result: usage_error(DISCOVERY, &e).into(),
+                outcome: Outcome::Failed,
+                result_count: None,
+            },
         }
     }
 
     /// `tool_execute` from raw arguments to the answer the caller sees.
-    pub async fn answer_execute(&self, caller: &Caller, args: Result<ExecuteArgs, String>, meta: Option<JsonObject>) -> Answer {
+    pub async fn answer_execute(
+        &self,
+        caller: &Caller,
+        args: Result<ExecuteArgs, String>,
+        meta: Option<JsonObject>,
+    ) -> Answer {
         let args = match args {
             Ok(a) => a,
-            Err(e) => return Answer { result: usage_error(EXECUTE, &e).into(), outcome: Outcome::Failed, result_count: None },
+            Err(e) => {
+                return Answer {
+                    result: usage_error(EXECUTE, &e).into(),
+                    outcome: Outcome::Failed,
+                    result_count: None,
+                };
+            }
         };
         match self.execute(caller, args, meta).await {
             Ok(result) => {
                 let failed = matches!(&result, CallToolResponse::Complete(r) if r.is_error == Some(true));
-                Answer { result, outcome: if failed { Outcome::ToolError } else { Outcome::Ok }, result_count: None }
+                Answer {
+                    result,
+                    outcome: if failed { Outcome::ToolError } else { Outcome::Ok },
+                    result_count: None,
+                }
             }
             Err(e) => {
                 let outcome = match &e {
@@ -377,7 +447,11 @@ impl Gateway {
                     ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
                     _ => Outcome::Failed,
                 };
-                Answer { result: e.into_result().into(), outcome, result_count: None }
+                Answer {
+                    result: e.into_result().into(),
+                    outcome,
+                    result_count: None,
+                }
             }
         }
     }
@@ -437,7 +511,10 @@ impl Discovery {
             }
             return out;
         }
-        out.push_str(&format!("{} tool(s) found. Run one with tool_execute {{ toolKey, arguments }}.\n", self.results.len()));
+        out.push_str(&format!(
+            "{} tool(s) found. Run one with tool_execute {{ toolKey, arguments }}.\n",
+            self.results.len()
+        ));
         for f in &self.results {
             let description = f.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
             out.push_str(&format!("\n- {} ({:.2}): {}", f.tool_key, f.relevance, description));
@@ -468,7 +545,8 @@ fn usage_error(tool: &str, message: &str) -> CallToolResult {
 
 /// Splits `server:tool` (the tool part may itself contain `:`).
 pub fn split_key(key: &str) -> Option<(&str, &str)> {
-    key.split_once(KEY_SEPARATOR).filter(|(s, t)| !s.is_empty() && !t.is_empty())
+    key.split_once(KEY_SEPARATOR)
+        .filter(|(s, t)| !s.is_empty() && !t.is_empty())
 }
 
 #[cfg(test)]
@@ -495,7 +573,10 @@ mod tests {
 
     #[test]
     fn errors_carry_engine_codes() {
-        let e = ExecuteError::Invalid { key: "a:b".into(), violations: vec!["x".into()] };
+        let e = ExecuteError::Invalid {
+            key: "a:b".into(),
+            violations: vec!["x".into()],
+        };
         assert_eq!(e.code(), "TOOL_VALIDATION_ERROR");
         let r = e.into_result();
         assert_eq!(r.is_error, Some(true));

@@ -10,10 +10,10 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -97,7 +97,11 @@ pub struct Upstream {
 impl Upstream {
     /// Serves `gateway`; `session_token` authenticates requests that carry no token of their own.
     pub fn new(gateway: Gateway, session_token: Option<String>) -> Self {
-        Self { gateway, session_token, routes: Arc::default() }
+        Self {
+            gateway,
+            session_token,
+            routes: Arc::default(),
+        }
     }
 
     /// The caller of this request: the HTTP layer's, or `_meta.token`, or the session's.
@@ -121,7 +125,6 @@ impl Upstream {
             .iter()
             .filter(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some())
     }
-
 }
 
 /// `_meta` keys that belong to this hop (protocol lifecycle, progress, caller
@@ -165,7 +168,11 @@ fn downstream_error(e: crate::downstream::Error) -> ErrorData {
 impl ServerHandler for Upstream {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(
-            ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build(),
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
         );
         info.server_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
@@ -209,7 +216,17 @@ impl ServerHandler for Upstream {
             Ok(c) => c,
             Err(e) => {
                 info!(request_id, meta_tool, outcome = "denied", "refused caller");
-                self.gateway.audit(&request_id, None, meta_tool, None, Outcome::Denied, started.elapsed(), None).await;
+                self.gateway
+                    .audit(
+                        &request_id,
+                        None,
+                        meta_tool,
+                        None,
+                        Outcome::Denied,
+                        started.elapsed(),
+                        None,
+                    )
+                    .await;
                 return Err(auth_error(e));
             }
         };
@@ -240,7 +257,17 @@ impl ServerHandler for Upstream {
             latency_us = latency.as_micros() as u64,
             "call"
         );
-        self.gateway.audit(&request_id, Some(&caller), meta_tool, tool_key, answer.outcome, latency, answer.result_count).await;
+        self.gateway
+            .audit(
+                &request_id,
+                Some(&caller),
+                meta_tool,
+                tool_key,
+                answer.outcome,
+                latency,
+                answer.result_count,
+            )
+            .await;
         Ok(complete(answer.result))
     }
 
@@ -251,10 +278,13 @@ impl ServerHandler for Upstream {
     ) -> Result<ListResourcesResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
         let listed = futures::future::join_all(self.running_for(&caller).map(|s| async move {
-            (s.name().to_string(), s.list_resources().await.unwrap_or_else(|e| {
-                warn!(server = %s.name(), error = %e, "resources/list failed");
-                Vec::new()
-            }))
+            (
+                s.name().to_string(),
+                s.list_resources().await.unwrap_or_else(|e| {
+                    warn!(server = %s.name(), error = %e, "resources/list failed");
+                    Vec::new()
+                }),
+            )
         }))
         .await;
         let mut owners: HashMap<&str, usize> = HashMap::new();
@@ -263,8 +293,11 @@ impl ServerHandler for Upstream {
                 *owners.entry(r.uri.as_str()).or_default() += 1;
             }
         }
-        let shared: std::collections::HashSet<String> =
-            owners.into_iter().filter(|(_, n)| *n > 1).map(|(u, _)| u.to_string()).collect();
+        let shared: std::collections::HashSet<String> = owners
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(u, _)| u.to_string())
+            .collect();
         let mut routes = HashMap::new();
         let mut all = Vec::new();
         for (server, resources) in listed {
@@ -288,7 +321,9 @@ impl ServerHandler for Upstream {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
         let listed = futures::future::join_all(self.running_for(&caller).map(|s| s.list_resource_templates())).await;
-        Ok(ListResourceTemplatesResult::with_all_items(listed.into_iter().flatten().flatten().collect()))
+        Ok(ListResourceTemplatesResult::with_all_items(
+            listed.into_iter().flatten().flatten().collect(),
+        ))
     }
 
     async fn read_resource(
@@ -353,7 +388,9 @@ impl ServerHandler for Upstream {
                 .collect::<Vec<_>>()
         }))
         .await;
-        Ok(ListPromptsResult::with_all_items(listed.into_iter().flatten().collect()))
+        Ok(ListPromptsResult::with_all_items(
+            listed.into_iter().flatten().collect(),
+        ))
     }
 
     async fn get_prompt(
@@ -364,7 +401,13 @@ impl ServerHandler for Upstream {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
         let unknown = || ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None);
         let (server, prompt) = split_key(&request.name).ok_or_else(unknown)?;
-        let server = self.gateway.registry().get(server).filter(|s| caller.grants.sees_server(s.name())).cloned().ok_or_else(unknown)?;
+        let server = self
+            .gateway
+            .registry()
+            .get(server)
+            .filter(|s| caller.grants.sees_server(s.name()))
+            .cloned()
+            .ok_or_else(unknown)?;
         request.name = prompt.to_string();
         request.meta = forwardable_meta(&ctx.meta).map(Into::into);
         server.get_prompt(request).await.map_err(downstream_error)
@@ -443,7 +486,9 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn_with_state(gateway, guard));
     let addr: SocketAddr = listener.local_addr()?;
     info!("listening on http://{addr}/mcp");
-    axum::serve(listener, app).with_graceful_shutdown(ct.cancelled_owned()).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(ct.cancelled_owned())
+        .await?;
     Ok(())
 }
 
@@ -479,9 +524,17 @@ async fn guard(
             None => "Bearer realm=\"mcp-gateway\"".to_string(),
         };
         let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": UNAUTHORIZED, "message": auth::Error::Unauthorized.to_string() } });
-        (http::StatusCode::UNAUTHORIZED, [(http::header::WWW_AUTHENTICATE, challenge)], axum::Json(body)).into_response()
+        (
+            http::StatusCode::UNAUTHORIZED,
+            [(http::header::WWW_AUTHENTICATE, challenge)],
+            axum::Json(body),
+        )
+            .into_response()
     };
-    let header = parts.headers.get(http::header::AUTHORIZATION).map(|v| v.to_str().map(auth::bearer));
+    let header = parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .map(|v| v.to_str().map(auth::bearer));
     match header {
         Some(Ok(Some(token))) => match gateway.caller(Some(token), None) {
             Ok(caller) => {
@@ -489,7 +542,11 @@ async fn guard(
             }
             Err(auth::Error::Store(e)) => {
                 tracing::error!(error = %e, "store unavailable");
-                return (http::StatusCode::SERVICE_UNAVAILABLE, "the gateway's store is unavailable").into_response();
+                return (
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "the gateway's store is unavailable",
+                )
+                    .into_response();
             }
             Err(_) => return unauthorized(Some("invalid_token")),
         },
@@ -497,14 +554,18 @@ async fn guard(
         None if !gateway.allows_anonymous() && needs_credentials(&bytes) => return unauthorized(None),
         None => {}
     }
-    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// Whether a JSON-RPC body holds a request (not a notification or a
 /// response) that carries no `_meta.token` of its own.
 fn needs_credentials(body: &[u8]) -> bool {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else { return true };
-    let needs = |m: &Value| m.get("id").is_some() && m.get("method").is_some() && m.pointer("/params/_meta/token").is_none();
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return true;
+    };
+    let needs =
+        |m: &Value| m.get("id").is_some() && m.get("method").is_some() && m.pointer("/params/_meta/token").is_none();
     match &value {
         Value::Array(batch) => batch.iter().any(needs),
         one => needs(one),
@@ -527,7 +588,10 @@ fn jsonrpc_shape_error(body: &[u8]) -> Option<(i32, String)> {
         _ => false,
     };
     (!ok).then(|| {
-        (-32600, "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"".to_string())
+        (
+            -32600,
+            "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"".to_string(),
+        )
     })
 }
 
@@ -544,7 +608,6 @@ mod tests {
         assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
         assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_none());
     }
-
 
     #[test]
     fn meta_tools_are_exactly_two_and_small() {

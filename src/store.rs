@@ -45,7 +45,9 @@ pub enum Error {
         reason: String,
     },
     /// The database was written by a newer mcp-gateway.
-    #[error("the store {path} has schema version {found}, newer than this mcp-gateway understands ({known}); upgrade mcp-gateway or point MCP_GATEWAY_DB at another file")]
+    #[error(
+        "the store {path} has schema version {found}, newer than this mcp-gateway understands ({known}); upgrade mcp-gateway or point MCP_GATEWAY_DB at another file"
+    )]
     TooNew {
         /// The file.
         path: String,
@@ -164,13 +166,19 @@ impl Grants {
 
     /// Every tool of every server in `servers` (the anonymous local project, tests).
     pub fn all_of<'a>(servers: impl IntoIterator<Item = &'a str>) -> Self {
-        Self::from_permissions(servers.into_iter().map(|s| Permission { server: s.to_string(), tool: None, enabled: true }))
+        Self::from_permissions(servers.into_iter().map(|s| Permission {
+            server: s.to_string(),
+            tool: None,
+            enabled: true,
+        }))
     }
 
     /// Whether the project may see and run `server:tool`: a tool override
     /// decides if there is one, else the server's grant.
     pub fn allows(&self, server: &str, tool: &str) -> bool {
-        self.servers.get(server).is_some_and(|g| g.tools.get(tool).copied().unwrap_or(g.whole))
+        self.servers
+            .get(server)
+            .is_some_and(|g| g.tools.get(tool).copied().unwrap_or(g.whole))
     }
 
     /// What the project may use of `server`, decided once per server so a
@@ -186,7 +194,9 @@ impl Grants {
 
     /// Whether the project sees anything of `server` (for resources and prompts).
     pub fn sees_server(&self, server: &str) -> bool {
-        self.servers.get(server).is_some_and(|g| g.whole || g.tools.values().any(|&allowed| allowed))
+        self.servers
+            .get(server)
+            .is_some_and(|g| g.whole || g.tools.values().any(|&allowed| allowed))
     }
 }
 
@@ -273,27 +283,41 @@ pub struct Store {
 
 fn open_connection(path: &Path) -> Result<Connection, Error> {
     let shown = path.display().to_string();
-    let open_err = |e: rusqlite::Error| Error::Open { path: shown.clone(), reason: explain(&e) };
+    let open_err = |e: rusqlite::Error| Error::Open {
+        path: shown.clone(),
+        reason: explain(&e),
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Open { path: shown.clone(), reason: e.to_string() })?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::Open {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
     }
     let conn = Connection::open(path).map_err(open_err)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
     // journal_mode answers with a row, so it is a query, not an execute.
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(open_err)?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(open_err)?;
     if mode != "wal" {
         tracing::warn!(path = %shown, mode, "the store is not in WAL mode");
     }
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;").map_err(open_err)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+        .map_err(open_err)?;
     Ok(conn)
 }
 
 /// Turns SQLite's terse codes into a sentence for the person at the terminal.
 fn explain(e: &rusqlite::Error) -> String {
     match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => "the file is not a SQLite database (corrupt, or some other file)".into(),
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            "the file is not a SQLite database (corrupt, or some other file)".into()
+        }
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-            format!("the database is locked by another process (waited {} s)", BUSY_TIMEOUT.as_secs())
+            format!(
+                "the database is locked by another process (waited {} s)",
+                BUSY_TIMEOUT.as_secs()
+            )
         }
         Some(rusqlite::ErrorCode::CannotOpen) => "cannot open the file (missing folder or no permission)".into(),
         Some(rusqlite::ErrorCode::ReadOnly) => "the file is read-only".into(),
@@ -331,7 +355,10 @@ impl Store {
         let writer = std::thread::Builder::new()
             .name("audit-writer".into())
             .spawn(move || write_behind(writer_conn, rx))
-            .map_err(|e| Error::Open { path: path.display().to_string(), reason: e.to_string() })?;
+            .map_err(|e| Error::Open {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
         Ok(Self {
             path: path.to_path_buf(),
             conn: Mutex::new(conn),
@@ -375,21 +402,27 @@ impl Store {
     /// A project by name or numeric id.
     pub fn project(&self, name_or_id: &str) -> Result<Option<Project>, Error> {
         self.with(|c| {
-            c.prepare_cached("SELECT id, name, optimization, created_at FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1")?
-                .query_row([name_or_id], project_row)
-                .optional()
+            c.prepare_cached(
+                "SELECT id, name, optimization, created_at FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
+            )?
+            .query_row([name_or_id], project_row)
+            .optional()
         })
     }
 
     fn require_project(&self, name_or_id: &str) -> Result<Project, Error> {
-        self.project(name_or_id)?.ok_or_else(|| Error::NoProject(name_or_id.to_string()))
+        self.project(name_or_id)?
+            .ok_or_else(|| Error::NoProject(name_or_id.to_string()))
     }
 
     /// Sets a project's search strategy (`None`: catalog off).
     pub fn set_search(&self, project: &str, optimization: Option<Search>) -> Result<Project, Error> {
         let p = self.require_project(project)?;
         self.with(|c| {
-            c.execute("UPDATE projects SET optimization = ?1 WHERE id = ?2", params![optimization.map(Search::as_str), p.id])
+            c.execute(
+                "UPDATE projects SET optimization = ?1 WHERE id = ?2",
+                params![optimization.map(Search::as_str), p.id],
+            )
         })?;
         self.require_project(project)
     }
@@ -398,7 +431,10 @@ impl Store {
     pub fn issue_token(&self, project: &str, label: &str) -> Result<(TokenInfo, String), Error> {
         let p = self.require_project(project)?;
         let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| Error::Open { path: self.path.display().to_string(), reason: format!("no randomness: {e}") })?;
+        getrandom::fill(&mut bytes).map_err(|e| Error::Open {
+            path: self.path.display().to_string(),
+            reason: format!("no randomness: {e}"),
+        })?;
         let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         let id = self.with(|c| {
             c.execute(
@@ -407,7 +443,11 @@ impl Store {
             )?;
             Ok(c.last_insert_rowid())
         })?;
-        let info = self.tokens(None)?.into_iter().find(|t| t.id == id).expect("the token just inserted");
+        let info = self
+            .tokens(None)?
+            .into_iter()
+            .find(|t| t.id == id)
+            .expect("the token just inserted");
         Ok((info, format!("{TOKEN_PREFIX}{id}_{secret}")))
     }
 
@@ -436,7 +476,10 @@ impl Store {
     /// Revokes a token; false when there is no such live token.
     pub fn revoke_token(&self, id: i64) -> Result<bool, Error> {
         let n = self.with(|c| {
-            c.execute("UPDATE tokens SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL", params![now(), id])
+            c.execute(
+                "UPDATE tokens SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
+                params![now(), id],
+            )
         })?;
         Ok(n == 1)
     }
@@ -453,7 +496,13 @@ impl Store {
                  FROM tokens t JOIN projects p ON p.id = t.project_id
                  WHERE t.id = ?1 AND t.revoked_at IS NULL",
             )?
-            .query_row([id], |r| Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, Option<String>>(1)?, project_row_at(r, 2)?)))
+            .query_row([id], |r| {
+                Ok((
+                    r.get::<_, Vec<u8>>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    project_row_at(r, 2)?,
+                ))
+            })
             .optional()
         })?;
         let Some((stored, last_used, project)) = row else {
@@ -498,8 +547,14 @@ impl Store {
         let p = self.require_project(project)?;
         let mut conn = self.conn.lock().expect("store connection lock");
         let tx = conn.transaction()?;
-        tx.execute("DELETE FROM tool_permissions WHERE project_id = ?1 AND server = ?2", params![p.id, server])?;
-        tx.execute("INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 0)", params![p.id, server])?;
+        tx.execute(
+            "DELETE FROM tool_permissions WHERE project_id = ?1 AND server = ?2",
+            params![p.id, server],
+        )?;
+        tx.execute(
+            "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 0)",
+            params![p.id, server],
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -519,11 +574,16 @@ impl Store {
     /// A project's permission rows.
     pub fn permissions(&self, project_id: i64) -> Result<Vec<Permission>, Error> {
         self.with(|c| {
-            let mut stmt =
-                c.prepare_cached("SELECT server, tool, enabled FROM tool_permissions WHERE project_id = ?1 ORDER BY server, tool")?;
+            let mut stmt = c.prepare_cached(
+                "SELECT server, tool, enabled FROM tool_permissions WHERE project_id = ?1 ORDER BY server, tool",
+            )?;
             stmt.query_map([project_id], |r| {
                 let tool: String = r.get(1)?;
-                Ok(Permission { server: r.get(0)?, tool: (!tool.is_empty()).then_some(tool), enabled: r.get(2)? })
+                Ok(Permission {
+                    server: r.get(0)?,
+                    tool: (!tool.is_empty()).then_some(tool),
+                    enabled: r.get(2)?,
+                })
             })?
             .collect()
         })
@@ -635,7 +695,10 @@ fn write_behind(mut conn: Connection, mut rx: mpsc::Receiver<Write>) {
                 let closed = rx.is_closed() && rx.is_empty();
                 tracing::error!(error = %explain(&e), rows = batch.len(), "audit write failed; retrying");
                 if closed && delay >= Duration::from_secs(2) {
-                    tracing::error!(rows = batch.len(), "audit rows lost at shutdown: the store stayed unwritable");
+                    tracing::error!(
+                        rows = batch.len(),
+                        "audit rows lost at shutdown: the store stayed unwritable"
+                    );
                     return;
                 }
                 std::thread::sleep(delay);
@@ -722,7 +785,10 @@ mod tests {
         s.close();
         let bytes = std::fs::read(dir.path().join("gw.db")).unwrap();
         let secret_part = secret.rsplit('_').next().unwrap();
-        assert!(!bytes.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()), "the secret is not in the file");
+        assert!(
+            !bytes.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()),
+            "the secret is not in the file"
+        );
     }
 
     #[test]
@@ -753,7 +819,10 @@ mod tests {
         let p = s.create_project("alpha", None).unwrap();
         assert!(matches!(s.create_project("alpha", None), Err(Error::ProjectExists(_))));
         assert_eq!(s.project(&p.id.to_string()).unwrap().unwrap().name, "alpha");
-        assert_eq!(s.set_search("alpha", Some(Search::Cloud)).unwrap().optimization, Some(Search::Cloud));
+        assert_eq!(
+            s.set_search("alpha", Some(Search::Cloud)).unwrap().optimization,
+            Some(Search::Cloud)
+        );
         assert!(matches!(s.issue_token("nope", ""), Err(Error::NoProject(_))));
     }
 
@@ -767,7 +836,9 @@ mod tests {
         }
         s.close();
         let conn = Connection::open(s.path()).unwrap();
-        let n: i64 = conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0)).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(n, 1000);
     }
 
@@ -787,7 +858,10 @@ mod tests {
         let holder = Connection::open(&path).unwrap();
         holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
         let err = Store::open(&path).unwrap_err().to_string();
-        assert!(err.contains("gw.db") && err.contains("locked by another process"), "{err}");
+        assert!(
+            err.contains("gw.db") && err.contains("locked by another process"),
+            "{err}"
+        );
         holder.execute_batch("COMMIT").unwrap();
         drop(s);
     }

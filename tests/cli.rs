@@ -34,13 +34,20 @@ fn the_shipped_config_checks_clean() {
 #[test]
 fn a_typo_is_reported_with_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("gateway.toml"), "# servers\n\n[[servers]]\nname = \"fs\"\ncomand = \"x\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        "# servers\n\n[[servers]]\nname = \"fs\"\ncomand = \"x\"\n",
+    )
+    .unwrap();
     let o = run(dir.path(), &["check"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains("gateway.toml"), "{err}");
     assert!(err.contains("line 5"), "{err}");
-    assert!(err.contains("unknown field `comand`") && err.contains("`command`"), "says what was expected: {err}");
+    assert!(
+        err.contains("unknown field `comand`") && err.contains("`command`"),
+        "says what was expected: {err}"
+    );
 
     // `serve` refuses the same file at once instead of starting half a gateway.
     let o = run(dir.path(), &["serve"]);
@@ -51,11 +58,16 @@ fn a_typo_is_reported_with_file_line_and_key() {
 #[test]
 fn a_rule_violation_is_reported_with_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
-    let text = "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[servers]]\nname = \"b:c\"\nurl = \"http://127.0.0.1:1/mcp\"\n";
+    let text =
+        "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n[[servers]]\nname = \"b:c\"\nurl = \"http://127.0.0.1:1/mcp\"\n";
     std::fs::write(dir.path().join("gw.toml"), text).unwrap();
     let o = run(dir.path(), &["check", "--config", "gw.toml"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("gw.toml:6: servers[1].name: server name 'b:c' may not contain ':'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gw.toml:6: servers[1].name: server name 'b:c' may not contain ':'"),
+        "{}",
+        stderr(&o)
+    );
 
     let o = run(dir.path(), &["check", "--config", "missing.toml"]);
     assert_eq!(o.status.code(), Some(2));
@@ -74,18 +86,46 @@ fn import_turns_mcp_servers_json_into_a_config_that_checks() {
     let o = run(dir.path(), &["import", "claude_desktop_config.json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let toml = stdout(&o);
-    assert!(toml.contains("[[servers]]") && toml.contains("name = \"remote\""), "{toml}");
+    assert!(
+        toml.contains("[[servers]]") && toml.contains("name = \"remote\""),
+        "{toml}"
+    );
     std::fs::write(dir.path().join("gateway.toml"), &toml).unwrap();
     let o = run(dir.path(), &["check"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("2 servers"), "{}", stdout(&o));
 
     // The JSON file also works as a config as it is.
-    let o = run(dir.path(), &["project", "create", "p", "--config", "claude_desktop_config.json"]);
+    let o = run(
+        dir.path(),
+        &["project", "create", "p", "--config", "claude_desktop_config.json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(dir.path(), &["grant", "--project", "p", "--server", "demo", "--config", "claude_desktop_config.json"]);
+    let o = run(
+        dir.path(),
+        &[
+            "grant",
+            "--project",
+            "p",
+            "--server",
+            "demo",
+            "--config",
+            "claude_desktop_config.json",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(dir.path(), &["call", "--config", "claude_desktop_config.json", "--project", "p", "demo:calculate", r#"{"expression": "6*7"}"#]);
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "--config",
+            "claude_desktop_config.json",
+            "--project",
+            "p",
+            "demo:calculate",
+            r#"{"expression": "6*7"}"#,
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("42"), "{}", stdout(&o));
 }
@@ -95,9 +135,24 @@ fn the_embedded_default_serves_something_real_with_no_config_file() {
     let dir = tempfile::tempdir().unwrap(); // no gateway.toml here
     let o = run(dir.path(), &["search", "convert celsius to fahrenheit", "-n", "3"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).lines().next().unwrap_or("").contains("demo:convert_temperature"), "{}", stdout(&o));
+    assert!(
+        stdout(&o)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .contains("demo:convert_temperature"),
+        "{}",
+        stdout(&o)
+    );
 
-    let o = run(dir.path(), &["call", "demo:convert_temperature", r#"{"value": 100, "from": "C", "to": "F"}"#]);
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "demo:convert_temperature",
+            r#"{"value": 100, "from": "C", "to": "F"}"#,
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let result: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(result["structuredContent"]["value"], 212.0);
@@ -133,7 +188,11 @@ fn servers_shows_status_tool_counts_and_errors() {
 #[test]
 fn json_logs_on_request() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).unwrap();
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        format!("{ANONYMOUS}{}", chaos_server("alpha", "")),
+    )
+    .unwrap();
     let mut child = Command::new(bin())
         .args(["serve", "--log-format", "json"])
         .current_dir(dir.path())
@@ -169,12 +228,19 @@ fn json_logs_on_request() {
 #[test]
 fn a_corrupt_store_stops_the_gateway_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).unwrap();
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        format!("{ANONYMOUS}{}", chaos_server("alpha", "")),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("mcp-gateway.db"), vec![b'#'; 4096]).unwrap();
     let o = run(dir.path(), &["serve"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("mcp-gateway.db") && err.contains("not a SQLite database"), "{err}");
+    assert!(
+        err.contains("mcp-gateway.db") && err.contains("not a SQLite database"),
+        "{err}"
+    );
 }
 
 #[test]

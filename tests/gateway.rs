@@ -6,15 +6,19 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
+use rmcp::ClientServiceExt;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
 use rmcp::service::ClientLifecycleMode;
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::ClientServiceExt;
 use serde_json::{Value, json};
 
 fn two_servers() -> String {
-    format!("{ANONYMOUS}{}{}", chaos_server("alpha", "timeout_ms = 1500"), chaos_server("beta", ""))
+    format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("alpha", "timeout_ms = 1500"),
+        chaos_server("beta", "")
+    )
 }
 
 /// Waits until discovery sees `key` (servers connect in the background).
@@ -91,10 +95,12 @@ async fn execute_returns_the_downstream_result_verbatim() {
 
     // The same call, straight to a demo server with no gateway in between.
     let direct = ()
-        .serve(TokioChildProcess::new(tokio::process::Command::new(bin()).configure(|c| {
-            c.args(["demo-server", "--chaos"]);
-        }))
-        .unwrap())
+        .serve(
+            TokioChildProcess::new(tokio::process::Command::new(bin()).configure(|c| {
+                c.args(["demo-server", "--chaos"]);
+            }))
+            .unwrap(),
+        )
         .await
         .unwrap();
     for (tool, args) in [
@@ -112,7 +118,11 @@ async fn execute_returns_the_downstream_result_verbatim() {
         );
     }
     let failed = execute(&client, "alpha:fail", json!({})).await;
-    assert_eq!(failed.is_error, Some(true), "a downstream tool error stays a tool result");
+    assert_eq!(
+        failed.is_error,
+        Some(true),
+        "a downstream tool error stays a tool result"
+    );
     direct.cancel().await.unwrap();
 }
 
@@ -122,14 +132,27 @@ async fn caller_meta_is_forwarded_but_identity_and_lifecycle_are_not() {
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:echo").await;
     let token = gw.issue_token("local");
-    let mut params = CallToolRequestParams::new("tool_execute")
-        .with_arguments(json!({"toolKey": "alpha:echo", "arguments": {"x": 1}}).as_object().unwrap().clone());
-    params.meta = Some(json!({"traceparent": "00-abc-def-01", "token": token, "projectId": "local"}).as_object().unwrap().clone().into());
+    let mut params = CallToolRequestParams::new("tool_execute").with_arguments(
+        json!({"toolKey": "alpha:echo", "arguments": {"x": 1}})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    params.meta = Some(
+        json!({"traceparent": "00-abc-def-01", "token": token, "projectId": "local"})
+            .as_object()
+            .unwrap()
+            .clone()
+            .into(),
+    );
     let r = client.call_tool(params).await.unwrap();
     let seen = r.structured_content.unwrap();
     assert_eq!(seen["arguments"], json!({"x": 1}));
     assert_eq!(seen["meta"]["traceparent"], "00-abc-def-01");
-    assert!(seen["meta"].get("token").is_none(), "the caller's token must not leak downstream: {seen}");
+    assert!(
+        seen["meta"].get("token").is_none(),
+        "the caller's token must not leak downstream: {seen}"
+    );
     assert!(seen["meta"].get("projectId").is_none(), "{seen}");
     let secret = token.rsplit('_').next().unwrap();
     assert!(!gw.log().contains(secret), "tokens never reach the log");
@@ -141,18 +164,33 @@ async fn schema_violations_are_refused_before_the_downstream_sees_them() {
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:stats").await;
 
-    let r = execute(&client, "alpha:convert_temperature", json!({"value": "hot", "from": "X"})).await;
+    let r = execute(
+        &client,
+        "alpha:convert_temperature",
+        json!({"value": "hot", "from": "X"}),
+    )
+    .await;
     assert_eq!(error_code(&r), "TOOL_VALIDATION_ERROR");
-    let violations = r.structured_content.as_ref().unwrap()["error"]["violations"].as_array().unwrap().clone();
+    let violations = r.structured_content.as_ref().unwrap()["error"]["violations"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert!(violations.len() >= 3, "every violation at once: {violations:#?}");
     let all = serde_json::to_string(&violations).unwrap();
-    assert!(all.contains("/value") && all.contains("/from") && all.contains("\\\"to\\\""), "{all}");
+    assert!(
+        all.contains("/value") && all.contains("/from") && all.contains("\\\"to\\\""),
+        "{all}"
+    );
 
     let r = execute(&client, "alpha:sleep", json!({"ms": -5})).await;
     assert_eq!(error_code(&r), "TOOL_VALIDATION_ERROR");
 
     let stats = execute(&client, "alpha:stats", json!({})).await;
-    assert_eq!(stats.structured_content.unwrap()["calls"], 0, "no refused call reached the server");
+    assert_eq!(
+        stats.structured_content.unwrap()["calls"],
+        0,
+        "no refused call reached the server"
+    );
 }
 
 #[tokio::test]
@@ -163,7 +201,11 @@ async fn unknown_keys_and_meta_tools_get_clear_errors() {
     for key in ["alpha:nope", "nobody:calculate", "calculate", ""] {
         let r = execute(&client, key, json!({})).await;
         assert_eq!(error_code(&r), "TOOL_NOT_FOUND", "{key}");
-        assert!(text(&r).contains("tool_discovery"), "the error says what to do: {}", text(&r));
+        assert!(
+            text(&r).contains("tool_discovery"),
+            "the error says what to do: {}",
+            text(&r)
+        );
     }
     let r = call(&client, "tool_execute", json!({"arguments": {}})).await;
     assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
@@ -188,7 +230,9 @@ async fn a_hung_call_times_out_and_is_cancelled_downstream() {
     assert!(text(&r).contains("1500 ms"), "{}", text(&r));
     assert!(took < Duration::from_secs(10), "timed out after {took:?}");
     assert!(
-        gw.wait_log("sleep cancelled by the client", Duration::from_secs(5)).await.is_some(),
+        gw.wait_log("sleep cancelled by the client", Duration::from_secs(5))
+            .await
+            .is_some(),
         "the downstream saw notifications/cancelled:\n{}",
         gw.log()
     );
@@ -215,7 +259,11 @@ async fn a_crashed_server_is_reported_and_restarted_while_the_other_serves() {
     // alpha comes back with its tools listed again.
     wait_until_usable(&client, "alpha").await;
     assert!(gw.log().contains("downstream server failed"), "{}", gw.log());
-    assert!(gw.log().contains("crashing on request"), "child stderr reaches the log: {}", gw.log());
+    assert!(
+        gw.log().contains("crashing on request"),
+        "child stderr reaches the log: {}",
+        gw.log()
+    );
 }
 
 #[tokio::test]
@@ -235,7 +283,12 @@ async fn tool_list_changes_downstream_reach_discovery() {
     let gw = Gateway::start(&two_servers()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:add_tool").await;
-    assert!(discover(&client, json!("extra_tool")).await.iter().all(|r| r["toolKey"] != "alpha:extra_tool"));
+    assert!(
+        discover(&client, json!("extra_tool"))
+            .await
+            .iter()
+            .all(|r| r["toolKey"] != "alpha:extra_tool")
+    );
     let r = execute(&client, "alpha:add_tool", json!({})).await;
     assert_eq!(r.is_error, Some(false));
     wait_for_tool(&client, "alpha:extra_tool").await;
@@ -252,8 +305,20 @@ async fn a_server_that_cannot_start_is_failed_and_the_rest_serve() {
     let gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:calculate").await;
-    assert!(gw.wait_log("cannot start '/nonexistent/mcp-server'", Duration::from_secs(10)).await.is_some(), "{}", gw.log());
-    assert!(gw.wait_log("no answer within 1000 ms", Duration::from_secs(10)).await.is_some(), "{}", gw.log());
+    assert!(
+        gw.wait_log("cannot start '/nonexistent/mcp-server'", Duration::from_secs(10))
+            .await
+            .is_some(),
+        "{}",
+        gw.log()
+    );
+    assert!(
+        gw.wait_log("no answer within 1000 ms", Duration::from_secs(10))
+            .await
+            .is_some(),
+        "{}",
+        gw.log()
+    );
     let r = execute(&client, "alpha:calculate", json!({"expression": "1"})).await;
     assert_eq!(r.is_error, Some(false));
 }
@@ -278,12 +343,20 @@ async fn resources_and_prompts_pass_through_namespaced() {
 
     let prompts = client.list_all_prompts().await.unwrap();
     let names: Vec<_> = prompts.iter().map(|p| p.name.as_str()).collect();
-    assert!(names.contains(&"alpha:explain_calculation") && names.contains(&"beta:explain_calculation"), "{names:?}");
+    assert!(
+        names.contains(&"alpha:explain_calculation") && names.contains(&"beta:explain_calculation"),
+        "{names:?}"
+    );
     let mut get = GetPromptRequestParams::new("beta:explain_calculation");
     get.arguments = Some(json!({"expression": "7*6"}).as_object().unwrap().clone());
     let prompt = client.get_prompt(get).await.unwrap();
     assert!(serde_json::to_string(&prompt).unwrap().contains("7*6"));
-    assert!(client.get_prompt(GetPromptRequestParams::new("nobody:x")).await.is_err());
+    assert!(
+        client
+            .get_prompt(GetPromptRequestParams::new("nobody:x"))
+            .await
+            .is_err()
+    );
 }
 
 #[tokio::test]
@@ -298,7 +371,10 @@ async fn http_downstreams_work_like_stdio_ones() {
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(demo.stderr.take().unwrap()));
     let line = lines.next_line().await.unwrap().unwrap();
     let url = line.trim_start_matches("listening on ").trim().to_string();
-    let gw = Gateway::start(&format!("{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntimeout_ms = 1000\n")).await;
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntimeout_ms = 1000\n"
+    ))
+    .await;
     let client = gw.client().await;
     wait_for_tool(&client, "remote:calculate").await;
     let r = execute(&client, "remote:calculate", json!({"expression": "3^2"})).await;
@@ -310,16 +386,22 @@ async fn http_downstreams_work_like_stdio_ones() {
 #[tokio::test]
 async fn newest_protocol_clients_are_served_too() {
     let gw = Gateway::start(&two_servers()).await;
-    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::LATEST] };
-    let client = ()
-        .serve_with_lifecycle(StreamableHttpClientTransport::from_uri(gw.url.as_str()), lifecycle)
-        .await
-        .expect("server/discover works");
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::LATEST],
+    };
+    let client =
+        ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(gw.url.as_str()), lifecycle)
+            .await
+            .expect("server/discover works");
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 2);
     let r = eventually(Duration::from_secs(20), "calculate via 2026-07-28", || async {
-        let params = CallToolRequestParams::new("tool_execute")
-            .with_arguments(json!({"toolKey": "alpha:calculate", "arguments": {"expression": "40+2"}}).as_object().unwrap().clone());
+        let params = CallToolRequestParams::new("tool_execute").with_arguments(
+            json!({"toolKey": "alpha:calculate", "arguments": {"expression": "40+2"}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
         let r = client.call_tool(params).await.unwrap();
         (r.is_error == Some(false)).then_some(r)
     })
@@ -335,14 +417,21 @@ async fn stdio_upstream_works_and_stdin_close_stops_everything() {
     let cmd = tokio::process::Command::new(bin()).configure(|c| {
         c.args(["serve", "--config"]).arg(&path);
     });
-    let (transport, _stderr) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let pid = transport.id().unwrap();
     let client = ().serve(transport).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 2);
     let r = eventually(Duration::from_secs(20), "calculate over stdio", || async {
-        let params = CallToolRequestParams::new("tool_execute")
-            .with_arguments(json!({"toolKey": "alpha:calculate", "arguments": {"expression": "5*5"}}).as_object().unwrap().clone());
+        let params = CallToolRequestParams::new("tool_execute").with_arguments(
+            json!({"toolKey": "alpha:calculate", "arguments": {"expression": "5*5"}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
         let r = client.call_tool(params).await.unwrap();
         (r.is_error == Some(false)).then_some(r)
     })
@@ -386,12 +475,17 @@ async fn stdio_and_http_can_be_served_at_once() {
 
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));
-    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
     let pong: Value = serde_json::from_str(&stdout.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(pong["id"], 1);
     http.cancel().await.unwrap();
     drop(stdin); // closing stdin stops the whole gateway
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(status.success());
 }
 
@@ -425,7 +519,11 @@ async fn malformed_requests_get_jsonrpc_errors() {
         }
         req.send()
     };
-    for (body, code) in [("{not json", "-32700"), (r#"{"hello": "world"}"#, "-32600"), ("[1, 2]", "-32600")] {
+    for (body, code) in [
+        ("{not json", "-32700"),
+        (r#"{"hello": "world"}"#, "-32600"),
+        ("[1, 2]", "-32600"),
+    ] {
         let r = post(body, None).await.unwrap();
         assert_eq!(r.status(), 400, "{body}");
         let text = r.text().await.unwrap();
@@ -437,9 +535,19 @@ async fn malformed_requests_get_jsonrpc_errors() {
     let r = post(init, None).await.unwrap();
     let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
     let _ = r.text().await;
-    let _ = post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, Some(session.clone())).await.unwrap();
+    let _ = post(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        Some(session.clone()),
+    )
+    .await
+    .unwrap();
     let started = Instant::now();
-    let r = post(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}"#, Some(session)).await.unwrap();
+    let r = post(
+        r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}"#,
+        Some(session),
+    )
+    .await
+    .unwrap();
     let text = r.text().await.unwrap();
     assert!(text.contains("-32601"), "method not found: {text}");
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -475,12 +583,23 @@ async fn discovery_results_carry_what_a_model_needs() {
     let gw = Gateway::start(&two_servers()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:calculate").await;
-    let r = call(&client, "tool_discovery", json!({"query": ["evaluate arithmetic", "math expression"], "context": "homework"})).await;
-    let results = r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().clone();
+    let r = call(
+        &client,
+        "tool_discovery",
+        json!({"query": ["evaluate arithmetic", "math expression"], "context": "homework"}),
+    )
+    .await;
+    let results = r.structured_content.as_ref().unwrap()["results"]
+        .as_array()
+        .unwrap()
+        .clone();
     let top: &Value = &results[0];
     assert_eq!(top["toolName"], "calculate");
     assert_eq!(top["serverName"].as_str().unwrap().len(), 5);
     assert!(top["outputSchema"].is_object(), "outputSchema passes through: {top}");
     assert_eq!(top["annotations"]["readOnlyHint"], true);
-    assert!(text(&r).contains("calculate"), "a readable summary for text-only clients");
+    assert!(
+        text(&r).contains("calculate"),
+        "a readable summary for text-only clients"
+    );
 }

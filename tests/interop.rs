@@ -12,12 +12,19 @@ use serde_json::json;
 
 fn installed(relative: &str, what: &str) -> PathBuf {
     let path = repo_path(relative);
-    assert!(path.exists(), "{what} is not installed at {}; run scripts/test (it installs it)", path.display());
+    assert!(
+        path.exists(),
+        "{what} is not installed at {}; run scripts/test (it installs it)",
+        path.display()
+    );
     path
 }
 
 fn everything_config() -> String {
-    let everything = installed("tests/interop/node_modules/.bin/mcp-server-everything", "server-everything");
+    let everything = installed(
+        "tests/interop/node_modules/.bin/mcp-server-everything",
+        "server-everything",
+    );
     format!(
         "{ANONYMOUS}[[servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"stdio\"]\n\n{}",
         everything.display(),
@@ -48,13 +55,25 @@ async fn server_everything_is_aggregated() {
 
     // Its resources and prompts pass through beside the demo server's.
     let resources = client.list_all_resources().await.unwrap();
-    let doc = resources.iter().find(|r| r.uri.starts_with("demo://resource/static/document/")).expect("everything's documents");
+    let doc = resources
+        .iter()
+        .find(|r| r.uri.starts_with("demo://resource/static/document/"))
+        .expect("everything's documents");
     assert!(resources.iter().any(|r| r.uri == "demo://readme"), "{resources:?}");
-    let read = client.read_resource(rmcp::model::ReadResourceRequestParams::new(doc.uri.clone())).await.unwrap();
-    assert!(serde_json::to_string(&read).unwrap().contains(&doc.uri), "routed to the server that listed it");
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(doc.uri.clone()))
+        .await
+        .unwrap();
+    assert!(
+        serde_json::to_string(&read).unwrap().contains(&doc.uri),
+        "routed to the server that listed it"
+    );
     let prompts = client.list_all_prompts().await.unwrap();
     assert!(prompts.iter().any(|p| p.name.starts_with("everything:")), "{prompts:?}");
-    assert!(prompts.iter().any(|p| p.name == "demo:explain_calculation"), "{prompts:?}");
+    assert!(
+        prompts.iter().any(|p| p.name == "demo:explain_calculation"),
+        "{prompts:?}"
+    );
 }
 
 #[tokio::test]
@@ -75,7 +94,11 @@ async fn the_official_python_sdk_drives_the_gateway() {
             .await
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "python client ({mode}) failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "python client ({mode}) failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         assert_eq!(seen["protocol"], protocol, "{seen}");
         assert_eq!(seen["found"][0], "everything:get-sum", "{seen}");

@@ -37,14 +37,22 @@ async fn two_projects() -> (Gateway, String, String) {
 
 async fn keys(client: &Client, query: &str) -> BTreeSet<String> {
     let r = call(client, "tool_discovery", json!({"query": query, "maxResults": 50})).await;
-    r.structured_content.unwrap()["results"].as_array().unwrap().iter().map(|r| r["toolKey"].as_str().unwrap().to_string()).collect()
+    r.structured_content.unwrap()["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["toolKey"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Every tool of the demo mentions one of these words.
 const EVERYTHING: &str = "arithmetic text tool time temperature hash base64 sleep fail echo crash garbage stats";
 
 async fn wait_ready(client: &Client, key: &str) {
-    eventually(Duration::from_secs(20), key, || async { keys(client, EVERYTHING).await.contains(key).then_some(()) }).await
+    eventually(Duration::from_secs(20), key, || async {
+        keys(client, EVERYTHING).await.contains(key).then_some(())
+    })
+    .await
 }
 
 #[tokio::test]
@@ -60,30 +68,64 @@ async fn projects_see_and_run_only_their_own_tools() {
     assert!(seen_one.iter().all(|k| k.starts_with("red:")), "{seen_one:?}");
     assert!(seen_one.contains("red:sha256"));
     assert!(!seen_one.contains("red:crash"), "rule-disabled tools exist for nobody");
-    assert!(seen_two.contains("blue:sha256") && seen_two.contains("red:calculate"), "{seen_two:?}");
-    assert!(!seen_two.contains("red:sha256"), "only the granted tool of red: {seen_two:?}");
+    assert!(
+        seen_two.contains("blue:sha256") && seen_two.contains("red:calculate"),
+        "{seen_two:?}"
+    );
+    assert!(
+        !seen_two.contains("red:sha256"),
+        "only the granted tool of red: {seen_two:?}"
+    );
 
     // What discovery hides, execute refuses, exactly like a key that does not exist.
     let hidden = execute(&one, "blue:calculate", json!({"expression": "1"})).await;
     let missing = execute(&one, "nowhere:calculate", json!({"expression": "1"})).await;
     assert_eq!(error_code(&hidden), "TOOL_NOT_FOUND");
-    assert_eq!(text(&hidden).replace("blue:calculate", "K"), text(&missing).replace("nowhere:calculate", "K"));
-    assert_eq!(error_code(&execute(&one, "red:crash", json!({})).await), "TOOL_NOT_FOUND");
-    assert_eq!(error_code(&execute(&two, "red:sha256", json!({"text": "x"})).await), "TOOL_NOT_FOUND");
+    assert_eq!(
+        text(&hidden).replace("blue:calculate", "K"),
+        text(&missing).replace("nowhere:calculate", "K")
+    );
+    assert_eq!(
+        error_code(&execute(&one, "red:crash", json!({})).await),
+        "TOOL_NOT_FOUND"
+    );
+    assert_eq!(
+        error_code(&execute(&two, "red:sha256", json!({"text": "x"})).await),
+        "TOOL_NOT_FOUND"
+    );
     let ok = execute(&two, "red:calculate", json!({"expression": "6*7"})).await;
     assert_eq!(ok.structured_content.unwrap()["result"], 42.0);
 
     // Tags from the rules are shown and searchable.
     let r = call(&one, "tool_discovery", json!({"query": "math"})).await;
     let results = r.structured_content.unwrap()["results"].as_array().unwrap().clone();
-    assert!(results.iter().any(|t| t["toolKey"] == "red:calculate" && t["tags"] == json!(["math"])), "{results:#?}");
+    assert!(
+        results
+            .iter()
+            .any(|t| t["toolKey"] == "red:calculate" && t["tags"] == json!(["math"])),
+        "{results:#?}"
+    );
 
     // Resources and prompts follow the same server grants.
-    let uris: Vec<String> = one.list_all_resources().await.unwrap().into_iter().map(|r| r.uri).collect();
+    let uris: Vec<String> = one
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri)
+        .collect();
     assert_eq!(uris, ["demo://readme"], "only red's resource, unshared so unprefixed");
-    let prompts: Vec<String> = one.list_all_prompts().await.unwrap().into_iter().map(|p| p.name).collect();
+    let prompts: Vec<String> = one
+        .list_all_prompts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
     assert_eq!(prompts, ["red:explain_calculation"]);
-    let denied = one.get_prompt(rmcp::model::GetPromptRequestParams::new("blue:explain_calculation")).await;
+    let denied = one
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("blue:explain_calculation"))
+        .await;
     assert!(denied.is_err());
 }
 
@@ -105,27 +147,43 @@ async fn no_token_bad_tokens_and_revoked_tokens_are_refused() {
     };
     let r = post(None).await.unwrap();
     assert_eq!(r.status(), 401);
-    assert!(r.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"), "{:?}", r.headers());
+    assert!(
+        r.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"),
+        "{:?}",
+        r.headers()
+    );
 
     // Unknown, mistyped and revoked tokens all get the very same answer.
     let mistyped = format!("{}0", &t1[..t1.len() - 1]);
     let mut answers = BTreeSet::new();
     for bad in ["mgw_1_nope".to_string(), mistyped, "not-even-a-token".into()] {
         let r = post(Some(format!("Bearer {bad}"))).await.unwrap();
-        answers.insert((r.status().as_u16(), r.headers()["www-authenticate"].to_str().unwrap().to_string(), r.text().await.unwrap()));
+        answers.insert((
+            r.status().as_u16(),
+            r.headers()["www-authenticate"].to_str().unwrap().to_string(),
+            r.text().await.unwrap(),
+        ));
     }
     let one = gw.client_with_token(&t1).await.expect("a valid token connects");
     wait_ready(&one, "red:calculate").await;
     let id = t1.split('_').nth(1).unwrap();
     gw.cli(&["token", "revoke", id]);
     let r = post(Some(format!("Bearer {t1}"))).await.unwrap();
-    answers.insert((r.status().as_u16(), r.headers()["www-authenticate"].to_str().unwrap().to_string(), r.text().await.unwrap()));
+    answers.insert((
+        r.status().as_u16(),
+        r.headers()["www-authenticate"].to_str().unwrap().to_string(),
+        r.text().await.unwrap(),
+    ));
     assert_eq!(answers.len(), 1, "{answers:#?}");
     assert_eq!(answers.iter().next().unwrap().0, 401);
 
     // The revoked token's open session is refused at once, too.
-    let params = CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "x"}).as_object().unwrap().clone());
-    assert!(one.call_tool(params).await.is_err(), "revocation applies to the next request");
+    let params =
+        CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "x"}).as_object().unwrap().clone());
+    assert!(
+        one.call_tool(params).await.is_err(),
+        "revocation applies to the next request"
+    );
 }
 
 #[tokio::test]
@@ -134,7 +192,8 @@ async fn project_id_may_narrow_but_not_switch() {
     let one = gw.client_with_token(&t1).await.unwrap();
     wait_ready(&one, "red:calculate").await;
     let with_hint = |hint: &str| {
-        let mut p = CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "calculate"}).as_object().unwrap().clone());
+        let mut p = CallToolRequestParams::new("tool_discovery")
+            .with_arguments(json!({"query": "calculate"}).as_object().unwrap().clone());
         p.meta = Some(json!({"projectId": hint}).as_object().unwrap().clone().into());
         p
     };
@@ -172,7 +231,12 @@ async fn stdio_callers_use_meta_token_or_the_session_token() {
     let path = dir.path().join("gateway.toml");
     std::fs::write(&path, chaos_server("red", "")).unwrap();
     let admin = |args: &[&str]| {
-        let o = std::process::Command::new(bin()).args(args).arg("--config").arg(&path).output().unwrap();
+        let o = std::process::Command::new(bin())
+            .args(args)
+            .arg("--config")
+            .arg(&path)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap().trim().to_string()
     };
@@ -187,20 +251,35 @@ async fn stdio_callers_use_meta_token_or_the_session_token() {
                 c.env("MCP_GATEWAY_TOKEN", t);
             }
         });
-        TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().unwrap().0
+        TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+            .0
     };
     let discover_with = |meta: Option<Value>| {
-        let mut p = CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "calculate"}).as_object().unwrap().clone());
+        let mut p = CallToolRequestParams::new("tool_discovery")
+            .with_arguments(json!({"query": "calculate"}).as_object().unwrap().clone());
         p.meta = meta.map(|m| m.as_object().unwrap().clone().into());
         p
     };
 
     let anonymous = ().serve(spawn(None)).await.unwrap();
     let err = anonymous.call_tool(discover_with(None)).await.unwrap_err().to_string();
-    assert!(err.contains("unauthorized"), "no token on stdio is a JSON-RPC error: {err}");
+    assert!(
+        err.contains("unauthorized"),
+        "no token on stdio is a JSON-RPC error: {err}"
+    );
     let r = eventually(Duration::from_secs(20), "discovery with _meta.token", || async {
-        let r = anonymous.call_tool(discover_with(Some(json!({"token": token})))).await.unwrap();
-        (!r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().is_empty()).then_some(r)
+        let r = anonymous
+            .call_tool(discover_with(Some(json!({"token": token}))))
+            .await
+            .unwrap();
+        (!r.structured_content.as_ref().unwrap()["results"]
+            .as_array()
+            .unwrap()
+            .is_empty())
+        .then_some(r)
     })
     .await;
     assert_eq!(r.structured_content.unwrap()["results"][0]["toolKey"], "red:calculate");
@@ -209,7 +288,11 @@ async fn stdio_callers_use_meta_token_or_the_session_token() {
     let session = ().serve(spawn(Some(&token))).await.unwrap();
     eventually(Duration::from_secs(20), "discovery with MCP_GATEWAY_TOKEN", || async {
         let r = session.call_tool(discover_with(None)).await.ok()?;
-        (!r.structured_content.as_ref().unwrap()["results"].as_array().unwrap().is_empty()).then_some(())
+        (!r.structured_content.as_ref().unwrap()["results"]
+            .as_array()
+            .unwrap()
+            .is_empty())
+        .then_some(())
     })
     .await;
     session.cancel().await.unwrap();
@@ -247,7 +330,11 @@ async fn every_call_is_audited_under_concurrent_load() {
     let status = gw.stop().await;
     assert!(status.success());
     let after = count_rows(&store);
-    assert_eq!(after - before, (CLIENTS * CALLS) as i64, "one audit row per call, none lost");
+    assert_eq!(
+        after - before,
+        (CLIENTS * CALLS) as i64,
+        "one audit row per call, none lost"
+    );
 
     let conn = rusqlite::Connection::open(&store).unwrap();
     let (outcome, project, token, key): (String, i64, i64, String) = conn
@@ -260,52 +347,105 @@ async fn every_call_is_audited_under_concurrent_load() {
     assert_eq!((outcome.as_str(), key.as_str()), ("ok", "red:calculate"));
     assert!(project > 0 && token > 0);
     let counted: i64 = conn
-        .query_row("SELECT count(*) FROM audit_log WHERE meta_tool = 'tool_discovery' AND result_count > 0", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE meta_tool = 'tool_discovery' AND result_count > 0",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert!(counted >= (CLIENTS * CALLS / 2) as i64);
 }
 
 fn count_rows(store: &std::path::Path) -> i64 {
     let conn = rusqlite::Connection::open(store).unwrap();
-    conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0)).unwrap()
+    conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
+        .unwrap()
 }
 
 #[tokio::test]
 async fn two_gateways_share_one_store() {
     let (gw, t1, _) = two_projects().await;
-    let second = Gateway::start(&format!("[store]\npath = \"{}\"\n{}", gw.dir.path().join("mcp-gateway.db").display(), config())).await;
+    let second = Gateway::start(&format!(
+        "[store]\npath = \"{}\"\n{}",
+        gw.dir.path().join("mcp-gateway.db").display(),
+        config()
+    ))
+    .await;
     let a = gw.client_with_token(&t1).await.unwrap();
-    let b = second.client_with_token(&t1).await.expect("the second gateway knows the same tokens");
+    let b = second
+        .client_with_token(&t1)
+        .await
+        .expect("the second gateway knows the same tokens");
     wait_ready(&a, "red:calculate").await;
     wait_ready(&b, "red:calculate").await;
     gw.cli(&["token", "revoke", t1.split('_').nth(1).unwrap()]);
-    let params = CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "x"}).as_object().unwrap().clone());
-    assert!(b.call_tool(params).await.is_err(), "a revocation made through one is seen by the other");
+    let params =
+        CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "x"}).as_object().unwrap().clone());
+    assert!(
+        b.call_tool(params).await.is_err(),
+        "a revocation made through one is seen by the other"
+    );
 }
 
 #[tokio::test]
 async fn the_operator_cli_manages_projects_tokens_grants_and_audit() {
     let (gw, t1, _) = two_projects().await;
     let listed: Value = serde_json::from_slice(&gw.cli(&["project", "list", "--json"]).stdout).unwrap();
-    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["one", "two"]);
     let shown: Value = serde_json::from_slice(&gw.cli(&["project", "show", "two", "--json"]).stdout).unwrap();
     let grants = &shown["permissions"];
     assert_eq!(grants.as_array().unwrap().len(), 2, "{shown}");
-    assert!(serde_json::to_string(&shown).unwrap().find(&t1[10..]).is_none(), "no secrets in show");
+    assert!(
+        serde_json::to_string(&shown).unwrap().find(&t1[10..]).is_none(),
+        "no secrets in show"
+    );
     let tokens: Value = serde_json::from_slice(&gw.cli(&["token", "list", "--json"]).stdout).unwrap();
     assert_eq!(tokens.as_array().unwrap().len(), 2);
 
     let one = gw.client_with_token(&t1).await.unwrap();
     wait_ready(&one, "red:calculate").await;
     gw.cli(&["revoke", "--project", "one", "--server", "red", "--tool", "calculate"]);
-    assert_eq!(error_code(&execute(&one, "red:calculate", json!({"expression": "1"})).await), "TOOL_NOT_FOUND");
+    assert_eq!(
+        error_code(&execute(&one, "red:calculate", json!({"expression": "1"})).await),
+        "TOOL_NOT_FOUND"
+    );
     assert!(!keys(&one, EVERYTHING).await.contains("red:calculate"));
-    let granted: Value = serde_json::from_slice(&gw.cli(&["grant", "--project", "one", "--server", "red", "--tool", "calculate", "--json"]).stdout).unwrap();
-    assert_eq!(granted, json!({"project": "one", "server": "red", "tool": "calculate", "enabled": true}));
-    assert_eq!(execute(&one, "red:calculate", json!({"expression": "1"})).await.is_error, Some(false));
+    let granted: Value = serde_json::from_slice(
+        &gw.cli(&[
+            "grant",
+            "--project",
+            "one",
+            "--server",
+            "red",
+            "--tool",
+            "calculate",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        granted,
+        json!({"project": "one", "server": "red", "tool": "calculate", "enabled": true})
+    );
+    assert_eq!(
+        execute(&one, "red:calculate", json!({"expression": "1"}))
+            .await
+            .is_error,
+        Some(false)
+    );
 
-    let tail: Value = serde_json::from_slice(&gw.cli(&["audit", "tail", "--project", "one", "-n", "2", "--json"]).stdout).unwrap();
+    let tail: Value = serde_json::from_slice(
+        &gw.cli(&["audit", "tail", "--project", "one", "-n", "2", "--json"])
+            .stdout,
+    )
+    .unwrap();
     let rows = tail.as_array().unwrap();
     let outcomes: Vec<&str> = rows.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["ok", "ok"], "{tail}");

@@ -38,7 +38,14 @@ fn good_answer(request: &Value) -> Value {
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|q| q.as_str().unwrap().to_lowercase().split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .flat_map(|q| {
+            q.as_str()
+                .unwrap()
+                .to_lowercase()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
         .collect();
     let mut scored: Vec<(f64, &Value)> = request["tools"]
         .as_array()
@@ -87,8 +94,13 @@ async fn catalog_search(State(fake): State<Fake>, headers: HeaderMap, body: Stri
 }
 
 async fn start_fake() -> (String, Fake) {
-    let fake = Fake { mode: Arc::new(Mutex::new(Mode::Good)), requests: Arc::default() };
-    let app = axum::Router::new().route("/catalog/search", axum::routing::post(catalog_search)).with_state(fake.clone());
+    let fake = Fake {
+        mode: Arc::new(Mutex::new(Mode::Good)),
+        requests: Arc::default(),
+    };
+    let app = axum::Router::new()
+        .route("/catalog/search", axum::routing::post(catalog_search))
+        .with_state(fake.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -111,7 +123,12 @@ async fn gateway_with_cloud(url: &str) -> (Gateway, String) {
 
 async fn ask(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>) -> (Value, Duration) {
     let started = Instant::now();
-    let r = call(client, "tool_discovery", json!({"query": "hash text sha256", "maxResults": 3})).await;
+    let r = call(
+        client,
+        "tool_discovery",
+        json!({"query": "hash text sha256", "maxResults": 3}),
+    )
+    .await;
     (r.structured_content.unwrap(), started.elapsed())
 }
 
@@ -132,13 +149,25 @@ async fn the_cloud_answers_and_every_fault_falls_back_to_bm25() {
         let requests = fake.requests.lock().unwrap();
         let (auth, body) = requests.last().unwrap();
         assert_eq!(auth.as_deref(), Some("Bearer cloud-secret"));
-        let offered: Vec<&str> = body["tools"].as_array().unwrap().iter().map(|t| t["toolKey"].as_str().unwrap()).collect();
-        assert!(!offered.is_empty() && offered.iter().all(|k| k.starts_with("red:")), "only the caller's tools: {offered:?}");
+        let offered: Vec<&str> = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["toolKey"].as_str().unwrap())
+            .collect();
+        assert!(
+            !offered.is_empty() && offered.iter().all(|k| k.starts_with("red:")),
+            "only the caller's tools: {offered:?}"
+        );
         assert_eq!(body["query"], json!(["hash text sha256"]));
         assert_eq!(body["maxResults"], 3);
     }
 
-    for (mode, reason) in [(Mode::Slow, "no answer within 500 ms"), (Mode::Error, "HTTP 500"), (Mode::Garbage, "not a search response")] {
+    for (mode, reason) in [
+        (Mode::Slow, "no answer within 500 ms"),
+        (Mode::Error, "HTTP 500"),
+        (Mode::Garbage, "not a search response"),
+    ] {
         *fake.mode.lock().unwrap() = mode;
         let (s, took) = ask(&client).await;
         assert_eq!(s["provider"], "bm25", "{mode:?}: {s}");
@@ -152,8 +181,15 @@ async fn the_cloud_answers_and_every_fault_falls_back_to_bm25() {
     let before = fake.requests.lock().unwrap().len();
     let (s, took) = ask(&client).await;
     assert!(s["notice"].as_str().unwrap().contains("skipped"), "{s}");
-    assert!(took < Duration::from_millis(400), "an open circuit answers at once: {took:?}");
-    assert_eq!(fake.requests.lock().unwrap().len(), before, "no request while the circuit is open");
+    assert!(
+        took < Duration::from_millis(400),
+        "an open circuit answers at once: {took:?}"
+    );
+    assert_eq!(
+        fake.requests.lock().unwrap().len(),
+        before,
+        "no request while the circuit is open"
+    );
 }
 
 #[tokio::test]
@@ -168,8 +204,16 @@ async fn a_cloud_answer_with_tools_outside_the_callers_list_is_refused() {
     })
     .await;
     assert_eq!(s["provider"], "bm25");
-    assert!(s["notice"].as_str().unwrap().contains("outside the caller's list"), "{s}");
-    let keys: Vec<&str> = s["results"].as_array().unwrap().iter().map(|r| r["toolKey"].as_str().unwrap()).collect();
+    assert!(
+        s["notice"].as_str().unwrap().contains("outside the caller's list"),
+        "{s}"
+    );
+    let keys: Vec<&str> = s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["toolKey"].as_str().unwrap())
+        .collect();
     assert!(keys.iter().all(|k| k.starts_with("red:")), "{keys:?}");
 
     // A good answer after failures closes the circuit again.

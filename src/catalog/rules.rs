@@ -90,14 +90,29 @@ impl Rules {
                 .pattern
                 .iter()
                 .enumerate()
-                .map(|(j, p)| compile_pattern(p).map_err(|reason| PatternError { index: j, pattern: p.clone(), reason }))
+                .map(|(j, p)| {
+                    compile_pattern(p).map_err(|reason| PatternError {
+                        index: j,
+                        pattern: p.clone(),
+                        reason,
+                    })
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| (i, e))?;
             if patterns.is_empty() {
-                let e = PatternError { index: 0, pattern: String::new(), reason: "a rule needs at least one pattern".into() };
+                let e = PatternError {
+                    index: 0,
+                    pattern: String::new(),
+                    reason: "a rule needs at least one pattern".into(),
+                };
                 return Err((i, e));
             }
-            rules.push(Rule { patterns, server: spec.server.clone(), enabled: spec.enabled, tags: spec.tags.clone() });
+            rules.push(Rule {
+                patterns,
+                server: spec.server.clone(),
+                enabled: spec.enabled,
+                tags: spec.tags.clone(),
+            });
         }
         let allow_list = rules.iter().any(|r| r.enabled == Some(true));
         Ok(Self { rules, allow_list })
@@ -120,7 +135,10 @@ impl Rules {
                 }
             }
         }
-        Verdict { enabled: enabled.unwrap_or(!self.allow_list), tags }
+        Verdict {
+            enabled: enabled.unwrap_or(!self.allow_list),
+            tags,
+        }
     }
 }
 
@@ -158,9 +176,16 @@ fn compile_pattern(raw: &str) -> Result<Pattern, String> {
                     other => return Err(format!("unknown regex flag '{other}' (use i, m, s, x or u)")),
                 };
             }
-            Matcher::Regex(b.build().map_err(|e| format!("invalid regex: {}", e.to_string().lines().last().unwrap_or("")))?)
+            Matcher::Regex(
+                b.build()
+                    .map_err(|e| format!("invalid regex: {}", e.to_string().lines().last().unwrap_or("")))?,
+            )
         }
-        None => Matcher::Glob(Glob::new(body).map_err(|e| format!("invalid glob: {}", e.kind()))?.compile_matcher()),
+        None => Matcher::Glob(
+            Glob::new(body)
+                .map_err(|e| format!("invalid glob: {}", e.kind()))?
+                .compile_matcher(),
+        ),
     };
     Ok(Pattern { negated, matcher })
 }
@@ -170,7 +195,10 @@ fn regex_parts(body: &str) -> Option<(&str, &str)> {
     let rest = body.strip_prefix('/')?;
     let end = rest.rfind('/')?;
     let flags = &rest[end + 1..];
-    flags.chars().all(|c| c.is_ascii_alphabetic()).then_some((&rest[..end], flags))
+    flags
+        .chars()
+        .all(|c| c.is_ascii_alphabetic())
+        .then_some((&rest[..end], flags))
 }
 
 #[cfg(test)]
@@ -192,10 +220,19 @@ mod tests {
     #[test]
     fn table() {
         let deny_deletes = vec![rule(&["*delete*"], None, Some(false), &[])];
-        let tags_only = vec![rule(&["git*"], None, None, &["vcs"]), rule(&["*_pr"], None, None, &["review", "vcs"])];
+        let tags_only = vec![
+            rule(&["git*"], None, None, &["vcs"]),
+            rule(&["*_pr"], None, None, &["review", "vcs"]),
+        ];
         let allow_list = vec![rule(&["read_*", "list_*"], None, Some(true), &["safe"])];
-        let first_wins = vec![rule(&["*file*"], None, Some(true), &["a"]), rule(&["write_*"], None, Some(false), &["b"])];
-        let regex = vec![rule(&["/^(create|update)_/"], None, Some(false), &[]), rule(&["/ISSUE/i"], None, None, &["issues"])];
+        let first_wins = vec![
+            rule(&["*file*"], None, Some(true), &["a"]),
+            rule(&["write_*"], None, Some(false), &["b"]),
+        ];
+        let regex = vec![
+            rule(&["/^(create|update)_/"], None, Some(false), &[]),
+            rule(&["/ISSUE/i"], None, None, &["issues"]),
+        ];
         let negation = vec![rule(&["!*delete*", "*"], Some("gh"), Some(true), &[])];
         let only_negations = vec![rule(&["!*delete*", "!drop_*"], None, None, &["harmless"])];
         let server_specific = vec![rule(&["*"], Some("prod"), Some(false), &["prod"])];
@@ -228,12 +265,21 @@ mod tests {
 
     #[test]
     fn no_rules_enable_everything() {
-        assert_eq!(Rules::default().verdict("a", "b"), Verdict { enabled: true, tags: vec![] });
+        assert_eq!(
+            Rules::default().verdict("a", "b"),
+            Verdict {
+                enabled: true,
+                tags: vec![]
+            }
+        );
     }
 
     #[test]
     fn bad_patterns_say_which_and_why() {
-        let specs = vec![rule(&["ok_*"], None, None, &[]), rule(&["fine", "/(unclosed/"], None, None, &[])];
+        let specs = vec![
+            rule(&["ok_*"], None, None, &[]),
+            rule(&["fine", "/(unclosed/"], None, None, &[]),
+        ];
         let (i, e) = Rules::compile(&specs).unwrap_err();
         assert_eq!((i, e.index), (1, 1));
         assert!(e.reason.contains("invalid regex"), "{e}");

@@ -158,13 +158,22 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
     let store = open(config)?;
     match cmd {
         ProjectCommand::Create { name, search, json } => {
-            crate::config::check_server_name(&name).map_err(|m| anyhow::anyhow!(m.replace("server name", "project name")))?;
+            crate::config::check_server_name(&name)
+                .map_err(|m| anyhow::anyhow!(m.replace("server name", "project name")))?;
             let p = store.create_project(&name, search.into_search())?;
             if json {
                 return print_json(&p);
             }
-            println!("created project '{}' (id {}, search {})", p.name, p.id, search_word(p.optimization));
-            println!("next: mcp-gateway grant --project {} --server SERVER, then mcp-gateway token issue --project {}", p.name, p.name);
+            println!(
+                "created project '{}' (id {}, search {})",
+                p.name,
+                p.id,
+                search_word(p.optimization)
+            );
+            println!(
+                "next: mcp-gateway grant --project {} --server SERVER, then mcp-gateway token issue --project {}",
+                p.name, p.name
+            );
         }
         ProjectCommand::List { json } => {
             let projects = store.projects()?;
@@ -173,29 +182,55 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
             }
             println!("{:<6} {:<24} {:<7} CREATED", "ID", "NAME", "SEARCH");
             for p in projects {
-                println!("{:<6} {:<24} {:<7} {}", p.id, p.name, search_word(p.optimization), p.created_at);
+                println!(
+                    "{:<6} {:<24} {:<7} {}",
+                    p.id,
+                    p.name,
+                    search_word(p.optimization),
+                    p.created_at
+                );
             }
         }
         ProjectCommand::Show { project, json } => {
-            let p = store.project(&project)?.ok_or_else(|| crate::store::Error::NoProject(project.clone()))?;
+            let p = store
+                .project(&project)?
+                .ok_or_else(|| crate::store::Error::NoProject(project.clone()))?;
             let tokens = store.tokens(Some(&project))?;
             let permissions = store.permissions(p.id)?;
             if json {
                 return print_json(&json!({ "project": p, "tokens": tokens, "permissions": permissions }));
             }
-            println!("project {} (id {}), search {}, created {}", p.name, p.id, search_word(p.optimization), p.created_at);
+            println!(
+                "project {} (id {}), search {}, created {}",
+                p.name,
+                p.id,
+                search_word(p.optimization),
+                p.created_at
+            );
             println!("grants:");
             if permissions.is_empty() {
-                println!("  none: this project sees no server (mcp-gateway grant --project {} --server S)", p.name);
+                println!(
+                    "  none: this project sees no server (mcp-gateway grant --project {} --server S)",
+                    p.name
+                );
             }
             for g in permissions {
-                let what = g.tool.map_or_else(|| format!("{} (whole server)", g.server), |t| format!("{}:{t}", g.server));
+                let what = g.tool.map_or_else(
+                    || format!("{} (whole server)", g.server),
+                    |t| format!("{}:{t}", g.server),
+                );
                 println!("  {} {what}", if g.enabled { "allow" } else { "deny " });
             }
             println!("tokens:");
             for t in tokens {
                 let state = t.revoked_at.map_or("live".to_string(), |r| format!("revoked {r}"));
-                println!("  #{} {:<16} created {} last used {} {state}", t.id, t.label, t.created_at, t.last_used_at.as_deref().unwrap_or("never"));
+                println!(
+                    "  #{} {:<16} created {} last used {} {state}",
+                    t.id,
+                    t.label,
+                    t.created_at,
+                    t.last_used_at.as_deref().unwrap_or("never")
+                );
             }
         }
         ProjectCommand::SetSearch { project, search, json } => {
@@ -218,7 +253,10 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
             if json {
                 return print_json(&json!({ "token": secret, "id": info.id, "projectId": info.project_id }));
             }
-            eprintln!("token #{} for project '{project}'; it is shown only now, store it safely:", info.id);
+            eprintln!(
+                "token #{} for project '{project}'; it is shown only now, store it safely:",
+                info.id
+            );
             println!("{secret}");
         }
         TokenCommand::List { project, json } => {
@@ -226,11 +264,17 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
             if json {
                 return print_json(&tokens);
             }
-            println!("{:<6} {:<8} {:<16} {:<26} {:<26} STATE", "ID", "PROJECT", "LABEL", "CREATED", "LAST USED");
+            println!(
+                "{:<6} {:<8} {:<16} {:<26} {:<26} STATE",
+                "ID", "PROJECT", "LABEL", "CREATED", "LAST USED"
+            );
             for t in tokens {
                 let state = if t.revoked_at.is_some() { "revoked" } else { "live" };
                 let last = t.last_used_at.as_deref().unwrap_or("never");
-                println!("{:<6} {:<8} {:<16} {:<26} {:<26} {state}", t.id, t.project_id, t.label, t.created_at, last);
+                println!(
+                    "{:<6} {:<8} {:<16} {:<26} {:<26} {state}",
+                    t.id, t.project_id, t.label, t.created_at, last
+                );
             }
         }
         TokenCommand::Revoke { id, json } => {
@@ -249,10 +293,16 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
 /// Runs `grant` (`allow = true`) or `revoke`.
 pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitCode> {
     if !config.servers.iter().any(|s| s.name == a.server) {
-        eprintln!("note: no server named '{}' in {}; the grant applies once one is configured", a.server, config.source);
+        eprintln!(
+            "note: no server named '{}' in {}; the grant applies once one is configured",
+            a.server, config.source
+        );
     }
     let store = open(config)?;
-    let target = a.tool.as_ref().map_or_else(|| format!("server '{}'", a.server), |t| format!("tool '{}:{t}'", a.server));
+    let target = a.tool.as_ref().map_or_else(
+        || format!("server '{}'", a.server),
+        |t| format!("tool '{}:{t}'", a.server),
+    );
     match (&a.tool, allow) {
         (None, false) => store.deny_server(&a.project, &a.server)?,
         (tool, allow) => store.set_permission(&a.project, &a.server, tool.as_deref(), allow)?,
@@ -260,7 +310,12 @@ pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitC
     if a.json {
         return print_json(&json!({ "project": a.project, "server": a.server, "tool": a.tool, "enabled": allow }));
     }
-    println!("{} {target} {} project '{}'", if allow { "granted" } else { "revoked" }, if allow { "to" } else { "from" }, a.project);
+    println!(
+        "{} {target} {} project '{}'",
+        if allow { "granted" } else { "revoked" },
+        if allow { "to" } else { "from" },
+        a.project
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -272,7 +327,10 @@ pub fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
     if json {
         return print_json(&rows);
     }
-    println!("{:<24} {:<16} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  TOOL", "AT", "REQUEST", "PROJECT", "TOKEN", "META-TOOL", "OUTCOME", "MS", "RESULTS");
+    println!(
+        "{:<24} {:<16} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  TOOL",
+        "AT", "REQUEST", "PROJECT", "TOKEN", "META-TOOL", "OUTCOME", "MS", "RESULTS"
+    );
     for r in rows {
         let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
         let outcome = serde_json::to_value(r.outcome)?.as_str().unwrap_or("").to_string();

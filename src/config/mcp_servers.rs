@@ -91,7 +91,9 @@ pub fn to_toml(file: &McpServersFile) -> Result<String, String> {
         // command/url, and a disabled entry is `enabled = false`.
         entry.kind = None;
         let disabled = std::mem::take(&mut entry.disabled);
-        let one = Out { servers: vec![Entry { name, entry: &entry }] };
+        let one = Out {
+            servers: vec![Entry { name, entry: &entry }],
+        };
         let mut chunk = toml::to_string(&one).map_err(|e| format!("server '{name}': {e}"))?;
         chunk = chunk.replace("disabled = false\n", "");
         if disabled {
@@ -124,6 +126,9 @@ mod tests {
         let config = Config::parse(&toml_text, "imported", Path::new("/")).unwrap();
         let names: Vec<_> = config.servers.iter().map(|s| (s.name.as_str(), s.enabled)).collect();
         assert_eq!(names, [("filesystem", true), ("off", false), ("remote", true)]);
-        assert!(toml_text.contains("${TOKEN:-x}"), "secrets stay as references: {toml_text}");
+        assert!(
+            toml_text.contains("${TOKEN:-x}"),
+            "secrets stay as references: {toml_text}"
+        );
     }
 }

@@ -1,9 +1,9 @@
 //! One connection to a downstream server: open the transport, negotiate,
 //! list tools, then serve until the connection ends or the gateway stops.
 
-use std::sync::OnceLock;
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::OnceLock;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::{ClientConfig, Implementation, ProtocolVersion, SubscriptionFilter};
@@ -12,11 +12,11 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientServiceExt, RoleClient};
 use tokio::io::AsyncBufReadExt;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::{Downstream, Status, LIVENESS_TICK};
+use super::{Downstream, LIVENESS_TICK, Status};
 use crate::config::Transport;
 
 /// How long a stopping child gets (rmcp closes stdin, waits, SIGTERMs, waits) before its group is killed.
@@ -48,13 +48,19 @@ type Connection = RunningService<RoleClient, Client>;
 pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &CancellationToken) -> Result<(), String> {
     let name = server.name();
     let (tx, mut tools_changed) = mpsc::unbounded_channel();
-    let client = Client { tools_changed: tx.clone() };
+    let client = Client {
+        tools_changed: tx.clone(),
+    };
     let timeout = server.config.connect_timeout;
 
     let pid = OnceLock::new();
     let connecting = async {
         let conn = open(server, client, &pid).await?;
-        let tools = conn.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools = conn
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
         Ok::<_, String>((conn, tools))
     };
     let connected = tokio::select! {
@@ -73,7 +79,10 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
         }
         Err(_) => {
             kill_group(pid);
-            return Err(format!("no answer within {} ms (connect_timeout_ms)", timeout.as_millis()));
+            return Err(format!(
+                "no answer within {} ms (connect_timeout_ms)",
+                timeout.as_millis()
+            ));
         }
     };
 
@@ -89,7 +98,10 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     changed.notify_one();
 
     // 2026-07-28 servers send list_changed only inside a subscription.
-    if protocol.as_deref().is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str()) {
+    if protocol
+        .as_deref()
+        .is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str())
+    {
         let peer = peer.clone();
         let ct = ct.clone();
         tokio::spawn(async move {
@@ -150,7 +162,12 @@ async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Resul
     };
     let name = server.name().to_string();
     match &server.config.transport {
-        Transport::Stdio { command, args, env, cwd } => {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).envs(env);
             if let Some(cwd) = cwd {
@@ -169,18 +186,28 @@ async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Resul
             if let Some(stderr) = stderr {
                 tokio::spawn(log_stderr(name, stderr));
             }
-            client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| format!("handshake failed: {e}"))
+            client
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|e| format!("handshake failed: {e}"))
         }
         Transport::Http { url, headers } => {
             let mut custom = HashMap::new();
             for (k, v) in headers {
-                let key = k.parse::<http::HeaderName>().map_err(|e| format!("header '{k}': {e}"))?;
-                let value = v.parse::<http::HeaderValue>().map_err(|e| format!("header '{k}': {e}"))?;
+                let key = k
+                    .parse::<http::HeaderName>()
+                    .map_err(|e| format!("header '{k}': {e}"))?;
+                let value = v
+                    .parse::<http::HeaderValue>()
+                    .map_err(|e| format!("header '{k}': {e}"))?;
                 custom.insert(key, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
             let transport = StreamableHttpClientTransport::from_config(config);
-            client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| format!("cannot connect to {url}: {e}"))
+            client
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))
         }
     }
 }
@@ -197,7 +224,9 @@ async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
 /// Kills whatever is left of a child's process group (grandchildren that
 /// outlive their parent would otherwise be orphaned).
 fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else { return };
+    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
+        return;
+    };
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
 }
 
@@ -206,4 +235,3 @@ impl std::fmt::Debug for Client {
         f.write_str("Client")
     }
 }
-

@@ -9,15 +9,11 @@ use std::sync::Arc;
 
 use super::Request;
 
+use tantivy::DocSet;
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
-use tantivy::DocSet;
-use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
-};
-use tantivy::tokenizer::{
-    Language, LowerCaser, RawTokenizer, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
-};
+use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::{Language, LowerCaser, RawTokenizer, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
 use tantivy::{Index as TantivyIndex, IndexReader, TantivyDocument, Term};
 
 /// Name of the analyzer for prose and split identifiers.
@@ -31,9 +27,40 @@ const RELEVANCE_HALF: f32 = 30.0;
 /// Words people put around a need ("can you please get me…") that say
 /// nothing about which tool; dropped from queries only, never from tools.
 const QUERY_FILLER: &[&str] = &[
-    "please", "can", "could", "would", "you", "me", "my", "i", "i'm", "we", "our", "us", "want", "need", "like",
-    "some", "just", "thing", "something", "help", "let", "lets", "let's", "do", "does", "what", "what's", "which",
-    "how", "whats", "hey", "ok", "now", "also",
+    "please",
+    "can",
+    "could",
+    "would",
+    "you",
+    "me",
+    "my",
+    "i",
+    "i'm",
+    "we",
+    "our",
+    "us",
+    "want",
+    "need",
+    "like",
+    "some",
+    "just",
+    "thing",
+    "something",
+    "help",
+    "let",
+    "lets",
+    "let's",
+    "do",
+    "does",
+    "what",
+    "what's",
+    "which",
+    "how",
+    "whats",
+    "hey",
+    "ok",
+    "now",
+    "also",
 ];
 
 /// Words that name the same action or thing in tool catalogs. A query term
@@ -119,7 +146,9 @@ impl std::str::FromStr for Weights {
     fn from_str(s: &str) -> Result<Self, String> {
         let mut w = Weights::default();
         for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').ok_or_else(|| format!("'{pair}' is not key=value"))?;
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("'{pair}' is not key=value"))?;
             let v: f32 = v.trim().parse().map_err(|_| format!("'{v}' is not a number"))?;
             let slot = match k.trim() {
                 "name" => &mut w.name,
@@ -216,7 +245,9 @@ pub struct Index {
 
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index").field("docs", &self.reader.searcher().num_docs()).finish()
+        f.debug_struct("Index")
+            .field("docs", &self.reader.searcher().num_docs())
+            .finish()
     }
 }
 
@@ -256,9 +287,12 @@ impl Index {
         };
         let index = TantivyIndex::create_in_ram(schema.build());
         index.tokenizers().register(WORDS, words_analyzer());
-        index
-            .tokenizers()
-            .register(WHOLE, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build());
+        index.tokenizers().register(
+            WHOLE,
+            TextAnalyzer::builder(RawTokenizer::default())
+                .filter(LowerCaser)
+                .build(),
+        );
 
         // One thread and the smallest arena tantivy allows: catalogs are small.
         let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 15_000_000)?;
@@ -284,7 +318,12 @@ impl Index {
         }
         writer.commit()?;
         let reader = index.reader()?;
-        Ok(Self { reader, fields, words: words_analyzer(), weights })
+        Ok(Self {
+            reader,
+            fields,
+            words: words_analyzer(),
+            weights,
+        })
     }
 
     /// Ranks the visible tools for `q`, best first.
@@ -298,7 +337,11 @@ impl Index {
         if clauses.is_empty() {
             return Vec::new();
         }
-        if let Some(query) = q.context.as_deref().and_then(|c| self.text_query(c, self.weights.context)) {
+        if let Some(query) = q
+            .context
+            .as_deref()
+            .and_then(|c| self.text_query(c, self.weights.context))
+        {
             clauses.push((Occur::Should, query));
         }
         let query = BooleanQuery::new(clauses);
@@ -308,15 +351,26 @@ impl Index {
             move |ordinal: u64| visible(ordinal as u32),
             TopDocs::with_limit(q.limit.max(1)).order_by_score(),
         );
-        let Ok(top) = searcher.search(&query, &collector) else { return Vec::new() };
+        let Ok(top) = searcher.search(&query, &collector) else {
+            return Vec::new();
+        };
         let terms = self.query_terms(q);
         top.into_iter()
             .filter_map(|(score, address)| {
                 // The ordinal is a fast field: no stored document is decoded.
-                let column = searcher.segment_reader(address.segment_ord).fast_fields().u64("ordinal").ok()?;
+                let column = searcher
+                    .segment_reader(address.segment_ord)
+                    .fast_fields()
+                    .u64("ordinal")
+                    .ok()?;
                 let ordinal = column.first(address.doc_id)?;
                 let explanation = self.explain(&searcher, &terms, address);
-                Some(Hit { ordinal: ordinal as u32, score, relevance: relevance(score), explanation })
+                Some(Hit {
+                    ordinal: ordinal as u32,
+                    score,
+                    relevance: relevance(score),
+                    explanation,
+                })
             })
             .collect()
     }
@@ -352,7 +406,9 @@ impl Index {
             let fields: Vec<&str> = named
                 .iter()
                 .filter(|(_, field)| {
-                    let Ok(index) = segment.inverted_index(*field) else { return false };
+                    let Ok(index) = segment.inverted_index(*field) else {
+                        return false;
+                    };
                     let t = Term::from_field_text(*field, term);
                     match index.read_postings(&t, IndexRecordOption::Basic) {
                         // A fresh cursor sits on its first document; seek only moves forward.
@@ -396,11 +452,19 @@ impl Index {
                 .filter(|(_, w)| *w > 0.0)
                 .map(|(field, w)| {
                     let t = Term::from_field_text(field, term);
-                    Box::new(BoostQuery::new(Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)), w * weight))
-                        as Box<dyn Query>
+                    Box::new(BoostQuery::new(
+                        Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)),
+                        w * weight,
+                    )) as Box<dyn Query>
                 })
                 .collect();
-            clauses.push((Occur::Should, Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, self.weights.tie_breaker))));
+            clauses.push((
+                Occur::Should,
+                Box::new(DisjunctionMaxQuery::with_tie_breaker(
+                    per_field,
+                    self.weights.tie_breaker,
+                )),
+            ));
         }
         let whole = text.trim().to_lowercase();
         if !whole.is_empty() && !whole.contains(char::is_whitespace) {
@@ -427,7 +491,13 @@ fn synonyms_of(term: &str) -> &'static [String] {
             let analyzed = analyze(&mut analyzer, &group.join(" "));
             for t in &analyzed {
                 let others = table.entry(t.clone()).or_default();
-                others.extend(analyzed.iter().filter(|o| *o != t && !others.contains(o)).cloned().collect::<Vec<_>>());
+                others.extend(
+                    analyzed
+                        .iter()
+                        .filter(|o| *o != t && !others.contains(o))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
             }
         }
         table
@@ -439,7 +509,13 @@ fn synonyms_of(term: &str) -> &'static [String] {
 fn terms_of(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     let kept: Vec<&str> = text
         .split_whitespace()
-        .filter(|w| !QUERY_FILLER.contains(&w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'').to_lowercase().as_str()))
+        .filter(|w| {
+            !QUERY_FILLER.contains(
+                &w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                    .to_lowercase()
+                    .as_str(),
+            )
+        })
         .collect();
     analyze(analyzer, &split_identifiers(&kept.join(" ")))
 }
@@ -459,7 +535,11 @@ fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
 /// Maps a raw BM25 score to 0..1. The map is fixed (not relative to the best
 /// hit), so a client can keep one cut-off across queries.
 pub fn relevance(score: f32) -> f32 {
-    if score <= 0.0 { 0.0 } else { score / (score + RELEVANCE_HALF) }
+    if score <= 0.0 {
+        0.0
+    } else {
+        score / (score + RELEVANCE_HALF)
+    }
 }
 
 /// Splits identifiers into words: `readFile`, `read_file`, `read-file` and
@@ -507,7 +587,10 @@ mod tests {
     #[test]
     fn short_meaningful_tokens_survive_analysis() {
         let mut a = words_analyzer();
-        assert_eq!(analyze(&mut a, "ls rm ps db id s3"), ["ls", "rm", "ps", "db", "id", "s3"]);
+        assert_eq!(
+            analyze(&mut a, "ls rm ps db id s3"),
+            ["ls", "rm", "ps", "db", "id", "s3"]
+        );
         assert_eq!(analyze(&mut a, "the files are listed"), ["file", "list"]);
     }
 
@@ -520,17 +603,40 @@ mod tests {
             ..ToolText::default()
         };
         vec![
-            t("fs", "read_file", "Read the complete contents of a file from disk", "path"),
-            t("fs", "write_file", "Create a new file or overwrite an existing one", "path content"),
+            t(
+                "fs",
+                "read_file",
+                "Read the complete contents of a file from disk",
+                "path",
+            ),
+            t(
+                "fs",
+                "write_file",
+                "Create a new file or overwrite an existing one",
+                "path content",
+            ),
             t("fs", "list_directory", "List the entries of a directory", "path"),
-            t("weather", "get_forecast", "Get the weather forecast for a city", "city days"),
+            t(
+                "weather",
+                "get_forecast",
+                "Get the weather forecast for a city",
+                "city days",
+            ),
             t("db", "runQuery", "Execute a SQL query against the database", "sql"),
         ]
     }
 
     fn search(index: &Index, q: &[&str]) -> Vec<u32> {
-        let query = Request { queries: q.iter().map(|s| s.to_string()).collect(), context: None, limit: 5 };
-        index.search(&query, Arc::new(|_| true)).iter().map(|h| h.ordinal).collect()
+        let query = Request {
+            queries: q.iter().map(|s| s.to_string()).collect(),
+            context: None,
+            limit: 5,
+        };
+        index
+            .search(&query, Arc::new(|_| true))
+            .iter()
+            .map(|h| h.ordinal)
+            .collect()
     }
 
     #[test]
@@ -554,7 +660,11 @@ mod tests {
     #[test]
     fn visibility_filter_hides_tools() {
         let index = Index::build(tools()).unwrap();
-        let query = Request { queries: vec!["file".into()], context: None, limit: 10 };
+        let query = Request {
+            queries: vec!["file".into()],
+            context: None,
+            limit: 10,
+        };
         let hits = index.search(&query, Arc::new(|o| o != 0));
         assert!(!hits.is_empty());
         assert!(hits.iter().all(|h| h.ordinal != 0));
@@ -563,17 +673,28 @@ mod tests {
     #[test]
     fn explanations_name_terms_and_fields() {
         let index = Index::build(tools()).unwrap();
-        let request = Request { queries: vec!["read files from the disk".into()], context: None, limit: 5 };
+        let request = Request {
+            queries: vec!["read files from the disk".into()],
+            context: None,
+            limit: 5,
+        };
         assert_eq!(index.query_terms(&request), ["read", "file", "from", "disk"]);
         let hits = index.search(&request, Arc::new(|_| true));
         assert_eq!(hits[0].ordinal, 0);
         let why = hits[0].explanation.as_deref().unwrap();
-        assert_eq!(why, "read: name, description; file: name, description; from: description; disk: description");
+        assert_eq!(
+            why,
+            "read: name, description; file: name, description; from: description; disk: description"
+        );
     }
 
     #[test]
     fn synonyms_reach_the_words_tools_use() {
-        assert!(synonyms_of("ticket").contains(&"issu".to_string()), "{:?}", synonyms_of("ticket"));
+        assert!(
+            synonyms_of("ticket").contains(&"issu".to_string()),
+            "{:?}",
+            synonyms_of("ticket")
+        );
         assert!(synonyms_of("zebra").is_empty());
     }
 

@@ -106,8 +106,16 @@ impl CloudSearch {
     /// A client for `config`.
     pub fn new(config: CloudConfig) -> Self {
         let endpoint = format!("{}/catalog/search", config.url.trim_end_matches('/'));
-        let http = reqwest::Client::builder().timeout(config.timeout).build().unwrap_or_default();
-        Self { config, endpoint, http, breaker: Mutex::default() }
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .build()
+            .unwrap_or_default();
+        Self {
+            config,
+            endpoint,
+            http,
+            breaker: Mutex::default(),
+        }
     }
 
     async fn ask(&self, view: &View, request: &Request) -> Result<Vec<Ranked>, String> {
@@ -126,7 +134,11 @@ impl CloudSearch {
             max_results: request.limit,
         };
         let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
-        let mut req = self.http.post(&self.endpoint).header("content-type", "application/json").body(body);
+        let mut req = self
+            .http
+            .post(&self.endpoint)
+            .header("content-type", "application/json")
+            .body(body);
         if let Some(token) = &self.config.token {
             req = req.bearer_auth(token);
         }
@@ -141,7 +153,10 @@ impl CloudSearch {
         if !status.is_success() {
             return Err(format!("the service answered HTTP {status}"));
         }
-        let bytes = response.bytes().await.map_err(|e| format!("reading the answer failed: {}", root_cause(&e)))?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("reading the answer failed: {}", root_cause(&e)))?;
         if bytes.len() > MAX_RESPONSE_BYTES {
             return Err("the answer is larger than 4 MiB".into());
         }
@@ -158,15 +173,25 @@ fn ranked_within_view(response: SearchResponse, view: &View, limit: usize) -> Re
     let mut out = Vec::with_capacity(response.results.len().min(limit));
     for r in response.results {
         if view.get(&r.tool_key).is_none() {
-            return Err(format!("the service returned '{}', a tool outside the caller's list", r.tool_key));
+            return Err(format!(
+                "the service returned '{}', a tool outside the caller's list",
+                r.tool_key
+            ));
         }
         if !r.relevance.is_finite() {
-            return Err(format!("the service gave '{}' a relevance that is not a number", r.tool_key));
+            return Err(format!(
+                "the service gave '{}' a relevance that is not a number",
+                r.tool_key
+            ));
         }
         if out.iter().any(|o: &Ranked| o.key == r.tool_key) {
             continue;
         }
-        out.push(Ranked { key: r.tool_key, relevance: r.relevance.clamp(0.0, 1.0) as f32, explanation: r.explanation });
+        out.push(Ranked {
+            key: r.tool_key,
+            relevance: r.relevance.clamp(0.0, 1.0) as f32,
+            explanation: r.explanation,
+        });
     }
     out.truncate(limit);
     Ok(out)
@@ -189,7 +214,10 @@ impl SearchProvider for CloudSearch {
             ));
         }
         let outcome = self.ask(view, request).await;
-        self.breaker.lock().expect("breaker lock").record(outcome.is_ok(), Instant::now());
+        self.breaker
+            .lock()
+            .expect("breaker lock")
+            .record(outcome.is_ok(), Instant::now());
         outcome
     }
 }

@@ -14,12 +14,23 @@ const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_init.sql")];
 /// Brings the database up to date; refuses one written by a newer binary.
 pub fn run(conn: &mut Connection, path: &Path) -> Result<(), Error> {
     let shown = path.display().to_string();
-    let open_err = |e: rusqlite::Error| Error::Open { path: shown.clone(), reason: explain(&e) };
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive).map_err(open_err)?;
-    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(open_err)?;
+    let open_err = |e: rusqlite::Error| Error::Open {
+        path: shown.clone(),
+        reason: explain(&e),
+    };
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Exclusive)
+        .map_err(open_err)?;
+    let version: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(open_err)?;
     let known = MIGRATIONS.len() as i64;
     if version > known {
-        return Err(Error::TooNew { path: shown.clone(), found: version, known });
+        return Err(Error::TooNew {
+            path: shown.clone(),
+            found: version,
+            known,
+        });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql).map_err(open_err)?;
@@ -41,7 +52,9 @@ mod tests {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
         assert_eq!(version, MIGRATIONS.len() as i64);
         let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
+            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| {
+                r.get(0)
+            })
             .unwrap();
         assert_eq!(tables, 4);
     }

@@ -24,7 +24,10 @@ pub const ANONYMOUS: &str = "[auth]\nallow_anonymous = true\nanonymous_project =
 
 /// A `[[servers]]` entry running the demo server with its test tools.
 pub fn chaos_server(name: &str, extra: &str) -> String {
-    format!("[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\n{extra}\n", bin())
+    format!(
+        "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\n{extra}\n",
+        bin()
+    )
 }
 
 /// A running gateway process. Dropping it sends SIGTERM.
@@ -73,7 +76,13 @@ impl Gateway {
             }
         });
         let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let mut gw = Gateway { child, url: String::new(), log, dir, env };
+        let mut gw = Gateway {
+            child,
+            url: String::new(),
+            log,
+            dir,
+            env,
+        };
         let line = gw.wait_log("listening on http://", Duration::from_secs(30)).await;
         let line = line.unwrap_or_else(|| panic!("gateway did not start listening:\n{}", gw.log()));
         let start = line.find("http://").unwrap();
@@ -115,7 +124,11 @@ impl Gateway {
             .env_remove("MCP_GATEWAY_TOKEN")
             .output()
             .unwrap();
-        assert!(out.status.success(), "mcp-gateway {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "mcp-gateway {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out
     }
 
@@ -126,9 +139,13 @@ impl Gateway {
     }
 
     /// An MCP client that sends `Authorization: Bearer <token>`.
-    pub async fn client_with_token(&self, token: &str) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
-        let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
-            .auth_header(token);
+    pub async fn client_with_token(
+        &self,
+        token: &str,
+    ) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
+                .auth_header(token);
         ().serve(StreamableHttpClientTransport::from_config(config)).await
     }
 
@@ -139,13 +156,18 @@ impl Gateway {
 
     /// An MCP client (legacy `initialize` lifecycle, as most clients today).
     pub async fn client(&self) -> RunningService<RoleClient, ()> {
-        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str())).await.expect("client connects")
+        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str()))
+            .await
+            .expect("client connects")
     }
 
     /// Sends SIGTERM and waits for the process to exit.
     pub async fn stop(&mut self) -> std::process::ExitStatus {
         signal(self.pid(), nix::sys::signal::Signal::SIGTERM);
-        tokio::time::timeout(Duration::from_secs(30), self.child.wait()).await.expect("gateway exits").unwrap()
+        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("gateway exits")
+            .unwrap()
     }
 }
 
@@ -177,18 +199,30 @@ pub async fn discover(client: &RunningService<RoleClient, ()>, query: Value) -> 
 
 /// `tool_execute` of `key` with `arguments`.
 pub async fn execute(client: &RunningService<RoleClient, ()>, key: &str, arguments: Value) -> CallToolResult {
-    call(client, "tool_execute", json!({ "toolKey": key, "arguments": arguments })).await
+    call(
+        client,
+        "tool_execute",
+        json!({ "toolKey": key, "arguments": arguments }),
+    )
+    .await
 }
 
 /// The `error.code` of a gateway error result.
 pub fn error_code(r: &CallToolResult) -> String {
     assert_eq!(r.is_error, Some(true), "expected an error: {r:?}");
-    r.structured_content.as_ref().and_then(|s| s["error"]["code"].as_str()).unwrap_or("").to_string()
+    r.structured_content
+        .as_ref()
+        .and_then(|s| s["error"]["code"].as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// The first text block of a result.
 pub fn text(r: &CallToolResult) -> String {
-    r.content.iter().find_map(|c| c.as_text().map(|t| t.text.clone())).unwrap_or_default()
+    r.content
+        .iter()
+        .find_map(|c| c.as_text().map(|t| t.text.clone()))
+        .unwrap_or_default()
 }
 
 /// Polls `f` until it returns `Some`, or panics after `timeout` with `what`.
@@ -211,8 +245,12 @@ where
 pub fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
         // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
         let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
         if after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
