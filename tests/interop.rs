@@ -1,6 +1,6 @@
 //! Parts nobody here wrote: the public `@modelcontextprotocol/server-everything`
 //! as a downstream, and the official MCP Python SDK as the upstream client.
-//! `scripts/test` installs both into `tests/interop/` (npm ci, a venv).
+//! `scripts/setup` installs both into `tests/interop/` (npm ci, a venv).
 
 mod common;
 
@@ -14,7 +14,7 @@ fn installed(relative: &str, what: &str) -> PathBuf {
     let path = repo_path(relative);
     assert!(
         path.exists(),
-        "{what} is not installed at {}; run scripts/test (it installs it)",
+        "{what} is not installed at {}; run scripts/setup (it installs it)",
         path.display()
     );
     path
