@@ -89,14 +89,27 @@ impl Authenticator {
                 None => return Err(Error::Unauthorized),
             },
         };
-        let grants = Arc::new(Grants::from_permissions(store.permissions(project.id)?));
-        let caller = Caller {
+        let caller = self.caller_of(project, token_id)?;
+        check_hint(&caller, hint)?;
+        Ok(caller)
+    }
+
+    /// The caller an operator acts as with `--project` on the command line.
+    pub fn caller_for_project(&self, name: &str) -> Result<Caller, store::Error> {
+        let project = self
+            .store
+            .project(name)?
+            .ok_or_else(|| store::Error::NoProject(name.to_string()))?;
+        self.caller_of(project, None)
+    }
+
+    fn caller_of(&self, project: Project, token_id: Option<i64>) -> Result<Caller, store::Error> {
+        let grants = Arc::new(Grants::from_permissions(self.store.permissions(project.id)?));
+        Ok(Caller {
             project,
             token_id,
             grants,
-        };
-        check_hint(&caller, hint)?;
-        Ok(caller)
+        })
     }
 
     /// Whether callers without a token get in.

@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::downstream::{self, Registry};
 use crate::search::cloud::CloudSearch;
 use crate::search::{self, Bm25, SearchProvider};
-use crate::store::{self, Grants, Outcome, Search, Store};
+use crate::store::{self, Outcome, Search, Store};
 
 /// Largest `maxResults` a discovery may ask for.
 pub const MAX_RESULTS: usize = 50;
@@ -267,16 +267,7 @@ impl Gateway {
 
     /// The caller an operator acts as with `--project` on the command line.
     pub fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
-        let p = self
-            .store
-            .project(project)?
-            .ok_or_else(|| store::Error::NoProject(project.to_string()))?;
-        let grants = Arc::new(Grants::from_permissions(self.store.permissions(p.id)?));
-        Ok(Caller {
-            project: p,
-            token_id: None,
-            grants,
-        })
+        self.auth.caller_for_project(project)
     }
 
     /// `tool_discovery`: ranked tools the caller may use, by the project's

@@ -432,7 +432,7 @@ pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::R
             }
             if let Some((code, message)) = jsonrpc_shape_error(line.as_bytes()) {
                 warn!(code, "refused a malformed stdio message");
-                let reply = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+                let reply = unanswerable(code, &message);
                 if errors.send(reply.to_string()).await.is_err() {
                     break;
                 }
@@ -514,16 +514,18 @@ async fn guard(
         Ok(b) => b,
         Err(_) => return (http::StatusCode::PAYLOAD_TOO_LARGE, "request body larger than 4 MiB").into_response(),
     };
-    if let Some((code, message)) = jsonrpc_shape_error(&bytes) {
-        let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
-        return (http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
-    }
+    let message = match parse_jsonrpc(&bytes) {
+        Ok(m) => m,
+        Err((code, message)) => {
+            return (http::StatusCode::BAD_REQUEST, axum::Json(unanswerable(code, &message))).into_response();
+        }
+    };
     let unauthorized = |error: Option<&str>| {
         let challenge = match error {
             Some(e) => format!("Bearer realm=\"mcp-gateway\", error=\"{e}\""),
             None => "Bearer realm=\"mcp-gateway\"".to_string(),
         };
-        let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": UNAUTHORIZED, "message": auth::Error::Unauthorized.to_string() } });
+        let body = unanswerable(UNAUTHORIZED, &auth::Error::Unauthorized.to_string());
         (
             http::StatusCode::UNAUTHORIZED,
             [(http::header::WWW_AUTHENTICATE, challenge)],
@@ -551,33 +553,33 @@ async fn guard(
             Err(_) => return unauthorized(Some("invalid_token")),
         },
         Some(_) => return unauthorized(Some("invalid_request")),
-        None if !gateway.allows_anonymous() && needs_credentials(&bytes) => return unauthorized(None),
+        None if !gateway.allows_anonymous() && needs_credentials(&message) => return unauthorized(None),
         None => {}
     }
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await
 }
 
-/// Whether a JSON-RPC body holds a request (not a notification or a
+/// Whether a JSON-RPC message holds a request (not a notification or a
 /// response) that carries no `_meta.token` of its own.
-fn needs_credentials(body: &[u8]) -> bool {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return true;
-    };
+fn needs_credentials(message: &Value) -> bool {
     let needs =
         |m: &Value| m.get("id").is_some() && m.get("method").is_some() && m.pointer("/params/_meta/token").is_none();
-    match &value {
+    match message {
         Value::Array(batch) => batch.iter().any(needs),
         one => needs(one),
     }
 }
 
-/// What is wrong with a request body, as a JSON-RPC error code and message.
-fn jsonrpc_shape_error(body: &[u8]) -> Option<(i32, String)> {
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
-        Err(e) => return Some((-32700, format!("parse error: the message is not JSON ({e})"))),
-    };
+/// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).
+fn unanswerable(code: i32, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
+}
+
+/// A request body parsed, or what is wrong with it as a JSON-RPC error code and message.
+fn parse_jsonrpc(body: &[u8]) -> Result<Value, (i32, String)> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| (-32700, format!("parse error: the message is not JSON ({e})")))?;
     let valid = |m: &Value| {
         m.get("jsonrpc") == Some(&json!("2.0"))
             && (m.get("method").is_some_and(Value::is_string) || m.get("result").is_some() || m.get("error").is_some())
@@ -587,12 +589,16 @@ fn jsonrpc_shape_error(body: &[u8]) -> Option<(i32, String)> {
         Value::Array(batch) => !batch.is_empty() && batch.iter().all(valid),
         _ => false,
     };
-    (!ok).then(|| {
-        (
-            -32600,
-            "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"".to_string(),
-        )
-    })
+    if !ok {
+        let message = "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"";
+        return Err((-32600, message.to_string()));
+    }
+    Ok(value)
+}
+
+/// What is wrong with a request body, as a JSON-RPC error code and message.
+fn jsonrpc_shape_error(body: &[u8]) -> Option<(i32, String)> {
+    parse_jsonrpc(body).err()
 }
 
 #[cfg(test)]

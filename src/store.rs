@@ -436,18 +436,15 @@ impl Store {
             reason: format!("no randomness: {e}"),
         })?;
         let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let id = self.with(|c| {
-            c.execute(
-                "INSERT INTO tokens (project_id, label, secret_hash) VALUES (?1, ?2, ?3)",
+        let info = self.with(|c| {
+            c.query_row(
+                "INSERT INTO tokens (project_id, label, secret_hash) VALUES (?1, ?2, ?3)
+                 RETURNING id, project_id, label, created_at, last_used_at, revoked_at",
                 params![p.id, label, sha256(&secret).as_slice()],
-            )?;
-            Ok(c.last_insert_rowid())
+                token_row,
+            )
         })?;
-        let info = self
-            .tokens(None)?
-            .into_iter()
-            .find(|t| t.id == id)
-            .expect("the token just inserted");
+        let id = info.id;
         Ok((info, format!("{TOKEN_PREFIX}{id}_{secret}")))
     }
 
@@ -459,17 +456,7 @@ impl Store {
                 "SELECT id, project_id, label, created_at, last_used_at, revoked_at FROM tokens
                  WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id",
             )?;
-            stmt.query_map([project_id], |r| {
-                Ok(TokenInfo {
-                    id: r.get(0)?,
-                    project_id: r.get(1)?,
-                    label: r.get(2)?,
-                    created_at: r.get(3)?,
-                    last_used_at: r.get(4)?,
-                    revoked_at: r.get(5)?,
-                })
-            })?
-            .collect()
+            stmt.query_map([project_id], token_row)?.collect()
         })
     }
 
@@ -645,6 +632,17 @@ impl Drop for Store {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+fn token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TokenInfo> {
+    Ok(TokenInfo {
+        id: r.get(0)?,
+        project_id: r.get(1)?,
+        label: r.get(2)?,
+        created_at: r.get(3)?,
+        last_used_at: r.get(4)?,
+        revoked_at: r.get(5)?,
+    })
 }
 
 fn project_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Project> {

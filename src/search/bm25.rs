@@ -328,21 +328,26 @@ impl Index {
 
     /// Ranks the visible tools for `q`, best first.
     pub fn search(&self, q: &Request, visible: Visible) -> Vec<Hit> {
+        let mut analyzer = self.words.clone();
+        let phrasings: Vec<(&str, Vec<String>)> = q
+            .queries
+            .iter()
+            .map(|t| (t.as_str(), terms_of(&mut analyzer, t)))
+            .collect();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for text in &q.queries {
-            if let Some(query) = self.text_query(text, 1.0) {
+        for (text, terms) in &phrasings {
+            if let Some(query) = self.text_query(text, terms, 1.0) {
                 clauses.push((Occur::Should, query));
             }
         }
         if clauses.is_empty() {
             return Vec::new();
         }
-        if let Some(query) = q
-            .context
-            .as_deref()
-            .and_then(|c| self.text_query(c, self.weights.context))
-        {
-            clauses.push((Occur::Should, query));
+        if let Some(context) = q.context.as_deref() {
+            let terms = terms_of(&mut analyzer, context);
+            if let Some(query) = self.text_query(context, &terms, self.weights.context) {
+                clauses.push((Occur::Should, query));
+            }
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
@@ -354,7 +359,7 @@ impl Index {
         let Ok(top) = searcher.search(&query, &collector) else {
             return Vec::new();
         };
-        let terms = self.query_terms(q);
+        let terms = union(phrasings.into_iter().map(|(_, t)| t));
         top.into_iter()
             .filter_map(|(score, address)| {
                 // The ordinal is a fast field: no stored document is decoded.
@@ -378,15 +383,7 @@ impl Index {
     /// The analyzed terms of every phrasing of `request`, deduplicated.
     pub fn query_terms(&self, request: &Request) -> Vec<String> {
         let mut analyzer = self.words.clone();
-        let mut terms: Vec<String> = Vec::new();
-        for q in &request.queries {
-            for t in terms_of(&mut analyzer, q) {
-                if !terms.contains(&t) {
-                    terms.push(t);
-                }
-            }
-        }
-        terms
+        union(request.queries.iter().map(|q| terms_of(&mut analyzer, q)))
     }
 
     /// Which of `terms` occur in which fields of the document at `address`,
@@ -429,12 +426,10 @@ impl Index {
 
     /// One phrasing: per term, the best of its weighted fields plus
     /// `tie_breaker` of the others (a BM25F-like blend), summed over terms.
-    fn text_query(&self, text: &str, weight: f32) -> Option<Box<dyn Query>> {
-        let mut analyzer = self.words.clone();
-        let terms = terms_of(&mut analyzer, text);
+    fn text_query(&self, text: &str, terms: &[String], weight: f32) -> Option<Box<dyn Query>> {
         let mut weighted: Vec<(String, f32)> = terms.iter().map(|t| (t.clone(), 1.0)).collect();
         if self.weights.synonyms > 0.0 {
-            for term in &terms {
+            for term in terms {
                 for other in synonyms_of(term) {
                     if !weighted.iter().any(|(t, _)| t == other) {
                         weighted.push((other.clone(), self.weights.synonyms));
@@ -503,6 +498,17 @@ fn synonyms_of(term: &str) -> &'static [String] {
         table
     });
     table.get(term).map_or(&[], Vec::as_slice)
+}
+
+/// Terms of several phrasings, each once, in order of first use.
+fn union(lists: impl IntoIterator<Item = Vec<String>>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in lists.into_iter().flatten() {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 /// A query's terms: identifiers split, filler words dropped, then analyzed.
