@@ -21,6 +21,26 @@ pub struct Caller {
     pub token_id: Option<i64>,
     /// What the project may see.
     pub grants: Arc<Grants>,
+    /// The token as presented; only built-in servers receive it (Index
+    /// exchanges it for its own access token).
+    pub credential: Option<Credential>,
+}
+
+/// A bearer token as the caller presented it. `Debug` never prints it.
+#[derive(Clone)]
+pub struct Credential(Arc<str>);
+
+impl Credential {
+    /// The token itself.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credential(…)")
+    }
 }
 
 /// Why a caller was refused. Unknown, revoked and mistyped tokens all read
@@ -89,7 +109,8 @@ impl Authenticator {
                 None => return Err(Error::Unauthorized),
             },
         };
-        let caller = self.caller_of(project, token_id)?;
+        let mut caller = self.caller_of(project, token_id)?;
+        caller.credential = token.map(|t| Credential(t.into()));
         check_hint(&caller, hint)?;
         Ok(caller)
     }
@@ -109,6 +130,7 @@ impl Authenticator {
             project,
             token_id,
             grants,
+            credential: None,
         })
     }
 

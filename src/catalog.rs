@@ -82,11 +82,13 @@ impl Entry {
     /// Checks `arguments` against the tool's `inputSchema`; every violation at once.
     ///
     /// A schema that does not compile cannot be enforced here; the call then
-    /// goes through and the server judges its own input.
+    /// goes through and the server judges its own input. Known `format`s
+    /// (`uuid`, `date-time`, `email`...) are asserted: a schema that names
+    /// one means it, and the caller hears about it with the other violations.
     pub fn check_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
         let validator = self.validator.get_or_init(|| {
             let schema = Value::Object((*self.tool.input_schema).clone());
-            match jsonschema::validator_for(&schema) {
+            match jsonschema::options().should_validate_formats(true).build(&schema) {
                 Ok(v) => Some(Arc::new(v)),
                 Err(e) => {
                     error!(tool = %self.key, error = %e, "inputSchema does not compile; arguments are not checked");

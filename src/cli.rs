@@ -198,12 +198,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = Config::load(path.as_deref())?;
     match cli.command {
         Command::Check => {
-            let enabled = config.enabled_servers().count();
+            let configured: Vec<_> = config.servers.iter().filter(|s| !s.is_builtin()).collect();
+            let enabled = configured.iter().filter(|s| s.enabled).count();
             println!(
                 "{}: ok ({} servers, {enabled} enabled)",
                 config.source,
-                config.servers.len()
+                configured.len()
             );
+            for builtin in config.servers.iter().filter(|s| s.is_builtin()) {
+                let state = builtin.unconfigured().unwrap_or_else(|| "configured".into());
+                println!("built-in '{}': {state}", builtin.name);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { http, stdio } => serve(config, http, stdio || http.is_none()).await,
@@ -348,9 +353,10 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
             let transport = match &s.config.transport {
                 Transport::Stdio { command, .. } => format!("stdio {command}"),
                 Transport::Http { url, .. } => format!("http {url}"),
+                Transport::Builtin(_) => "built-in".to_string(),
             };
             let error = match &state.status {
-                Status::Failed(e) => Some(e.clone()),
+                Status::Failed(e) | Status::NotConfigured(e) => Some(e.clone()),
                 _ => None,
             };
             json!({
@@ -363,13 +369,13 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         println!(
-            "{:<20} {:<11} {:>5}  {:<11} DETAIL",
+            "{:<20} {:<12} {:>5}  {:<11} DETAIL",
             "SERVER", "STATUS", "TOOLS", "PROTOCOL"
         );
         for r in &rows {
             let detail = r["error"].as_str().or(r["transport"].as_str()).unwrap_or("");
             println!(
-                "{:<20} {:<11} {:>5}  {:<11} {}",
+                "{:<20} {:<12} {:>5}  {:<11} {}",
                 r["name"].as_str().unwrap_or(""),
                 r["status"].as_str().unwrap_or(""),
                 r["tools"].as_u64().unwrap_or(0),

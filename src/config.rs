@@ -17,6 +17,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::catalog::rules::{RuleSpec, Rules};
+use crate::index::{IndexConfig, RawIndex};
 use crate::search::cloud::CloudConfig;
 
 /// Cloud search timeout when `[search.cloud]` sets none.
@@ -96,6 +97,8 @@ pub struct RawConfig {
     /// Search providers.
     #[serde(default)]
     pub search: RawSearch,
+    /// The built-in Index Network server.
+    pub index: Option<Spanned<RawIndex>>,
 }
 
 /// `[search]`.
@@ -277,6 +280,30 @@ pub enum Transport {
         /// Extra headers.
         headers: BTreeMap<String, String>,
     },
+    /// A server implemented inside the gateway, reached over an in-memory pipe.
+    Builtin(Builtin),
+}
+
+/// The servers the gateway implements itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Builtin {
+    /// Index Network discovery (`[index]`).
+    Index(std::sync::Arc<IndexConfig>),
+}
+
+impl ServerConfig {
+    /// Why this server cannot start, for built-ins that lack their settings.
+    pub fn unconfigured(&self) -> Option<String> {
+        match &self.transport {
+            Transport::Builtin(Builtin::Index(c)) => c.unconfigured(),
+            _ => None,
+        }
+    }
+
+    /// Whether the server runs inside the gateway (and may see the caller's token).
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.transport, Transport::Builtin(_))
+    }
 }
 
 impl Config {
@@ -348,11 +375,20 @@ impl Config {
         }
 
         let mut seen = HashSet::new();
-        let mut servers = Vec::with_capacity(entries.len());
+        let mut servers = Vec::with_capacity(entries.len() + 1);
         for (span, key, s) in entries {
             let name = s.name.get_ref().clone();
             if let Err(m) = check_server_name(&name) {
                 return Err(invalid(span, format!("{key}.name"), m));
+            }
+            if name == crate::index::SERVER_NAME {
+                return Err(invalid(
+                    span,
+                    format!("{key}.name"),
+                    format!(
+                        "'{name}' is the built-in Index Network server; configure it under [index] or pick another name"
+                    ),
+                ));
             }
             if !seen.insert(name.clone()) {
                 return Err(invalid(
@@ -364,6 +400,25 @@ impl Config {
             let server =
                 validate_server(s, base).map_err(|(field, m)| invalid(span.clone(), format!("{key}.{field}"), m))?;
             servers.push(server);
+        }
+
+        let (index_span, raw_index) = match raw.index {
+            Some(i) => (i.span(), i.into_inner()),
+            None => (0..0, RawIndex::default()),
+        };
+        let index = IndexConfig::from_raw(raw_index)
+            .map_err(|(field, m)| invalid(index_span.clone(), format!("index.{field}"), m))?;
+        if index.enabled {
+            servers.push(ServerConfig {
+                name: crate::index::SERVER_NAME.into(),
+                description: Some(
+                    "Index Network: find people to meet or collaborate with from what you want, offer or work on (intents, discovery, VibeCheck)".into(),
+                ),
+                timeout: index.timeout,
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                enabled: true,
+                transport: Transport::Builtin(Builtin::Index(std::sync::Arc::new(index))),
+            });
         }
 
         let anonymous_project = match (raw.auth.allow_anonymous, raw.auth.anonymous_project) {
@@ -458,9 +513,9 @@ impl Config {
         })
     }
 
-    /// The servers the gateway starts.
+    /// The servers the gateway starts (enabled, and configured if built in).
     pub fn enabled_servers(&self) -> impl Iterator<Item = &ServerConfig> {
-        self.servers.iter().filter(|s| s.enabled)
+        self.servers.iter().filter(|s| s.enabled && s.unconfigured().is_none())
     }
 }
 
@@ -640,7 +695,11 @@ enabled = false
 "#,
         )
         .unwrap();
-        assert_eq!(c.servers.len(), 2);
+        assert_eq!(c.servers.len(), 3, "two configured, then the built-in index");
+        assert_eq!(
+            c.servers[2].unconfigured().as_deref(),
+            Some("not configured: set [index] protocol_api_url (or PROTOCOL_API_URL)")
+        );
         assert_eq!(c.servers[0].timeout, Duration::from_millis(1500));
         assert_eq!(
             c.servers[0].transport,
@@ -652,7 +711,53 @@ enabled = false
             }
         );
         assert!(!c.servers[1].enabled);
-        assert_eq!(c.enabled_servers().count(), 1);
+        assert_eq!(c.enabled_servers().count(), 1, "the built-in index is not configured");
+    }
+
+    #[test]
+    fn the_index_section_is_checked_and_its_name_reserved() {
+        let e = parse(
+            "[index]
+protocol_api_url = \"http://127.0.0.1:9/api\"
+vibecheck_concurency = 3
+",
+        )
+        .unwrap_err();
+        let message = e.to_string();
+        assert!(
+            message.contains("line 3") && message.contains("vibecheck_concurency"),
+            "{message}"
+        );
+        let e = parse(
+            "[index]
+vibecheck_concurrency = 9
+",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(":1: index.vibecheck_concurrency: 9 is out of range 1..=5"),
+            "{e}"
+        );
+        let e = parse(
+            "[[servers]]
+name = \"index\"
+command = \"x\"
+",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("servers[0].name") && e.contains("built-in Index Network"),
+            "{e}"
+        );
+        let off = parse(
+            "[index]
+enabled = false
+",
+        )
+        .unwrap();
+        assert!(off.servers.is_empty());
     }
 
     #[test]
@@ -723,7 +828,7 @@ url = "http://127.0.0.1:9/mcp"
         )
         .unwrap();
         let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["everything", "remote"]);
+        assert_eq!(names, ["everything", "remote", "index"]);
         assert!(matches!(c.servers[1].transport, Transport::Http { .. }));
     }
 

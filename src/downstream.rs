@@ -35,6 +35,12 @@ const HEALTHY_AFTER: Duration = Duration::from_secs(60);
 /// transports do not always end their service loop when the peer goes away).
 const LIVENESS_TICK: Duration = Duration::from_secs(2);
 
+/// `_meta` key carrying the caller's bearer token to built-in servers only
+/// (they run in process; no other downstream ever receives it).
+pub const CALLER_TOKEN_META: &str = "mcp-gateway/callerToken";
+/// `_meta` key carrying the gateway's request id, for correlating logs.
+pub const REQUEST_ID_META: &str = "mcp-gateway/requestId";
+
 /// Why a downstream call did not produce a result. Messages name the server.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -92,6 +98,8 @@ pub enum Status {
     Failed(String),
     /// Disabled in the config, or shut down.
     Stopped,
+    /// A built-in that lacks its settings; never started.
+    NotConfigured(String),
 }
 
 impl Status {
@@ -102,6 +110,7 @@ impl Status {
             Status::Running => "running",
             Status::Failed(_) => "failed",
             Status::Stopped => "stopped",
+            Status::NotConfigured(_) => "unconfigured",
         }
     }
 }
@@ -110,6 +119,7 @@ impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Status::Failed(e) => write!(f, "failed ({e})"),
+            Status::NotConfigured(why) => write!(f, "{why}"),
             other => f.write_str(other.word()),
         }
     }
@@ -152,10 +162,10 @@ pub struct Downstream {
 
 impl Downstream {
     fn new(config: ServerConfig) -> Self {
-        let initial = if config.enabled {
-            Status::Connecting
-        } else {
-            Status::Stopped
+        let initial = match config.unconfigured() {
+            Some(why) => Status::NotConfigured(why),
+            None if config.enabled => Status::Connecting,
+            None => Status::Stopped,
         };
         Self {
             config,
@@ -314,7 +324,10 @@ impl Registry {
 pub fn start(servers: &[ServerConfig], tracker: &TaskTracker, ct: &CancellationToken) -> Arc<Registry> {
     let changed = Arc::new(Notify::new());
     let servers: Vec<_> = servers.iter().cloned().map(|c| Arc::new(Downstream::new(c))).collect();
-    for server in servers.iter().filter(|s| s.config.enabled) {
+    for server in servers
+        .iter()
+        .filter(|s| s.config.enabled && s.config.unconfigured().is_none())
+    {
         tracker.spawn(supervise(server.clone(), changed.clone(), ct.child_token()));
     }
     let by_name = servers

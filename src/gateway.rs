@@ -376,8 +376,14 @@ impl Gateway {
             .registry
             .get(&entry.server)
             .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
+        let mut meta = meta.unwrap_or_default();
+        if server.config.is_builtin()
+            && let Some(credential) = &caller.credential
+        {
+            meta.insert(downstream::CALLER_TOKEN_META.into(), credential.expose().into());
+        }
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
-        params.meta = meta.map(Into::into);
+        params.meta = (!meta.is_empty()).then(|| meta.into());
         Ok(server.call_tool(params).await?)
     }
 

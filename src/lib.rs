@@ -18,6 +18,7 @@
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
 //! * [`cli`]: the command line.
+//! * [`index`]: the built-in Index Network discovery server (`discover_filter` and friends).
 //! * [`demo`]: a small MCP server shipped for first runs and tests.
 //! * [`eval`]: search quality on the in-repo benchmark (`mcp-gateway eval`).
 
@@ -29,6 +30,7 @@ pub mod demo;
 pub mod downstream;
 pub mod eval;
 pub mod gateway;
+pub mod index;
 pub mod search;
 pub mod server;
 pub mod store;

@@ -127,13 +127,18 @@ impl Upstream {
     }
 }
 
+/// `_meta` keys the gateway itself sets for downstreams; a client cannot supply them.
+const GATEWAY_META_PREFIX: &str = "mcp-gateway/";
+
 /// `_meta` keys that belong to this hop (protocol lifecycle, progress, caller
 /// identity) and must not travel downstream.
 fn forwardable_meta(meta: &JsonObject) -> Option<JsonObject> {
     let kept: JsonObject = meta
         .iter()
         .filter(|(k, _)| {
-            !k.starts_with("io.modelcontextprotocol/") && !matches!(k.as_str(), "progressToken" | "token" | "projectId")
+            !k.starts_with("io.modelcontextprotocol/")
+                && !k.starts_with(GATEWAY_META_PREFIX)
+                && !matches!(k.as_str(), "progressToken" | "token" | "projectId")
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -235,7 +240,9 @@ impl ServerHandler for Upstream {
         } else {
             let args = parse_args::<ExecuteArgs>(request.arguments);
             let key = args.as_ref().ok().map(|a| a.tool_key.clone());
-            let meta = forwardable_meta(&ctx.meta);
+            let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
+            meta.insert(crate::downstream::REQUEST_ID_META.into(), request_id.clone().into());
+            let meta = Some(meta);
             tokio::select! {
                 a = self.gateway.answer_execute(&caller, args, meta) => (a, key),
                 // The upstream client cancelled: dropping the call cancels it downstream.

@@ -125,7 +125,10 @@ mod tests {
         let toml_text = to_toml(&file).unwrap();
         let config = Config::parse(&toml_text, "imported", Path::new("/")).unwrap();
         let names: Vec<_> = config.servers.iter().map(|s| (s.name.as_str(), s.enabled)).collect();
-        assert_eq!(names, [("filesystem", true), ("off", false), ("remote", true)]);
+        assert_eq!(
+            names,
+            [("filesystem", true), ("off", false), ("remote", true), ("index", true)]
+        );
         assert!(
             toml_text.contains("${TOKEN:-x}"),
             "secrets stay as references: {toml_text}"

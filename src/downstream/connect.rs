@@ -10,14 +10,17 @@ use rmcp::model::{ClientConfig, Implementation, ProtocolVersion, SubscriptionFil
 use rmcp::service::{ClientLifecycleMode, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ClientServiceExt, RoleClient};
+use rmcp::{ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{Downstream, LIVENESS_TICK, Status};
-use crate::config::Transport;
+use crate::config::{Builtin, Transport};
+
+/// Buffer of the in-memory pipe to a built-in server (large results pass through it).
+const BUILTIN_PIPE_BYTES: usize = 256 * 1024;
 
 /// How long a stopping child gets (rmcp closes stdin, waits, SIGTERMs, waits) before its group is killed.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
@@ -191,6 +194,16 @@ async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Resul
                 .await
                 .map_err(|e| format!("handshake failed: {e}"))
         }
+        Transport::Builtin(builtin) => {
+            let (ours, theirs) = tokio::io::duplex(BUILTIN_PIPE_BYTES);
+            match builtin {
+                Builtin::Index(config) => serve_builtin(crate::index::IndexServer::new(config.clone()), theirs),
+            }
+            client
+                .serve_with_lifecycle(ours, lifecycle)
+                .await
+                .map_err(|e| format!("handshake with the built-in server failed: {e}"))
+        }
         Transport::Http { url, headers } => {
             let mut custom = HashMap::new();
             for (k, v) in headers {
@@ -210,6 +223,18 @@ async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Resul
                 .map_err(|e| format!("cannot connect to {url}: {e}"))
         }
     }
+}
+
+/// Runs a built-in server on its end of the pipe until the gateway's end closes.
+fn serve_builtin<S: ServerHandler>(server: S, io: tokio::io::DuplexStream) {
+    tokio::spawn(async move {
+        match server.serve(io).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+            }
+            Err(e) => warn!(error = %e, "built-in server did not start"),
+        }
+    });
 }
 
 /// Child stderr goes to the gateway's log, one event per line, tagged with the server.

@@ -1,0 +1,120 @@
+//! Wall time of a 50-result `discover_filter` with VibeCheck, through the
+//! real gateway binary, against the fake Index Network answering every
+//! Protocol API call in about 100 ms, at VibeCheck concurrency 2 and 5.
+//! Run: `cargo bench --bench index`.
+
+#[path = "../tests/fake_index/mod.rs"]
+mod fake_index;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fake_index::{FakeIndex, Fault, INTENT_A, INTENT_B};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::json;
+use tokio::io::AsyncBufReadExt;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+const RUNS: usize = 3;
+
+fn cli(config: &str, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--config", config])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[tokio::main]
+async fn main() {
+    let fake = FakeIndex::start(50).await;
+    let slow = |ms| Fault {
+        delay: Duration::from_millis(ms),
+        ..Fault::default()
+    };
+    fake.fault("filter", slow(100));
+    // The fake's VibeCheck adds 20 ms of its own.
+    fake.fault("vibecheck", slow(80));
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(&config, fake.config("")).unwrap();
+    let config = config.to_str().unwrap();
+    cli(config, &["project", "create", "bench"]);
+    cli(config, &["grant", "--project", "bench", "--server", "index"]);
+    let token = cli(config, &["token", "issue", "--project", "bench"]);
+    fake.accept(&token);
+
+    let mut gateway = tokio::process::Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0", "--config", config])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(gateway.stderr.take().unwrap()).lines();
+    let mut url = None;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(i) = line.find("http://") {
+            url = Some(line[i..].split_whitespace().next().unwrap().to_string());
+        }
+        if line.contains("downstream server running") {
+            break;
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.expect("gateway prints its address")).auth_header(token),
+    );
+    let client = ().serve(transport).await.unwrap();
+    // The catalog picks the server's tools up just after it reports running.
+    let discovery = json!({ "query": "discover filter" });
+    loop {
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("tool_discovery").with_arguments(discovery.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        if r.structured_content
+            .is_some_and(|s| s.to_string().contains("index:discover_filter"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    for concurrency in [2, 5] {
+        let mut times = Vec::new();
+        for _ in 0..RUNS {
+            let args = json!({
+                "toolKey": "index:discover_filter",
+                "arguments": { "intentIds": [INTENT_A, INTENT_B], "limit": 50, "vibecheck": { "concurrency": concurrency } }
+            });
+            let started = Instant::now();
+            let r = client
+                .call_tool(CallToolRequestParams::new("tool_execute").with_arguments(args.as_object().unwrap().clone()))
+                .await
+                .unwrap();
+            times.push(started.elapsed());
+            let s = r.structured_content.expect("a discovery result");
+            assert_eq!(s["vibechecks"].as_array().unwrap().len(), 50);
+        }
+        times.sort();
+        println!(
+            "discover_filter, 50 results, VibeCheck concurrency {concurrency}: median {:.2} s (runs: {})",
+            times[RUNS / 2].as_secs_f64(),
+            times
+                .iter()
+                .map(|t| format!("{:.2}", t.as_secs_f64()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    println!("peak VibeChecks in flight: {}", fake.peak_vibechecks());
+}

@@ -1,0 +1,842 @@
+//! Index Network discovery, a built-in downstream server named `index`.
+//!
+//! It runs in process behind the same MCP seam as any child or remote server
+//! (see [`crate::downstream`]), so the catalog, search, rules and grants
+//! treat it like the others. Its tools call the Index Protocol API with a
+//! token exchanged from the caller's own bearer token:
+//!
+//! * `extract_intent`: text → intents (`POST /discover/new`).
+//! * `discover_filter`: intents (existing, or extracted first) → matching
+//!   people (`POST /discover/filter`), each with a VibeCheck synthesis
+//!   (`POST /synthesis/vibecheck`), as cards for chat and for the widget.
+//! * `discover_connections`: the same pipeline behind `{ text, maxConnections }`.
+
+mod cards;
+mod input;
+mod protocol;
+mod vibecheck;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::{info, warn};
+
+use crate::downstream::{CALLER_TOKEN_META, REQUEST_ID_META};
+use input::{FilterInput, PayloadLimits};
+use protocol::{Error, FilterRequest, Filtered, Protocol, Session};
+
+/// The built-in server's name (the `index:` of its tool keys).
+pub const SERVER_NAME: &str = "index";
+/// The versioned template of the discovery card widget.
+pub const WIDGET_URI: &str = "ui://widget/index-discover@v1.html";
+/// Polls of `/discover/filter` while fresh intents find their matches.
+const POLL_TRIES: u64 = 8;
+
+/// `[index]` as written. Every key falls back to the environment variable
+/// the prior Index MCP read (shown in brackets), then to its default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIndex {
+    /// Register the `index` server at all (default true).
+    pub enabled: Option<bool>,
+    /// Protocol API base, e.g. `https://index.network/api` [PROTOCOL_API_URL].
+    pub protocol_api_url: Option<String>,
+    /// Where the caller's token is exchanged for a Protocol API token
+    /// [INDEX_TOKEN_EXCHANGE_URL, else `${SERVER_BASE_URL}/token/privy/access-token`].
+    pub token_exchange_url: Option<String>,
+    /// `/discover/new` timeout (default 60000) [PROTOCOL_API_TIMEOUT_MS].
+    pub protocol_api_timeout_ms: Option<u64>,
+    /// `/discover/filter` timeout (default 30000) [DISCOVER_FILTER_TIMEOUT_MS].
+    pub discover_filter_timeout_ms: Option<u64>,
+    /// Token exchange timeout (default 10000) [PRIVY_TOKEN_EXCHANGE_TIMEOUT_MS].
+    pub token_exchange_timeout_ms: Option<u64>,
+    /// Per-VibeCheck timeout (default 30000) [VIBECHECK_TIMEOUT_MS].
+    pub vibecheck_timeout_ms: Option<u64>,
+    /// VibeCheck calls in flight when the caller sets none, 1..=5 (default 2) [VIBECHECK_CONCURRENCY].
+    pub vibecheck_concurrency: Option<u64>,
+    /// Pause after each VibeCheck call, per worker (default 75) [VIBECHECK_THROTTLE_MS].
+    pub vibecheck_throttle_ms: Option<u64>,
+    /// Delays before VibeCheck retries; their count is the number of retries (default [250, 500]).
+    pub vibecheck_retry_delays_ms: Option<Vec<u64>>,
+    /// Characters per section of the intent payload (default 5000) [EXTRACT_INTENT_SECTION_CHAR_LIMIT].
+    pub section_char_limit: Option<u64>,
+    /// Characters of the user's instruction (default 2000) [EXTRACT_INTENT_INSTRUCTION_CHAR_LIMIT].
+    pub instruction_char_limit: Option<u64>,
+    /// `discover_connections` results when the caller sets none (default 10) [MAX_CONNECTIONS].
+    pub max_connections: Option<u64>,
+    /// How long to wait for matches of freshly extracted intents (default 5000).
+    pub match_wait_ms: Option<u64>,
+    /// Whole-call timeout of one tool call (default 300000).
+    pub timeout_ms: Option<u64>,
+}
+
+/// `[index]`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexConfig {
+    /// Registered at all.
+    pub enabled: bool,
+    /// Protocol API base (empty: not configured).
+    pub protocol_api_url: String,
+    /// Token exchange endpoint (empty: not configured).
+    pub token_exchange_url: String,
+    /// `/discover/new` timeout.
+    pub protocol_api_timeout: Duration,
+    /// `/discover/filter` timeout.
+    pub discover_filter_timeout: Duration,
+    /// Token exchange timeout.
+    pub token_exchange_timeout: Duration,
+    /// Per-VibeCheck timeout.
+    pub vibecheck_timeout: Duration,
+    /// Default VibeCheck concurrency.
+    pub vibecheck_concurrency: u64,
+    /// Pause after each VibeCheck call.
+    pub vibecheck_throttle: Duration,
+    /// VibeCheck retry delays.
+    pub vibecheck_retry_delays: Vec<Duration>,
+    /// Intent payload limits.
+    pub payload_limits: PayloadLimits,
+    /// Default `maxConnections`.
+    pub max_connections: u64,
+    /// Budget for polling matches of fresh intents.
+    pub match_wait: Duration,
+    /// Whole-call timeout.
+    pub timeout: Duration,
+}
+
+impl IndexConfig {
+    /// Validates `[index]`; an error names the key.
+    pub fn from_raw(raw: RawIndex) -> Result<Self, (String, String)> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let url = |key: &str, value: Option<String>, fallback: Option<String>| -> Result<String, (String, String)> {
+            let value = match value {
+                Some(v) => crate::config::interpolate(&v).map_err(|m| (key.to_string(), m))?,
+                None => fallback.unwrap_or_default(),
+            };
+            let value = value.trim().to_string();
+            if !value.is_empty() {
+                match value.parse::<http::Uri>() {
+                    Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
+                    _ => return Err((key.into(), format!("'{value}' is not an http:// or https:// URL"))),
+                }
+            }
+            Ok(value)
+        };
+        let number = |key: &str, value: Option<u64>, var: Option<&str>, default: u64, min: u64, max: u64| {
+            let n = match (value, var.and_then(|v| env(v).map(|x| (v, x)))) {
+                (Some(n), _) => n,
+                (None, Some((var, v))) => v.trim().parse().map_err(|_| {
+                    (
+                        key.to_string(),
+                        format!("environment variable {var}='{v}' is not a number"),
+                    )
+                })?,
+                (None, None) => default,
+            };
+            if n < min || n > max {
+                return Err((key.to_string(), format!("{n} is out of range {min}..={max}")));
+            }
+            Ok(n)
+        };
+        let ms = |key, value, var, default| number(key, value, var, default, 1, u64::MAX).map(Duration::from_millis);
+        let token_exchange_url = url(
+            "token_exchange_url",
+            raw.token_exchange_url,
+            env("INDEX_TOKEN_EXCHANGE_URL").or_else(|| {
+                env("SERVER_BASE_URL").map(|b| format!("{}/token/privy/access-token", b.trim_end_matches('/')))
+            }),
+        )?;
+        let retry_delays = raw
+            .vibecheck_retry_delays_ms
+            .unwrap_or_else(|| vec![250, 500])
+            .into_iter()
+            .map(Duration::from_millis)
+            .collect();
+        Ok(Self {
+            enabled: raw.enabled.unwrap_or(true),
+            protocol_api_url: url("protocol_api_url", raw.protocol_api_url, env("PROTOCOL_API_URL"))?,
+            token_exchange_url,
+            protocol_api_timeout: ms(
+                "protocol_api_timeout_ms",
+                raw.protocol_api_timeout_ms,
+                Some("PROTOCOL_API_TIMEOUT_MS"),
+                60_000,
+            )?,
+            discover_filter_timeout: ms(
+                "discover_filter_timeout_ms",
+                raw.discover_filter_timeout_ms,
+                Some("DISCOVER_FILTER_TIMEOUT_MS"),
+                30_000,
+            )?,
+            token_exchange_timeout: ms(
+                "token_exchange_timeout_ms",
+                raw.token_exchange_timeout_ms,
+                Some("PRIVY_TOKEN_EXCHANGE_TIMEOUT_MS"),
+                10_000,
+            )?,
+            vibecheck_timeout: ms(
+                "vibecheck_timeout_ms",
+                raw.vibecheck_timeout_ms,
+                Some("VIBECHECK_TIMEOUT_MS"),
+                30_000,
+            )?,
+            vibecheck_concurrency: number(
+                "vibecheck_concurrency",
+                raw.vibecheck_concurrency,
+                Some("VIBECHECK_CONCURRENCY"),
+                2,
+                1,
+                input::MAX_CONCURRENCY,
+            )?,
+            vibecheck_throttle: Duration::from_millis(number(
+                "vibecheck_throttle_ms",
+                raw.vibecheck_throttle_ms,
+                Some("VIBECHECK_THROTTLE_MS"),
+                75,
+                0,
+                60_000,
+            )?),
+            vibecheck_retry_delays: retry_delays,
+            payload_limits: PayloadLimits {
+                section: number(
+                    "section_char_limit",
+                    raw.section_char_limit,
+                    Some("EXTRACT_INTENT_SECTION_CHAR_LIMIT"),
+                    5000,
+                    1,
+                    1 << 20,
+                )? as usize,
+                instruction: number(
+                    "instruction_char_limit",
+                    raw.instruction_char_limit,
+                    Some("EXTRACT_INTENT_INSTRUCTION_CHAR_LIMIT"),
+                    2000,
+                    1,
+                    1 << 20,
+                )? as usize,
+            },
+            max_connections: number(
+                "max_connections",
+                raw.max_connections,
+                Some("MAX_CONNECTIONS"),
+                10,
+                1,
+                input::MAX_LIMIT,
+            )?,
+            match_wait: Duration::from_millis(number("match_wait_ms", raw.match_wait_ms, None, 5000, 0, 60_000)?),
+            timeout: ms("timeout_ms", raw.timeout_ms, None, 300_000)?,
+        })
+    }
+
+    /// Why the server cannot run, if it cannot.
+    pub fn unconfigured(&self) -> Option<String> {
+        if self.protocol_api_url.is_empty() {
+            Some("not configured: set [index] protocol_api_url (or PROTOCOL_API_URL)".into())
+        } else if self.token_exchange_url.is_empty() {
+            Some("not configured: set [index] token_exchange_url (or INDEX_TOKEN_EXCHANGE_URL)".into())
+        } else {
+            None
+        }
+    }
+}
+
+/// The in-process MCP server.
+#[derive(Debug, Clone)]
+pub struct IndexServer {
+    protocol: Protocol,
+    config: Arc<IndexConfig>,
+}
+
+/// Why a tool call failed; becomes an `isError` result.
+enum Failure {
+    Invalid(Vec<String>),
+    Api(Error),
+    NoIntents,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Api(e)
+    }
+}
+
+impl Failure {
+    fn into_result(self) -> CallToolResult {
+        let (text, auth) = match self {
+            Failure::Invalid(problems) => (format!("Invalid arguments:\n- {}", problems.join("\n- ")), false),
+            Failure::NoIntents => ("No intents were generated from the provided input; describe what you are looking for in more detail, or pass intentIds.".to_string(), false),
+            Failure::Api(e) => (e.to_string(), e.needs_auth()),
+        };
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        if auth {
+            result.meta = Some(
+                serde_json::from_value(json!({
+                    "mcp/www_authenticate": "Bearer realm=\"index\", error=\"invalid_token\", scope=\"privy:token:exchange\""
+                }))
+                .expect("a JSON object"),
+            );
+        }
+        result
+    }
+}
+
+impl IndexServer {
+    /// A server for `config`.
+    pub fn new(config: Arc<IndexConfig>) -> Self {
+        Self {
+            protocol: Protocol::new(config.clone()),
+            config,
+        }
+    }
+
+    fn tools() -> Vec<Tool> {
+        let schema = |v: Value| -> Arc<JsonObject> {
+            match v {
+                Value::Object(o) => Arc::new(o),
+                _ => unreachable!("schemas are objects"),
+            }
+        };
+        let uuids = |what: &str| json!({ "type": "array", "maxItems": input::MAX_FILTER_ITEMS, "description": what, "items": { "type": "string", "format": "uuid" } });
+        let intent_input_props = json!({
+            "fullInputText": { "type": "string", "description": "The text to extract intents from: what the user wants, offers or is working on" },
+            "rawText": { "type": "string", "description": "The user's own words, used as the instruction" },
+            "conversationHistory": { "type": "string", "description": "Relevant earlier conversation" },
+            "userMemory": { "type": "string", "description": "What you know about the user" }
+        });
+        let readonly = ToolAnnotations::new().read_only(true).open_world(true);
+        let mut extract = Tool::new(
+            "extract_intent",
+            "Extract a person's intents (what they want, offer or are working on) from conversation text and save them to their Index Network profile.",
+            schema(
+                json!({ "type": "object", "properties": intent_input_props, "required": ["fullInputText"], "additionalProperties": false }),
+            ),
+        );
+        extract.title = Some("Extract Intent".into());
+        extract.annotations = Some(ToolAnnotations::new().open_world(true));
+        extract.meta = Some(meta(json!({
+            "openai/toolInvocation/invoking": "Analyzing intents…",
+            "openai/toolInvocation/invoked": "Intents analyzed"
+        })));
+
+        let mut filter = Tool::new(
+            "discover_filter",
+            "Find people to connect or collaborate with on Index Network who match the user's intents, with a VibeCheck summary of what could happen between them. Pass intentIds, or intentInput.fullInputText to extract intents first; filter by users, indexes (communities) or sources; paginate with page and limit.",
+            schema(json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "intentIds": uuids("Existing intents to match from"),
+                    "userIds": uuids("Only these users"),
+                    "indexIds": uuids("Only within these indexes (communities)"),
+                    "sources": {
+                        "type": "array", "maxItems": input::MAX_FILTER_ITEMS, "description": "Only intents that came from these sources",
+                        "items": { "type": "object", "additionalProperties": false, "required": ["type", "id"], "properties": {
+                            "type": { "type": "string", "enum": input::SOURCE_TYPES },
+                            "id": { "type": "string", "format": "uuid" }
+                        } }
+                    },
+                    "excludeDiscovered": { "type": "boolean", "description": "Leave out people already connected (default true)" },
+                    "page": { "type": "integer", "minimum": 1, "description": "1-based page (default 1)" },
+                    "limit": { "type": "integer", "minimum": 1, "maximum": input::MAX_LIMIT, "description": "Results per page (default 50)" },
+                    "intentInput": { "type": "object", "description": "Conversation input to extract intents from when no intentIds are given", "properties": intent_input_props, "required": ["fullInputText"], "additionalProperties": false },
+                    "vibecheck": { "type": "object", "additionalProperties": false, "properties": {
+                        "characterLimit": { "type": "integer", "minimum": 1, "description": "Longest synthesis, in characters" },
+                        "concurrency": { "type": "integer", "minimum": 1, "maximum": input::MAX_CONCURRENCY, "description": "Syntheses generated in parallel (default 2)" }
+                    } }
+                }
+            })),
+        );
+        filter.title = Some("Discover Filter".into());
+        filter.annotations = Some(readonly.clone());
+        filter.meta = Some(meta(widget_meta()));
+
+        let mut connections = Tool::new(
+            "discover_connections",
+            "Find people worth meeting for what the user describes: extracts intents from the text, finds matching people on Index Network and explains each connection.",
+            schema(json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["text"],
+                "properties": {
+                    "text": { "type": "string", "minLength": 1, "description": "What the user is looking for or working on" },
+                    "maxConnections": { "type": "integer", "minimum": 1, "maximum": input::MAX_LIMIT, "description": "How many people to return (default 10)" }
+                }
+            })),
+        );
+        connections.title = Some("Discover Connections".into());
+        connections.annotations = Some(readonly);
+        connections.meta = Some(meta(json!({
+            "openai/toolInvocation/invoking": "Finding connections…",
+            "openai/toolInvocation/invoked": "Found connections"
+        })));
+        vec![extract, filter, connections]
+    }
+
+    async fn extract_intent(&self, args: &JsonObject, session: Session) -> Result<CallToolResult, Failure> {
+        let input = input::extract_intent(args).map_err(Failure::Invalid)?;
+        let payload = input::intent_payload(&input, self.config.payload_limits);
+        let extracted = self.protocol.discover_new(&session, payload).await?;
+        info!(tool = "extract_intent", request_id = %session.request_id, intents = extracted.intents.len(), "index invocation");
+        let text = if extracted.intents.is_empty() {
+            "No intents were generated from the provided input.".to_string()
+        } else {
+            let lines: Vec<String> = extracted
+                .intents
+                .iter()
+                .enumerate()
+                .map(|(i, intent)| {
+                    let text = intent.summary.as_deref().unwrap_or(&intent.payload);
+                    format!("{}. {}", i + 1, input::truncate(&cards::hide_emails(text), 200))
+                })
+                .collect();
+            format!(
+                "Extracted {} intent{}:\n{}",
+                extracted.intents.len(),
+                if extracted.intents.len() == 1 { "" } else { "s" },
+                lines.join("\n")
+            )
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(serde_json::to_value(&extracted).unwrap_or_default());
+        Ok(result)
+    }
+
+    /// Intents for free text: `/discover/new`, then their IDs.
+    async fn intents_from(
+        &self,
+        session: &Session,
+        input: &input::IntentInput,
+    ) -> Result<Vec<protocol::Intent>, Failure> {
+        let payload = input::intent_payload(input, self.config.payload_limits);
+        let extracted = self.protocol.discover_new(session, payload).await?;
+        Ok(extracted.intents)
+    }
+
+    /// `/discover/filter`; right after chaining, an empty answer is polled
+    /// with growing delays (matches of fresh intents are computed in the
+    /// background) until two polls agree or the budget is spent. The flag
+    /// says whether matches may still be arriving.
+    async fn filter(
+        &self,
+        session: &Session,
+        body: &FilterRequest<'_>,
+        fresh: bool,
+    ) -> Result<(Filtered, bool), Error> {
+        let started = Instant::now();
+        let mut filtered = self.protocol.discover_filter(session, body).await?;
+        info!(request_id = %session.request_id, results = filtered.results.len(), latency_ms = started.elapsed().as_millis() as u64, "discover/filter");
+        if !fresh || !filtered.results.is_empty() {
+            return Ok((filtered, false));
+        }
+        let deadline = started + self.config.match_wait;
+        let mut previous = None;
+        for n in 0..POLL_TRIES {
+            let delay = Duration::from_millis(300 + 200 * n);
+            if Instant::now() + delay > deadline {
+                break;
+            }
+            tokio::time::sleep(delay).await;
+            match self.protocol.discover_filter(session, body).await {
+                Ok(next) => {
+                    let count = next.results.len();
+                    filtered = next;
+                    if count > 0 && previous == Some(count) {
+                        return Ok((filtered, false));
+                    }
+                    previous = Some(count);
+                }
+                Err(e) => {
+                    warn!(request_id = %session.request_id, error = %e, "polling discover/filter failed; answering with what arrived");
+                    break;
+                }
+            }
+        }
+        info!(request_id = %session.request_id, results = filtered.results.len(), polls = ?previous, "matches of fresh intents may still be arriving");
+        Ok((filtered, true))
+    }
+
+    async fn discover_filter(&self, args: &JsonObject, session: Session) -> Result<CallToolResult, Failure> {
+        let input = input::discover_filter(args).map_err(Failure::Invalid)?;
+        let (intent_ids, generated) = match &input.intent_input {
+            Some(chain) if input.intent_ids.is_empty() => {
+                let intents = self.intents_from(&session, chain).await?;
+                if intents.is_empty() {
+                    return Err(Failure::NoIntents);
+                }
+                (intents.iter().map(|i| i.id.clone()).collect(), Some(intents))
+            }
+            _ => (input.intent_ids.clone(), None),
+        };
+        let body = FilterRequest {
+            intent_ids: &intent_ids,
+            user_ids: input.user_ids.as_deref(),
+            index_ids: input.index_ids.as_deref(),
+            sources: input.sources.as_deref(),
+            exclude_discovered: input.exclude_discovered.unwrap_or(true),
+            page: input.page,
+            limit: input.limit,
+        };
+        let (mut filtered, still_arriving) = self.filter(&session, &body, generated.is_some()).await?;
+        let settings = self.vibecheck_settings(&input);
+        let (checks, tally) = vibecheck::run_all(
+            &self.protocol,
+            &session,
+            &filtered.results,
+            &intent_ids,
+            input.index_ids.as_deref(),
+            &settings,
+        )
+        .await;
+        let cards: Vec<cards::Card> = filtered
+            .results
+            .iter()
+            .zip(&checks)
+            .map(|(m, c)| cards::card(m, c))
+            .collect();
+        let summary = cards::summary(&cards::Facts {
+            generated: generated.as_ref().map(Vec::len),
+            intents: intent_ids.len(),
+            matches: filtered.results.len(),
+            pagination: filtered.pagination,
+            unavailable: checks.iter().filter(|c| c.unavailable()).count(),
+            checked: checks.iter().filter(|c| c.status != vibecheck::Status::Skipped).count(),
+            still_arriving,
+        });
+        info!(
+            tool = "discover_filter",
+            request_id = %session.request_id,
+            intents_resolved = intent_ids.len(),
+            chained = generated.is_some(),
+            matches = filtered.results.len(),
+            vibecheck_success = tally.success,
+            vibecheck_failures = tally.failures,
+            vibecheck_retries = tally.retries,
+            filters_summary = %filters_summary(&input),
+            "index invocation"
+        );
+        filtered.results.iter_mut().for_each(cards::redact);
+        let markup: Vec<&str> = cards.iter().map(|c| c.markup.as_str()).collect();
+        let text = format!(
+            "{summary}\n\n{}",
+            if markup.is_empty() {
+                "No matches found.".to_string()
+            } else {
+                markup.join("\n\n")
+            }
+        );
+        let next_arguments = json!({
+            "intentIds": intent_ids,
+            "userIds": input.user_ids,
+            "indexIds": input.index_ids,
+            "sources": input.sources,
+            "excludeDiscovered": input.exclude_discovered,
+            "limit": input.limit,
+            "vibecheck": input.concurrency.or(input.character_limit).map(|_| json!({ "characterLimit": input.character_limit, "concurrency": input.concurrency })),
+        });
+        let next_arguments = prune_nulls(next_arguments);
+        let mut structured = serde_json::to_value(&filtered).unwrap_or_default();
+        structured["vibechecks"] = json!(checks);
+        structured["generatedIntents"] = json!(generated);
+        structured["cardsMarkup"] = json!(markup);
+        structured["cards"] = json!(cards);
+        structured["pageHint"] = cards::page_hint(&filtered.pagination, &next_arguments);
+        structured["summary"] = json!(summary);
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(structured);
+        result.meta = Some(meta(widget_meta()));
+        Ok(result)
+    }
+
+    async fn discover_connections(&self, args: &JsonObject, session: Session) -> Result<CallToolResult, Failure> {
+        let input = input::discover_connections(args, self.config.max_connections).map_err(Failure::Invalid)?;
+        let intents = self
+            .intents_from(
+                &session,
+                &input::IntentInput {
+                    full_input_text: input.text.clone(),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let intent_ids: Vec<String> = intents.iter().map(|i| i.id.clone()).collect();
+        let empty = |text: &str| {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            r.structured_content =
+                Some(json!({ "connections": [], "intentsExtracted": intent_ids.len(), "connectionsFound": 0 }));
+            r
+        };
+        if intent_ids.is_empty() {
+            return Ok(empty(
+                "No intents found in the input; describe what you are looking for in more detail.",
+            ));
+        }
+        let body = FilterRequest {
+            intent_ids: &intent_ids,
+            user_ids: None,
+            index_ids: None,
+            sources: None,
+            exclude_discovered: true,
+            page: 1,
+            limit: input.max_connections,
+        };
+        let (filtered, still_arriving) = self.filter(&session, &body, true).await?;
+        if filtered.results.is_empty() {
+            let note = if still_arriving {
+                "; matches for your new intents may still be arriving, try again in a few seconds"
+            } else {
+                ""
+            };
+            return Ok(empty(&format!("No connections found{note}.")));
+        }
+        let settings = self.vibecheck_settings(&FilterInput::default());
+        let (checks, tally) = vibecheck::run_all(
+            &self.protocol,
+            &session,
+            &filtered.results,
+            &intent_ids,
+            None,
+            &settings,
+        )
+        .await;
+        info!(
+            tool = "discover_connections",
+            request_id = %session.request_id,
+            intents_resolved = intent_ids.len(),
+            matches = filtered.results.len(),
+            vibecheck_success = tally.success,
+            vibecheck_failures = tally.failures,
+            vibecheck_retries = tally.retries,
+            "index invocation"
+        );
+        let connections: Vec<Value> = filtered
+            .results
+            .iter()
+            .zip(&checks)
+            .map(|(m, c)| {
+                json!({
+                    "id": m.user.id,
+                    "user": { "id": m.user.id, "name": m.user.name, "avatar": m.user.avatar, "intro": m.user.intro.as_deref().map(cards::hide_emails) },
+                    "synthesis": cards::hide_emails(&c.synthesis),
+                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": input::truncate(&cards::hide_emails(&i.intent.payload), 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
+                    "totalStake": m.total_stake,
+                })
+            })
+            .collect();
+        let n = connections.len();
+        let mut summary = match filtered.results.first() {
+            Some(first) if n == 1 => format!("Found 1 connection: {}", first.user.name),
+            _ => format!("Found {n} connections"),
+        };
+        let unavailable = checks.iter().filter(|c| c.unavailable()).count();
+        if unavailable > 0 {
+            summary.push_str(&format!(" (VibeCheck unavailable for {unavailable})"));
+        }
+        let markup: Vec<String> = filtered
+            .results
+            .iter()
+            .zip(&checks)
+            .map(|(m, c)| cards::card(m, c).markup)
+            .collect();
+        let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
+            "{summary}.\n\n{}",
+            markup.join("\n\n")
+        ))]);
+        result.structured_content = Some(json!({
+            "connections": connections,
+            "intentsExtracted": intent_ids.len(),
+            "connectionsFound": n,
+            "summary": summary,
+        }));
+        result.meta = Some(meta(json!({
+            "openai/toolInvocation/invoking": "Finding connections…",
+            "openai/toolInvocation/invoked": format!("Found {n} connection{}", if n == 1 { "" } else { "s" }),
+        })));
+        Ok(result)
+    }
+
+    fn vibecheck_settings(&self, input: &FilterInput) -> vibecheck::Settings {
+        vibecheck::Settings {
+            concurrency: input.concurrency.unwrap_or(self.config.vibecheck_concurrency) as usize,
+            throttle: self.config.vibecheck_throttle,
+            retry_delays: self.config.vibecheck_retry_delays.clone(),
+            character_limit: input.character_limit,
+        }
+    }
+}
+
+impl ServerHandler for IndexServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("index-network", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(Self::tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        if !Self::tools().iter().any(|t| t.name == name) {
+            return Err(ErrorData::invalid_params(format!("unknown tool '{name}'"), None));
+        }
+        let meta_str = |k: &str| ctx.meta.get(k).and_then(Value::as_str);
+        let request_id = meta_str(REQUEST_ID_META).map_or_else(crate::gateway::request_id, str::to_string);
+        let args = request.arguments.unwrap_or_default();
+        let outcome = async {
+            // Arguments are checked before the token is spent on an exchange.
+            let check = match name {
+                "extract_intent" => input::extract_intent(&args).map(drop),
+                "discover_filter" => input::discover_filter(&args).map(drop),
+                _ => input::discover_connections(&args, self.config.max_connections).map(drop),
+            };
+            check.map_err(Failure::Invalid)?;
+            let session = self.protocol.exchange(meta_str(CALLER_TOKEN_META), &request_id).await?;
+            match name {
+                "extract_intent" => self.extract_intent(&args, session).await,
+                "discover_filter" => self.discover_filter(&args, session).await,
+                _ => self.discover_connections(&args, session).await,
+            }
+        };
+        let result = match outcome.await {
+            Ok(r) => r,
+            Err(failure) => {
+                if let Failure::Api(e) = &failure {
+                    warn!(tool = name, request_id, error = %e, "index tool failed");
+                }
+                failure.into_result()
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+/// The widget keys of `discover_filter` (tool and result), for ChatGPT and MCP Apps hosts.
+fn widget_meta() -> Value {
+    json!({
+        "ui": { "resourceUri": WIDGET_URI },
+        "ui/resourceUri": WIDGET_URI,
+        "openai/outputTemplate": WIDGET_URI,
+        "openai/widgetAccessible": true,
+        "openai/resultCanProduceWidget": true,
+        "openai/toolInvocation/invoking": "Rendering discovery cards",
+        "openai/toolInvocation/invoked": "Rendered discovery cards"
+    })
+}
+
+fn meta(v: Value) -> rmcp::model::MetaObject {
+    match v {
+        Value::Object(o) => o.into(),
+        _ => unreachable!("meta is an object"),
+    }
+}
+
+/// `intentIds=2 userIds=0 …`: which filters were used, never their values.
+fn filters_summary(input: &FilterInput) -> String {
+    let n = |v: &Option<Vec<String>>| v.as_ref().map_or(0, Vec::len);
+    format!(
+        "intentIds={} userIds={} indexIds={} sources={} page={} limit={}",
+        input.intent_ids.len(),
+        n(&input.user_ids),
+        n(&input.index_ids),
+        input.sources.as_ref().map_or(0, Vec::len),
+        input.page,
+        input.limit
+    )
+}
+
+fn prune_nulls(mut v: Value) -> Value {
+    if let Value::Object(o) = &mut v {
+        o.retain(|_, x| !x.is_null());
+        for x in o.values_mut() {
+            *x = prune_nulls(std::mem::take(x));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_seeds() {
+        let c = IndexConfig::from_raw(RawIndex {
+            protocol_api_url: Some("http://127.0.0.1:9/api".into()),
+            token_exchange_url: Some("http://127.0.0.1:9/token".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.protocol_api_timeout, Duration::from_secs(60));
+        assert_eq!(c.token_exchange_timeout, Duration::from_secs(10));
+        assert_eq!(c.vibecheck_concurrency, 2);
+        assert_eq!(c.vibecheck_throttle, Duration::from_millis(75));
+        assert_eq!(
+            c.vibecheck_retry_delays,
+            vec![Duration::from_millis(250), Duration::from_millis(500)]
+        );
+        assert_eq!(
+            c.payload_limits,
+            PayloadLimits {
+                section: 5000,
+                instruction: 2000
+            }
+        );
+        assert_eq!(c.unconfigured(), None);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let e = IndexConfig::from_raw(RawIndex {
+            vibecheck_concurrency: Some(9),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.0, "vibecheck_concurrency");
+        let e = IndexConfig::from_raw(RawIndex {
+            protocol_api_url: Some("ftp://x".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.0, "protocol_api_url");
+    }
+
+    #[test]
+    fn filter_tool_carries_the_widget_keys() {
+        let tools = IndexServer::tools();
+        let filter = tools.iter().find(|t| t.name == "discover_filter").unwrap();
+        let meta = filter.meta.as_ref().unwrap();
+        assert_eq!(meta.get("openai/outputTemplate"), Some(&json!(WIDGET_URI)));
+        assert_eq!(meta.get("ui"), Some(&json!({ "resourceUri": WIDGET_URI })));
+        for t in &tools {
+            jsonschema::validator_for(&Value::Object((*t.input_schema).clone())).unwrap();
+            for key in ["openai/toolInvocation/invoking", "openai/toolInvocation/invoked"] {
+                let s = t.meta.as_ref().unwrap().get(key).unwrap().as_str().unwrap();
+                assert!(s.chars().count() <= 64, "{key} of {} is too long", t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn prune_drops_nulls_deeply() {
+        assert_eq!(
+            prune_nulls(json!({ "a": null, "b": { "c": null, "d": 1 } })),
+            json!({ "b": { "d": 1 } })
+        );
+    }
+}

@@ -1,0 +1,498 @@
+//! Discovery results as cards, Markdown and a one-line summary: pure
+//! functions of the API's answer and the VibeChecks. Intent payloads are
+//! cut short and e-mail addresses never leave this module.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::input::truncate;
+use super::protocol::{Match, Pagination};
+use super::vibecheck::{Status, VibeCheck};
+
+/// Longest intent payload shown on a card.
+const PAYLOAD_CHARS: usize = 160;
+/// Longest self-introduction shown on a card.
+const INTRO_CHARS: usize = 200;
+/// Intents listed per card.
+const INTENTS_SHOWN: usize = 5;
+/// Shown instead of an e-mail address.
+const EMAIL_HIDDEN: &str = "[email hidden]";
+
+static EMAIL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").unwrap());
+
+/// Replaces e-mail addresses.
+pub fn hide_emails(text: &str) -> String {
+    EMAIL.replace_all(text, EMAIL_HIDDEN).into_owned()
+}
+
+/// Removes what must not reach the model: the e-mail field, and addresses
+/// inside introductions, intents and reasonings.
+pub fn redact(m: &mut Match) {
+    m.user.email = None;
+    if let Some(intro) = &mut m.user.intro {
+        *intro = hide_emails(intro);
+    }
+    for mi in &mut m.intents {
+        mi.intent.payload = hide_emails(&mi.intent.payload);
+        if let Some(summary) = &mut mi.intent.summary {
+            *summary = hide_emails(summary);
+        }
+        for r in &mut mi.reasonings {
+            *r = hide_emails(r);
+        }
+    }
+}
+
+/// One match, ready to render.
+#[derive(Debug, Clone, Serialize)]
+pub struct Card {
+    /// Who.
+    pub header: Header,
+    /// Why they match.
+    pub body: Body,
+    /// What the user can do next.
+    pub actions: Vec<Action>,
+    /// The same card in Markdown.
+    pub markup: String,
+}
+
+/// Card header.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    /// The person's name.
+    pub title: String,
+    /// Their introduction, shortened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtitle: Option<String>,
+    /// The first badge (`"3 intents"`), for renderers that show one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub badge: Option<String>,
+    /// Every badge, including error states such as `"VibeCheck unavailable"`.
+    pub badges: Vec<String>,
+    /// Avatar URL, when they have one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avatar: Option<String>,
+    /// Up to two initials for a placeholder avatar.
+    pub initials: String,
+    /// Their user ID.
+    pub user_id: String,
+}
+
+/// Card body.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Body {
+    /// The shared intents as a numbered list.
+    pub context: String,
+    /// Key figures.
+    pub stats: Vec<Stat>,
+    /// The VibeCheck paragraph (Markdown with links), or why there is none.
+    pub vibecheck: String,
+    /// Whether `vibecheck` is a real synthesis.
+    pub vibecheck_available: bool,
+}
+
+/// A labelled figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stat {
+    /// What it counts.
+    pub label: String,
+    /// The figure.
+    pub value: Value,
+}
+
+/// A suggested next step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Action {
+    /// Button text.
+    pub label: String,
+    /// What it does.
+    pub hint: String,
+    /// Machine name.
+    pub action: String,
+    /// What it acts on.
+    pub payload: Value,
+}
+
+/// The card of `m`; `check` is its VibeCheck.
+pub fn card(m: &Match, check: &VibeCheck) -> Card {
+    let user = &m.user;
+    let title = one_line(&hide_emails(user.name.trim()));
+    let title = if title.is_empty() {
+        "Unknown collaborator".to_string()
+    } else {
+        title
+    };
+    let n = m.intents.len();
+    let mut badges = Vec::new();
+    if n > 0 {
+        badges.push(format!("{n} {}", if n == 1 { "intent" } else { "intents" }));
+    }
+    let (vibecheck, available) = match check.status {
+        Status::Ok => (hide_emails(check.synthesis.trim()), true),
+        Status::Skipped => ("No VibeCheck for your own profile.".to_string(), false),
+        Status::Empty | Status::Failed => {
+            badges.push("VibeCheck unavailable".to_string());
+            ("VibeCheck summary unavailable.".to_string(), false)
+        }
+    };
+    let context = if n == 0 {
+        "No shared intents found yet.".to_string()
+    } else {
+        let mut lines: Vec<String> = m
+            .intents
+            .iter()
+            .take(INTENTS_SHOWN)
+            .enumerate()
+            .map(|(i, mi)| {
+                let text = mi.intent.summary.as_deref().unwrap_or(&mi.intent.payload);
+                format!("{}. {}", i + 1, truncate(&one_line(&hide_emails(text)), PAYLOAD_CHARS))
+            })
+            .collect();
+        if n > INTENTS_SHOWN {
+            lines.push(format!("… and {} more", n - INTENTS_SHOWN));
+        }
+        lines.join("\n")
+    };
+    let stats = vec![
+        Stat {
+            label: "Shared intents".into(),
+            value: json!(n),
+        },
+        Stat {
+            label: "Total stake".into(),
+            value: json!((m.total_stake * 100.0).round() / 100.0),
+        },
+    ];
+    let subtitle = user
+        .intro
+        .as_deref()
+        .map(|i| truncate(&one_line(&hide_emails(i)), INTRO_CHARS))
+        .filter(|i| !i.is_empty());
+    let payload = json!({ "userId": user.id });
+    let actions = vec![
+        Action {
+            label: "Connect".into(),
+            hint: "Start a connection workflow".into(),
+            action: "connect".into(),
+            payload: payload.clone(),
+        },
+        Action {
+            label: "Save".into(),
+            hint: "Save this match for later review".into(),
+            action: "save".into(),
+            payload,
+        },
+    ];
+    let header = Header {
+        initials: initials(&title),
+        badge: badges.first().cloned(),
+        badges,
+        subtitle,
+        avatar: user.avatar.clone().filter(|a| !a.trim().is_empty()),
+        user_id: user.id.clone(),
+        title,
+    };
+    let markup = markup(&header, &context, &stats, &vibecheck);
+    Card {
+        header,
+        body: Body {
+            context,
+            stats,
+            vibecheck,
+            vibecheck_available: available,
+        },
+        actions,
+        markup,
+    }
+}
+
+fn markup(header: &Header, context: &str, stats: &[Stat], vibecheck: &str) -> String {
+    let mut md = format!("### {}", header.title);
+    if !header.badges.is_empty() {
+        md.push_str(&format!(" ({})", header.badges.join(", ")));
+    }
+    if let Some(subtitle) = &header.subtitle {
+        md.push_str(&format!("\n{subtitle}"));
+    }
+    md.push_str(&format!("\n{context}"));
+    for s in stats {
+        md.push_str(&format!("\n- {}: {}", s.label, s.value));
+    }
+    md.push_str(&format!("\n\n_{vibecheck}_"));
+    md
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `"Ada Lovelace"` → `"AL"`; `"ada"` → `"A"`.
+pub fn initials(name: &str) -> String {
+    name.split_whitespace()
+        .filter_map(|w| w.chars().find(|c| c.is_alphanumeric()))
+        .take(2)
+        .flat_map(char::to_uppercase)
+        .collect()
+}
+
+/// Where to go from this page: flags, page numbers, and the exact arguments
+/// for the neighbouring pages (with the resolved intent IDs, so following a
+/// page never creates intents again).
+pub fn page_hint(pagination: &Pagination, arguments: &Value) -> Value {
+    let page = pagination.page;
+    let with_page = |p: u64| {
+        let mut a = arguments.clone();
+        a["page"] = json!(p);
+        a
+    };
+    json!({
+        "hasNext": pagination.has_next,
+        "hasPrev": pagination.has_prev,
+        "nextPage": pagination.has_next.then_some(page + 1),
+        "prevPage": (pagination.has_prev && page > 1).then(|| page - 1),
+        "nextArguments": pagination.has_next.then(|| with_page(page + 1)),
+        "prevArguments": (pagination.has_prev && page > 1).then(|| with_page(page - 1)),
+    })
+}
+
+/// What the summary line reports.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// Intents created from the input (`None`: existing intents were used).
+    pub generated: Option<usize>,
+    /// Intents matched from.
+    pub intents: usize,
+    /// Matches on this page.
+    pub matches: usize,
+    /// Page position.
+    pub pagination: Pagination,
+    /// Matches whose VibeCheck is missing.
+    pub unavailable: usize,
+    /// Matches that had a VibeCheck attempted.
+    pub checked: usize,
+    /// Fresh intents whose matches may still be computed.
+    pub still_arriving: bool,
+}
+
+/// `Generated 2 intents · Found 3 matches · page 1 (more on page 2) · VibeCheck …`.
+pub fn summary(f: &Facts) -> String {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = Vec::new();
+    match f.generated {
+        Some(n) => parts.push(format!("Generated {} from your input", plural(n, "intent", "intents"))),
+        None => parts.push(format!(
+            "Used {}",
+            plural(f.intents, "existing intent", "existing intents")
+        )),
+    }
+    parts.push(format!("Found {}", plural(f.matches, "match", "matches")));
+    let p = &f.pagination;
+    let mut page = format!("page {} (up to {} per page", p.page, p.limit);
+    if p.has_next {
+        page.push_str(&format!("; more on page {}", p.page + 1));
+    }
+    if p.has_prev && p.page > 1 {
+        page.push_str(&format!("; previous is page {}", p.page - 1));
+    }
+    if !p.has_next {
+        page.push_str("; no further pages");
+    }
+    page.push(')');
+    parts.push(page);
+    if f.checked > 0 {
+        if f.unavailable == 0 {
+            parts.push(format!(
+                "VibeCheck summaries attached for {}",
+                if f.checked == 1 {
+                    "the match".into()
+                } else {
+                    format!("all {}", f.checked)
+                }
+            ));
+        } else {
+            parts.push(format!(
+                "VibeCheck unavailable for {}",
+                plural(f.unavailable, "candidate", "candidates")
+            ));
+        }
+    }
+    if f.still_arriving {
+        parts.push("matches for new intents may still be arriving; call again in a few seconds".into());
+    }
+    let mut text = parts.join(" · ");
+    if f.matches > 0 {
+        text.push_str(". Cards follow.");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::protocol::{Intent, MatchedIntent, User};
+
+    fn a_match(name: &str, intents: usize) -> Match {
+        Match {
+            user: User {
+                id: "u1".into(),
+                name: name.into(),
+                email: Some("ada@example.com".into()),
+                avatar: None,
+                intro: Some("Engineer; write to ada@example.com".into()),
+            },
+            total_stake: 12.345,
+            intents: (0..intents)
+                .map(|i| MatchedIntent {
+                    intent: Intent {
+                        id: format!("i{i}"),
+                        payload: format!("{} contact me at x.y@mail.example.org", "long text ".repeat(30)),
+                        summary: None,
+                        created_at: "2025-12-01T00:00:00.000Z".into(),
+                        extra: Default::default(),
+                    },
+                    total_stake: 1.0,
+                    reasonings: vec![],
+                })
+                .collect(),
+            extra: Default::default(),
+        }
+    }
+
+    fn check(status: Status, synthesis: &str) -> VibeCheck {
+        VibeCheck {
+            target_user_id: "u1".into(),
+            synthesis: synthesis.into(),
+            character_limit: None,
+            status,
+        }
+    }
+
+    #[test]
+    fn a_card_has_header_body_actions_and_markup() {
+        let c = card(
+            &a_match("Ada Lovelace", 2),
+            &check(
+                Status::Ok,
+                "You could [build engines](https://index.network/intents/i0) together.",
+            ),
+        );
+        assert_eq!(c.header.title, "Ada Lovelace");
+        assert_eq!(c.header.initials, "AL");
+        assert_eq!(c.header.badge.as_deref(), Some("2 intents"));
+        assert_eq!(c.header.badges, vec!["2 intents"]);
+        assert!(c.body.vibecheck_available);
+        assert_eq!(c.body.stats[1].value, json!(12.35));
+        assert_eq!(c.actions[0].payload, json!({ "userId": "u1" }));
+        assert!(c.markup.starts_with("### Ada Lovelace (2 intents)\n"));
+        assert!(
+            c.markup
+                .ends_with("_You could [build engines](https://index.network/intents/i0) together._")
+        );
+        assert!(c.markup.contains("\n- Shared intents: 2\n- Total stake: 12.35"));
+    }
+
+    #[test]
+    fn payloads_are_cut_and_emails_never_shown() {
+        let c = card(&a_match("Ada", 7), &check(Status::Ok, "mail ada@example.com"));
+        let all = serde_json::to_string(&c).unwrap();
+        assert!(
+            !all.contains("@example.com") && !all.contains("@mail.example.org"),
+            "{all}"
+        );
+        assert!(all.contains(EMAIL_HIDDEN));
+        let first = c.body.context.lines().next().unwrap();
+        assert!(first.chars().count() <= PAYLOAD_CHARS + 3, "{first}");
+        assert!(c.body.context.ends_with("… and 2 more"));
+    }
+
+    #[test]
+    fn missing_vibecheck_is_a_badge_not_an_error() {
+        let c = card(&a_match("", 1), &check(Status::Failed, ""));
+        assert_eq!(c.header.title, "Unknown collaborator");
+        assert_eq!(c.header.badges, vec!["1 intent", "VibeCheck unavailable"]);
+        assert_eq!(c.body.vibecheck, "VibeCheck summary unavailable.");
+        let own = card(&a_match("Me", 1), &check(Status::Skipped, ""));
+        assert_eq!(own.header.badges, vec!["1 intent"]);
+    }
+
+    #[test]
+    fn page_hints_carry_the_next_arguments() {
+        let p = Pagination {
+            page: 2,
+            limit: 10,
+            has_next: true,
+            has_prev: true,
+        };
+        let hint = page_hint(&p, &json!({ "intentIds": ["i"], "page": 2, "limit": 10 }));
+        assert_eq!(hint["nextPage"], 3);
+        assert_eq!(hint["prevPage"], 1);
+        assert_eq!(
+            hint["nextArguments"],
+            json!({ "intentIds": ["i"], "page": 3, "limit": 10 })
+        );
+        let last = page_hint(
+            &Pagination {
+                has_next: false,
+                has_prev: false,
+                page: 1,
+                ..p
+            },
+            &json!({}),
+        );
+        assert_eq!(last["nextPage"], Value::Null);
+        assert_eq!(last["prevArguments"], Value::Null);
+    }
+
+    #[test]
+    fn summaries_say_what_happened() {
+        let pagination = Pagination {
+            page: 1,
+            limit: 50,
+            has_next: true,
+            has_prev: false,
+        };
+        let s = summary(&Facts {
+            generated: Some(2),
+            intents: 2,
+            matches: 3,
+            pagination,
+            unavailable: 1,
+            checked: 3,
+            still_arriving: false,
+        });
+        assert_eq!(
+            s,
+            "Generated 2 intents from your input · Found 3 matches · page 1 (up to 50 per page; more on page 2) · VibeCheck unavailable for 1 candidate. Cards follow."
+        );
+        let empty = summary(&Facts {
+            generated: None,
+            intents: 1,
+            matches: 0,
+            pagination: Pagination {
+                has_next: false,
+                ..pagination
+            },
+            unavailable: 0,
+            checked: 0,
+            still_arriving: true,
+        });
+        assert!(
+            empty
+                .starts_with("Used 1 existing intent · Found 0 matches · page 1 (up to 50 per page; no further pages)")
+        );
+        assert!(empty.ends_with("call again in a few seconds"));
+    }
+
+    #[test]
+    fn initials_of_names() {
+        assert_eq!(initials("ada lovelace byron"), "AL");
+        assert_eq!(initials("  ada "), "A");
+        assert_eq!(initials(""), "");
+    }
+}

@@ -1,0 +1,577 @@
+//! The Index Protocol API over HTTP: token exchange, `/discover/new`,
+//! `/discover/filter` and `/synthesis/vibecheck`. Each call has its own
+//! timeout; every failure becomes an [`Error`] whose message a person can act on.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use super::IndexConfig;
+use super::input::Source;
+
+/// The scope a token needs before it may be exchanged.
+pub const EXCHANGE_SCOPE: &str = "privy:token:exchange";
+/// Header carrying the gateway's request id to the Protocol API.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+/// How the token exchange is named in messages.
+const EXCHANGE: &str = "Token exchange";
+/// Longest backend body quoted in an error or a log line.
+const SNIPPET: usize = 500;
+
+/// Why a Protocol API call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The upstream request carried no bearer token.
+    #[error(
+        "authorization required: call the gateway with a bearer token (Authorization: Bearer …); it is exchanged for an Index Network access token"
+    )]
+    MissingAuth,
+    /// The exchanged token may not be used for the Protocol API.
+    #[error("the token lacks the '{EXCHANGE_SCOPE}' scope; sign in again and grant Index Network access")]
+    Scope,
+    /// The call did not finish within its timeout.
+    #[error("{what} request timed out after {} ms", after.as_millis())]
+    Timeout {
+        /// Which call.
+        what: &'static str,
+        /// Its timeout.
+        after: Duration,
+    },
+    /// The call never got an HTTP answer.
+    #[error("{what} request failed: {message}")]
+    Network {
+        /// Which call.
+        what: &'static str,
+        /// The transport error.
+        message: String,
+    },
+    /// A non-2xx answer; `message` is the backend's `error` (or validation
+    /// messages), else the status text.
+    #[error("{what} failed ({status}): {message}")]
+    Status {
+        /// Which call.
+        what: &'static str,
+        /// HTTP status.
+        status: u16,
+        /// What the backend said.
+        message: String,
+        /// `Retry-After`, when sent.
+        retry_after: Option<Duration>,
+    },
+    /// A 2xx answer without the expected JSON.
+    #[error("{what} answered without valid JSON: {message}")]
+    BadJson {
+        /// Which call.
+        what: &'static str,
+        /// The parse error.
+        message: String,
+    },
+}
+
+impl Error {
+    /// Worth retrying: network trouble, timeouts, 5xx and 429.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Timeout { .. } | Error::Network { .. } => true,
+            Error::Status { status, .. } => *status >= 500 || *status == 429,
+            _ => false,
+        }
+    }
+
+    /// The wait the backend asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Whether the caller must authenticate (again).
+    pub fn needs_auth(&self) -> bool {
+        match self {
+            Error::MissingAuth | Error::Scope => true,
+            Error::Status { status, what, .. } => *status == 401 || (*what == EXCHANGE && (400..500).contains(status)),
+            _ => false,
+        }
+    }
+}
+
+/// What the token exchange gives back.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Bearer for the Protocol API.
+    pub access_token: String,
+    /// The Index user behind it (their own matches get no VibeCheck).
+    pub user_id: Option<String>,
+    /// The gateway's request id, sent along for correlation.
+    pub request_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Exchanged {
+    privy_access_token: String,
+    user_id: Option<String>,
+    #[serde(default)]
+    scope: Option<Scopes>,
+}
+
+/// `scope` arrives as `"a b"` or `["a", "b"]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Scopes {
+    Words(String),
+    List(Vec<String>),
+}
+
+impl Scopes {
+    fn contains(&self, scope: &str) -> bool {
+        match self {
+            Scopes::Words(s) => s.split_whitespace().any(|w| w == scope),
+            Scopes::List(l) => l.iter().any(|w| w == scope),
+        }
+    }
+}
+
+/// One intent, as `/discover/new` and `/discover/filter` return it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Intent {
+    /// Its UUID.
+    pub id: String,
+    /// The intent text.
+    pub payload: String,
+    /// A short summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// When it was created, as an ISO 8601 string.
+    #[serde(deserialize_with = "iso_date")]
+    pub created_at: String,
+    /// Fields this version of the API added; kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `/discover/new`'s answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Extracted {
+    /// The intents created (may be empty).
+    pub intents: Vec<Intent>,
+    /// Files read.
+    #[serde(default)]
+    pub files_processed: u64,
+    /// Links read.
+    #[serde(default)]
+    pub links_processed: u64,
+    /// How many intents the backend generated.
+    #[serde(default)]
+    pub intents_generated: u64,
+}
+
+/// A matched person.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct User {
+    /// Their UUID.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Never passed on (see [`super::cards`]); kept in the type to validate the shape.
+    pub email: Option<String>,
+    /// Avatar URL.
+    pub avatar: Option<String>,
+    /// Self-introduction.
+    pub intro: Option<String>,
+}
+
+/// One of the caller's intents that connects to a match.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchedIntent {
+    /// The intent.
+    pub intent: Intent,
+    /// Stake behind this connection.
+    #[serde(deserialize_with = "number")]
+    pub total_stake: f64,
+    /// Why the agents think it matches.
+    #[serde(default)]
+    pub reasonings: Vec<String>,
+}
+
+/// One discovery result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Match {
+    /// Who.
+    pub user: User,
+    /// Total stake over all connecting intents.
+    #[serde(deserialize_with = "number")]
+    pub total_stake: f64,
+    /// The caller's intents that connect.
+    #[serde(default)]
+    pub intents: Vec<MatchedIntent>,
+    /// Fields this version of the API added; kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Page position.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pagination {
+    /// 1-based page.
+    pub page: u64,
+    /// Page size.
+    pub limit: u64,
+    /// A later page exists.
+    pub has_next: bool,
+    /// An earlier page exists.
+    pub has_prev: bool,
+}
+
+/// `/discover/filter`'s answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Filtered {
+    /// Matches, best first.
+    pub results: Vec<Match>,
+    /// Where this page is.
+    pub pagination: Pagination,
+    /// The filters the backend applied, as it echoed them.
+    #[serde(default)]
+    pub filters: Value,
+}
+
+/// The `/discover/filter` request body; absent fields are left out.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FilterRequest<'a> {
+    /// Intents to match from.
+    pub intent_ids: &'a [String],
+    /// Only these users.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_ids: Option<&'a [String]>,
+    /// Only these indexes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_ids: Option<&'a [String]>,
+    /// Only these sources.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<&'a [Source]>,
+    /// Leave out users already connected.
+    pub exclude_discovered: bool,
+    /// 1-based page.
+    pub page: u64,
+    /// Page size.
+    pub limit: u64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VibeCheckRequest<'a> {
+    target_user_id: &'a str,
+    intent_ids: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index_ids: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<VibeCheckOptions>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VibeCheckOptions {
+    character_limit: u64,
+}
+
+#[derive(Debug, Deserialize)]
+struct VibeCheckResponse {
+    synthesis: String,
+}
+
+/// A client of one Protocol API deployment.
+#[derive(Debug, Clone)]
+pub struct Protocol {
+    http: reqwest::Client,
+    config: std::sync::Arc<IndexConfig>,
+}
+
+impl Protocol {
+    /// A client for `config` (which must have its URLs).
+    pub fn new(config: std::sync::Arc<IndexConfig>) -> Self {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("mcp-gateway/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("the HTTP client builds with default TLS settings");
+        Self { http, config }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.config.protocol_api_url.trim_end_matches('/'))
+    }
+
+    /// Exchanges the caller's bearer token for a Protocol API token.
+    pub async fn exchange(&self, bearer: Option<&str>, request_id: &str) -> Result<Session, Error> {
+        let bearer = bearer.ok_or(Error::MissingAuth)?;
+        let what = EXCHANGE;
+        let request = self
+            .http
+            .post(&self.config.token_exchange_url)
+            .bearer_auth(bearer)
+            .header(http::header::ACCEPT, "application/json")
+            .header(REQUEST_ID_HEADER, request_id);
+        let answer: Result<Exchanged, Error> = send(what, request, self.config.token_exchange_timeout).await;
+        let exchanged = match answer {
+            Err(Error::Status { status: 403, .. }) => return Err(Error::Scope),
+            other => other?,
+        };
+        if exchanged.scope.as_ref().is_some_and(|s| !s.contains(EXCHANGE_SCOPE)) {
+            return Err(Error::Scope);
+        }
+        Ok(Session {
+            access_token: exchanged.privy_access_token,
+            user_id: exchanged.user_id,
+            request_id: request_id.to_string(),
+        })
+    }
+
+    /// `POST /discover/new` (multipart, field `payload`).
+    pub async fn discover_new(&self, session: &Session, payload: String) -> Result<Extracted, Error> {
+        let form = reqwest::multipart::Form::new().text("payload", payload);
+        let request = self.authorized(session, &self.url("/discover/new")).multipart(form);
+        send("Discover new", request, self.config.protocol_api_timeout).await
+    }
+
+    /// `POST /discover/filter`.
+    pub async fn discover_filter(&self, session: &Session, body: &FilterRequest<'_>) -> Result<Filtered, Error> {
+        let request = self.authorized(session, &self.url("/discover/filter")).json(body);
+        send("Discover filter", request, self.config.discover_filter_timeout).await
+    }
+
+    /// `POST /synthesis/vibecheck`, once. `""` is a valid answer (nothing to say).
+    pub async fn vibecheck(
+        &self,
+        session: &Session,
+        target_user_id: &str,
+        intent_ids: &[String],
+        index_ids: Option<&[String]>,
+        character_limit: Option<u64>,
+    ) -> Result<String, Error> {
+        let body = VibeCheckRequest {
+            target_user_id,
+            intent_ids,
+            index_ids,
+            options: character_limit.map(|character_limit| VibeCheckOptions { character_limit }),
+        };
+        let request = self.authorized(session, &self.url("/synthesis/vibecheck")).json(&body);
+        let answer: VibeCheckResponse = send("VibeCheck", request, self.config.vibecheck_timeout).await?;
+        Ok(answer.synthesis)
+    }
+
+    fn authorized(&self, session: &Session, url: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(url)
+            .bearer_auth(&session.access_token)
+            .header(http::header::ACCEPT, "application/json")
+            .header(REQUEST_ID_HEADER, &session.request_id)
+    }
+}
+
+/// Sends, bounded by `timeout`, and reads a JSON answer.
+async fn send<T: DeserializeOwned>(
+    what: &'static str,
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
+) -> Result<T, Error> {
+    let exchange = async {
+        let response = request.send().await.map_err(|e| Error::Network {
+            what,
+            message: reqwest_message(&e),
+        })?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = response.bytes().await.map_err(|e| Error::Network {
+            what,
+            message: reqwest_message(&e),
+        })?;
+        if !status.is_success() {
+            return Err(Error::Status {
+                what,
+                status: status.as_u16(),
+                message: backend_message(&body)
+                    .unwrap_or_else(|| status.canonical_reason().unwrap_or("unexpected status").to_string()),
+                retry_after,
+            });
+        }
+        serde_json::from_slice(&body).map_err(|e| Error::BadJson {
+            what,
+            message: format!("{e} (body starts: {})", snippet(&body)),
+        })
+    };
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .unwrap_or(Err(Error::Timeout { what, after: timeout }))
+}
+
+/// The backend's own words: `{ error }`, else express-validator's `{ errors: [{ path, msg }] }`.
+fn backend_message(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    if let Some(e) = value.get("error").and_then(Value::as_str) {
+        let detail = value
+            .get("error_description")
+            .or_else(|| value.get("message"))
+            .and_then(Value::as_str);
+        return Some(match detail {
+            Some(d) => format!("{e} ({d})"),
+            None => e.to_string(),
+        });
+    }
+    let errors = value.get("errors")?.as_array()?;
+    let messages: Vec<String> = errors
+        .iter()
+        .map(|e| {
+            let msg = e.get("msg").and_then(Value::as_str).unwrap_or("Invalid value");
+            match e.get("path").and_then(Value::as_str) {
+                Some(path) => format!("{path}: {msg}"),
+                None => msg.to_string(),
+            }
+        })
+        .collect();
+    (!messages.is_empty()).then(|| messages.join("; "))
+}
+
+fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    super::input::truncate(text.trim(), SNIPPET)
+}
+
+fn reqwest_message(e: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    message
+}
+
+/// Dates arrive as ISO strings (JSON of a JS `Date`) or epoch milliseconds; both become ISO 8601.
+fn iso_date<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    use serde::de::Error as _;
+    match Value::deserialize(d)? {
+        Value::String(s) => match chrono::DateTime::parse_from_rfc3339(&s) {
+            Ok(t) => Ok(t
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            Err(e) => Err(D::Error::custom(format!("date '{s}' is not ISO 8601: {e}"))),
+        },
+        Value::Number(n) => n
+            .as_i64()
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+            .ok_or_else(|| D::Error::custom(format!("date {n} is not epoch milliseconds"))),
+        other => Err(D::Error::custom(format!("expected a date, got {other}"))),
+    }
+}
+
+/// Stakes are numbers, or numeric strings in some versions of the API.
+fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::de::Error as _;
+    match Value::deserialize(d)? {
+        Value::Number(n) => n.as_f64().ok_or_else(|| D::Error::custom("stake out of range")),
+        Value::String(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| D::Error::custom(format!("stake '{s}' is not a number"))),
+        other => Err(D::Error::custom(format!("expected a number, got {other}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn backend_errors_are_quoted() {
+        assert_eq!(
+            backend_message(br#"{"error":"Access token required"}"#).as_deref(),
+            Some("Access token required")
+        );
+        let validation = json!({ "errors": [
+            { "type": "field", "value": "x", "msg": "Invalid value", "path": "intentIds[0]", "location": "body" },
+            { "type": "field", "value": 0, "msg": "Invalid value", "path": "page", "location": "body" }
+        ]});
+        assert_eq!(
+            backend_message(validation.to_string().as_bytes()).as_deref(),
+            Some("intentIds[0]: Invalid value; page: Invalid value")
+        );
+        assert_eq!(
+            backend_message(br#"{"error":"invalid_token","error_description":"Session expired"}"#).as_deref(),
+            Some("invalid_token (Session expired)")
+        );
+        assert_eq!(backend_message(b"<html>oops</html>"), None);
+    }
+
+    #[test]
+    fn results_are_validated_and_dates_normalised() {
+        let body = json!({
+            "results": [{
+                "user": { "id": "u", "name": "Ada", "email": null, "avatar": null, "intro": null },
+                "totalStake": "12.5",
+                "bucket": "week",
+                "intents": [{
+                    "intent": { "id": "i", "payload": "p", "summary": null, "createdAt": "2025-12-02T10:00:00+01:00" },
+                    "totalStake": 3,
+                    "reasonings": ["r"]
+                }]
+            }],
+            "pagination": { "page": 1, "limit": 50, "hasNext": false, "hasPrev": false },
+            "filters": { "intentIds": ["i"] }
+        });
+        let f: Filtered = serde_json::from_value(body).unwrap();
+        assert_eq!(f.results[0].total_stake, 12.5);
+        assert_eq!(f.results[0].intents[0].intent.created_at, "2025-12-02T09:00:00.000Z");
+        assert_eq!(f.results[0].extra["bucket"], "week");
+        let epoch: Intent =
+            serde_json::from_value(json!({ "id": "i", "payload": "p", "createdAt": 1764669600000i64 })).unwrap();
+        assert_eq!(epoch.created_at, "2025-12-02T10:00:00.000Z");
+        assert!(serde_json::from_value::<Filtered>(json!({ "results": [{}] })).is_err());
+    }
+
+    #[test]
+    fn scopes_in_either_shape() {
+        let words: Scopes = serde_json::from_value(json!("openid privy:token:exchange")).unwrap();
+        let list: Scopes = serde_json::from_value(json!(["openid"])).unwrap();
+        assert!(words.contains(EXCHANGE_SCOPE));
+        assert!(!list.contains(EXCHANGE_SCOPE));
+    }
+
+    #[test]
+    fn transient_errors() {
+        let status = |status| Error::Status {
+            what: "x",
+            status,
+            message: String::new(),
+            retry_after: None,
+        };
+        assert!(status(503).is_transient());
+        assert!(status(429).is_transient());
+        assert!(!status(400).is_transient());
+        assert!(
+            Error::Timeout {
+                what: "x",
+                after: Duration::from_secs(1)
+            }
+            .is_transient()
+        );
+        assert!(status(401).needs_auth());
+    }
+}

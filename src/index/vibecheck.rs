@@ -1,0 +1,180 @@
+//! VibeCheck for every match: a pool of `concurrency` workers, a short pause
+//! after each call, retries with backoff on transient failures (honouring
+//! `Retry-After`), and a final failure that empties one card's synthesis
+//! instead of failing the tool.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde::Serialize;
+use tracing::{debug, info, warn};
+
+use super::protocol::{Match, Protocol, Session};
+
+/// Longest `Retry-After` honoured before a retry; a longer ask waits this long.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+
+/// How one VibeCheck went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// A synthesis came back.
+    Ok,
+    /// The backend had nothing to say (an empty synthesis with status 200).
+    Empty,
+    /// Every attempt failed.
+    Failed,
+    /// The match is the caller; no synthesis about yourself.
+    Skipped,
+}
+
+/// One entry of `vibechecks`, aligned with `results`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VibeCheck {
+    /// The match.
+    pub target_user_id: String,
+    /// The text, `""` unless [`Status::Ok`].
+    pub synthesis: String,
+    /// The limit asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub character_limit: Option<u64>,
+    /// How it went.
+    pub status: Status,
+}
+
+impl VibeCheck {
+    /// Whether the card should say the synthesis is unavailable.
+    pub fn unavailable(&self) -> bool {
+        matches!(self.status, Status::Empty | Status::Failed)
+    }
+}
+
+/// Pool settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Calls in flight.
+    pub concurrency: usize,
+    /// Pause after each call, per worker.
+    pub throttle: Duration,
+    /// Delay before each retry; its length is the number of retries.
+    pub retry_delays: Vec<Duration>,
+    /// Forwarded as `options.characterLimit`.
+    pub character_limit: Option<u64>,
+}
+
+/// Totals for the invocation's log line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Syntheses received (including empty ones).
+    pub success: usize,
+    /// Matches left without a synthesis after every retry.
+    pub failures: usize,
+    /// Retries made.
+    pub retries: usize,
+}
+
+/// Runs VibeCheck for every match except the caller, in `results` order.
+pub async fn run_all(
+    protocol: &Protocol,
+    session: &Session,
+    results: &[Match],
+    intent_ids: &[String],
+    index_ids: Option<&[String]>,
+    settings: &Settings,
+) -> (Vec<VibeCheck>, Tally) {
+    let started = Instant::now();
+    // Futures collected first: a stream closure borrowing `results` trips rustc's Send inference.
+    let calls: Vec<_> = results
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let target = m.user.id.clone();
+            async move {
+                if session.user_id.as_deref() == Some(target.as_str()) {
+                    return (i, entry(&target, String::new(), Status::Skipped, settings), 0);
+                }
+                let (check, retries) = with_retries(protocol, session, &target, intent_ids, index_ids, settings).await;
+                tokio::time::sleep(settings.throttle).await;
+                (i, check, retries)
+            }
+        })
+        .collect();
+    let mut checked: Vec<(usize, VibeCheck, usize)> = futures::stream::iter(calls)
+        .buffer_unordered(settings.concurrency.max(1))
+        .collect()
+        .await;
+    checked.sort_by_key(|(i, ..)| *i);
+    let mut tally = Tally::default();
+    let checks = checked
+        .into_iter()
+        .map(|(_, check, retries)| {
+            tally.retries += retries;
+            match check.status {
+                Status::Ok | Status::Empty => tally.success += 1,
+                Status::Failed => tally.failures += 1,
+                Status::Skipped => {}
+            }
+            check
+        })
+        .collect();
+    info!(
+        request_id = %session.request_id,
+        calls = results.len(),
+        concurrency = settings.concurrency,
+        latency_ms = started.elapsed().as_millis() as u64,
+        "vibecheck batch"
+    );
+    (checks, tally)
+}
+
+async fn with_retries(
+    protocol: &Protocol,
+    session: &Session,
+    target: &str,
+    intent_ids: &[String],
+    index_ids: Option<&[String]>,
+    settings: &Settings,
+) -> (VibeCheck, usize) {
+    let mut attempt = 0;
+    loop {
+        let started = Instant::now();
+        let answer = protocol
+            .vibecheck(session, target, intent_ids, index_ids, settings.character_limit)
+            .await;
+        debug!(request_id = %session.request_id, target_user_id = target, attempt, latency_ms = started.elapsed().as_millis() as u64, ok = answer.is_ok(), "vibecheck call");
+        let error = match answer {
+            Ok(s) if s.trim().is_empty() => return (entry(target, String::new(), Status::Empty, settings), attempt),
+            Ok(s) => {
+                return (
+                    entry(target, super::cards::hide_emails(&s), Status::Ok, settings),
+                    attempt,
+                );
+            }
+            Err(e) => e,
+        };
+        let Some(delay) = settings.retry_delays.get(attempt).filter(|_| error.is_transient()) else {
+            warn!(request_id = %session.request_id, target_user_id = target, attempts = attempt + 1, error = %error, "vibecheck unavailable");
+            return (entry(target, String::new(), Status::Failed, settings), attempt);
+        };
+        let wait = match error.retry_after() {
+            Some(asked) => {
+                let honoured = asked.min(MAX_RETRY_AFTER);
+                info!(request_id = %session.request_id, target_user_id = target, retry_after_s = asked.as_secs(), "vibecheck rate limited; honouring Retry-After");
+                honoured.max(*delay)
+            }
+            None => *delay,
+        };
+        tokio::time::sleep(wait).await;
+        attempt += 1;
+    }
+}
+
+fn entry(target: &str, synthesis: String, status: Status, settings: &Settings) -> VibeCheck {
+    VibeCheck {
+        target_user_id: target.to_string(),
+        synthesis,
+        character_limit: settings.character_limit,
+        status,
+    }
+}

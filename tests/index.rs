@@ -1,0 +1,550 @@
+//! The built-in Index Network server, end to end: the real gateway binary,
+//! an MCP client over HTTP, and a fake Index Network on loopback that
+//! follows the Protocol API's contract and misbehaves on demand.
+
+mod common;
+mod fake_index;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use fake_index::{FakeIndex, Fault, INTENT_A, INTENT_B, ME, user_id};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// A gateway whose project `p` is granted `index`, and a client with p's token (accepted by the fake).
+async fn setup(fake: &FakeIndex, index_extra: &str) -> (Gateway, Client) {
+    let gw = Gateway::start(&fake.config(index_extra)).await;
+    gw.cli(&["project", "create", "p"]);
+    gw.cli(&["grant", "--project", "p", "--server", "index"]);
+    let token = gw.issue_token("p");
+    fake.accept(&token);
+    let client = gw.client_with_token(&token).await.unwrap();
+    index_running(&client).await;
+    (gw, client)
+}
+
+/// Waits until the built-in `index` server's tools are in the caller's catalog.
+async fn index_running(client: &Client) {
+    eventually(Duration::from_secs(10), "the index tools", || async {
+        let found = discover(client, json!("discover filter people intents")).await;
+        found
+            .iter()
+            .any(|r| r["toolKey"] == "index:discover_filter")
+            .then_some(())
+    })
+    .await;
+}
+
+fn structured(r: &CallToolResult) -> &Value {
+    r.structured_content
+        .as_ref()
+        .unwrap_or_else(|| panic!("no structuredContent: {r:?}"))
+}
+
+fn assert_ok(r: &CallToolResult) {
+    assert_ne!(r.is_error, Some(true), "tool failed: {}", text(r));
+}
+
+fn assert_error(r: &CallToolResult, needle: &str) {
+    assert_eq!(r.is_error, Some(true), "expected an error, got: {}", text(r));
+    assert!(text(r).contains(needle), "{needle:?} not in: {}", text(r));
+}
+
+#[tokio::test]
+async fn discover_filter_is_found_and_run_with_cards_pages_and_no_emails() {
+    let fake = FakeIndex::start(12).await;
+    let (_gw, client) = setup(&fake, "").await;
+
+    let found = discover(&client, json!("find people to collaborate with on my project")).await;
+    let keys: Vec<&str> = found.iter().filter_map(|r| r["toolKey"].as_str()).collect();
+    assert!(keys.contains(&"index:discover_filter"), "{keys:?}");
+    let filter = found.iter().find(|r| r["toolKey"] == "index:discover_filter").unwrap();
+    assert_eq!(filter["inputSchema"]["properties"]["limit"]["maximum"], 100);
+
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B, INTENT_A], "limit": 5 }),
+    )
+    .await;
+    assert_ok(&r);
+    let s = structured(&r);
+    let results = s["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5);
+    // December semantics: highest total stake first.
+    assert_eq!(results[0]["user"]["id"], user_id(0));
+    assert_eq!(
+        s["pagination"],
+        json!({ "page": 1, "limit": 5, "hasNext": true, "hasPrev": false })
+    );
+    assert_eq!(s["generatedIntents"], Value::Null);
+    let cards = s["cards"].as_array().unwrap();
+    let checks = s["vibechecks"].as_array().unwrap();
+    assert_eq!(
+        (cards.len(), checks.len(), s["cardsMarkup"].as_array().unwrap().len()),
+        (5, 5, 5)
+    );
+    for ((result, card), check) in results.iter().zip(cards).zip(checks) {
+        assert_eq!(card["header"]["userId"], result["user"]["id"]);
+        assert_eq!(check["targetUserId"], result["user"]["id"]);
+        assert_eq!(check["status"], "ok");
+        assert!(
+            card["body"]["vibecheck"]
+                .as_str()
+                .unwrap()
+                .contains("](https://index.network/intents/")
+        );
+        assert_eq!(card["actions"][0]["action"], "connect");
+    }
+    assert_eq!(cards[0]["header"]["badge"], "1 intent");
+    assert_eq!(cards[0]["header"]["initials"], "P0");
+    // The duplicate intent ID was sent once; undefined fields were left out; defaults applied.
+    let sent = &fake.filter_bodies()[0];
+    assert_eq!(
+        sent,
+        &json!({ "intentIds": [INTENT_A, INTENT_B], "excludeDiscovered": true, "page": 1, "limit": 5 })
+    );
+    assert_eq!(fake.vibe_bodies()[0]["intentIds"], json!([INTENT_A, INTENT_B]));
+    assert!(fake.vibe_bodies()[0].get("options").is_none());
+
+    let content = text(&r);
+    assert!(content.starts_with("Used 2 existing intents · Found 5 matches · page 1 (up to 5 per page; more on page 2) · VibeCheck summaries attached for all 5"), "{content}");
+    assert!(content.contains("\n\n### Person 0 (1 intent)\n"), "{content}");
+    let everything = serde_json::to_string(&r).unwrap();
+    assert!(
+        !everything.contains("@example.com"),
+        "an e-mail address leaked: {everything}"
+    );
+
+    let meta = r.meta.as_ref().expect("result _meta");
+    assert_eq!(
+        meta.get("openai/outputTemplate"),
+        Some(&json!("ui://widget/index-discover@v1.html"))
+    );
+    assert_eq!(meta.get("openai/widgetAccessible"), Some(&json!(true)));
+    assert!(meta.get("openai/toolInvocation/invoked").is_some());
+
+    // The next page, with the arguments the page hint gives.
+    assert_eq!(s["pageHint"]["nextPage"], 2);
+    let next = s["pageHint"]["nextArguments"].clone();
+    assert_eq!(next["page"], 2);
+    let r2 = execute(&client, "index:discover_filter", next).await;
+    assert_ok(&r2);
+    let s2 = structured(&r2);
+    assert_eq!(s2["results"][0]["user"]["id"], user_id(5));
+    assert_eq!(s2["pageHint"]["prevPage"], 1);
+    // Every call reached the Protocol API with a request id.
+    assert!(!fake.request_ids().is_empty());
+}
+
+#[tokio::test]
+async fn chaining_extracts_intents_then_polls_until_matches_arrive() {
+    let fake = FakeIndex::start(4).await;
+    fake.fresh_matches(Duration::from_millis(700), 3);
+    let (_gw, client) = setup(&fake, "").await;
+    let long =
+        "I am building an open-source robot arm and need someone who knows embedded Rust and motor control. ".repeat(2);
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentInput": { "fullInputText": long, "rawText": "find me collaborators", "conversationHistory": "We talked about robots." } }),
+    )
+    .await;
+    assert_ok(&r);
+    let s = structured(&r);
+    let generated = s["generatedIntents"].as_array().unwrap();
+    assert_eq!(generated.len(), 2, "one intent per section: {generated:?}");
+    let payload = &fake.payloads()[0];
+    assert!(
+        payload.starts_with("User instruction: find me collaborators\n\n=== Full Input ===\n"),
+        "{payload}"
+    );
+    assert!(payload.contains("\n\n=== Conversation History ===\nWe talked about robots."));
+    // The filter used the new IDs, and was polled until the fresh matches showed up and held.
+    let bodies = fake.filter_bodies();
+    assert!(bodies.len() >= 3, "expected polling, saw {} filter calls", bodies.len());
+    let ids: Vec<&Value> = generated.iter().map(|i| &i["id"]).collect();
+    assert_eq!(
+        bodies[0]["intentIds"].as_array().unwrap().iter().collect::<Vec<_>>(),
+        ids
+    );
+    assert_eq!(s["results"].as_array().unwrap().len(), 3);
+    assert!(
+        text(&r).starts_with("Generated 2 intents from your input · Found 3 matches"),
+        "{}",
+        text(&r)
+    );
+    assert!(!text(&r).contains("still be arriving"));
+    // Following a page never re-creates intents.
+    assert_eq!(s["pageHint"]["nextArguments"], Value::Null);
+    assert_eq!(fake.calls("new"), 1);
+}
+
+#[tokio::test]
+async fn chaining_says_when_matches_may_still_be_arriving_and_when_no_intents_came() {
+    let fake = FakeIndex::start(4).await;
+    fake.fresh_matches(Duration::from_secs(3600), 3);
+    let (_gw, client) = setup(&fake, "match_wait_ms = 1200").await;
+    let started = Instant::now();
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentInput": { "fullInputText": "a climbing partner" } }),
+    )
+    .await;
+    assert_ok(&r);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "polling is bounded by match_wait_ms"
+    );
+    assert_eq!(structured(&r)["results"], json!([]));
+    assert!(text(&r).contains("may still be arriving"), "{}", text(&r));
+    assert!(text(&r).ends_with("No matches found."), "{}", text(&r));
+    assert!(fake.calls("filter") >= 2);
+
+    fake.no_intents();
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentInput": { "fullInputText": "hm" } }),
+    )
+    .await;
+    assert_error(&r, "No intents were generated from the provided input");
+    // intentIds win: no chaining even with input present.
+    let before = fake.calls("new");
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A], "intentInput": { "fullInputText": "x" } }),
+    )
+    .await;
+    assert_ok(&r);
+    assert_eq!(fake.calls("new"), before);
+}
+
+#[tokio::test]
+async fn vibecheck_failures_are_retried_then_badged_and_retry_after_is_honoured() {
+    let fake = FakeIndex::start(6).await;
+    let (flaky, broken, limited, empty) = (user_id(0), user_id(1), user_id(2), user_id(3));
+    fake.fail_vibecheck(&flaky, 1, 503, None);
+    fake.fail_vibecheck(&broken, 10, 500, None);
+    fake.fail_vibecheck(&limited, 1, 429, Some(1));
+    fake.empty_synthesis(&empty);
+    fake.fail_vibecheck(&user_id(4), 10, 400, None);
+    let (gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B], "vibecheck": { "characterLimit": 40 } }),
+    )
+    .await;
+    assert_ok(&r);
+    let s = structured(&r);
+    let status: Vec<&str> = s["vibechecks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["ok", "failed", "ok", "empty", "failed", "ok"]);
+    assert_eq!(fake.vibe_calls(&flaky).len(), 2, "one retry after a 503");
+    assert_eq!(fake.vibe_calls(&broken).len(), 3, "two retries, then give up");
+    assert_eq!(fake.vibe_calls(&user_id(4)).len(), 1, "a 400 is not retried");
+    let limited_calls = fake.vibe_calls(&limited);
+    assert_eq!(limited_calls.len(), 2);
+    assert!(
+        limited_calls[1] - limited_calls[0] >= Duration::from_millis(950),
+        "Retry-After: 1 was not honoured"
+    );
+    assert!(gw.wait_log("Retry-After", Duration::from_secs(2)).await.is_some());
+    assert!(s["vibechecks"][0]["synthesis"].as_str().unwrap().chars().count() <= 40);
+    assert_eq!(s["vibechecks"][0]["characterLimit"], 40);
+    assert_eq!(
+        s["cards"][1]["header"]["badges"],
+        json!(["1 intent", "VibeCheck unavailable"])
+    );
+    assert_eq!(s["cards"][1]["body"]["vibecheck"], "VibeCheck summary unavailable.");
+    assert!(
+        text(&r).contains("VibeCheck unavailable for 3 candidates"),
+        "{}",
+        text(&r)
+    );
+    let line = gw.wait_log("index invocation", Duration::from_secs(2)).await.unwrap();
+    assert!(
+        line.contains("vibecheck_failures=2") && line.contains("vibecheck_retries=4"),
+        "{line}"
+    );
+    assert!(!gw.log().contains("@example.com"), "the log carried an e-mail address");
+}
+
+#[tokio::test]
+async fn vibecheck_concurrency_never_exceeds_the_cap() {
+    let fake = FakeIndex::start(12).await;
+    fake.fault(
+        "vibecheck",
+        Fault {
+            delay: Duration::from_millis(100),
+            ..Fault::default()
+        },
+    );
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B] }),
+    )
+    .await;
+    assert_ok(&r);
+    assert_eq!(fake.peak_vibechecks(), 2, "default concurrency is 2");
+
+    let fake = FakeIndex::start(12).await;
+    fake.fault(
+        "vibecheck",
+        Fault {
+            delay: Duration::from_millis(100),
+            ..Fault::default()
+        },
+    );
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B], "vibecheck": { "concurrency": 5 } }),
+    )
+    .await;
+    assert_ok(&r);
+    assert_eq!(structured(&r)["vibechecks"].as_array().unwrap().len(), 12);
+    let peak = fake.peak_vibechecks();
+    assert!((3..=5).contains(&peak), "peak {peak} with concurrency 5");
+}
+
+#[tokio::test]
+async fn protocol_timeouts_errors_and_garbage_are_clear_tool_errors() {
+    let fake = FakeIndex::start(3).await;
+    let (gw, client) = setup(&fake, "discover_filter_timeout_ms = 400").await;
+    let args = json!({ "intentIds": [INTENT_A] });
+    let once = |f: Fault| Fault { times: Some(1), ..f };
+
+    fake.fault(
+        "filter",
+        once(Fault {
+            delay: Duration::from_secs(3),
+            ..Fault::default()
+        }),
+    );
+    let r = execute(&client, "index:discover_filter", args.clone()).await;
+    assert_error(&r, "Discover filter request timed out after 400 ms");
+
+    fake.fault(
+        "filter",
+        once(Fault {
+            status: Some(500),
+            error: Some("Failed to fetch discovery data".into()),
+            ..Fault::default()
+        }),
+    );
+    assert_error(
+        &execute(&client, "index:discover_filter", args.clone()).await,
+        "Discover filter failed (500): Failed to fetch discovery data",
+    );
+
+    fake.fault(
+        "filter",
+        once(Fault {
+            status: Some(502),
+            error: None,
+            ..Fault::default()
+        }),
+    );
+    let r = execute(&client, "index:discover_filter", args.clone()).await;
+    assert_error(&r, "(502)");
+
+    fake.fault(
+        "filter",
+        once(Fault {
+            malformed: true,
+            ..Fault::default()
+        }),
+    );
+    assert_error(
+        &execute(&client, "index:discover_filter", args.clone()).await,
+        "Discover filter answered without valid JSON",
+    );
+
+    fake.fault(
+        "new",
+        once(Fault {
+            status: Some(500),
+            error: Some("Failed to process discovery request".into()),
+            ..Fault::default()
+        }),
+    );
+    assert_error(
+        &execute(&client, "index:extract_intent", json!({ "fullInputText": "anything" })).await,
+        "Discover new failed (500): Failed to process discovery request",
+    );
+
+    // After all that, the server still answers.
+    assert_ok(&execute(&client, "index:discover_filter", args).await);
+    let servers = String::from_utf8(gw.cli(&["servers"]).stdout).unwrap();
+    assert!(
+        servers.lines().any(|l| l.starts_with("index") && l.contains("running")),
+        "{servers}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_all_reported_before_any_network_call() {
+    let fake = FakeIndex::start(3).await;
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": ["not-a-uuid"], "page": 0, "limit": 101, "vibecheck": { "concurrency": 9 } }),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    let t = text(&r);
+    for needle in ["not-a-uuid", "page", "limit", "concurrency"] {
+        assert!(t.contains(needle), "{needle} not reported: {t}");
+    }
+    // The one rule a schema cannot say: intentIds or intentInput.fullInputText.
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentInput": { "fullInputText": "  " } }),
+    )
+    .await;
+    assert_error(&r, "provide either intentIds or intentInput.fullInputText");
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "sources": [{ "type": "discovery_form", "id": INTENT_A }], "intentIds": [INTENT_A] }),
+    )
+    .await;
+    assert_error(&r, "discovery_form");
+    assert_eq!(fake.calls("exchange") + fake.calls("filter"), 0, "nothing was sent");
+}
+
+#[tokio::test]
+async fn missing_or_refused_auth_is_a_tool_error_with_a_www_authenticate_hint() {
+    let fake = FakeIndex::start(3).await;
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", fake.config(""))).await;
+    let anonymous = gw.client().await;
+    index_running(&anonymous).await;
+    let r = execute(&anonymous, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
+    assert_error(&r, "authorization required");
+    let hint = r
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("mcp/www_authenticate"))
+        .expect("WWW-Authenticate hint");
+    assert!(hint.as_str().unwrap().starts_with("Bearer "));
+    assert_eq!(fake.calls("exchange"), 0);
+
+    // A token the exchange does not know, then one without the scope.
+    gw.cli(&["grant", "--project", "local", "--server", "index"]);
+    let token = gw.issue_token("local");
+    let client = gw.client_with_token(&token).await.unwrap();
+    assert_error(
+        &execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await,
+        "Token exchange failed (404): token_not_found",
+    );
+    fake.accept(&token);
+    fake.set_scope("openid");
+    let r = execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
+    assert_error(&r, "privy:token:exchange");
+    assert!(r.meta.as_ref().is_some_and(|m| m.contains_key("mcp/www_authenticate")));
+    assert!(!gw.log().contains(&token), "the caller's token reached the log");
+}
+
+#[tokio::test]
+async fn the_caller_gets_no_vibecheck_about_themself() {
+    let fake = FakeIndex::start(3).await;
+    fake.include_self();
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B] }),
+    )
+    .await;
+    assert_ok(&r);
+    let s = structured(&r);
+    assert_eq!(s["results"][0]["user"]["id"], ME);
+    assert_eq!(s["vibechecks"][0]["status"], "skipped");
+    assert!(!fake.vibe_targets().contains(ME));
+    assert_eq!(fake.vibe_targets().len(), 3);
+    assert!(
+        text(&r).contains("VibeCheck summaries attached for all 3"),
+        "{}",
+        text(&r)
+    );
+}
+
+#[tokio::test]
+async fn extract_intent_and_discover_connections_share_the_pipeline() {
+    let fake = FakeIndex::start(5).await;
+    fake.connect(&user_id(1));
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:extract_intent",
+        json!({ "fullInputText": "Looking for a co-founder" }),
+    )
+    .await;
+    assert_ok(&r);
+    let s = structured(&r);
+    assert_eq!(s["intentsGenerated"], 1);
+    assert_eq!(
+        s["intents"][0]["payload"],
+        "=== Full Input ===\nLooking for a co-founder"
+    );
+    assert!(text(&r).starts_with("Extracted 1 intent:"), "{}", text(&r));
+
+    let r = execute(
+        &client,
+        "index:discover_connections",
+        json!({ "text": "Looking for robotics people", "maxConnections": 2 }),
+    )
+    .await;
+    assert_ok(&r);
+    let s = structured(&r);
+    assert_eq!(s["connectionsFound"], 2);
+    assert_eq!(s["intentsExtracted"], 1);
+    let ids: Vec<&str> = s["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [user_id(0), user_id(2)], "already-connected users are excluded");
+    assert!(
+        s["connections"][0]["synthesis"]
+            .as_str()
+            .unwrap()
+            .contains("[email hidden]")
+    );
+    assert_eq!(fake.filter_bodies().last().unwrap()["limit"], 2);
+}
+
+#[tokio::test]
+async fn without_a_protocol_url_the_index_server_is_listed_as_not_configured() {
+    let gw = Gateway::start(ANONYMOUS).await;
+    let out = String::from_utf8(gw.cli(&["servers", "--json"]).stdout).unwrap();
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    let index = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "index")
+        .expect("index is listed");
+    assert_eq!(index["status"], "unconfigured");
+    assert!(index["error"].as_str().unwrap().contains("protocol_api_url"));
+    let client = gw.client().await;
+    let r = execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
+    assert_eq!(error_code(&r), "TOOL_NOT_FOUND");
+}
