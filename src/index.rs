@@ -15,13 +15,15 @@ mod cards;
 mod input;
 mod protocol;
 mod vibecheck;
+pub mod widget;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -673,7 +675,7 @@ impl IndexServer {
 
 impl ServerHandler for IndexServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build());
         info.server_info = Implementation::new("index-network", env!("CARGO_PKG_VERSION"));
         info
     }
@@ -684,6 +686,29 @@ impl ServerHandler for IndexServer {
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(Self::tools()))
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![widget::resource()]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != WIDGET_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource '{}'", request.uri),
+                None,
+            ));
+        }
+        let mcp_apps = ctx.meta.get(widget::MCP_APPS_META).and_then(Value::as_bool);
+        Ok(ReadResourceResult::new(vec![widget::contents(mcp_apps)]).into())
     }
 
     async fn call_tool(

@@ -127,6 +127,22 @@ impl Upstream {
     }
 }
 
+/// Whether the client advertised the MCP Apps extension: per request
+/// (2026-07-28 `_meta`) or at `initialize`; `None` when it said nothing.
+fn client_has_mcp_apps(ctx: &RequestContext<RoleServer>) -> Option<bool> {
+    const UI: &str = "io.modelcontextprotocol/ui";
+    if let Some(caps) = ctx.meta.get("io.modelcontextprotocol/clientCapabilities") {
+        return Some(caps.get("extensions").and_then(|e| e.get(UI)).is_some());
+    }
+    let info = ctx.peer.peer_info()?;
+    Some(
+        info.capabilities
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(UI)),
+    )
+}
+
 /// `_meta` keys the gateway itself sets for downstreams; a client cannot supply them.
 const GATEWAY_META_PREFIX: &str = "mcp-gateway/";
 
@@ -339,7 +355,11 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        request.meta = forwardable_meta(&ctx.meta).map(Into::into);
+        let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
+        if let Some(apps) = client_has_mcp_apps(&ctx) {
+            meta.insert(crate::index::widget::MCP_APPS_META.into(), apps.into());
+        }
+        request.meta = (!meta.is_empty()).then(|| meta.into());
         let registry = self.gateway.registry();
         let target = if let Some(rest) = request.uri.strip_prefix(SHARED_URI_PREFIX) {
             let (server, original) = rest.split_once('/').unwrap_or((rest, ""));
@@ -490,7 +510,9 @@ pub async fn serve_http(
         StreamableHttpService::new(move || Ok(upstream.clone()), Arc::default(), config);
     let app = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(gateway, guard));
+        .layer(axum::middleware::from_fn_with_state(gateway, guard))
+        // Public, static, outside the MCP guard: the widget's fingerprinted assets.
+        .merge(crate::index::widget::router());
     let addr: SocketAddr = listener.local_addr()?;
     info!("listening on http://{addr}/mcp");
     axum::serve(listener, app)

@@ -1,0 +1,31 @@
+//! Embeds the built widgets (`widgets/dist`, committed) so that `cargo build`
+//! needs no JavaScript toolchain: each file becomes `(name, bytes)` in
+//! `$OUT_DIR/widgets.rs`, read by `src/index/widget.rs`.
+
+use std::fmt::Write;
+use std::path::Path;
+
+fn main() {
+    let dist = Path::new(env!("CARGO_MANIFEST_DIR")).join("widgets/dist");
+    println!("cargo:rerun-if-changed={}", dist.display());
+    let mut files: Vec<_> = std::fs::read_dir(&dist)
+        .expect("widgets/dist exists (build it with: node widgets/build.mjs)")
+        .map(|e| e.expect("readable widgets/dist").path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    let mut code =
+        String::from("/// Every file of `widgets/dist`: `(name, contents)`.\npub const FILES: &[(&str, &[u8])] = &[\n");
+    for path in files {
+        let name = path.file_name().unwrap().to_str().expect("UTF-8 file names");
+        writeln!(
+            code,
+            "    ({name:?}, include_bytes!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("widgets.rs");
+    std::fs::write(out, code).unwrap();
+}

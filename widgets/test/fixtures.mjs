@@ -1,0 +1,57 @@
+// Fixture props in the shape `discover_filter` returns (see src/index/cards.rs).
+const PEOPLE = [
+  ['Ada Lovelace', 'AL', 'Mathematician; writes about engines'],
+  ['Grace Hopper', 'GH', 'Compilers and naval history'],
+  ['Alan Turing', 'AT', null],
+  ['Katherine Johnson', 'KJ', 'Orbital mechanics'],
+];
+const INTENT_IDS = ['i-1', 'i-2'];
+
+/** How the gateway shows the call to the widget: tool_execute's arguments. */
+export const GATEWAY_INPUT = { toolKey: 'index:discover_filter', arguments: { intentIds: INTENT_IDS, limit: 3, page: 1 } };
+
+/** The i-th card; `failed` gives it a missing VibeCheck. */
+export function card(i, { failed = false } = {}) {
+  const [title, initials, subtitle] = PEOPLE[i % PEOPLE.length];
+  const badges = ['2 intents', ...(failed ? ['VibeCheck unavailable'] : [])];
+  return {
+    header: { title, ...(subtitle ? { subtitle } : {}), badge: badges[0], badges, initials, userId: `u-${i}` },
+    body: {
+      context: '1. Analytical engines\n2. Poetry of science',
+      stats: [
+        { label: 'Shared intents', value: 2 },
+        { label: 'Total stake', value: 12.5 - i },
+      ],
+      vibecheck: failed ? 'VibeCheck summary unavailable.' : `You could [build engines](https://index.network/intents/i-${i + 1}) together.`,
+      vibecheckAvailable: !failed,
+    },
+    actions: [
+      { label: 'Connect', hint: 'Start a connection workflow', action: 'connect', payload: { userId: `u-${i}` } },
+      { label: 'Save', hint: 'Save this match for later review', action: 'save', payload: { userId: `u-${i}` } },
+    ],
+  };
+}
+
+/** `n` cards on `page`. */
+export function props(n, { page, hasNext, hasPrev }) {
+  const cards = Array.from({ length: n }, (_, i) => card(i));
+  const args = (p) => ({ intentIds: INTENT_IDS, limit: 3, page: p });
+  return {
+    results: cards.map((c) => ({ user: { id: c.header.userId, name: c.header.title, email: null, avatar: null, intro: null }, totalStake: 10, intents: [] })),
+    pagination: { page, limit: 3, hasNext, hasPrev },
+    filters: { intentIds: INTENT_IDS, userIds: null, indexIds: null, sources: null, excludeDiscovered: true },
+    vibechecks: cards.map((c) => ({ targetUserId: c.header.userId, synthesis: c.body.vibecheck, status: 'ok' })),
+    generatedIntents: null,
+    cards,
+    cardsMarkup: cards.map((c) => `### ${c.header.title}`),
+    summary: `Used 2 existing intents · Found ${n} matches · page ${page}`,
+    pageHint: {
+      hasNext,
+      hasPrev,
+      nextPage: hasNext ? page + 1 : null,
+      prevPage: hasPrev ? page - 1 : null,
+      nextArguments: hasNext ? args(page + 1) : null,
+      prevArguments: hasPrev ? args(page - 1) : null,
+    },
+  };
+}
