@@ -19,6 +19,7 @@ use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, Gateway, OneOrM
 use crate::server::{self, Upstream};
 
 mod admin;
+mod archive;
 
 /// How long in-flight requests may take to finish once shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -153,6 +154,9 @@ pub enum Command {
     /// Read the audit log.
     #[command(subcommand)]
     Audit(admin::AuditCommand),
+    /// Index and search the local archives ([archives] folders).
+    #[command(subcommand)]
+    Archive(archive::ArchiveCommand),
     /// Measure search quality on the in-repo benchmark: recall@1/5/10 and MRR@10.
     Eval {
         /// The benchmark folder (catalog/*.json and tasks.jsonl).
@@ -288,6 +292,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Grant(a) => admin::grant(&config, a, true),
         Command::Revoke(a) => admin::grant(&config, a, false),
         Command::Audit(c) => admin::audit(&config, c),
+        Command::Archive(c) => archive::run(&config, c),
         Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } => unreachable!("handled above"),
     }
 }

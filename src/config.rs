@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::archive::{ArchivesConfig, RawArchives};
 use crate::catalog::rules::{RuleSpec, Rules};
 use crate::index::{IndexConfig, RawIndex};
 use crate::search::cloud::CloudConfig;
@@ -99,6 +100,8 @@ pub struct RawConfig {
     pub search: RawSearch,
     /// The built-in Index Network server.
     pub index: Option<Spanned<RawIndex>>,
+    /// The built-in local archives server.
+    pub archives: Option<Spanned<RawArchives>>,
 }
 
 /// `[search]`.
@@ -289,6 +292,8 @@ pub enum Transport {
 pub enum Builtin {
     /// Index Network discovery (`[index]`).
     Index(std::sync::Arc<IndexConfig>),
+    /// Local archives search (`[archives]`).
+    Archives(std::sync::Arc<ArchivesConfig>),
 }
 
 impl ServerConfig {
@@ -296,6 +301,7 @@ impl ServerConfig {
     pub fn unconfigured(&self) -> Option<String> {
         match &self.transport {
             Transport::Builtin(Builtin::Index(c)) => c.unconfigured(),
+            Transport::Builtin(Builtin::Archives(c)) => c.unconfigured(),
             _ => None,
         }
     }
@@ -381,13 +387,17 @@ impl Config {
             if let Err(m) = check_server_name(&name) {
                 return Err(invalid(span, format!("{key}.name"), m));
             }
-            if name == crate::index::SERVER_NAME {
+            if let Some(section) = [
+                (crate::index::SERVER_NAME, "[index]"),
+                (crate::archive::SERVER_NAME, "[archives]"),
+            ]
+            .iter()
+            .find_map(|(builtin, section)| (name == *builtin).then_some(section))
+            {
                 return Err(invalid(
                     span,
                     format!("{key}.name"),
-                    format!(
-                        "'{name}' is the built-in Index Network server; configure it under [index] or pick another name"
-                    ),
+                    format!("'{name}' is a built-in server; configure it under {section} or pick another name"),
                 ));
             }
             if !seen.insert(name.clone()) {
@@ -418,6 +428,25 @@ impl Config {
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
                 enabled: true,
                 transport: Transport::Builtin(Builtin::Index(std::sync::Arc::new(index))),
+            });
+        }
+
+        let (archives_span, raw_archives) = match raw.archives {
+            Some(a) => (a.span(), a.into_inner()),
+            None => (0..0, RawArchives::default()),
+        };
+        let archives = ArchivesConfig::from_raw(raw_archives, base)
+            .map_err(|(field, m)| invalid(archives_span.clone(), format!("archives.{field}"), m))?;
+        if archives.enabled {
+            servers.push(ServerConfig {
+                name: crate::archive::SERVER_NAME.into(),
+                description: Some(
+                    "Local research and URL archives: search saved notes and web pages, with highlighted snippets and citations".into(),
+                ),
+                timeout: DEFAULT_CALL_TIMEOUT,
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                enabled: true,
+                transport: Transport::Builtin(Builtin::Archives(std::sync::Arc::new(archives))),
             });
         }
 
@@ -695,7 +724,11 @@ enabled = false
 "#,
         )
         .unwrap();
-        assert_eq!(c.servers.len(), 3, "two configured, then the built-in index");
+        assert_eq!(
+            c.servers.len(),
+            4,
+            "two configured, then the built-ins index and archives"
+        );
         assert_eq!(
             c.servers[2].unconfigured().as_deref(),
             Some("not configured: set [index] protocol_api_url (or PROTOCOL_API_URL)")
@@ -748,11 +781,13 @@ command = \"x\"
         .unwrap_err()
         .to_string();
         assert!(
-            e.contains("servers[0].name") && e.contains("built-in Index Network"),
+            e.contains("servers[0].name") && e.contains("is a built-in server; configure it under [index]"),
             "{e}"
         );
         let off = parse(
             "[index]
+enabled = false
+[archives]
 enabled = false
 ",
         )
@@ -828,7 +863,7 @@ url = "http://127.0.0.1:9/mcp"
         )
         .unwrap();
         let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["everything", "remote", "index"]);
+        assert_eq!(names, ["everything", "remote", "index", "archives"]);
         assert!(matches!(c.servers[1].transport, Transport::Http { .. }));
     }
 

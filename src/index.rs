@@ -395,7 +395,7 @@ impl IndexServer {
                 .enumerate()
                 .map(|(i, intent)| {
                     let text = intent.summary.as_deref().unwrap_or(&intent.payload);
-                    format!("{}. {}", i + 1, input::truncate(&cards::hide_emails(text), 200))
+                    format!("{}. {}", i + 1, crate::text::truncate(&cards::hide_emails(text), 200))
                 })
                 .collect();
             format!(
@@ -626,7 +626,7 @@ impl IndexServer {
                     "id": m.user.id,
                     "user": { "id": m.user.id, "name": m.user.name, "avatar": m.user.avatar, "intro": m.user.intro.as_deref().map(cards::hide_emails) },
                     "synthesis": cards::hide_emails(&c.synthesis),
-                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": input::truncate(&cards::hide_emails(&i.intent.payload), 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
+                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&cards::hide_emails(&i.intent.payload), 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
                     "totalStake": m.total_stake,
                 })
             })

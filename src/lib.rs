@@ -17,11 +17,14 @@
 //! * [`auth`]: who is calling: token or anonymous, project, grants.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
+//! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`cli`]: the command line.
 //! * [`index`]: the built-in Index Network discovery server (`discover_filter` and friends).
+//! * [`archive`]: the built-in `searchLocalArchives` server and `mcp-gateway archive index`.
 //! * [`demo`]: a small MCP server shipped for first runs and tests.
 //! * [`eval`]: search quality on the in-repo benchmark (`mcp-gateway eval`).
 
+pub mod archive;
 pub mod auth;
 pub mod catalog;
 pub mod cli;
@@ -34,3 +37,5 @@ pub mod index;
 pub mod search;
 pub mod server;
 pub mod store;
+pub mod text;
+pub mod validate;

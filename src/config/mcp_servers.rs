@@ -127,7 +127,13 @@ mod tests {
         let names: Vec<_> = config.servers.iter().map(|s| (s.name.as_str(), s.enabled)).collect();
         assert_eq!(
             names,
-            [("filesystem", true), ("off", false), ("remote", true), ("index", true)]
+            [
+                ("filesystem", true),
+                ("off", false),
+                ("remote", true),
+                ("index", true),
+                ("archives", true)
+            ]
         );
         assert!(
             toml_text.contains("${TOKEN:-x}"),

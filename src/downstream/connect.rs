@@ -198,6 +198,7 @@ async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Resul
             let (ours, theirs) = tokio::io::duplex(BUILTIN_PIPE_BYTES);
             match builtin {
                 Builtin::Index(config) => serve_builtin(crate::index::IndexServer::new(config.clone()), theirs),
+                Builtin::Archives(config) => serve_builtin(crate::archive::ArchiveServer::new(config.clone()), theirs),
             }
             client
                 .serve_with_lifecycle(ours, lifecycle)

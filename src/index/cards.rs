@@ -8,9 +8,9 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::input::truncate;
 use super::protocol::{Match, Pagination};
 use super::vibecheck::{Status, VibeCheck};
+use crate::text::{one_line, truncate};
 
 /// Longest intent payload shown on a card.
 const PAYLOAD_CHARS: usize = 160;
@@ -226,10 +226,6 @@ fn markup(header: &Header, context: &str, stats: &[Stat], vibecheck: &str) -> St
     }
     md.push_str(&format!("\n\n_{vibecheck}_"));
     md
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `"Ada Lovelace"` → `"AL"`; `"ada"` → `"A"`.

@@ -5,6 +5,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::text::truncate;
+use crate::validate::Checker;
+
 /// Most IDs accepted per filter field.
 pub const MAX_FILTER_ITEMS: usize = 20;
 /// Largest page size the Protocol API serves.
@@ -73,109 +76,26 @@ pub struct ConnectionsInput {
     pub max_connections: u64,
 }
 
-/// Collects every problem with one arguments object instead of stopping at the first.
-struct Checker<'a> {
-    args: &'a Map<String, Value>,
-    problems: Vec<String>,
-}
-
-impl<'a> Checker<'a> {
-    fn new(args: &'a Map<String, Value>) -> Self {
-        Self {
-            args,
-            problems: Vec::new(),
+fn uuids(c: &mut Checker<'_>, key: &str) -> Option<Vec<String>> {
+    let value = c.present(key)?;
+    let Some(items) = value.as_array() else {
+        c.problem(format!("{key}: expected an array of UUID strings"));
+        return None;
+    };
+    if items.len() > MAX_FILTER_ITEMS {
+        c.problem(format!(
+            "{key}: at most {MAX_FILTER_ITEMS} IDs are accepted, got {}",
+            items.len()
+        ));
+    }
+    let mut ids = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(s) if is_uuid(s) => ids.push(s.to_string()),
+            _ => c.problem(format!("{key}[{i}]: expected a UUID, got {item}")),
         }
     }
-
-    fn problem(&mut self, message: String) {
-        self.problems.push(message);
-    }
-
-    fn present(&self, key: &str) -> Option<&'a Value> {
-        self.args.get(key).filter(|v| !v.is_null())
-    }
-
-    fn uuids(&mut self, key: &str) -> Option<Vec<String>> {
-        let value = self.present(key)?;
-        let Some(items) = value.as_array() else {
-            self.problem(format!("{key}: expected an array of UUID strings"));
-            return None;
-        };
-        if items.len() > MAX_FILTER_ITEMS {
-            self.problem(format!(
-                "{key}: at most {MAX_FILTER_ITEMS} IDs are accepted, got {}",
-                items.len()
-            ));
-        }
-        let mut ids = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            match item.as_str() {
-                Some(s) if is_uuid(s) => ids.push(s.to_string()),
-                _ => self.problem(format!("{key}[{i}]: expected a UUID, got {item}")),
-            }
-        }
-        Some(ids)
-    }
-
-    fn integer(&mut self, key: &str, min: u64, max: Option<u64>) -> Option<u64> {
-        let value = self.present(key)?;
-        let range = match max {
-            Some(max) => format!("an integer from {min} to {max}"),
-            None => format!("an integer of at least {min}"),
-        };
-        match value.as_u64() {
-            Some(n) if n >= min && max.is_none_or(|m| n <= m) => Some(n),
-            _ => {
-                self.problem(format!("{key}: expected {range}, got {value}"));
-                None
-            }
-        }
-    }
-
-    fn boolean(&mut self, key: &str) -> Option<bool> {
-        let value = self.present(key)?;
-        let b = value.as_bool();
-        if b.is_none() {
-            self.problem(format!("{key}: expected true or false, got {value}"));
-        }
-        b
-    }
-
-    fn string(&mut self, key: &str) -> Option<String> {
-        let value = self.present(key)?;
-        let s = value.as_str().map(str::to_string);
-        if s.is_none() {
-            self.problem(format!("{key}: expected a string, got {value}"));
-        }
-        s
-    }
-
-    fn object(&mut self, key: &str) -> Option<&'a Map<String, Value>> {
-        let value = self.present(key)?;
-        let o = value.as_object();
-        if o.is_none() {
-            self.problem(format!("{key}: expected an object, got {value}"));
-        }
-        o
-    }
-
-    /// Runs `f` on a nested object, prefixing its problems with `key.`.
-    fn nested<T>(&mut self, key: &str, f: impl FnOnce(&mut Checker<'a>) -> T) -> Option<T> {
-        let inner = self.object(key)?;
-        let mut checker = Checker::new(inner);
-        let value = f(&mut checker);
-        self.problems
-            .extend(checker.problems.into_iter().map(|p| format!("{key}.{p}")));
-        Some(value)
-    }
-
-    fn finish<T>(self, value: T) -> Result<T, Vec<String>> {
-        if self.problems.is_empty() {
-            Ok(value)
-        } else {
-            Err(self.problems)
-        }
-    }
+    Some(ids)
 }
 
 fn intent_input(c: &mut Checker<'_>, text_required: bool) -> IntentInput {
@@ -202,10 +122,10 @@ pub fn extract_intent(args: &Map<String, Value>) -> Result<IntentInput, Vec<Stri
 /// `intentInput`, the IDs win and the input is dropped (no chaining).
 pub fn discover_filter(args: &Map<String, Value>) -> Result<FilterInput, Vec<String>> {
     let mut c = Checker::new(args);
-    let mut intent_ids = c.uuids("intentIds").unwrap_or_default();
+    let mut intent_ids = uuids(&mut c, "intentIds").unwrap_or_default();
     dedup(&mut intent_ids);
-    let user_ids = c.uuids("userIds");
-    let index_ids = c.uuids("indexIds");
+    let user_ids = uuids(&mut c, "userIds");
+    let index_ids = uuids(&mut c, "indexIds");
     let sources = sources(&mut c);
     let exclude_discovered = c.boolean("excludeDiscovered");
     let page = c.integer("page", 1, None).unwrap_or(1);
@@ -336,15 +256,6 @@ pub fn intent_payload(input: &IntentInput, limits: PayloadLimits) -> String {
     parts.join("\n\n")
 }
 
-/// At most `limit` characters; a cut text ends in `…` (counted in the limit).
-pub fn truncate(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(limit.saturating_sub(1)).collect();
-    format!("{}…", kept.trim_end())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,12 +364,5 @@ mod tests {
             p,
             "User instruction: find collaborators\n\n=== Full Input ===\nI build o…\n\n=== Conversation History ===\nhhhhhhhhh…"
         );
-    }
-
-    #[test]
-    fn truncation_counts_the_ellipsis() {
-        assert_eq!(truncate("abcdef", 6), "abcdef");
-        assert_eq!(truncate("abcdefg", 4), "abc…");
-        assert_eq!(truncate("héllo wörld", 6).chars().count(), 6);
     }
 }

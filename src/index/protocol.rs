@@ -447,7 +447,7 @@ fn backend_message(body: &[u8]) -> Option<String> {
 
 fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    super::input::truncate(text.trim(), SNIPPET)
+    crate::text::truncate(text.trim(), SNIPPET)
 }
 
 fn reqwest_message(e: &reqwest::Error) -> String {

@@ -1,0 +1,325 @@
+//! Local research and URL archives, a built-in downstream server named
+//! `archives` with one tool, `searchLocalArchives`.
+//!
+//! `mcp-gateway archive index` walks the `[archives]` folders ([`indexer`]):
+//! documents, links and citations go to SQLite (`SEARCH_DB_PATH`), full text
+//! to a tantivy index beside it, incrementally. The server ([`ArchiveServer`])
+//! only reads both, so indexing can run while the gateway serves.
+
+mod db;
+mod indexer;
+mod links;
+mod parse;
+mod search;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions};
+
+pub use indexer::{Progress, Report, index};
+pub use search::{Archive, Options};
+
+/// The built-in server's name.
+pub const SERVER_NAME: &str = "archives";
+/// Its tool.
+pub const TOOL_NAME: &str = "searchLocalArchives";
+/// Overrides the SQLite file, as in the seed.
+pub const DB_ENV: &str = "SEARCH_DB_PATH";
+
+/// Why the archive could not be indexed or searched.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `mcp-gateway archive index` has not run yet.
+    #[error("the archive has not been indexed yet ({0} is missing); run: mcp-gateway archive index")]
+    NotIndexed(String),
+    /// The SQLite file.
+    #[error("archive database: {0}")]
+    Db(#[from] rusqlite::Error),
+    /// The full-text index.
+    #[error("archive full-text index: {0}")]
+    Index(#[from] tantivy::TantivyError),
+    /// A folder or file.
+    #[error("{path}: {message}")]
+    Io {
+        /// What could not be read or written.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// Another `archive index` holds the writer.
+    #[error("another indexer is running on {0}; try again when it is done")]
+    Busy(String),
+}
+
+/// `[archives]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawArchives {
+    /// Register the `archives` server (default true).
+    pub enabled: Option<bool>,
+    /// Folders of archived material, relative to the config file.
+    #[serde(default)]
+    pub folders: Vec<String>,
+    /// SQLite file (default `data/search.db` beside the config; `SEARCH_DB_PATH` wins).
+    pub db_path: Option<String>,
+}
+
+/// One archive folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Folder {
+    /// Its name: the first segment of every document path.
+    pub name: String,
+    /// Where it is.
+    pub path: PathBuf,
+}
+
+/// `[archives]`, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchivesConfig {
+    /// Registered at all.
+    pub enabled: bool,
+    /// The folders.
+    pub folders: Vec<Folder>,
+    /// The SQLite file.
+    pub db_path: PathBuf,
+    /// The tantivy index folder, beside it.
+    pub index_dir: PathBuf,
+}
+
+impl ArchivesConfig {
+    /// Validates `[archives]`; paths are relative to `base`. An error names the key.
+    pub fn from_raw(raw: RawArchives, base: &Path) -> Result<Self, (String, String)> {
+        let mut folders: Vec<Folder> = Vec::new();
+        for (i, f) in raw.folders.iter().enumerate() {
+            let path = base.join(crate::config::interpolate(f).map_err(|m| (format!("folders[{i}]"), m))?);
+            let name = path
+                .components()
+                .filter_map(|c| c.as_os_str().to_str())
+                .rfind(|c| *c != "." && *c != "..")
+                .unwrap_or("archive")
+                .to_string();
+            if folders.iter().any(|other| other.name == name) {
+                return Err((
+                    format!("folders[{i}]"),
+                    format!(
+                        "two folders are named '{name}'; document paths start with the folder's name, so names must differ"
+                    ),
+                ));
+            }
+            folders.push(Folder { name, path });
+        }
+        let db_path = match std::env::var_os(DB_ENV).filter(|v| !v.is_empty()) {
+            Some(p) => PathBuf::from(p),
+            None => match raw.db_path {
+                Some(p) => base.join(crate::config::interpolate(&p).map_err(|m| ("db_path".to_string(), m))?),
+                None => base.join("data").join("search.db"),
+            },
+        };
+        let index_dir = db_path.with_extension("tantivy");
+        Ok(Self {
+            enabled: raw.enabled.unwrap_or(true),
+            folders,
+            db_path,
+            index_dir,
+        })
+    }
+
+    /// Why the server cannot run, if it cannot.
+    pub fn unconfigured(&self) -> Option<String> {
+        self.folders
+            .is_empty()
+            .then(|| "not configured: set [archives] folders = [\"…\"]".to_string())
+    }
+}
+
+/// The full-text index's fields.
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    id: Field,
+    path: Field,
+    title: Field,
+    content: Field,
+    source: Field,
+    date: Field,
+}
+
+impl Fields {
+    fn schema() -> Schema {
+        let mut b = Schema::builder();
+        let text = TextOptions::default()
+            .set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("en_stem")
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            )
+            .set_stored();
+        b.add_text_field("id", STRING | STORED);
+        b.add_text_field("path", STRING | STORED);
+        b.add_text_field("title", text.clone());
+        b.add_text_field("content", text);
+        b.add_text_field("source", STORED);
+        b.add_text_field("date", STORED);
+        b.build()
+    }
+
+    fn of(schema: &Schema) -> Result<Self, tantivy::TantivyError> {
+        Ok(Self {
+            id: schema.get_field("id")?,
+            path: schema.get_field("path")?,
+            title: schema.get_field("title")?,
+            content: schema.get_field("content")?,
+            source: schema.get_field("source")?,
+            date: schema.get_field("date")?,
+        })
+    }
+}
+
+/// The in-process MCP server.
+#[derive(Debug, Clone)]
+pub struct ArchiveServer {
+    archive: Arc<Archive>,
+}
+
+impl ArchiveServer {
+    /// A server over the archive of `config`.
+    pub fn new(config: Arc<ArchivesConfig>) -> Self {
+        Self {
+            archive: Arc::new(Archive::new(config)),
+        }
+    }
+
+    fn tool() -> Tool {
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["query"],
+            "properties": {
+                "query": { "type": "string", "minLength": 1, "description": "The search query; put a phrase in \"double quotes\"" },
+                "fuzzy": { "type": "boolean", "default": true, "description": "Whether to enable fuzzy matching (tolerates typos)" },
+                "includeCitations": { "type": "boolean", "default": false, "description": "Whether to include citation information and a citation graph" },
+                "citationDepth": { "type": "integer", "default": 1, "minimum": 1, "maximum": 3, "description": "How many levels of citations to include" },
+                "limit": { "type": "integer", "default": 10, "minimum": 1, "maximum": 50, "description": "Maximum number of results to return" }
+            }
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!("an object")
+        };
+        let mut tool = Tool::new(
+            TOOL_NAME,
+            "Searches the local research and URL content archives: saved notes and web pages, with highlighted snippets and the citations between documents.",
+            Arc::new(schema),
+        );
+        tool.title = Some("Search Local Archives".into());
+        tool.annotations = Some(ToolAnnotations::new().read_only(true).open_world(false));
+        tool
+    }
+
+    async fn run(&self, args: JsonObject) -> Result<CallToolResult, String> {
+        let options = Options::from_args(&args).map_err(|p| format!("Invalid arguments:\n- {}", p.join("\n- ")))?;
+        let archive = self.archive.clone();
+        let query = options.clone();
+        let answer = tokio::task::spawn_blocking(move || archive.search(&query))
+            .await
+            .map_err(|e| format!("Failed to search local archives: {e}"))?
+            .map_err(|e| format!("Failed to search local archives: {e}"))?;
+        tracing::info!(tool = TOOL_NAME, results = answer.results.len(), "archive search");
+        let mut result = CallToolResult::success(vec![ContentBlock::text(answer.summary(&options))]);
+        result.structured_content = Some(answer.to_json(&options));
+        Ok(result)
+    }
+}
+
+impl ServerHandler for ArchiveServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("local-archives", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![Self::tool()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != TOOL_NAME {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool '{}'", request.name),
+                None,
+            ));
+        }
+        let result = match self.run(request.arguments.unwrap_or_default()).await {
+            Ok(r) => r,
+            Err(message) => {
+                tracing::warn!(tool = TOOL_NAME, "archive search failed");
+                CallToolResult::error(vec![ContentBlock::text(message)])
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_are_named_and_paths_resolved() {
+        let c = ArchivesConfig::from_raw(
+            RawArchives {
+                folders: vec!["research-archive".into(), "saved/url-archive/".into()],
+                ..Default::default()
+            },
+            Path::new("/etc/gw"),
+        )
+        .unwrap();
+        let names: Vec<&str> = c.folders.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["research-archive", "url-archive"]);
+        if std::env::var_os(DB_ENV).is_none() {
+            assert_eq!(c.db_path, Path::new("/etc/gw/data/search.db"));
+            assert_eq!(c.index_dir, Path::new("/etc/gw/data/search.tantivy"));
+        }
+        let e = ArchivesConfig::from_raw(
+            RawArchives {
+                folders: vec!["a/notes".into(), "b/notes".into()],
+                ..Default::default()
+            },
+            Path::new("/"),
+        )
+        .unwrap_err();
+        assert_eq!(e.0, "folders[1]");
+        assert!(
+            ArchivesConfig::from_raw(RawArchives::default(), Path::new("/"))
+                .unwrap()
+                .unconfigured()
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn the_tool_has_the_seed_schema() {
+        let t = ArchiveServer::tool();
+        let props = &t.input_schema["properties"];
+        assert_eq!(props["citationDepth"]["maximum"], 3);
+        assert_eq!(props["limit"]["maximum"], 50);
+        assert_eq!(props["fuzzy"]["default"], true);
+        assert_eq!(t.input_schema["required"], json!(["query"]));
+    }
+}

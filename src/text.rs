@@ -1,0 +1,32 @@
+//! Small helpers for text shown to people and models.
+
+/// At most `limit` characters; a cut text ends in `…` (counted in the limit).
+pub fn truncate(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(limit.saturating_sub(1)).collect();
+    format!("{}…", kept.trim_end())
+}
+
+/// Every run of whitespace (newlines included) as one space, trimmed.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_counts_the_ellipsis() {
+        assert_eq!(truncate("abcdef", 6), "abcdef");
+        assert_eq!(truncate("abcdefg", 4), "abc…");
+        assert_eq!(truncate("héllo wörld", 6).chars().count(), 6);
+    }
+
+    #[test]
+    fn lines_are_flattened() {
+        assert_eq!(one_line("  a\n b\t\tc "), "a b c");
+    }
+}

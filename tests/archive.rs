@@ -1,0 +1,396 @@
+//! `searchLocalArchives` end to end: `mcp-gateway archive index` over a copy
+//! of the fixture archive (notes and saved pages that cite each other, with
+//! typos, a binary file and a broken UTF-8 file), then searches through the
+//! running gateway's `tool_execute`.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+const TOOL: &str = "archives:searchLocalArchives";
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A gateway over a private copy of the fixture archive, which lives as long as the `TempDir`.
+async fn start(index_first: bool) -> (Gateway, Client, tempfile::TempDir) {
+    let copy = tempfile::tempdir().unwrap();
+    let archive = copy.path();
+    copy_dir(&repo_path("tests/fixtures/archive"), archive);
+    let config = format!(
+        "{ANONYMOUS}[archives]\nfolders = [\"{0}/research-archive\", \"{0}/url-archive\"]\ndb_path = \"{0}/data/search.db\"\n",
+        archive.display()
+    );
+    let gw = Gateway::start(&config).await;
+    if index_first {
+        index(&gw);
+    }
+    let client = gw.client().await;
+    eventually(Duration::from_secs(10), "the archives tool", || async {
+        let found = discover(&client, json!("search my local research archives and saved pages")).await;
+        found.iter().any(|r| r["toolKey"] == TOOL).then_some(())
+    })
+    .await;
+    (gw, client, copy)
+}
+
+/// Runs `archive index --json`; returns the report.
+fn index(gw: &Gateway) -> Value {
+    let out = gw.cli(&["archive", "index", "--json"]);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+async fn search(client: &Client, args: Value) -> Value {
+    let r = execute(client, TOOL, args).await;
+    assert_ne!(r.is_error, Some(true), "search failed: {}", text(&r));
+    r.structured_content.expect("structuredContent")
+}
+
+fn titles(answer: &Value) -> Vec<String> {
+    answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["document"]["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn node_labels(answer: &Value) -> Vec<String> {
+    answer["citationGraph"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn indexing_reports_what_it_did_and_skips_what_it_cannot_read() {
+    let (gw, _client, _root) = start(false).await;
+    let report = index(&gw);
+    assert_eq!(report["added"], 26, "{report}");
+    assert_eq!(report["ignored"], 1, "the PNG is not an archive file");
+    let skipped: Vec<&str> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            "research-archive/2025-05-29/broken_encoding.md",
+            "research-archive/assets/scan.txt"
+        ]
+    );
+    assert!(report["skipped"][0]["reason"].as_str().unwrap().contains("UTF-8"));
+    assert!(report["skipped"][1]["reason"].as_str().unwrap().contains("binary"));
+    let again = index(&gw);
+    assert_eq!(
+        (again["added"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(26))
+    );
+}
+
+#[tokio::test]
+async fn exact_fuzzy_and_phrase_search_with_escaped_marked_highlights() {
+    let (_gw, client, _root) = start(true).await;
+
+    let wal = search(&client, json!({ "query": "write-ahead logging readers writers" })).await;
+    let found = titles(&wal);
+    assert_eq!(found[..2], ["Write-Ahead Logging", "SQLite in WAL mode"], "{found:?}");
+    let top = &wal["results"][0];
+    assert_eq!(top["document"]["path"], "url-archive/sqlite.org/wal.html");
+    assert_eq!(top["document"]["source"], "https://www.sqlite.org/wal.html");
+    assert_eq!(top["document"]["date"], "2024-06-01");
+    assert_eq!(top["document"]["score"], 1.0);
+    assert!(top["document"]["id"].as_str().unwrap().starts_with("doc-"));
+    assert_eq!(top["highlights"][0]["field"], "title");
+    assert_eq!(
+        top["highlights"][0]["snippets"][0],
+        "<mark>Write</mark>-<mark>Ahead</mark> <mark>Logging</mark>"
+    );
+    assert_eq!(
+        wal["metadata"],
+        json!({ "totalResults": found.len(), "query": "write-ahead logging readers writers", "fuzzy": true, "includeCitations": false, "citationDepth": 1, "limit": 10 })
+    );
+    assert!(wal.get("citationGraph").is_none());
+
+    // A typo finds the document with fuzzy on, nothing with it off.
+    assert_eq!(
+        titles(&search(&client, json!({ "query": "sourdugh" })).await),
+        ["Sourdough Starter Log"]
+    );
+    assert!(titles(&search(&client, json!({ "query": "sourdugh", "fuzzy": false })).await).is_empty());
+    // A document's own typos are found from the right spelling, marked as they are written.
+    let typos = search(&client, json!({ "query": "recurrent sequences" })).await;
+    let notes = typos["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["document"]["title"] == "Quick notes from the reading group")
+        .expect("the typo-laden note is found");
+    let snippet = notes["highlights"][0]["snippets"][0].as_str().unwrap();
+    assert!(
+        snippet.contains("<mark>recurent</mark>") && snippet.contains("<mark>sequenses</mark>"),
+        "{snippet}"
+    );
+    // Exact hits are not drowned by fuzzy ones.
+    assert_eq!(
+        titles(&search(&client, json!({ "query": "recurrent" })).await)[0],
+        "Recurrent Neural Networks"
+    );
+
+    // Quotes make a phrase.
+    let loose = titles(&search(&client, json!({ "query": "gradient boosting" })).await);
+    assert!(
+        loose.contains(&"Gradient Descent, Step by Step".to_string()),
+        "{loose:?}"
+    );
+    let phrase = titles(&search(&client, json!({ "query": "\"gradient boosting\"" })).await);
+    assert_eq!(phrase, ["Machine Learning Algorithms"]);
+
+    // Stored text that looks like markup comes back escaped.
+    let hostile = search(&client, json!({ "query": "alert script escaped" })).await;
+    let all = hostile["results"][0]["highlights"].to_string();
+    assert!(
+        all.contains("&lt;<mark>script</mark>&gt;<mark>alert</mark>(&#39;x&#39;)"),
+        "{all}"
+    );
+    assert!(!all.contains("<script"), "{all}");
+
+    assert_eq!(
+        titles(&search(&client, json!({ "query": "learning", "limit": 2 })).await).len(),
+        2
+    );
+    assert!(titles(&search(&client, json!({ "query": "xyzzyplugh" })).await).is_empty());
+}
+
+#[tokio::test]
+async fn citations_both_ways_and_the_graph_at_each_depth() {
+    let (_gw, client, _root) = start(true).await;
+    let args = |depth| json!({ "query": "Introduction to Machine Learning", "limit": 1, "includeCitations": true, "citationDepth": depth });
+    let one = search(&client, args(1)).await;
+    assert_eq!(titles(&one), ["Introduction to Machine Learning"]);
+    let citing = one["results"][0]["citations"]["citing"].as_array().unwrap();
+    let targets: Vec<(&str, f64)> = citing
+        .iter()
+        .map(|c| (c["targetUrl"].as_str().unwrap(), c["confidence"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            ("https://example.com/ml-algorithms", 1.0),
+            ("../2025-05-18/linear_algebra_refresher.md", 1.0),
+            ("gradient_descent.md", 1.0)
+        ]
+    );
+    assert!(citing.iter().all(|c| c["targetId"].is_string()));
+    assert_eq!(
+        citing[0]["context"],
+        "For more information on ML algorithms, see [this resource](https://example.com/ml-algorithms)."
+    );
+    assert_eq!(one["results"][0]["citations"]["cited"], json!([]));
+
+    // The algorithms page is cited exactly by the intro and loosely (http, trailing slash) by the meeting notes.
+    let page = search(
+        &client,
+        json!({ "query": "\"random forests\"", "includeCitations": true }),
+    )
+    .await;
+    let cited = page["results"][0]["citations"]["cited"].as_array().unwrap();
+    let mut by: Vec<(String, f64)> = cited
+        .iter()
+        .map(|c| {
+            (
+                c["targetUrl"].as_str().unwrap().to_string(),
+                c["confidence"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    by.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        by,
+        [
+            ("http://example.com/ml-algorithms/".to_string(), 0.8),
+            ("https://example.com/ml-algorithms".to_string(), 1.0)
+        ]
+    );
+
+    let labels1 = node_labels(&one);
+    assert_eq!(labels1[0], "Introduction to Machine Learning");
+    assert!(
+        labels1.contains(&"Gradient Descent, Step by Step".to_string()),
+        "{labels1:?}"
+    );
+    assert!(
+        !labels1.contains(&"Backpropagation Explained".to_string()),
+        "{labels1:?}"
+    );
+    assert_eq!(one["citationGraph"]["nodes"][0]["type"], "source");
+    let edge = one["citationGraph"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["to"] == citing[0]["targetId"])
+        .expect("an edge to the algorithms page");
+    assert_eq!(edge["from"], one["results"][0]["document"]["id"]);
+
+    let labels2 = node_labels(&search(&client, args(2)).await);
+    assert!(
+        labels2.contains(&"Backpropagation Explained".to_string()),
+        "{labels2:?}"
+    );
+    assert!(!labels2.contains(&"Learning representations by back-propagating errors (1986)".to_string()));
+    let labels3 = node_labels(&search(&client, args(3)).await);
+    assert!(
+        labels3.contains(&"Learning representations by back-propagating errors (1986)".to_string()),
+        "{labels3:?}"
+    );
+    assert!(!labels3.contains(&"Perceptrons (1969), a summary".to_string()));
+}
+
+#[tokio::test]
+async fn reindexing_is_incremental_and_searches_never_see_half_an_index() {
+    let (gw, client, root) = start(true).await;
+    let notes = root.path().join("research-archive");
+    let coffee = notes.join("2025-04-13/coffee_brewing.md");
+    let mut text = std::fs::read_to_string(&coffee).unwrap();
+    text.push_str("\nTried a zanzibar blend today.\n");
+    std::fs::write(&coffee, text).unwrap();
+    std::fs::remove_file(notes.join("2025-04-14/sourdough.md")).unwrap();
+    std::fs::create_dir_all(notes.join("2025-05-30")).unwrap();
+    std::fs::write(
+        notes.join("2025-05-30/new.md"),
+        "# Quokka field notes\n\nQuokkas live on Rottnest Island.\n",
+    )
+    .unwrap();
+    // Touched without a change: read and hashed, not re-indexed.
+    let wal = notes.join("2025-03-05/sqlite_wal.md");
+    let same = std::fs::read(&wal).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&wal, same).unwrap();
+
+    let report = index(&gw);
+    assert_eq!(
+        (
+            &report["added"],
+            &report["updated"],
+            &report["removed"],
+            &report["unchanged"]
+        ),
+        (&json!(1), &json!(1), &json!(1), &json!(24)),
+        "{report}"
+    );
+    let fresh = |q: &'static str| {
+        let client = &client;
+        async move { titles(&search(client, json!({ "query": q, "fuzzy": false })).await) }
+    };
+    eventually(Duration::from_secs(10), "the new state", || async {
+        (fresh("zanzibar").await == ["Coffee Brewing Ratios"] && fresh("quokka").await == ["Quokka field notes"])
+            .then_some(())
+    })
+    .await;
+    assert!(fresh("sourdough").await.is_empty());
+
+    // 400 new notes mention "zeppelin": while they are indexed, a search sees none or the full page.
+    let bulk = notes.join("bulk");
+    std::fs::create_dir_all(&bulk).unwrap();
+    for i in 0..400 {
+        std::fs::write(
+            bulk.join(format!("z{i}.md")),
+            format!(
+                "# Airship {i}\n\nThe zeppelin {i} flew over the lake. {}\n",
+                "filler words ".repeat(200)
+            ),
+        )
+        .unwrap();
+    }
+    let indexer = std::process::Command::new(bin())
+        .args(["archive", "index", "--config"])
+        .arg(gw.config_path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut indexer = indexer;
+    loop {
+        let n = search(&client, json!({ "query": "zeppelin", "fuzzy": false, "limit": 50 })).await["metadata"]["totalResults"]
+            .as_u64()
+            .unwrap();
+        seen.insert(n);
+        if indexer.try_wait().unwrap().is_some() && n == 50 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        seen.iter().all(|n| *n == 0 || *n == 50),
+        "a search saw a partial index: {seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn arguments_are_validated_and_a_missing_index_is_explained() {
+    let (gw, client, _root) = start(false).await;
+    let r: CallToolResult = execute(&client, TOOL, json!({ "query": "x" })).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("run: mcp-gateway archive index"), "{}", text(&r));
+
+    let r = execute(&client, TOOL, json!({ "query": "", "limit": 51, "citationDepth": 0 })).await;
+    assert_eq!(r.is_error, Some(true));
+    let t = text(&r);
+    for key in ["query", "limit", "citationDepth"] {
+        assert!(t.contains(key), "{key} not reported: {t}");
+    }
+
+    index(&gw);
+    let answer = search(&client, json!({ "query": "raft leader election" })).await;
+    assert_eq!(titles(&answer)[0], "Raft Consensus in One Page");
+    let r = execute(&client, TOOL, json!({ "query": "raft" })).await;
+    assert!(text(&r).starts_with("Found "), "{}", text(&r));
+    assert!(
+        text(&r).contains("research-archive/2025-03-07/raft_consensus.md"),
+        "{}",
+        text(&r)
+    );
+}
+
+#[tokio::test]
+async fn without_folders_the_archives_server_is_listed_as_not_configured() {
+    let gw = Gateway::start(ANONYMOUS).await;
+    let rows: Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
+    let archives = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "archives")
+        .expect("listed");
+    assert_eq!(archives["status"], "unconfigured");
+    assert!(archives["error"].as_str().unwrap().contains("[archives] folders"));
+    let out = std::process::Command::new(bin())
+        .args(["archive", "index", "--config"])
+        .arg(gw.config_path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no archive folders"));
+}
