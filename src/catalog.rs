@@ -316,6 +316,7 @@ impl Catalog {
             match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules)).await {
                 Ok(Ok(snapshot)) => {
                     debug!(tools = snapshot.len(), "catalog rebuilt");
+                    crate::telemetry::catalog_size(snapshot.len());
                     self.current.store(Arc::new(snapshot));
                 }
                 Ok(Err(e)) => error!(error = %e, "catalog rebuild failed; keeping the previous one"),

@@ -269,6 +269,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             arguments: Some(arguments),
                         },
                         None,
+                        None,
                     )
                     .await
                 {

@@ -11,8 +11,9 @@ use base64::Engine;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -90,6 +91,7 @@ impl Demo {
                 Tool::new("fail", "Always fail with a tool error (test tool).", obj(json!({"type": "object", "properties": {"message": {"type": "string"}}}))),
                 Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
                 Tool::new("crash", "Exit the server process at once (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("progress", "Report steps of progress (20 ms each) to the caller's progress token, then answer (test tool).", obj(json!({"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 100}}, "required": ["steps"]}))),
                 Tool::new("garbage", "Write a line that is not JSON-RPC to stdout, then answer (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("stats", "Report how many tool calls this server received before this one (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("add_tool", "Add the tool extra_tool and announce tools/list_changed (test tool).", obj(json!({"type": "object"}))),
@@ -175,6 +177,25 @@ impl Demo {
                         return Err("cancelled".into());
                     }
                 }
+            }
+            "progress" if self.chaos => {
+                let steps = args.get("steps").and_then(Value::as_u64).unwrap_or(1);
+                let Some(token) = ctx.meta.get_progress_token() else {
+                    return Ok(ok("no progress token was sent".into()));
+                };
+                for step in 1..=steps {
+                    let _ = ctx
+                        .peer
+                        .notify_progress(
+                            ProgressNotificationParam::new(token.clone(), step as f64)
+                                .with_total(steps as f64)
+                                .with_message(format!("step {step} of {steps}")),
+                        )
+                        .await;
+                    // A step of (pretend) work.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                ok(format!("{steps} steps reported"))
             }
             "crash" if self.chaos => {
                 eprintln!("crashing on request");

@@ -12,12 +12,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerResult,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Prompt,
     ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceTemplate, Tool,
 };
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, ServiceError};
+use rmcp::{RoleClient, RoleServer};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -29,6 +34,10 @@ use crate::config::ServerConfig;
 pub const BACKOFF_START: Duration = Duration::from_millis(500);
 /// Longest delay between reconnection attempts.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// How long progress for a not-yet-registered call is kept.
+const EARLY_PROGRESS_KEPT: Duration = Duration::from_secs(5);
+/// Longest wait for progress notifications still being relayed when a result arrives.
+const PROGRESS_SETTLE: Duration = Duration::from_millis(100);
 /// A connection that lived this long resets the backoff.
 const HEALTHY_AFTER: Duration = Duration::from_secs(60);
 /// How often an idle connection is checked for a closed transport (HTTP
@@ -40,6 +49,122 @@ const LIVENESS_TICK: Duration = Duration::from_secs(2);
 pub const CALLER_TOKEN_META: &str = "mcp-gateway/callerToken";
 /// `_meta` key carrying the gateway's request id, for correlating logs.
 pub const REQUEST_ID_META: &str = "mcp-gateway/requestId";
+
+/// Where a downstream call's progress notifications go: the upstream client
+/// that asked, under its own token.
+#[derive(Debug, Clone)]
+pub struct Relay {
+    /// The upstream client.
+    pub peer: Peer<RoleServer>,
+    /// Its progress token.
+    pub token: ProgressToken,
+}
+
+/// Progress tokens of one server's calls in flight (rmcp gives every request
+/// its own) to the relays their notifications go to.
+#[derive(Debug, Default)]
+pub struct ProgressRoutes {
+    routes: std::sync::Mutex<HashMap<ProgressToken, Relay>>,
+    /// Notifications being relayed right now.
+    in_flight: std::sync::atomic::AtomicUsize,
+    /// Notifications that arrived before their call registered its route.
+    early: std::sync::Mutex<HashMap<ProgressToken, Vec<(Instant, ProgressNotificationParam)>>>,
+}
+
+impl ProgressRoutes {
+    /// Routes `token` to `relay`, first relaying what arrived for it before
+    /// the route existed (the server may answer faster than we register).
+    async fn register(self: &Arc<Self>, token: ProgressToken, relay: Relay) -> Route {
+        self.routes
+            .lock()
+            .expect("progress routes")
+            .insert(token.clone(), relay.clone());
+        let early = self.early.lock().expect("early progress").remove(&token);
+        for (_, mut params) in early.unwrap_or_default() {
+            params.progress_token = relay.token.clone();
+            let _ = relay.peer.notify_progress(params).await;
+        }
+        Route {
+            routes: self.clone(),
+            token,
+        }
+    }
+
+    /// Relays a downstream progress notification, if its call is still in flight.
+    pub async fn relay(&self, mut params: ProgressNotificationParam) {
+        use std::sync::atomic::Ordering;
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let relay = self
+            .routes
+            .lock()
+            .expect("progress routes")
+            .get(&params.progress_token)
+            .cloned();
+        match relay {
+            Some(relay) => {
+                params.progress_token = relay.token;
+                let _ = relay.peer.notify_progress(params).await;
+            }
+            None => {
+                // Perhaps its call is about to register; keep it a little while.
+                let mut early = self.early.lock().expect("early progress");
+                early.retain(|_, v| {
+                    v.retain(|(at, _)| at.elapsed() < EARLY_PROGRESS_KEPT);
+                    !v.is_empty()
+                });
+                early
+                    .entry(params.progress_token.clone())
+                    .or_default()
+                    .push((Instant::now(), params));
+            }
+        }
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// rmcp handles each notification on a task of its own, so progress sent
+    /// just before a result may still be on its way when the result arrives:
+    /// give those tasks a moment, so that the client sees all progress before
+    /// the result (bounded; progress is advisory).
+    async fn settle(&self) {
+        use std::sync::atomic::Ordering;
+        let deadline = Instant::now() + PROGRESS_SETTLE;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        while self.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// Removes its route when the call ends, however it ends.
+struct Route {
+    routes: Arc<ProgressRoutes>,
+    token: ProgressToken,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        self.routes.routes.lock().expect("progress routes").remove(&self.token);
+    }
+}
+
+/// Cancels a downstream request whose caller stopped waiting (as rmcp's own
+/// `call_tool_once` does), unless disarmed by its answer.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            tokio::spawn(async move {
+                let param = CancelledNotificationParam::new(Some(id), Some("cancelled by the upstream client".into()));
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
+}
 
 /// Why a downstream call did not produce a result. Messages name the server.
 #[derive(Debug, thiserror::Error)]
@@ -158,6 +283,7 @@ pub struct Downstream {
     /// Its configuration.
     pub config: ServerConfig,
     state: watch::Sender<ServerState>,
+    progress: Arc<ProgressRoutes>,
 }
 
 impl Downstream {
@@ -170,6 +296,8 @@ impl Downstream {
         Self {
             config,
             state: watch::Sender::new(ServerState::new(initial)),
+            // Per server: each peer numbers its progress tokens from zero.
+            progress: Arc::default(),
         }
     }
 
@@ -204,11 +332,41 @@ impl Downstream {
     }
 
     /// Calls a tool, bounded by the server's timeout. Dropping the future (or
-    /// the timeout firing) sends `notifications/cancelled` downstream.
-    pub async fn call_tool(&self, params: CallToolRequestParams) -> Result<CallToolResponse, Error> {
+    /// the timeout firing) sends `notifications/cancelled` downstream. With a
+    /// `progress` relay, the call carries a progress token of ours and the
+    /// server's progress notifications reach the relay.
+    pub async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        progress: Option<Relay>,
+    ) -> Result<CallToolResponse, Error> {
         let peer = self.peer()?;
         let tool = params.name.to_string();
-        self.bounded(&tool, peer.call_tool_once(params)).await
+        let Some(relay) = progress else {
+            return self.bounded(&tool, peer.call_tool_once(params)).await;
+        };
+        let call = async {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await?;
+            // rmcp puts its own progress token on every request: route that one.
+            let _route = self.progress.register(handle.progress_token.clone(), relay).await;
+            let mut cancel = CancelOnDrop {
+                peer: peer.clone(),
+                id: Some(handle.id.clone()),
+            };
+            let answer = handle.await_response().await;
+            cancel.id = None;
+            self.progress.settle().await;
+            match answer? {
+                ServerResult::CallToolResult(r) => Ok(CallToolResponse::Complete(r)),
+                ServerResult::InputRequiredResult(r) => Ok(CallToolResponse::InputRequired(r)),
+                ServerResult::CreateTaskResult(r) => Ok(CallToolResponse::Task(r)),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        self.bounded(&tool, call).await
     }
 
     /// Reads a resource from this server.
@@ -255,7 +413,10 @@ impl Downstream {
 
     async fn bounded<T>(&self, what: &str, call: impl Future<Output = Result<T, ServiceError>>) -> Result<T, Error> {
         let after = self.config.timeout;
-        match tokio::time::timeout(after, call).await {
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(after, call).await;
+        crate::telemetry::downstream_call(self.name(), started.elapsed());
+        match outcome {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.map_error(e)),
             Err(_) => Err(Error::Timeout {
@@ -281,6 +442,13 @@ impl Downstream {
 
     fn publish(&self, f: impl FnOnce(&mut ServerState)) {
         self.state.send_modify(f);
+        let state = self.state.borrow();
+        crate::telemetry::downstream_state(
+            self.name(),
+            state.status == Status::Running,
+            state.restarts,
+            state.tools.len(),
+        );
     }
 }
 
@@ -323,6 +491,9 @@ impl Registry {
 /// Cancelling `ct` stops them all; each stops its child process on the way out.
 pub fn start(servers: &[ServerConfig], tracker: &TaskTracker, ct: &CancellationToken) -> Arc<Registry> {
     let changed = Arc::new(Notify::new());
+    for s in servers {
+        crate::telemetry::downstream_state(&s.name, false, 0, 0);
+    }
     let servers: Vec<_> = servers.iter().cloned().map(|c| Arc::new(Downstream::new(c))).collect();
     for server in servers
         .iter()

@@ -210,6 +210,7 @@ impl Gateway {
     /// maintainer. Servers connect concurrently in the background; the
     /// catalog fills as they come up.
     pub fn start(config: &Config, ct: CancellationToken) -> Result<Running, StartError> {
+        crate::telemetry::install();
         let store = Arc::new(Store::open(&config.store_path)?);
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone());
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
@@ -314,6 +315,7 @@ impl Gateway {
                 Ok(ranked) => (ranked, Search::Cloud, None),
                 Err(reason) => {
                     tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; BM25 answers");
+                    crate::telemetry::search_fallback("cloud");
                     let why = format!("cloud search failed ({reason}); BM25 answered");
                     (Bm25.search(&view, &request).await?, Search::Bm25, Some(why))
                 }
@@ -345,12 +347,14 @@ impl Gateway {
     }
 
     /// `tool_execute`: validates and forwards one call; the downstream result
-    /// comes back unchanged. `meta` is forwarded as the call's `_meta`.
+    /// comes back unchanged. `meta` is forwarded as the call's `_meta`;
+    /// `progress`, when set, receives the downstream's progress notifications.
     pub async fn execute(
         &self,
         caller: &Caller,
         args: ExecuteArgs,
         meta: Option<JsonObject>,
+        progress: Option<downstream::Relay>,
     ) -> Result<CallToolResponse, ExecuteError> {
         let view = self.catalog.visible_to(caller.grants.clone());
         let entry = view
@@ -384,7 +388,7 @@ impl Gateway {
         }
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
         params.meta = (!meta.is_empty()).then(|| meta.into());
-        Ok(server.call_tool(params).await?)
+        Ok(server.call_tool(params, progress).await?)
     }
 
     /// `tool_discovery` from raw arguments to the answer the caller sees.
@@ -418,6 +422,7 @@ impl Gateway {
         caller: &Caller,
         args: Result<ExecuteArgs, String>,
         meta: Option<JsonObject>,
+        progress: Option<downstream::Relay>,
     ) -> Answer {
         let args = match args {
             Ok(a) => a,
@@ -429,7 +434,7 @@ impl Gateway {
                 };
             }
         };
-        match self.execute(caller, args, meta).await {
+        match self.execute(caller, args, meta, progress).await {
             Ok(result) => {
                 let failed = matches!(&result, CallToolResponse::Complete(r) if r.is_error == Some(true));
                 Answer {

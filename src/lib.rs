@@ -18,6 +18,7 @@
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
+//! * [`telemetry`]: Prometheus metrics (`GET /metrics`).
 //! * [`cli`]: the command line.
 //! * [`index`]: the built-in Index Network discovery server (`discover_filter` and friends).
 //! * [`archive`]: the built-in `searchLocalArchives` server and `mcp-gateway archive index`.
@@ -37,5 +38,6 @@ pub mod index;
 pub mod search;
 pub mod server;
 pub mod store;
+pub mod telemetry;
 pub mod text;
 pub mod validate;

@@ -21,7 +21,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{Instrument, info, warn};
 
 use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
@@ -115,6 +115,84 @@ impl Upstream {
         }
         let token = meta_str("token").or_else(|| self.session_token.clone());
         self.gateway.caller(token.as_deref(), hint.as_deref())
+    }
+
+    /// One meta-tool call, from caller to audit row.
+    async fn answer_call(
+        &self,
+        meta_tool: &'static str,
+        request_id: String,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let caller = match self.caller(&ctx).await {
+            Ok(c) => c,
+            Err(e) => {
+                info!(request_id, meta_tool, outcome = "denied", "refused caller");
+                crate::telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
+                self.gateway
+                    .audit(
+                        &request_id,
+                        None,
+                        meta_tool,
+                        None,
+                        Outcome::Denied,
+                        started.elapsed(),
+                        None,
+                    )
+                    .await;
+                return Err(auth_error(e));
+            }
+        };
+        let (answer, tool_key) = if meta_tool == DISCOVERY {
+            (self.gateway.answer_discovery(&caller, request.arguments).await, None)
+        } else {
+            let args = parse_args::<ExecuteArgs>(request.arguments);
+            let key = args.as_ref().ok().map(|a| a.tool_key.clone());
+            let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
+            meta.insert(crate::downstream::REQUEST_ID_META.into(), request_id.clone().into());
+            let meta = Some(meta);
+            // The client's progress token stays here; the downstream gets one of ours.
+            let progress = ctx.meta.get_progress_token().map(|token| crate::downstream::Relay {
+                peer: ctx.peer.clone(),
+                token,
+            });
+            tokio::select! {
+                a = self.gateway.answer_execute(&caller, args, meta, progress) => (a, key),
+                // The upstream client cancelled: dropping the call cancels it downstream.
+                _ = ctx.ct.cancelled() => {
+                    info!(request_id, "call cancelled by the client");
+                    self.gateway.audit(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None).await;
+                    return Err(ErrorData::internal_error("request cancelled", None));
+                }
+            }
+        };
+        let latency = started.elapsed();
+        let server = tool_key.as_deref().and_then(split_key).map(|(s, _)| s);
+        crate::telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
+        info!(
+            request_id,
+            project = caller.project.id,
+            meta_tool,
+            tool_key = tool_key.as_deref().unwrap_or(""),
+            outcome = ?answer.outcome,
+            results = answer.result_count,
+            latency_us = latency.as_micros() as u64,
+            "call"
+        );
+        self.gateway
+            .audit(
+                &request_id,
+                Some(&caller),
+                meta_tool,
+                tool_key,
+                answer.outcome,
+                latency,
+                answer.result_count,
+            )
+            .await;
+        Ok(complete(answer.result))
     }
 
     /// Running servers the caller may see.
@@ -232,66 +310,11 @@ impl ServerHandler for Upstream {
             }
         };
         let request_id = request_id();
-        let started = Instant::now();
-        let caller = match self.caller(&ctx).await {
-            Ok(c) => c,
-            Err(e) => {
-                info!(request_id, meta_tool, outcome = "denied", "refused caller");
-                self.gateway
-                    .audit(
-                        &request_id,
-                        None,
-                        meta_tool,
-                        None,
-                        Outcome::Denied,
-                        started.elapsed(),
-                        None,
-                    )
-                    .await;
-                return Err(auth_error(e));
-            }
-        };
-        let (answer, tool_key) = if meta_tool == DISCOVERY {
-            (self.gateway.answer_discovery(&caller, request.arguments).await, None)
-        } else {
-            let args = parse_args::<ExecuteArgs>(request.arguments);
-            let key = args.as_ref().ok().map(|a| a.tool_key.clone());
-            let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
-            meta.insert(crate::downstream::REQUEST_ID_META.into(), request_id.clone().into());
-            let meta = Some(meta);
-            tokio::select! {
-                a = self.gateway.answer_execute(&caller, args, meta) => (a, key),
-                // The upstream client cancelled: dropping the call cancels it downstream.
-                _ = ctx.ct.cancelled() => {
-                    info!(request_id, "call cancelled by the client");
-                    self.gateway.audit(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None).await;
-                    return Err(ErrorData::internal_error("request cancelled", None));
-                }
-            }
-        };
-        let latency = started.elapsed();
-        info!(
-            request_id,
-            project = caller.project.id,
-            meta_tool,
-            tool_key = tool_key.as_deref().unwrap_or(""),
-            outcome = ?answer.outcome,
-            results = answer.result_count,
-            latency_us = latency.as_micros() as u64,
-            "call"
-        );
-        self.gateway
-            .audit(
-                &request_id,
-                Some(&caller),
-                meta_tool,
-                tool_key,
-                answer.outcome,
-                latency,
-                answer.result_count,
-            )
-            .await;
-        Ok(complete(answer.result))
+        // Every log line of this call, the downstream's included, carries its request id.
+        let span = tracing::info_span!("call", request_id = %request_id, meta_tool);
+        self.answer_call(meta_tool, request_id, request, ctx)
+            .instrument(span)
+            .await
     }
 
     async fn list_resources(
@@ -508,10 +531,12 @@ pub async fn serve_http(
         .with_cancellation_token(ct.child_token());
     let service: StreamableHttpService<Upstream, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(upstream.clone()), Arc::default(), config);
+    let gateway_for_ops = gateway.clone();
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(gateway, guard))
-        // Public, static, outside the MCP guard: the widget's fingerprinted assets.
+        // Outside the MCP guard: health, metrics and the widget's static assets.
+        .merge(operations(gateway_for_ops))
         .merge(crate::index::widget::router());
     let addr: SocketAddr = listener.local_addr()?;
     info!("listening on http://{addr}/mcp");
@@ -587,6 +612,71 @@ async fn guard(
     }
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await
+}
+
+/// `GET /healthz` (the process answers), `GET /readyz` (store open, every
+/// enabled server past connecting; 503 otherwise, with the details) and
+/// `GET /metrics` (Prometheus text).
+fn operations(gateway: Gateway) -> axum::Router {
+    use axum::response::IntoResponse;
+    use axum::routing::get;
+    let metrics = crate::telemetry::install();
+    let upkeep = metrics.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(10));
+        loop {
+            tick.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    let ready = move || {
+        let gateway = gateway.clone();
+        async move {
+            let store = gateway.store().ping();
+            let servers: Vec<Value> = gateway
+                .registry()
+                .servers()
+                .iter()
+                .map(|s| {
+                    let state = s.state();
+                    serde_json::json!({
+                        "name": s.name(), "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
+                    })
+                })
+                .collect();
+            let settled = servers.iter().all(|s| s["status"] != "connecting");
+            let ready = store.is_ok() && settled;
+            let body = serde_json::json!({
+                "ready": ready,
+                "store": match &store { Ok(()) => "ok".to_string(), Err(e) => e.to_string() },
+                "servers": servers,
+            });
+            let status = if ready {
+                http::StatusCode::OK
+            } else {
+                http::StatusCode::SERVICE_UNAVAILABLE
+            };
+            (status, axum::Json(body)).into_response()
+        }
+    };
+    axum::Router::new()
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }),
+        )
+        .route("/readyz", get(ready))
+        .route(
+            "/metrics",
+            get(move || {
+                let metrics = metrics.clone();
+                async move {
+                    (
+                        [(http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+                        metrics.render(),
+                    )
+                }
+            }),
+        )
 }
 
 /// Whether a JSON-RPC message holds a request (not a notification or a

@@ -251,7 +251,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    fn as_str(self) -> &'static str {
+    /// The column value (also the metrics label).
+    pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::ToolError => "tool_error",
@@ -400,6 +401,12 @@ impl Store {
     }
 
     /// A project by name or numeric id.
+    /// Whether the database answers (for readiness checks).
+    pub fn ping(&self) -> Result<(), Error> {
+        self.with(|c| c.query_row("SELECT count(*) FROM projects", [], |_| Ok(())))
+    }
+
+    /// A project by name or id.
     pub fn project(&self, name_or_id: &str) -> Result<Option<Project>, Error> {
         self.with(|c| {
             c.prepare_cached(

@@ -429,7 +429,8 @@ mod tests {
         assert_eq!(p.source_url.as_deref(), Some("https://www.example.com/rust-wasm/"));
         assert_eq!(p.date.as_deref(), Some("2025-03-01"));
         assert!(
-            p.text.contains("Rust & Wasm\n\nStart with the book. It is good.\n\nLocal: notes"),
+            p.text
+                .contains("Rust & Wasm\n\nStart with the book. It is good.\n\nLocal: notes"),
             "{:?}",
             p.text
         );

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
-use rmcp::model::{ClientConfig, Implementation, ProtocolVersion, SubscriptionFilter};
+use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion, SubscriptionFilter};
 use rmcp::service::{ClientLifecycleMode, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -29,6 +29,7 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
 /// "my tools changed" and relays it to the supervisor.
 struct Client {
     tools_changed: mpsc::UnboundedSender<()>,
+    progress: std::sync::Arc<super::ProgressRoutes>,
 }
 
 impl ClientHandler for Client {
@@ -40,6 +41,10 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         let _ = self.tools_changed.send(());
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+        self.progress.relay(params).await;
     }
 }
 
@@ -53,6 +58,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let (tx, mut tools_changed) = mpsc::unbounded_channel();
     let client = Client {
         tools_changed: tx.clone(),
+        progress: server.progress.clone(),
     };
     let timeout = server.config.connect_timeout;
 

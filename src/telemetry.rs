@@ -1,0 +1,103 @@
+//! Prometheus metrics through the `metrics` facade: calls by meta-tool,
+//! server and outcome; latency histograms for discovery, execute and each
+//! downstream; downstream status and restarts; search fallbacks; catalog
+//! size. `GET /metrics` renders them (see [`crate::server`]).
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// Histogram buckets for latencies, in seconds (100 µs to 60 s).
+const BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the process-wide recorder (once) and returns its handle.
+pub fn install() -> PrometheusHandle {
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
+                .expect("non-empty buckets")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Another recorder (a test harness's) may already be set; metrics then go there.
+            let _ = metrics::set_global_recorder(recorder);
+            describe();
+            handle
+        })
+        .clone()
+}
+
+fn describe() {
+    describe_counter!(
+        "mcp_gateway_calls_total",
+        "Meta-tool calls by meta_tool, server and outcome"
+    );
+    describe_histogram!(
+        "mcp_gateway_discovery_seconds",
+        metrics::Unit::Seconds,
+        "tool_discovery latency"
+    );
+    describe_histogram!(
+        "mcp_gateway_execute_seconds",
+        metrics::Unit::Seconds,
+        "tool_execute latency, gateway included"
+    );
+    describe_histogram!(
+        "mcp_gateway_downstream_seconds",
+        metrics::Unit::Seconds,
+        "Latency of calls to each downstream server"
+    );
+    describe_gauge!("mcp_gateway_downstream_up", "1 when the server is running, else 0");
+    describe_gauge!(
+        "mcp_gateway_downstream_restarts",
+        "Times the server's connection was re-established"
+    );
+    describe_gauge!("mcp_gateway_downstream_tools", "Tools the server lists");
+    describe_counter!(
+        "mcp_gateway_search_fallbacks_total",
+        "Discoveries answered by BM25 because the configured provider could not"
+    );
+    describe_gauge!("mcp_gateway_catalog_tools", "Tools in the catalog snapshot");
+}
+
+/// One meta-tool call; `server` is the target's for `tool_execute`.
+pub fn call(meta_tool: &'static str, server: Option<&str>, outcome: &'static str, latency: Duration) {
+    let server = server.unwrap_or("").to_string();
+    counter!("mcp_gateway_calls_total", "meta_tool" => meta_tool, "server" => server, "outcome" => outcome)
+        .increment(1);
+    let name = if meta_tool == crate::gateway::DISCOVERY {
+        "mcp_gateway_discovery_seconds"
+    } else {
+        "mcp_gateway_execute_seconds"
+    };
+    histogram!(name).record(latency.as_secs_f64());
+}
+
+/// One request to a downstream server.
+pub fn downstream_call(server: &str, latency: Duration) {
+    histogram!("mcp_gateway_downstream_seconds", "server" => server.to_string()).record(latency.as_secs_f64());
+}
+
+/// A server's state after a change.
+pub fn downstream_state(server: &str, up: bool, restarts: u32, tools: usize) {
+    let label = server.to_string();
+    gauge!("mcp_gateway_downstream_up", "server" => label.clone()).set(if up { 1.0 } else { 0.0 });
+    gauge!("mcp_gateway_downstream_restarts", "server" => label.clone()).set(f64::from(restarts));
+    gauge!("mcp_gateway_downstream_tools", "server" => label).set(tools as f64);
+}
+
+/// A discovery the configured provider could not answer.
+pub fn search_fallback(provider: &'static str) {
+    counter!("mcp_gateway_search_fallbacks_total", "provider" => provider).increment(1);
+}
+
+/// The catalog was rebuilt.
+pub fn catalog_size(tools: usize) {
+    gauge!("mcp_gateway_catalog_tools").set(tools as f64);
+}

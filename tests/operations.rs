@@ -1,0 +1,167 @@
+//! Operating the gateway: health and readiness, Prometheus metrics, and
+//! progress and cancellation passing through `tool_execute`.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request};
+use rmcp::service::{NotificationContext, PeerRequestOptions};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+async fn get(url: &str) -> (u16, String) {
+    let r = reqwest::get(url).await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn health_readiness_and_metrics_over_http() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("red", ""))).await;
+    let base = gw.url.trim_end_matches("/mcp").to_string();
+    let (status, body) = get(&format!("{base}/healthz")).await;
+    assert_eq!((status, body.as_str()), (200, r#"{"status":"ok"}"#));
+
+    let ready: Value = eventually(Duration::from_secs(10), "readiness", || async {
+        let (status, body) = get(&format!("{base}/readyz")).await;
+        (status == 200).then(|| serde_json::from_str(&body).unwrap())
+    })
+    .await;
+    assert_eq!(ready["ready"], true);
+    assert_eq!(ready["store"], "ok");
+    let red = ready["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "red")
+        .unwrap();
+    assert_eq!(red["status"], "running");
+    let index = ready["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "index")
+        .unwrap();
+    assert_eq!(
+        index["status"], "unconfigured",
+        "an unconfigured built-in does not hold readiness back"
+    );
+
+    let client = gw.client().await;
+    eventually(Duration::from_secs(10), "red's tools", || async {
+        let r = execute(&client, "red:calculate", json!({ "expression": "6*7" })).await;
+        (r.is_error != Some(true)).then_some(())
+    })
+    .await;
+    execute(&client, "red:fail", json!({})).await;
+    call(&client, "tool_discovery", json!({ "query": "arithmetic" })).await;
+
+    let (status, text) = get(&format!("{base}/metrics")).await;
+    assert_eq!(status, 200);
+    for line in [
+        r#"mcp_gateway_calls_total{meta_tool="tool_execute",server="red",outcome="ok"}"#,
+        r#"mcp_gateway_calls_total{meta_tool="tool_execute",server="red",outcome="tool_error"} 1"#,
+        r#"mcp_gateway_calls_total{meta_tool="tool_discovery",server="",outcome="ok"} 1"#,
+        r#"mcp_gateway_downstream_up{server="red"} 1"#,
+        r#"mcp_gateway_downstream_restarts{server="red"} 0"#,
+        r#"mcp_gateway_downstream_up{server="index"} 0"#,
+        r#"mcp_gateway_execute_seconds_bucket{le="+Inf"}"#,
+        r#"mcp_gateway_downstream_seconds_count{server="red"}"#,
+        "mcp_gateway_catalog_tools ",
+        "# TYPE mcp_gateway_discovery_seconds histogram",
+    ] {
+        assert!(text.contains(line), "{line} missing from /metrics:\n{text}");
+    }
+}
+
+/// A client that keeps every progress notification it receives.
+#[derive(Clone, Default)]
+struct Recorder {
+    seen: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+        self.seen.lock().unwrap().push(params);
+    }
+}
+
+/// `tool_execute` of `key`; rmcp gives the request a progress token of its own.
+fn call_request(key: &str, arguments: Value) -> (ClientRequest, PeerRequestOptions) {
+    let params = CallToolRequestParams::new("tool_execute").with_arguments(
+        json!({ "toolKey": key, "arguments": arguments })
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    (
+        ClientRequest::CallToolRequest(Request::new(params)),
+        PeerRequestOptions::no_options(),
+    )
+}
+
+#[tokio::test]
+async fn progress_comes_back_and_cancellation_goes_down_through_tool_execute() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("red", ""))).await;
+    let recorder = Recorder::default();
+    let client = recorder
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(gw.url.as_str()))
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(10), "red's tools", || async {
+        let found = discover_with(&client, "report progress steps").await;
+        found.iter().any(|r| r["toolKey"] == "red:progress").then_some(())
+    })
+    .await;
+
+    let (request, options) = call_request("red:progress", json!({ "steps": 3 }));
+    let handle = client.peer().send_cancellable_request(request, options).await.unwrap();
+    let token = handle.progress_token.clone();
+    let answer = handle.await_response().await.unwrap();
+    assert!(format!("{answer:?}").contains("3 steps reported"), "{answer:?}");
+    // The client handles notifications on tasks of their own: give them a moment.
+    let mut seen = eventually(Duration::from_secs(5), "three progress notifications", || async {
+        let seen = recorder.seen.lock().unwrap().clone();
+        (seen.len() == 3).then_some(seen)
+    })
+    .await;
+    // rmcp hands notifications to the handler concurrently, so their order is not kept.
+    seen.sort_by(|a, b| a.progress.total_cmp(&b.progress));
+    for (i, p) in seen.iter().enumerate() {
+        assert_eq!(p.progress_token, token, "the client's own token");
+        assert_eq!(p.progress, (i + 1) as f64);
+        assert_eq!(p.total, Some(3.0));
+        assert_eq!(p.message.as_deref(), Some(format!("step {} of 3", i + 1).as_str()));
+    }
+
+    // The client gives up on a long call: the downstream call is cancelled too.
+    let (request, options) = call_request("red:sleep", json!({ "ms": 30000 }));
+    let handle = client.peer().send_cancellable_request(request, options).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    handle.cancel(Some("the user pressed stop".into())).await.unwrap();
+    assert!(
+        gw.wait_log("sleep cancelled by the client", Duration::from_secs(5))
+            .await
+            .is_some(),
+        "the downstream did not see notifications/cancelled:\n{}",
+        gw.log()
+    );
+}
+
+async fn discover_with(client: &rmcp::service::RunningService<RoleClient, Recorder>, query: &str) -> Vec<Value> {
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("tool_discovery")
+                .with_arguments(json!({ "query": query }).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    r.structured_content.unwrap()["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
