@@ -9,6 +9,7 @@
 mod connect;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -64,9 +65,9 @@ pub struct Relay {
 /// its own) to the relays their notifications go to.
 #[derive(Debug, Default)]
 pub struct ProgressRoutes {
-    routes: std::sync::Mutex<HashMap<ProgressToken, Relay>>,
+    routes: std::sync::Mutex<HashMap<ProgressToken, (Relay, Arc<AtomicUsize>)>>,
     /// Notifications being relayed right now.
-    in_flight: std::sync::atomic::AtomicUsize,
+    in_flight: AtomicUsize,
     /// Notifications that arrived before their call registered its route.
     early: std::sync::Mutex<HashMap<ProgressToken, Vec<(Instant, ProgressNotificationParam)>>>,
 }
@@ -75,24 +76,26 @@ impl ProgressRoutes {
     /// Routes `token` to `relay`, first relaying what arrived for it before
     /// the route existed (the server may answer faster than we register).
     async fn register(self: &Arc<Self>, token: ProgressToken, relay: Relay) -> Route {
+        let relayed = Arc::new(AtomicUsize::new(0));
         self.routes
             .lock()
             .expect("progress routes")
-            .insert(token.clone(), relay.clone());
+            .insert(token.clone(), (relay.clone(), relayed.clone()));
         let early = self.early.lock().expect("early progress").remove(&token);
         for (_, mut params) in early.unwrap_or_default() {
+            relayed.fetch_add(1, Ordering::SeqCst);
             params.progress_token = relay.token.clone();
             let _ = relay.peer.notify_progress(params).await;
         }
         Route {
             routes: self.clone(),
             token,
+            relayed,
         }
     }
 
     /// Relays a downstream progress notification, if its call is still in flight.
     pub async fn relay(&self, mut params: ProgressNotificationParam) {
-        use std::sync::atomic::Ordering;
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         let relay = self
             .routes
@@ -101,7 +104,8 @@ impl ProgressRoutes {
             .get(&params.progress_token)
             .cloned();
         match relay {
-            Some(relay) => {
+            Some((relay, relayed)) => {
+                relayed.fetch_add(1, Ordering::SeqCst);
                 params.progress_token = relay.token;
                 let _ = relay.peer.notify_progress(params).await;
             }
@@ -122,13 +126,18 @@ impl ProgressRoutes {
     }
 
     /// rmcp handles each notification on a task of its own, so progress sent
-    /// just before a result may still be on its way when the result arrives:
-    /// give those tasks a moment, so that the client sees all progress before
-    /// the result (bounded; progress is advisory).
-    async fn settle(&self) {
-        use std::sync::atomic::Ordering;
+    /// just before a result may still be on its way when the result arrives.
+    /// For a call that did report progress, let those tasks run first, so the
+    /// client sees all of it before the result (bounded; progress is
+    /// advisory). Calls without progress (most) do not wait at all.
+    async fn settle(&self, route: &Route) {
+        if route.relayed.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         let deadline = Instant::now() + PROGRESS_SETTLE;
-        tokio::time::sleep(Duration::from_millis(2)).await;
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
         while self.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
             tokio::task::yield_now().await;
         }
@@ -139,6 +148,8 @@ impl ProgressRoutes {
 struct Route {
     routes: Arc<ProgressRoutes>,
     token: ProgressToken,
+    /// Notifications relayed for this call so far.
+    relayed: Arc<AtomicUsize>,
 }
 
 impl Drop for Route {
@@ -351,14 +362,14 @@ impl Downstream {
                 .send_request_with_option(request, PeerRequestOptions::no_options())
                 .await?;
             // rmcp puts its own progress token on every request: route that one.
-            let _route = self.progress.register(handle.progress_token.clone(), relay).await;
+            let route = self.progress.register(handle.progress_token.clone(), relay).await;
             let mut cancel = CancelOnDrop {
                 peer: peer.clone(),
                 id: Some(handle.id.clone()),
             };
             let answer = handle.await_response().await;
             cancel.id = None;
-            self.progress.settle().await;
+            self.progress.settle(&route).await;
             match answer? {
                 ServerResult::CallToolResult(r) => Ok(CallToolResponse::Complete(r)),
                 ServerResult::InputRequiredResult(r) => Ok(CallToolResponse::InputRequired(r)),

@@ -1,0 +1,192 @@
+//! Load: N concurrent MCP sessions over streamable HTTP, each alternating
+//! `tool_execute` (the demo's `calculate`) and `tool_discovery` through the
+//! gateway, side by side with the same `calculate` called on the demo server
+//! directly, in the same run. Reports throughput, p50/p99 and the gateway's
+//! added latency, errors, and the gateway's memory before and after.
+//! Run: `cargo bench --bench load` (LOAD_SESSIONS=16, LOAD_SECONDS=10 by
+//! default; LOAD_SECONDS=600 is the 10-minute soak).
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::json;
+use tokio::io::AsyncBufReadExt;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+
+type Client = RunningService<RoleClient, ()>;
+
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Starts `args` (which print "listening on http://…"); returns the URL and the child.
+async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(BIN)
+        .args(args)
+        .env("RUST_LOG", "warn,mcp_gateway::server=info")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next_line().await.unwrap().expect("prints its address");
+        if let Some(i) = line.find("http://") {
+            break line[i..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (url, child)
+}
+
+async fn connect(url: &str) -> Client {
+    ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap()
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    v.as_object().unwrap().clone()
+}
+
+#[derive(Default)]
+struct Samples {
+    direct: Vec<Duration>,
+    execute: Vec<Duration>,
+    discovery: Vec<Duration>,
+    errors: u64,
+}
+
+fn pct(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+#[tokio::main]
+async fn main() {
+    let sessions = setting("LOAD_SESSIONS", 16) as usize;
+    let seconds = setting("LOAD_SECONDS", 10);
+    let (demo_url, _demo) = spawn(&["demo-server", "--http", "127.0.0.1:0"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[auth]\nallow_anonymous = true\nanonymous_project = \"load\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\nurl = \"{demo_url}\"\n"
+        ),
+    )
+    .unwrap();
+    let (gw_url, gateway) = spawn(&["serve", "--http", "127.0.0.1:0", "--config", config.to_str().unwrap()]).await;
+    let gw_pid = gateway.id().unwrap();
+
+    // Wait for the demo's tools to be in the catalog.
+    let probe = connect(&gw_url).await;
+    loop {
+        let r = probe
+            .call_tool(CallToolRequestParams::new("tool_discovery").with_arguments(args(json!({ "query": "calculate" }))))
+            .await
+            .unwrap();
+        if r.structured_content.is_some_and(|s| s.to_string().contains("demo:calculate")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let rss_before = rss_kib(gw_pid);
+
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let workers: Vec<_> = (0..sessions)
+        .map(|n| {
+            let (gw_url, demo_url) = (gw_url.clone(), demo_url.clone());
+            tokio::spawn(async move {
+                let via = connect(&gw_url).await;
+                let direct = connect(&demo_url).await;
+                let mut s = Samples::default();
+                let mut i = 0u64;
+                while Instant::now() < deadline {
+                    i += 1;
+                    let expression = format!("{n} + {i} * 2");
+                    let t = Instant::now();
+                    let ok = direct
+                        .call_tool(CallToolRequestParams::new("calculate").with_arguments(args(json!({ "expression": expression }))))
+                        .await
+                        .is_ok_and(|r| r.is_error != Some(true));
+                    s.direct.push(t.elapsed());
+                    s.errors += u64::from(!ok);
+
+                    let t = Instant::now();
+                    let ok = via
+                        .call_tool(CallToolRequestParams::new("tool_execute").with_arguments(args(
+                            json!({ "toolKey": "demo:calculate", "arguments": { "expression": expression } }),
+                        )))
+                        .await
+                        .is_ok_and(|r| r.is_error != Some(true));
+                    s.execute.push(t.elapsed());
+                    s.errors += u64::from(!ok);
+
+                    let t = Instant::now();
+                    let ok = via
+                        .call_tool(
+                            CallToolRequestParams::new("tool_discovery")
+                                .with_arguments(args(json!({ "query": ["convert a temperature", "hash some text"] }))),
+                        )
+                        .await
+                        .is_ok_and(|r| r.is_error != Some(true));
+                    s.discovery.push(t.elapsed());
+                    s.errors += u64::from(!ok);
+                }
+                s
+            })
+        })
+        .collect();
+    let mut all = Samples::default();
+    for w in workers {
+        let s = w.await.unwrap();
+        all.direct.extend(s.direct);
+        all.execute.extend(s.execute);
+        all.discovery.extend(s.discovery);
+        all.errors += s.errors;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let rss_after = rss_kib(gw_pid);
+    for v in [&mut all.direct, &mut all.execute, &mut all.discovery] {
+        v.sort();
+    }
+    let gateway_calls = all.execute.len() + all.discovery.len();
+    println!("{sessions} sessions for {seconds} s over streamable HTTP (gateway -> demo also over HTTP)");
+    println!(
+        "throughput through the gateway: {:.0} calls/s ({} calls); errors: {}",
+        gateway_calls as f64 / elapsed,
+        gateway_calls,
+        all.errors
+    );
+    for (label, v) in [
+        ("calculate, direct          ", &all.direct),
+        ("calculate via tool_execute ", &all.execute),
+        ("tool_discovery             ", &all.discovery),
+    ] {
+        println!("{label} p50 {:.3} ms  p99 {:.3} ms  ({} calls)", pct(v, 0.5), pct(v, 0.99), v.len());
+    }
+    println!(
+        "added by the gateway (tool_execute - direct): p50 {:.3} ms, p99 {:.3} ms",
+        pct(&all.execute, 0.5) - pct(&all.direct, 0.5),
+        pct(&all.execute, 0.99) - pct(&all.direct, 0.99)
+    );
+    println!("gateway RSS: {} KiB before, {} KiB after", rss_before, rss_after);
+}
