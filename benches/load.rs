@@ -99,10 +99,14 @@ async fn main() {
     let probe = connect(&gw_url).await;
     loop {
         let r = probe
-            .call_tool(CallToolRequestParams::new("tool_discovery").with_arguments(args(json!({ "query": "calculate" }))))
+            .call_tool(
+                CallToolRequestParams::new("tool_discovery").with_arguments(args(json!({ "query": "calculate" }))),
+            )
             .await
             .unwrap();
-        if r.structured_content.is_some_and(|s| s.to_string().contains("demo:calculate")) {
+        if r.structured_content
+            .is_some_and(|s| s.to_string().contains("demo:calculate"))
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -124,7 +128,10 @@ async fn main() {
                     let expression = format!("{n} + {i} * 2");
                     let t = Instant::now();
                     let ok = direct
-                        .call_tool(CallToolRequestParams::new("calculate").with_arguments(args(json!({ "expression": expression }))))
+                        .call_tool(
+                            CallToolRequestParams::new("calculate")
+                                .with_arguments(args(json!({ "expression": expression }))),
+                        )
                         .await
                         .is_ok_and(|r| r.is_error != Some(true));
                     s.direct.push(t.elapsed());
@@ -181,7 +188,12 @@ async fn main() {
         ("calculate via tool_execute ", &all.execute),
         ("tool_discovery             ", &all.discovery),
     ] {
-        println!("{label} p50 {:.3} ms  p99 {:.3} ms  ({} calls)", pct(v, 0.5), pct(v, 0.99), v.len());
+        println!(
+            "{label} p50 {:.3} ms  p99 {:.3} ms  ({} calls)",
+            pct(v, 0.5),
+            pct(v, 0.99),
+            v.len()
+        );
     }
     println!(
         "added by the gateway (tool_execute - direct): p50 {:.3} ms, p99 {:.3} ms",

@@ -36,6 +36,9 @@ pub const CONFIG_ENV: &str = "MCP_GATEWAY_CONFIG";
 /// Per-call timeout when a server sets none.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Largest tool result passed on when a server sets no `max_result_bytes`.
+pub const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024 * 1024;
+
 /// How long connecting and listing tools may take before a server counts as failed.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -198,6 +201,8 @@ pub struct RawServer {
     pub timeout_ms: Option<u64>,
     /// Connect-and-list timeout in milliseconds (default 30000).
     pub connect_timeout_ms: Option<u64>,
+    /// Largest result passed on, in bytes of JSON (default 32 MiB); a larger one is refused.
+    pub max_result_bytes: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -260,6 +265,8 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Connect-and-list timeout.
     pub connect_timeout: Duration,
+    /// Largest result passed on, in bytes of JSON.
+    pub max_result_bytes: u64,
 }
 
 /// How a downstream server is reached.
@@ -426,6 +433,7 @@ impl Config {
                 ),
                 timeout: index.timeout,
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
                 enabled: true,
                 transport: Transport::Builtin(Builtin::Index(std::sync::Arc::new(index))),
             });
@@ -445,6 +453,7 @@ impl Config {
                 ),
                 timeout: DEFAULT_CALL_TIMEOUT,
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
                 enabled: true,
                 transport: Transport::Builtin(Builtin::Archives(std::sync::Arc::new(archives))),
             });
@@ -654,6 +663,11 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
         enabled: s.enabled,
         timeout: millis("timeout_ms", s.timeout_ms, DEFAULT_CALL_TIMEOUT)?,
         connect_timeout: millis("connect_timeout_ms", s.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT)?,
+        max_result_bytes: match s.max_result_bytes {
+            Some(0) => return Err(field_err("max_result_bytes", "must be at least 1 byte".into())),
+            Some(n) => n,
+            None => DEFAULT_MAX_RESULT_BYTES,
+        },
     })
 }
 

@@ -91,6 +91,7 @@ impl Demo {
                 Tool::new("fail", "Always fail with a tool error (test tool).", obj(json!({"type": "object", "properties": {"message": {"type": "string"}}}))),
                 Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
                 Tool::new("crash", "Exit the server process at once (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("big", "Answer with a text of kib kibibytes (test tool).", obj(json!({"type": "object", "properties": {"kib": {"type": "integer", "minimum": 0, "maximum": 102400}}, "required": ["kib"]}))),
                 Tool::new("progress", "Report steps of progress (20 ms each) to the caller's progress token, then answer (test tool).", obj(json!({"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 100}}, "required": ["steps"]}))),
                 Tool::new("garbage", "Write a line that is not JSON-RPC to stdout, then answer (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("stats", "Report how many tool calls this server received before this one (test tool).", obj(json!({"type": "object"}))),
@@ -196,6 +197,10 @@ impl Demo {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 ok(format!("{steps} steps reported"))
+            }
+            "big" if self.chaos => {
+                let kib = args.get("kib").and_then(Value::as_u64).unwrap_or(0) as usize;
+                ok("x".repeat(kib * 1024))
             }
             "crash" if self.chaos => {
                 eprintln!("crashing on request");

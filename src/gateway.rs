@@ -110,6 +110,18 @@ pub enum ExecuteError {
     /// The downstream call failed (server down, timeout, crash, protocol error).
     #[error(transparent)]
     Downstream(#[from] downstream::Error),
+    /// The result is larger than the server's `max_result_bytes`.
+    #[error(
+        "the result of '{key}' is {bytes} bytes, more than this server's limit of {limit} bytes (max_result_bytes); ask for less, e.g. a smaller page or range"
+    )]
+    TooLarge {
+        /// The tool.
+        key: String,
+        /// Its size as JSON.
+        bytes: u64,
+        /// The server's limit.
+        limit: u64,
+    },
 }
 
 impl ExecuteError {
@@ -120,6 +132,7 @@ impl ExecuteError {
             ExecuteError::Invalid { .. } => "TOOL_VALIDATION_ERROR",
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
             ExecuteError::Downstream(_) => "TOOL_EXECUTION_ERROR",
+            ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
         }
     }
 
@@ -137,6 +150,23 @@ impl ExecuteError {
         result.structured_content = Some(json!({ "error": error }));
         result
     }
+}
+
+/// Bytes of `value` as JSON, counted without building the text.
+fn json_size(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// Everything a request needs: servers, catalog, callers, audit.
@@ -388,7 +418,19 @@ impl Gateway {
         }
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
         params.meta = (!meta.is_empty()).then(|| meta.into());
-        Ok(server.call_tool(params, progress).await?)
+        let result = server.call_tool(params, progress).await?;
+        if let CallToolResponse::Complete(r) = &result {
+            let bytes = json_size(r);
+            if bytes > server.config.max_result_bytes {
+                tracing::warn!(tool_key = %entry.key, bytes, limit = server.config.max_result_bytes, "result refused: too large");
+                return Err(ExecuteError::TooLarge {
+                    key: entry.key.clone(),
+                    bytes,
+                    limit: server.config.max_result_bytes,
+                });
+            }
+        }
+        Ok(result)
     }
 
     /// `tool_discovery` from raw arguments to the answer the caller sees.

@@ -165,3 +165,36 @@ async fn discover_with(client: &rmcp::service::RunningService<RoleClient, Record
         .cloned()
         .unwrap_or_default()
 }
+
+#[tokio::test]
+async fn a_result_over_the_server_limit_is_refused_clearly_and_the_gateway_goes_on() {
+    let config = format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("red", "max_result_bytes = 1048576"),
+        chaos_server("blue", "")
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    eventually(Duration::from_secs(10), "both servers", || async {
+        let a = execute(&client, "red:calculate", json!({ "expression": "1+1" })).await;
+        let b = execute(&client, "blue:calculate", json!({ "expression": "1+1" })).await;
+        (a.is_error != Some(true) && b.is_error != Some(true)).then_some(())
+    })
+    .await;
+
+    let r = execute(&client, "red:big", json!({ "kib": 2048 })).await;
+    assert_eq!(error_code(&r), "TOOL_RESULT_TOO_LARGE");
+    assert!(
+        text(&r).contains("more than this server's limit of 1048576 bytes"),
+        "{}",
+        text(&r)
+    );
+    let small = execute(&client, "red:big", json!({ "kib": 512 })).await;
+    assert_ne!(small.is_error, Some(true));
+    // The default limit (32 MiB) lets a 2 MiB result through on the other server.
+    let r = execute(&client, "blue:big", json!({ "kib": 2048 })).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(text(&r).len(), 2048 * 1024);
+    let r = execute(&client, "red:calculate", json!({ "expression": "6*7" })).await;
+    assert!(text(&r).contains("42"), "{}", text(&r));
+}

@@ -68,6 +68,7 @@ impl McpServerEntry {
             enabled: !self.disabled,
             timeout_ms: None,
             connect_timeout_ms: None,
+            max_result_bytes: None,
         })
     }
 }
