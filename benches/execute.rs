@@ -10,9 +10,10 @@ use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+mod common;
+
+use common::BIN;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -27,23 +28,9 @@ async fn stdio(args: &[&str]) -> Client {
     ().serve(t).await.unwrap()
 }
 
-/// Starts `args` (which print "listening on http://…" on stderr) and connects over HTTP.
+/// Starts `args` over HTTP and connects to it.
 async fn http(args: &[&str]) -> (Client, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(BIN)
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next_line().await.unwrap().expect("prints its address");
-        if let Some(i) = line.find("http://") {
-            break line[i..].split_whitespace().next().unwrap().to_string();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let (url, child) = common::spawn(args).await;
     (
         ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap(),
         child,

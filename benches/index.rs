@@ -3,6 +3,7 @@
 //! Protocol API call in about 100 ms, at VibeCheck concurrency 2 and 5.
 //! Run: `cargo bench --bench index`.
 
+mod common;
 #[path = "../tests/fake_index/mod.rs"]
 mod fake_index;
 
@@ -15,9 +16,8 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+use common::BIN;
 const RUNS: usize = 3;
 
 fn cli(config: &str, args: &[&str]) -> String {
@@ -50,29 +50,12 @@ async fn main() {
     let token = cli(config, &["token", "issue", "--project", "bench"]);
     fake.accept(&token);
 
-    let mut gateway = tokio::process::Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0", "--config", config])
-        .env("RUST_LOG", "info")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(gateway.stderr.take().unwrap()).lines();
-    let mut url = None;
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(i) = line.find("http://") {
-            url = Some(line[i..].split_whitespace().next().unwrap().to_string());
-        }
-        if line.contains("downstream server running") {
-            break;
-        }
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let (url, _gateway) = common::spawn(&["serve", "--http", "127.0.0.1:0", "--config", config]).await;
     let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.expect("gateway prints its address")).auth_header(token),
+        StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
     );
     let client = ().serve(transport).await.unwrap();
-    // The catalog picks the server's tools up just after it reports running.
+    // The index server's tools reach the catalog just after it starts.
     let discovery = json!({ "query": "discover filter" });
     loop {
         let r = client

@@ -13,34 +13,15 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+mod common;
+
+use common::spawn;
 
 type Client = RunningService<RoleClient, ()>;
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// Starts `args` (which print "listening on http://…"); returns the URL and the child.
-async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(BIN)
-        .args(args)
-        .env("RUST_LOG", "warn,mcp_gateway::server=info")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next_line().await.unwrap().expect("prints its address");
-        if let Some(i) = line.find("http://") {
-            break line[i..].split_whitespace().next().unwrap().to_string();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (url, child)
 }
 
 async fn connect(url: &str) -> Client {

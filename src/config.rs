@@ -304,6 +304,19 @@ pub enum Builtin {
 }
 
 impl ServerConfig {
+    /// A server the gateway implements itself, with the usual limits.
+    fn builtin(name: &str, description: &str, timeout: Duration, builtin: Builtin) -> Self {
+        Self {
+            name: name.into(),
+            description: Some(description.into()),
+            transport: Transport::Builtin(builtin),
+            enabled: true,
+            timeout,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+        }
+    }
+
     /// Why this server cannot start, for built-ins that lack their settings.
     pub fn unconfigured(&self) -> Option<String> {
         match &self.transport {
@@ -419,44 +432,27 @@ impl Config {
             servers.push(server);
         }
 
-        let (index_span, raw_index) = match raw.index {
-            Some(i) => (i.span(), i.into_inner()),
-            None => (0..0, RawIndex::default()),
-        };
+        let (index_span, raw_index) = section(raw.index);
         let index = IndexConfig::from_raw(raw_index)
             .map_err(|(field, m)| invalid(index_span.clone(), format!("index.{field}"), m))?;
         if index.enabled {
-            servers.push(ServerConfig {
-                name: crate::index::SERVER_NAME.into(),
-                description: Some(
-                    "Index Network: find people to meet or collaborate with from what you want, offer or work on (intents, discovery, VibeCheck)".into(),
-                ),
-                timeout: index.timeout,
-                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-                max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
-                enabled: true,
-                transport: Transport::Builtin(Builtin::Index(std::sync::Arc::new(index))),
-            });
+            servers.push(ServerConfig::builtin(
+                crate::index::SERVER_NAME,
+                "Index Network: find people to meet or collaborate with from what you want, offer or work on (intents, discovery, VibeCheck)",
+                index.timeout,
+                Builtin::Index(std::sync::Arc::new(index)),
+            ));
         }
-
-        let (archives_span, raw_archives) = match raw.archives {
-            Some(a) => (a.span(), a.into_inner()),
-            None => (0..0, RawArchives::default()),
-        };
+        let (archives_span, raw_archives) = section(raw.archives);
         let archives = ArchivesConfig::from_raw(raw_archives, base)
             .map_err(|(field, m)| invalid(archives_span.clone(), format!("archives.{field}"), m))?;
         if archives.enabled {
-            servers.push(ServerConfig {
-                name: crate::archive::SERVER_NAME.into(),
-                description: Some(
-                    "Local research and URL archives: search saved notes and web pages, with highlighted snippets and citations".into(),
-                ),
-                timeout: DEFAULT_CALL_TIMEOUT,
-                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-                max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
-                enabled: true,
-                transport: Transport::Builtin(Builtin::Archives(std::sync::Arc::new(archives))),
-            });
+            servers.push(ServerConfig::builtin(
+                crate::archive::SERVER_NAME,
+                "Local research and URL archives: search saved notes and web pages, with highlighted snippets and citations",
+                DEFAULT_CALL_TIMEOUT,
+                Builtin::Archives(std::sync::Arc::new(archives)),
+            ));
         }
 
         let anonymous_project = match (raw.auth.allow_anonymous, raw.auth.anonymous_project) {
@@ -554,6 +550,14 @@ impl Config {
     /// The servers the gateway starts (enabled, and configured if built in).
     pub fn enabled_servers(&self) -> impl Iterator<Item = &ServerConfig> {
         self.servers.iter().filter(|s| s.enabled && s.unconfigured().is_none())
+    }
+}
+
+/// A table of the file, with its span (`0..0` when absent, then its defaults).
+fn section<T: Default>(table: Option<Spanned<T>>) -> (std::ops::Range<usize>, T) {
+    match table {
+        Some(t) => (t.span(), t.into_inner()),
+        None => (0..0, T::default()),
     }
 }
 

@@ -256,6 +256,13 @@ pub struct IndexServer {
     config: Arc<IndexConfig>,
 }
 
+/// A tool call with its arguments checked.
+enum Call {
+    Extract(input::IntentInput),
+    Filter(FilterInput),
+    Connections(input::ConnectionsInput),
+}
+
 /// Why a tool call failed; becomes an `isError` result.
 enum Failure {
     Invalid(Vec<String>),
@@ -381,8 +388,7 @@ impl IndexServer {
         vec![extract, filter, connections]
     }
 
-    async fn extract_intent(&self, args: &JsonObject, session: Session) -> Result<CallToolResult, Failure> {
-        let input = input::extract_intent(args).map_err(Failure::Invalid)?;
+    async fn extract_intent(&self, input: input::IntentInput, session: Session) -> Result<CallToolResult, Failure> {
         let payload = input::intent_payload(&input, self.config.payload_limits);
         let extracted = self.protocol.discover_new(&session, payload).await?;
         info!(tool = "extract_intent", request_id = %session.request_id, intents = extracted.intents.len(), "index invocation");
@@ -464,8 +470,7 @@ impl IndexServer {
         Ok((filtered, true))
     }
 
-    async fn discover_filter(&self, args: &JsonObject, session: Session) -> Result<CallToolResult, Failure> {
-        let input = input::discover_filter(args).map_err(Failure::Invalid)?;
+    async fn discover_filter(&self, input: FilterInput, session: Session) -> Result<CallToolResult, Failure> {
         let (intent_ids, generated) = match &input.intent_input {
             Some(chain) if input.intent_ids.is_empty() => {
                 let intents = self.intents_from(&session, chain).await?;
@@ -556,8 +561,11 @@ impl IndexServer {
         Ok(result)
     }
 
-    async fn discover_connections(&self, args: &JsonObject, session: Session) -> Result<CallToolResult, Failure> {
-        let input = input::discover_connections(args, self.config.max_connections).map_err(Failure::Invalid)?;
+    async fn discover_connections(
+        &self,
+        input: input::ConnectionsInput,
+        session: Session,
+    ) -> Result<CallToolResult, Failure> {
         let intents = self
             .intents_from(
                 &session,
@@ -717,25 +725,25 @@ impl ServerHandler for IndexServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
-        if !Self::tools().iter().any(|t| t.name == name) {
-            return Err(ErrorData::invalid_params(format!("unknown tool '{name}'"), None));
-        }
+        let args = request.arguments.unwrap_or_default();
+        // Arguments are checked before the token is spent on an exchange.
+        let call = match name {
+            "extract_intent" => input::extract_intent(&args).map(Call::Extract),
+            "discover_filter" => input::discover_filter(&args).map(Call::Filter),
+            "discover_connections" => {
+                input::discover_connections(&args, self.config.max_connections).map(Call::Connections)
+            }
+            other => return Err(ErrorData::invalid_params(format!("unknown tool '{other}'"), None)),
+        };
         let meta_str = |k: &str| ctx.meta.get(k).and_then(Value::as_str);
         let request_id = meta_str(REQUEST_ID_META).map_or_else(crate::gateway::request_id, str::to_string);
-        let args = request.arguments.unwrap_or_default();
         let outcome = async {
-            // Arguments are checked before the token is spent on an exchange.
-            let check = match name {
-                "extract_intent" => input::extract_intent(&args).map(drop),
-                "discover_filter" => input::discover_filter(&args).map(drop),
-                _ => input::discover_connections(&args, self.config.max_connections).map(drop),
-            };
-            check.map_err(Failure::Invalid)?;
+            let call = call.map_err(Failure::Invalid)?;
             let session = self.protocol.exchange(meta_str(CALLER_TOKEN_META), &request_id).await?;
-            match name {
-                "extract_intent" => self.extract_intent(&args, session).await,
-                "discover_filter" => self.discover_filter(&args, session).await,
-                _ => self.discover_connections(&args, session).await,
+            match call {
+                Call::Extract(input) => self.extract_intent(input, session).await,
+                Call::Filter(input) => self.discover_filter(input, session).await,
+                Call::Connections(input) => self.discover_connections(input, session).await,
             }
         };
         let result = match outcome.await {

@@ -43,11 +43,7 @@ async fn start(index_first: bool) -> (Gateway, Client, tempfile::TempDir) {
         index(&gw);
     }
     let client = gw.client().await;
-    eventually(Duration::from_secs(10), "the archives tool", || async {
-        let found = discover(&client, json!("search my local research archives and saved pages")).await;
-        found.iter().any(|r| r["toolKey"] == TOOL).then_some(())
-    })
-    .await;
+    wait_for_tool(&client, TOOL).await;
     (gw, client, copy)
 }
 

@@ -21,16 +21,6 @@ fn two_servers() -> String {
     )
 }
 
-/// Waits until discovery sees `key` (servers connect in the background).
-async fn wait_for_tool(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, key: &str) {
-    let (server, tool) = key.split_once(':').unwrap();
-    eventually(Duration::from_secs(20), key, || async {
-        let results = discover(client, json!([tool, server])).await;
-        results.iter().any(|r| r["toolKey"] == key).then_some(())
-    })
-    .await
-}
-
 /// Waits until `server`'s calculate tool answers (after a crash, it restarts with backoff).
 async fn wait_until_usable(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, server: &str) {
     let key = format!("{server}:calculate");

@@ -22,20 +22,8 @@ async fn setup(fake: &FakeIndex, index_extra: &str) -> (Gateway, Client) {
     let token = gw.issue_token("p");
     fake.accept(&token);
     let client = gw.client_with_token(&token).await.unwrap();
-    index_running(&client).await;
+    wait_for_tool(&client, "index:discover_filter").await;
     (gw, client)
-}
-
-/// Waits until the built-in `index` server's tools are in the caller's catalog.
-async fn index_running(client: &Client) {
-    eventually(Duration::from_secs(10), "the index tools", || async {
-        let found = discover(client, json!("discover filter people intents")).await;
-        found
-            .iter()
-            .any(|r| r["toolKey"] == "index:discover_filter")
-            .then_some(())
-    })
-    .await;
 }
 
 fn structured(r: &CallToolResult) -> &Value {
@@ -434,7 +422,7 @@ async fn missing_or_refused_auth_is_a_tool_error_with_a_www_authenticate_hint() 
     let fake = FakeIndex::start(3).await;
     let gw = Gateway::start(&format!("{ANONYMOUS}{}", fake.config(""))).await;
     let anonymous = gw.client().await;
-    index_running(&anonymous).await;
+    wait_for_tool(&anonymous, "index:discover_filter").await;
     let r = execute(&anonymous, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
     assert_error(&r, "authorization required");
     let hint = r

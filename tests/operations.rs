@@ -112,11 +112,7 @@ async fn progress_comes_back_and_cancellation_goes_down_through_tool_execute() {
         .serve(StreamableHttpClientTransport::from_uri(gw.url.as_str()))
         .await
         .unwrap();
-    eventually(Duration::from_secs(10), "red's tools", || async {
-        let found = discover_with(&client, "report progress steps").await;
-        found.iter().any(|r| r["toolKey"] == "red:progress").then_some(())
-    })
-    .await;
+    wait_for_tool(&client, "red:progress").await;
 
     let (request, options) = call_request("red:progress", json!({ "steps": 3 }));
     let handle = client.peer().send_cancellable_request(request, options).await.unwrap();
@@ -150,20 +146,6 @@ async fn progress_comes_back_and_cancellation_goes_down_through_tool_execute() {
         "the downstream did not see notifications/cancelled:\n{}",
         gw.log()
     );
-}
-
-async fn discover_with(client: &rmcp::service::RunningService<RoleClient, Recorder>, query: &str) -> Vec<Value> {
-    let r = client
-        .call_tool(
-            CallToolRequestParams::new("tool_discovery")
-                .with_arguments(json!({ "query": query }).as_object().unwrap().clone()),
-        )
-        .await
-        .unwrap();
-    r.structured_content.unwrap()["results"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
 }
 
 #[tokio::test]

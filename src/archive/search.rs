@@ -251,8 +251,8 @@ impl Archive {
     pub fn search(&self, o: &Options) -> Result<Answer, Error> {
         let opened = self.open()?;
         let f = opened.fields;
-        let analyzer = opened.index.tokenizer_for_field(f.content)?;
-        let parsed = QueryText::parse(&o.query, analyzer.clone());
+        let mut analyzer = opened.index.tokenizer_for_field(f.content)?;
+        let parsed = QueryText::parse(&o.query, &mut analyzer);
         let Some(query) = parsed.query(f, o.fuzzy) else {
             return Ok(Answer {
                 results: Vec::new(),
@@ -264,6 +264,7 @@ impl Archive {
         let best = top.first().map_or(1.0, |(s, _)| *s).max(f32::EPSILON);
         let db = opened.db.lock().expect("archive db lock");
         let mut results = Vec::with_capacity(top.len());
+        let matcher = parsed.matcher(o.fuzzy);
         for (score, address) in top {
             let doc: TantivyDocument = searcher.doc(address)?;
             let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
@@ -272,9 +273,8 @@ impl Archive {
             let title = text(f.title).unwrap_or_default();
             let content = text(f.content).unwrap_or_default();
             let mut highlights = Vec::new();
-            let matcher = parsed.matcher(o.fuzzy);
             for (field, value, window) in [("title", &title, usize::MAX), ("content", &content, SNIPPET_CHARS)] {
-                let snippets = snippets(value, &mut analyzer.clone(), &matcher, window);
+                let snippets = snippets(value, &mut analyzer, &matcher, window);
                 if !snippets.is_empty() {
                     highlights.push(Highlight { field, snippets });
                 }
@@ -365,7 +365,7 @@ struct QueryText {
 }
 
 impl QueryText {
-    fn parse(query: &str, mut analyzer: TextAnalyzer) -> Self {
+    fn parse(query: &str, analyzer: &mut TextAnalyzer) -> Self {
         let mut analyse = |text: &str| {
             let mut out = Vec::new();
             let mut stream = analyzer.token_stream(text);
@@ -567,14 +567,14 @@ mod tests {
 
     #[test]
     fn quoted_phrases_and_words() {
-        let q = QueryText::parse("\"neural networks\" training", analyzer());
+        let q = QueryText::parse("\"neural networks\" training", &mut analyzer());
         assert_eq!(q.phrases, vec![vec!["neural".to_string(), "network".to_string()]]);
         assert_eq!(q.words, ["neural", "network", "train"]);
     }
 
     #[test]
     fn snippets_mark_matches_and_escape_the_rest() {
-        let q = QueryText::parse("machine learning", analyzer());
+        let q = QueryText::parse("machine learning", &mut analyzer());
         let text = "<b>Machine</b> learning & friends: machines learn.";
         let s = snippets(text, &mut analyzer(), &q.matcher(false), 500);
         assert_eq!(
@@ -583,7 +583,7 @@ mod tests {
                 "&lt;b&gt;<mark>Machine</mark>&lt;/b&gt; <mark>learning</mark> &amp; friends: <mark>machines</mark> <mark>learn</mark>."
             ]
         );
-        let fuzzy = QueryText::parse("machne", analyzer());
+        let fuzzy = QueryText::parse("machne", &mut analyzer());
         assert_eq!(
             snippets("A machine.", &mut analyzer(), &fuzzy.matcher(true), 500),
             ["A <mark>machine</mark>."]
@@ -593,7 +593,7 @@ mod tests {
 
     #[test]
     fn long_texts_get_windows_around_matches() {
-        let q = QueryText::parse("needle", analyzer());
+        let q = QueryText::parse("needle", &mut analyzer());
         let text = format!("{} needle {} needle end", "hay ".repeat(100), "straw ".repeat(100));
         let s = snippets(&text, &mut analyzer(), &q.matcher(false), 60);
         assert_eq!(s.len(), 2);

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
+use rmcp::service::{RunningService, Service};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -185,25 +185,43 @@ pub fn signal(pid: u32, sig: nix::sys::signal::Signal) {
 }
 
 /// Calls a meta-tool.
-pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+pub async fn call<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
     client.call_tool(params).await.expect("the gateway answers")
 }
 
 /// `tool_discovery` results for `query`.
-pub async fn discover(client: &RunningService<RoleClient, ()>, query: Value) -> Vec<Value> {
+pub async fn discover<S: Service<RoleClient>>(client: &RunningService<RoleClient, S>, query: Value) -> Vec<Value> {
     let r = call(client, "tool_discovery", json!({ "query": query })).await;
     assert_ne!(r.is_error, Some(true), "discovery failed: {r:?}");
     r.structured_content.unwrap()["results"].as_array().unwrap().clone()
 }
 
 /// `tool_execute` of `key` with `arguments`.
-pub async fn execute(client: &RunningService<RoleClient, ()>, key: &str, arguments: Value) -> CallToolResult {
+pub async fn execute<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    key: &str,
+    arguments: Value,
+) -> CallToolResult {
     call(
         client,
         "tool_execute",
         json!({ "toolKey": key, "arguments": arguments }),
     )
+    .await
+}
+
+/// Waits until `tool_discovery` finds `key` (`server:tool`).
+pub async fn wait_for_tool<S: Service<RoleClient>>(client: &RunningService<RoleClient, S>, key: &str) {
+    let (server, tool) = key.split_once(':').unwrap();
+    eventually(Duration::from_secs(20), key, || async {
+        let results = discover(client, json!([tool, server])).await;
+        results.iter().any(|r| r["toolKey"] == key).then_some(())
+    })
     .await
 }
 

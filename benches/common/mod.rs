@@ -1,0 +1,29 @@
+//! Shared by the benches that run the real binary over HTTP.
+#![allow(dead_code)] // each bench uses a different part of this module
+
+use tokio::io::AsyncBufReadExt;
+
+/// The binary cargo built for the benches.
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+
+/// Starts `mcp-gateway ARGS` (a command that prints "listening on http://…" on
+/// stderr) and returns that URL with the child, which dies with its handle.
+pub async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(BIN)
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next_line().await.unwrap().expect("prints its address");
+        if let Some(i) = line.find("http://") {
+            break line[i..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep reading, so a chatty child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (url, child)
+}
