@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error};
 
 use crate::downstream::{Registry, Status};
-use crate::search;
+use crate::search::semantic::{self, Semantic, Vectors};
+use crate::search::{self, Ranked};
 use crate::store::{Access, Grants};
 
 pub mod rules;
@@ -60,6 +61,16 @@ impl Entry {
             server_ordinal: 0,
             validator: OnceLock::new(),
         }
+    }
+
+    /// The text the embedding model sees for this tool.
+    fn semantic_text(&self) -> String {
+        semantic::tool_text(
+            &self.server,
+            &self.tool.name,
+            self.tool.description.as_deref(),
+            &self.params,
+        )
     }
 
     /// The text search sees for this tool.
@@ -120,6 +131,8 @@ pub struct Snapshot {
     /// Distinct server names, in catalog order.
     servers: Vec<String>,
     index: search::bm25::Index,
+    /// Tool embeddings, set once computed (off the request path).
+    vectors: OnceLock<Vectors>,
 }
 
 impl Snapshot {
@@ -169,7 +182,23 @@ impl Snapshot {
             by_key,
             servers: names,
             index,
+            vectors: OnceLock::new(),
         })
+    }
+
+    /// The text each tool is embedded as, by ordinal.
+    pub fn semantic_texts(&self) -> Vec<String> {
+        self.entries.iter().map(Entry::semantic_text).collect()
+    }
+
+    /// Attaches the tools' embeddings (once; later calls are ignored).
+    pub fn set_vectors(&self, vectors: Vectors) {
+        let _ = self.vectors.set(vectors);
+    }
+
+    /// Whether the tools' embeddings are there (hybrid search needs them).
+    pub fn has_vectors(&self) -> bool {
+        self.vectors.get().is_some()
     }
 
     /// Number of tools.
@@ -234,21 +263,98 @@ impl View {
     }
 
     /// BM25F-ranked tools for `request`, among those the caller may use,
-    /// each with the terms that matched and where.
-    pub fn search(&self, request: &search::Request) -> Vec<search::Ranked> {
+    /// each with the terms that matched and where; several queries are
+    /// ranked one by one and fused.
+    pub fn search(&self, request: &search::Request) -> Vec<Ranked> {
+        let lists = request
+            .queries
+            .iter()
+            .map(|query| {
+                self.bm25(query, request, per_query_pool(request.limit))
+                    .into_iter()
+                    .map(|hit| Ranked {
+                        key: self.snapshot.entries[hit.ordinal as usize].key.clone(),
+                        relevance: hit.relevance,
+                        explanation: hit.explanation,
+                    })
+                    .collect()
+            })
+            .collect();
+        search::fuse(lists, request.limit)
+    }
+
+    /// Hybrid-ranked tools: per query, BM25F relevance blended with the
+    /// cosine similarity of `query_vectors` (one unit vector per query) to
+    /// every visible tool, then fused like [`View::search`]. `None` while the
+    /// snapshot's tool embeddings are not computed yet.
+    pub fn hybrid(&self, request: &search::Request, query_vectors: &[Vec<f32>], alpha: f32) -> Option<Vec<Ranked>> {
+        let vectors = self.snapshot.vectors.get()?;
+        let pool = per_query_pool(request.limit);
+        let lists = request
+            .queries
+            .iter()
+            .zip(query_vectors)
+            .map(|(query, vector)| {
+                let mut lexical: HashMap<u32, search::bm25::Hit> = self
+                    .bm25(query, request, HYBRID_CANDIDATES)
+                    .into_iter()
+                    .map(|h| (h.ordinal, h))
+                    .collect();
+                let mut scored: Vec<(f32, u32, f32)> = self
+                    .snapshot
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| self.allows(e))
+                    .map(|(i, _)| {
+                        let ordinal = i as u32;
+                        let cosine = vectors.cosine(ordinal, vector);
+                        let bm25 = lexical.get(&ordinal).map_or(0.0, |h| h.relevance);
+                        (semantic::blend(bm25, cosine, alpha), ordinal, cosine)
+                    })
+                    .collect();
+                let cut = pool.min(scored.len());
+                if cut > 0 && cut < scored.len() {
+                    scored.select_nth_unstable_by(cut - 1, |a, b| b.0.total_cmp(&a.0));
+                    scored.truncate(cut);
+                }
+                scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+                scored
+                    .into_iter()
+                    .map(|(score, ordinal, cosine)| {
+                        let meaning = format!("meaning: {cosine:.2}");
+                        let explanation = match lexical.remove(&ordinal).and_then(|h| h.explanation) {
+                            Some(terms) => format!("{terms}; {meaning}"),
+                            None => meaning,
+                        };
+                        Ranked {
+                            key: self.snapshot.entries[ordinal as usize].key.clone(),
+                            relevance: score,
+                            explanation: Some(explanation),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Some(search::fuse(lists, request.limit))
+    }
+
+    /// BM25F hits of one query (with the request's context), visible ones only.
+    fn bm25(&self, query: &str, request: &search::Request, limit: usize) -> Vec<search::bm25::Hit> {
         let (snapshot, grants, access) = (self.snapshot.clone(), self.grants.clone(), self.access.clone());
         let visible: search::bm25::Visible =
             Arc::new(move |ordinal| allowed(&access, &grants, &snapshot.entries[ordinal as usize]));
-        self.snapshot
-            .index
-            .search(request, visible)
-            .into_iter()
-            .map(|hit| search::Ranked {
-                key: self.snapshot.entries[hit.ordinal as usize].key.clone(),
-                relevance: hit.relevance,
-                explanation: hit.explanation,
-            })
-            .collect()
+        let one = search::Request {
+            queries: vec![query.to_string()],
+            context: request.context.clone(),
+            limit,
+        };
+        self.snapshot.index.search(&one, visible)
+    }
+
+    /// Whether hybrid search can run on this view (tool embeddings computed).
+    pub fn has_vectors(&self) -> bool {
+        self.snapshot.has_vectors()
     }
 
     /// Every tool in the view, in catalog order.
@@ -260,6 +366,16 @@ impl View {
     pub fn sees_server(&self, server: &str) -> bool {
         self.grants.sees_server(server)
     }
+}
+
+/// BM25F hits per query considered for the hybrid blend (the rest of the
+/// catalog competes on meaning alone).
+const HYBRID_CANDIDATES: usize = 50;
+
+/// How deep each query's ranking goes before fusion: deeper than the answer,
+/// so a tool that is second for two queries can beat one that is first for one.
+fn per_query_pool(limit: usize) -> usize {
+    limit.max(20)
 }
 
 /// Whether a caller with `access` (per server) and `grants` may use `entry`.
@@ -276,21 +392,75 @@ fn allowed(access: &[Access], grants: &Grants, entry: &Entry) -> bool {
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
     rules: Rules,
+    /// The embedding model, if semantic search is on.
+    semantic: Option<Arc<Semantic>>,
 }
 
 impl Catalog {
-    /// A catalog built from the registry as it is now.
-    pub fn new(registry: &Registry, rules: Rules) -> Result<Self, search::Error> {
-        Ok(Self {
+    /// A catalog built from the registry as it is now; with `semantic`, every
+    /// snapshot gets its tools embedded in the background.
+    pub fn new(registry: &Registry, rules: Rules, semantic: Option<Arc<Semantic>>) -> Result<Arc<Self>, search::Error> {
+        let this = Arc::new(Self {
             current: ArcSwap::from_pointee(snapshot_of(registry, &rules)?),
             rules,
-        })
+            semantic,
+        });
+        this.embed(this.snapshot());
+        Ok(this)
+    }
+
+    /// The embedding model, if semantic search is on.
+    pub fn semantic(&self) -> Option<&Arc<Semantic>> {
+        self.semantic.as_ref()
     }
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
-    pub fn refresh(&self, registry: &Registry) -> Result<(), search::Error> {
-        self.current.store(Arc::new(snapshot_of(registry, &self.rules)?));
+    pub fn refresh(self: &Arc<Self>, registry: &Registry) -> Result<(), search::Error> {
+        self.install(snapshot_of(registry, &self.rules)?);
         Ok(())
+    }
+
+    fn install(self: &Arc<Self>, snapshot: Snapshot) {
+        crate::telemetry::catalog_size(snapshot.len());
+        let snapshot = Arc::new(snapshot);
+        self.current.store(snapshot.clone());
+        self.embed(snapshot);
+    }
+
+    /// Computes `snapshot`'s tool embeddings on a blocking thread (cached
+    /// ones are reused); given up if a newer snapshot replaces it meanwhile.
+    fn embed(self: &Arc<Self>, snapshot: Arc<Snapshot>) {
+        let Some(semantic) = self.semantic.clone() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if snapshot.is_empty() {
+            snapshot.set_vectors(Vectors::default());
+            return;
+        }
+        let this = Arc::downgrade(self);
+        runtime.spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let wanted = || {
+                this.upgrade()
+                    .is_some_and(|c| Arc::ptr_eq(&c.current.load(), &snapshot))
+            };
+            match semantic.vectors(&snapshot.semantic_texts(), wanted) {
+                Ok(Some((vectors, pass))) => {
+                    snapshot.set_vectors(vectors);
+                    tracing::info!(
+                        tools = snapshot.len(),
+                        remembered = pass.remembered,
+                        from_disk = pass.from_disk,
+                        computed = pass.computed,
+                        ms = started.elapsed().as_millis() as u64,
+                        "tool embeddings ready"
+                    );
+                }
+                Ok(None) => debug!("tool embeddings abandoned for a newer catalog"),
+                Err(e) => error!(error = %e, "tool embeddings failed; hybrid search answers with BM25"),
+            }
+        });
     }
 
     /// The current snapshot.
@@ -316,8 +486,7 @@ impl Catalog {
             match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules)).await {
                 Ok(Ok(snapshot)) => {
                     debug!(tools = snapshot.len(), "catalog rebuilt");
-                    crate::telemetry::catalog_size(snapshot.len());
-                    self.current.store(Arc::new(snapshot));
+                    self.install(snapshot);
                 }
                 Ok(Err(e)) => error!(error = %e, "catalog rebuild failed; keeping the previous one"),
                 Err(e) => error!(error = %e, "catalog rebuild panicked; keeping the previous one"),

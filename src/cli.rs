@@ -20,6 +20,7 @@ use crate::server::{self, Upstream};
 
 mod admin;
 mod archive;
+mod model;
 
 /// How long in-flight requests may take to finish once shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -157,6 +158,9 @@ pub enum Command {
     /// Index and search the local archives ([archives] folders).
     #[command(subcommand)]
     Archive(archive::ArchiveCommand),
+    /// Install the embedding model hybrid search uses.
+    #[command(subcommand)]
+    Model(model::ModelCommand),
     /// Measure search quality on the in-repo benchmark: recall@1/5/10 and MRR@10.
     Eval {
         /// The benchmark folder (catalog/*.json and tasks.jsonl).
@@ -168,6 +172,9 @@ pub enum Command {
         /// Search weights to try instead of the defaults, e.g. `name=3,description=1.2,tie_breaker=0.3`.
         #[arg(long, default_value = "")]
         weights: crate::search::bm25::Weights,
+        /// Share of BM25 in the hybrid score (0..1; the rest is the embedding model's cosine).
+        #[arg(long, default_value_t = crate::search::semantic::DEFAULT_ALPHA)]
+        alpha: f32,
     },
     /// Run the built-in demo MCP server (what the default config aggregates).
     DemoServer {
@@ -194,12 +201,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    if let Command::Eval { data, json, weights } = &cli.command {
-        return eval(data, *json, *weights).await;
-    }
-
     let path = cli.config.clone().or_else(config::default_path);
     let config = Config::load(path.as_deref())?;
+    if let Command::Eval {
+        data,
+        json,
+        weights,
+        alpha,
+    } = &cli.command
+    {
+        return eval(&config, data, *json, *weights, *alpha).await;
+    }
     match cli.command {
         Command::Check => {
             let configured: Vec<_> = config.servers.iter().filter(|s| !s.is_builtin()).collect();
@@ -294,14 +306,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Revoke(a) => admin::grant(&config, a, false),
         Command::Audit(c) => admin::audit(&config, c),
         Command::Archive(c) => archive::run(&config, c),
+        Command::Model(c) => model::run(&config, c).await,
         Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } => unreachable!("handled above"),
     }
 }
 
-async fn eval(data: &std::path::Path, json: bool, weights: crate::search::bm25::Weights) -> anyhow::Result<ExitCode> {
+/// `eval`: BM25, and with the embedding model of `[search.semantic]` also
+/// semantic-only and hybrid (tool embeddings cached like the gateway's).
+async fn eval(
+    config: &Config,
+    data: &std::path::Path,
+    json: bool,
+    weights: crate::search::bm25::Weights,
+    alpha: f32,
+) -> anyhow::Result<ExitCode> {
+    if !(0.0..=1.0).contains(&alpha) {
+        bail!("--alpha must be between 0 and 1, got {alpha}");
+    }
     let bench = crate::eval::Bench::load(data)?;
+    let semantic = crate::search::semantic::start(config.semantic.as_ref())?;
     let started = std::time::Instant::now();
-    let report = crate::eval::report(&bench, weights).await?;
+    let report = crate::eval::report(&bench, weights, semantic, alpha).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
@@ -325,7 +350,7 @@ async fn eval(data: &std::path::Path, json: bool, weights: crate::search::bm25::
     }
     let holdout: Vec<&crate::eval::Task> = bench.tasks.iter().filter(|t| t.split == "holdout").collect();
     println!("\nrelevance cut-offs (held-out single-tool tasks, top 10 each):");
-    for c in crate::eval::calibration(&bench.view(weights)?, &holdout).await {
+    for c in crate::eval::calibration(&bench.view(weights, None)?, &holdout).await {
         println!(
             "  relevance >= {:.2}: {:>5.1}% of kept results are right, {:>5.1}% of right results kept",
             c.at,

@@ -20,6 +20,7 @@ use crate::archive::{ArchivesConfig, RawArchives};
 use crate::catalog::rules::{RuleSpec, Rules};
 use crate::index::{IndexConfig, RawIndex};
 use crate::search::cloud::CloudConfig;
+use crate::search::semantic::SemanticConfig;
 
 /// Cloud search timeout when `[search.cloud]` sets none.
 pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -113,6 +114,20 @@ pub struct RawConfig {
 pub struct RawSearch {
     /// The cloud provider used by projects whose search is `cloud`.
     pub cloud: Option<Spanned<RawCloud>>,
+    /// The local embedding model used by projects whose search is `hybrid`.
+    pub semantic: Option<Spanned<RawSemantic>>,
+}
+
+/// `[search.semantic]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSemantic {
+    /// Load the model if it is there (default true).
+    pub enabled: Option<bool>,
+    /// Model folder, relative to this file (default `data/models/all-MiniLM-L6-v2`).
+    pub model_dir: Option<String>,
+    /// Embeddings cache, relative to this file (default `data/embeddings.db`).
+    pub cache_path: Option<String>,
 }
 
 /// `[search.cloud]`.
@@ -226,6 +241,8 @@ pub struct Config {
     pub rules: Rules,
     /// The cloud search provider, if configured.
     pub cloud: Option<CloudConfig>,
+    /// The local embedding model, unless turned off.
+    pub semantic: Option<SemanticConfig>,
 }
 
 /// Validated `[http]`.
@@ -532,6 +549,29 @@ impl Config {
             }
         };
 
+        let (span, semantic) = section(raw.search.semantic);
+        let path = |key: &str, value: Option<String>, default: &str| match value {
+            Some(p) => interpolate(&p)
+                .map(|p| base.join(p))
+                .map_err(|m| invalid(span.clone(), format!("search.semantic.{key}"), m)),
+            None => Ok(base.join(default)),
+        };
+        let semantic = match semantic.enabled {
+            Some(false) => None,
+            _ => Some(SemanticConfig {
+                model_dir: path(
+                    "model_dir",
+                    semantic.model_dir,
+                    crate::search::semantic::DEFAULT_MODEL_DIR,
+                )?,
+                cache_path: path(
+                    "cache_path",
+                    semantic.cache_path,
+                    crate::search::semantic::DEFAULT_CACHE_PATH,
+                )?,
+            }),
+        };
+
         let defaults = HttpConfig::default();
         Ok(Self {
             source: source.to_string(),
@@ -544,6 +584,7 @@ impl Config {
             store_path,
             rules,
             cloud,
+            semantic,
         })
     }
 

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::rules::Rules;
 use crate::catalog::{Snapshot, View};
 use crate::search::bm25::Weights;
+use crate::search::semantic::{Hybrid, Semantic};
 use crate::search::{self, Bm25, SearchProvider};
 use crate::store::Grants;
 
@@ -43,6 +44,9 @@ pub enum Error {
     /// The index could not be built.
     #[error(transparent)]
     Search(#[from] search::Error),
+    /// The tools could not be embedded.
+    #[error(transparent)]
+    Semantic(#[from] search::semantic::Error),
 }
 
 /// One server file of `benches/data/catalog/`.
@@ -145,8 +149,9 @@ impl Bench {
         Ok(Self { servers, tasks })
     }
 
-    /// A view of the whole catalog (no rules, every server granted).
-    pub fn view(&self, weights: Weights) -> Result<View, Error> {
+    /// A view of the whole catalog (no rules, every server granted), with
+    /// the tools embedded by `semantic` if given (cached on disk like the gateway's).
+    pub fn view(&self, weights: Weights, semantic: Option<&Semantic>) -> Result<View, Error> {
         let snapshot = Snapshot::build_with(
             self.servers
                 .iter()
@@ -154,6 +159,12 @@ impl Bench {
             &Rules::default(),
             weights,
         )?;
+        if let Some(semantic) = semantic {
+            let (vectors, _) = semantic
+                .vectors(&snapshot.semantic_texts(), || true)?
+                .expect("a pass that is always wanted finishes");
+            snapshot.set_vectors(vectors);
+        }
         let grants = Grants::all_of(self.servers.iter().map(|s| s.server.as_str()));
         Ok(View::new(Arc::new(snapshot), Arc::new(grants)))
     }
@@ -239,15 +250,15 @@ pub fn score_task(task: &Task, ranked: &[String]) -> [f64; 4] {
     total.map(|t| t / groups.len() as f64)
 }
 
-/// Scores every task of `tasks` with BM25.
-pub async fn evaluate(view: &View, tasks: &[&Task], asking: Asking) -> Scores {
+/// Scores every task of `tasks` with `provider`.
+pub async fn evaluate(provider: &impl SearchProvider, view: &View, tasks: &[&Task], asking: Asking) -> Scores {
     let mut sums = [0.0; 4];
     for task in tasks {
         let queries = match asking {
             Asking::Steps if !task.steps.is_empty() => task.steps.clone(),
             _ => vec![task.query.clone()],
         };
-        let ranked: Vec<String> = rank(&Bm25, view, queries).await.into_iter().map(|r| r.key).collect();
+        let ranked: Vec<String> = rank(provider, view, queries).await.into_iter().map(|r| r.key).collect();
         let s = score_task(task, &ranked);
         for i in 0..4 {
             sums[i] += s[i];
@@ -263,10 +274,33 @@ pub async fn evaluate(view: &View, tasks: &[&Task], asking: Asking) -> Scores {
     }
 }
 
-/// The report `mcp-gateway eval` prints: scores by split, kind and asking.
-pub async fn report(bench: &Bench, weights: Weights) -> Result<BTreeMap<String, Scores>, Error> {
-    let view = bench.view(weights)?;
+/// The report `mcp-gateway eval` prints: scores by search, split, kind and
+/// asking, keyed like `hybrid holdout single`. With a model, three searches:
+/// `bm25`, `semantic` (cosine alone) and `hybrid` (`alpha` of BM25).
+pub async fn report(
+    bench: &Bench,
+    weights: Weights,
+    semantic: Option<Arc<Semantic>>,
+    alpha: f32,
+) -> Result<BTreeMap<String, Scores>, Error> {
+    let view = bench.view(weights, semantic.as_deref())?;
     let mut out = BTreeMap::new();
+    score_groups(&mut out, "bm25", &Bm25, &view, bench).await;
+    if let Some(semantic) = semantic {
+        let alone = Hybrid::with_alpha(semantic.clone(), 0.0);
+        score_groups(&mut out, "semantic", &alone, &view, bench).await;
+        score_groups(&mut out, "hybrid", &Hybrid::with_alpha(semantic, alpha), &view, bench).await;
+    }
+    Ok(out)
+}
+
+async fn score_groups(
+    out: &mut BTreeMap<String, Scores>,
+    name: &str,
+    provider: &impl SearchProvider,
+    view: &View,
+    bench: &Bench,
+) {
     for split in ["tune", "holdout"] {
         for (kind, asking, label) in [
             ("single", Asking::Whole, "single"),
@@ -278,10 +312,12 @@ pub async fn report(bench: &Bench, weights: Weights) -> Result<BTreeMap<String, 
                 .iter()
                 .filter(|t| t.split == split && t.kind == kind)
                 .collect();
-            out.insert(format!("{split} {label}"), evaluate(&view, &tasks, asking).await);
+            out.insert(
+                format!("{name} {split} {label}"),
+                evaluate(provider, view, &tasks, asking).await,
+            );
         }
     }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -331,17 +367,58 @@ mod tests {
     #[tokio::test]
     async fn held_out_single_tool_tasks_stay_found() {
         let bench = Bench::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data")).unwrap();
-        let report = report(&bench, Weights::default()).await.unwrap();
-        let holdout = &report["holdout single"];
+        let report = report(&bench, Weights::default(), None, 0.0).await.unwrap();
+        let holdout = &report["bm25 holdout single"];
         assert!(
             holdout.recall_at_5 >= 0.65,
             "holdout R@5 fell to {:.3}",
             holdout.recall_at_5
         );
         assert!(
-            report["holdout multi/steps"].recall_at_5 > report["holdout multi/whole"].recall_at_5,
+            report["bm25 holdout multi/steps"].recall_at_5 > report["bm25 holdout multi/whole"].recall_at_5,
             "one query per step beats one string"
         );
+    }
+
+    /// Hybrid search beats BM25 on the held-out half by a clear margin
+    /// (measured: R@5 0.754 vs 0.674 on single-tool tasks), with the real model.
+    #[cfg(feature = "semantic")]
+    #[tokio::test(flavor = "multi_thread")]
+    async fn held_out_tasks_are_found_better_with_hybrid_search() {
+        use crate::search::semantic::{self, SemanticConfig};
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let bench = Bench::load(&root.join("benches/data")).unwrap();
+        let config = SemanticConfig {
+            model_dir: semantic::with_model::installed_model(),
+            // Shared with a gateway run from the repo: same model, same texts, same keys.
+            cache_path: root.join(semantic::DEFAULT_CACHE_PATH),
+        };
+        let model = Arc::new(Semantic::load(&config).unwrap());
+        let view = bench.view(Weights::default(), Some(&model)).unwrap();
+        let hybrid = Hybrid::new(model);
+        let holdout = |kind: &str| -> Vec<&Task> {
+            bench
+                .tasks
+                .iter()
+                .filter(|t| t.split == "holdout" && t.kind == kind)
+                .collect()
+        };
+        let (single, multi) = (holdout("single"), holdout("multi"));
+        let lexical = evaluate(&Bm25, &view, &single, Asking::Whole).await;
+        let blended = evaluate(&hybrid, &view, &single, Asking::Whole).await;
+        assert!(
+            blended.recall_at_5 >= lexical.recall_at_5 + 0.05,
+            "hybrid R@5 {:.3} vs BM25 {:.3}",
+            blended.recall_at_5,
+            lexical.recall_at_5
+        );
+        assert!(blended.mrr_at_10 > lexical.mrr_at_10);
+        let steps = evaluate(&hybrid, &view, &multi, Asking::Steps).await;
+        assert!(
+            steps.recall_at_5 > evaluate(&Bm25, &view, &multi, Asking::Steps).await.recall_at_5,
+            "steps are covered better too"
+        );
+        assert!(steps.recall_at_5 > evaluate(&hybrid, &view, &multi, Asking::Whole).await.recall_at_5);
     }
 
     #[test]
@@ -350,7 +427,7 @@ mod tests {
         assert!(bench.servers.len() >= 30, "{} servers", bench.servers.len());
         assert!(bench.tool_count() >= 500, "{} tools", bench.tool_count());
         assert!(bench.tasks.len() >= 200);
-        let view = bench.view(Weights::default()).unwrap();
+        let view = bench.view(Weights::default(), None).unwrap();
         for t in &bench.tasks {
             for key in t.relevant.iter().chain(t.step_relevant.iter().flatten()) {
                 assert!(view.get(key).is_some(), "{}: unknown tool {key}", t.id);

@@ -17,7 +17,8 @@ use crate::catalog::{Catalog, KEY_SEPARATOR};
 use crate::config::Config;
 use crate::downstream::{self, Registry};
 use crate::search::cloud::CloudSearch;
-use crate::search::{self, Bm25, SearchProvider};
+use crate::search::semantic::{self, Hybrid};
+use crate::search::{self, Bm25, Ranked, SearchProvider};
 use crate::store::{self, Outcome, Search, Store};
 
 /// Largest `maxResults` a discovery may ask for.
@@ -189,6 +190,9 @@ pub enum StartError {
     /// The search index could not be built.
     #[error(transparent)]
     Search(#[from] search::Error),
+    /// The embedding model is there but unusable.
+    #[error(transparent)]
+    Semantic(#[from] semantic::Error),
 }
 
 /// A running gateway core plus what it takes to stop it.
@@ -241,12 +245,13 @@ impl Gateway {
     /// catalog fills as they come up.
     pub fn start(config: &Config, ct: CancellationToken) -> Result<Running, StartError> {
         crate::telemetry::install();
+        let semantic = semantic::start(config.semantic.as_ref())?;
         let store = Arc::new(Store::open(&config.store_path)?);
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone());
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
         let registry = downstream::start(&config.servers, &tracker, &ct);
-        let catalog = Arc::new(Catalog::new(&registry, config.rules.clone())?);
+        let catalog = Catalog::new(&registry, config.rules.clone(), semantic)?;
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
         Ok(Running {
@@ -337,17 +342,26 @@ impl Gateway {
                 });
             }
             (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
+            (Some(Search::Hybrid), _) => {
+                let (ranked, provider, why_not) = self.local(&view, &request).await?;
+                (ranked, provider, why_not.map(|why| format!("{why}; BM25 answered")))
+            }
             (Some(Search::Cloud), None) => {
-                let why = "cloud search is not configured ([search.cloud]); BM25 answered";
-                (Bm25.search(&view, &request).await?, Search::Bm25, Some(why.to_string()))
+                let (ranked, provider, _) = self.local(&view, &request).await?;
+                let why = format!(
+                    "cloud search is not configured ([search.cloud]); {} answered",
+                    provider.label()
+                );
+                (ranked, provider, Some(why))
             }
             (Some(Search::Cloud), Some(cloud)) => match cloud.search(&view, &request).await {
                 Ok(ranked) => (ranked, Search::Cloud, None),
                 Err(reason) => {
-                    tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; BM25 answers");
+                    tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; local search answers");
                     crate::telemetry::search_fallback("cloud");
-                    let why = format!("cloud search failed ({reason}); BM25 answered");
-                    (Bm25.search(&view, &request).await?, Search::Bm25, Some(why))
+                    let (ranked, provider, _) = self.local(&view, &request).await?;
+                    let why = format!("cloud search failed ({reason}); {} answered", provider.label());
+                    (ranked, provider, Some(why))
                 }
             },
         };
@@ -374,6 +388,27 @@ impl Gateway {
             provider: Some(provider),
             notice,
         })
+    }
+
+    /// The best local search: hybrid when the model and this snapshot's tool
+    /// embeddings are ready, else BM25 and why hybrid did not answer.
+    async fn local(
+        &self,
+        view: &crate::catalog::View,
+        request: &search::Request,
+    ) -> Result<(Vec<Ranked>, Search, Option<String>), String> {
+        let why_not = match self.catalog.semantic() {
+            None => "hybrid search needs the embedding model, and none is loaded (see `mcp-gateway model install`)"
+                .to_string(),
+            Some(model) => match Hybrid::new(model.clone()).search(view, request).await {
+                Ok(ranked) => return Ok((ranked, Search::Hybrid, None)),
+                Err(why) => {
+                    crate::telemetry::search_fallback("hybrid");
+                    format!("hybrid search could not answer ({why})")
+                }
+            },
+        };
+        Ok((Bm25.search(view, request).await?, Search::Bm25, Some(why_not)))
     }
 
     /// `tool_execute`: validates and forwards one call; the downstream result

@@ -73,7 +73,9 @@ pub enum Error {
 pub enum Search {
     /// Local BM25.
     Bm25,
-    /// The cloud provider, falling back to BM25.
+    /// BM25F blended with the local embedding model (BM25 alone without one).
+    Hybrid,
+    /// The cloud provider, falling back to the best local search.
     Cloud,
 }
 
@@ -82,13 +84,24 @@ impl Search {
     pub fn as_str(self) -> &'static str {
         match self {
             Search::Bm25 => "bm25",
+            Search::Hybrid => "hybrid",
             Search::Cloud => "cloud",
+        }
+    }
+
+    /// How results and notices name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Search::Bm25 => "BM25",
+            Search::Hybrid => "hybrid search",
+            Search::Cloud => "cloud search",
         }
     }
 
     fn parse(s: Option<String>) -> Option<Self> {
         match s.as_deref() {
             Some("bm25") => Some(Search::Bm25),
+            Some("hybrid") => Some(Search::Hybrid),
             Some("cloud") => Some(Search::Cloud),
             _ => None,
         }

@@ -56,7 +56,9 @@ pub enum ProjectCommand {
 pub enum SearchArg {
     /// Local BM25.
     Bm25,
-    /// Cloud search, falling back to BM25.
+    /// BM25F blended with the local embedding model (`mcp-gateway model install`).
+    Hybrid,
+    /// Cloud search, falling back to the best local search.
     Cloud,
     /// Tool catalog off: tool_discovery answers nothing.
     Off,
@@ -66,6 +68,7 @@ impl SearchArg {
     fn into_search(self) -> Option<Search> {
         match self {
             SearchArg::Bm25 => Some(Search::Bm25),
+            SearchArg::Hybrid => Some(Search::Hybrid),
             SearchArg::Cloud => Some(Search::Cloud),
             SearchArg::Off => None,
         }

@@ -1,5 +1,7 @@
 //! Schema migrations, tracked by `PRAGMA user_version` (as cargo does for its
-//! own SQLite files): each runs once, in order, inside one exclusive transaction.
+//! own SQLite files): each runs once, in order, inside one exclusive transaction,
+//! with foreign keys off (SQLite's recipe for rebuilding a table) and checked
+//! before commit.
 //! Never edit or remove a shipped entry; append the next one.
 
 use std::path::Path;
@@ -9,13 +11,28 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{Error, explain};
 
 /// Every migration, in order. The store's schema version is the number applied.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_init.sql"),
+    include_str!("../../migrations/0002_hybrid_search.sql"),
+];
 
 /// Brings the database up to date; refuses one written by a newer binary.
 pub fn run(conn: &mut Connection, path: &Path) -> Result<(), Error> {
     let shown = path.display().to_string();
     let open_err = |e: rusqlite::Error| Error::Open {
         path: shown.clone(),
+        reason: explain(&e),
+    };
+    // Outside the transaction: the pragma is a no-op inside one.
+    conn.pragma_update(None, "foreign_keys", false).map_err(open_err)?;
+    let result = migrate(conn, &shown);
+    conn.pragma_update(None, "foreign_keys", true).map_err(open_err)?;
+    result
+}
+
+fn migrate(conn: &mut Connection, shown: &str) -> Result<(), Error> {
+    let open_err = |e: rusqlite::Error| Error::Open {
+        path: shown.to_string(),
         reason: explain(&e),
     };
     let tx = conn
@@ -27,7 +44,7 @@ pub fn run(conn: &mut Connection, path: &Path) -> Result<(), Error> {
     let known = MIGRATIONS.len() as i64;
     if version > known {
         return Err(Error::TooNew {
-            path: shown.clone(),
+            path: shown.to_string(),
             found: version,
             known,
         });
@@ -36,6 +53,15 @@ pub fn run(conn: &mut Connection, path: &Path) -> Result<(), Error> {
         tx.execute_batch(sql).map_err(open_err)?;
         tx.pragma_update(None, "user_version", i as i64 + 1).map_err(open_err)?;
         tracing::info!(path = %shown, version = i + 1, "store migrated");
+    }
+    let dangling: i64 = tx
+        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0))
+        .map_err(open_err)?;
+    if dangling > 0 {
+        return Err(Error::Open {
+            path: shown.to_string(),
+            reason: format!("migration left {dangling} rows pointing nowhere; nothing was changed"),
+        });
     }
     tx.commit().map_err(open_err)
 }
@@ -57,6 +83,35 @@ mod tests {
             })
             .unwrap();
         assert_eq!(tables, 4);
+    }
+
+    /// Rebuilding `projects` for 'hybrid' keeps every token and grant
+    /// pointing at its project (a cascade would have deleted them).
+    #[test]
+    fn hybrid_migration_keeps_tokens_and_grants() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO projects (id, name, optimization) VALUES (7, 'p', 'bm25');
+             INSERT INTO tokens (project_id, secret_hash) VALUES (7, x'00');
+             INSERT INTO tool_permissions (project_id, server, enabled) VALUES (7, 'fs', 1);",
+        )
+        .unwrap();
+        run(&mut conn, Path::new(":memory:")).unwrap();
+        let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(count("SELECT count(*) FROM tokens WHERE project_id = 7"), 1);
+        assert_eq!(count("SELECT count(*) FROM tool_permissions WHERE project_id = 7"), 1);
+        conn.execute("UPDATE projects SET optimization = 'hybrid' WHERE id = 7", [])
+            .unwrap();
+        assert!(
+            conn.execute("UPDATE projects SET optimization = 'fast' WHERE id = 7", [])
+                .is_err()
+        );
+        // Foreign keys are enforced again: deleting the project cascades.
+        conn.execute("DELETE FROM projects WHERE id = 7", []).unwrap();
+        assert_eq!(count("SELECT count(*) FROM tokens"), 0);
     }
 
     #[test]

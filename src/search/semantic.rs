@@ -1,0 +1,536 @@
+//! Semantic retrieval: a sentence-embedding model (all-MiniLM-L6-v2 by
+//! default) run in process on the CPU, tool embeddings computed off the
+//! request path and cached on disk by model and text, and the blend with
+//! BM25F that the `hybrid` search uses.
+//!
+//! The inference stack is behind the `semantic` cargo feature; without it
+//! [`Semantic::load`] says so and the gateway runs BM25 only.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::catalog::View;
+
+mod cache;
+pub mod install;
+#[cfg(feature = "semantic")]
+mod model;
+
+use cache::Cache;
+#[cfg(feature = "semantic")]
+use model::Model;
+
+/// Without the `semantic` feature there is no model to hold.
+#[cfg(not(feature = "semantic"))]
+enum Model {}
+
+#[cfg(not(feature = "semantic"))]
+impl Model {
+    fn load(_: &Path) -> Result<Self, Error> {
+        Err(Error::NotBuilt)
+    }
+    fn dim(&self) -> usize {
+        match *self {}
+    }
+    fn max_tokens(&self) -> usize {
+        match *self {}
+    }
+    fn embed(&self, _: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
+        match *self {}
+    }
+}
+
+/// Share of BM25 in the hybrid score (the rest is cosine similarity); tuned
+/// on the tune half of `benches/data` (`mcp-gateway eval --alpha`: 0.3 to 0.7
+/// tried, 0.6 had the best MRR@10 and step coverage).
+pub const DEFAULT_ALPHA: f32 = 0.6;
+
+/// Texts embedded per model call.
+const BATCH: usize = 32;
+
+/// Characters of tool text kept before tokenizing: the model reads at most
+/// 256 tokens, and a 20 kB description would only cost time.
+const MAX_TEXT_CHARS: usize = 2000;
+
+/// The folder `mcp-gateway model install` fills by default, beside the config.
+pub const DEFAULT_MODEL_DIR: &str = "data/models/all-MiniLM-L6-v2";
+
+/// Where tool embeddings are cached by default, beside the config.
+pub const DEFAULT_CACHE_PATH: &str = "data/embeddings.db";
+
+/// The files a model folder must have.
+pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// Validated `[search.semantic]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemanticConfig {
+    /// A sentence-transformers style folder: config.json, tokenizer.json, model.safetensors.
+    pub model_dir: PathBuf,
+    /// The embeddings cache (SQLite).
+    pub cache_path: PathBuf,
+}
+
+/// Why semantic search is not available, or failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No model where the config points.
+    #[error("no embedding model in {0} (install it with `mcp-gateway model install`)")]
+    Missing(String),
+    /// This binary was built without the `semantic` feature.
+    #[error("this build has no semantic search (build with `--features semantic`)")]
+    NotBuilt,
+    /// The model folder is there but unusable.
+    #[error("embedding model in {dir} cannot be used: {reason}")]
+    Model {
+        /// The folder.
+        dir: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The cache file failed.
+    #[error("embedding cache {path}: {reason}")]
+    Cache {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Inference failed.
+    #[error("embedding failed: {0}")]
+    Embed(String),
+    /// `model install` failed.
+    #[error("model install: {0}")]
+    Install(String),
+}
+
+/// Cache key of one text under one model: SHA-256 of both.
+pub type Key = [u8; 32];
+
+/// Unit vectors of a snapshot's tools, by ordinal.
+#[derive(Debug, Default)]
+pub struct Vectors {
+    rows: Vec<Arc<[f32]>>,
+}
+
+impl Vectors {
+    /// Cosine similarity of tool `ordinal` with the unit vector `query`.
+    pub fn cosine(&self, ordinal: u32, query: &[f32]) -> f32 {
+        dot(&self.rows[ordinal as usize], query)
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// How one catalog embedding pass went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Reused from memory (unchanged since the last snapshot).
+    pub remembered: usize,
+    /// Read from the disk cache.
+    pub from_disk: usize,
+    /// Run through the model.
+    pub computed: usize,
+}
+
+/// A loaded model with its caches.
+pub struct Semantic {
+    model: Model,
+    fingerprint: [u8; 32],
+    cache: Cache,
+    /// The last snapshot's vectors, so a rebuild embeds only new texts.
+    memo: Mutex<HashMap<Key, Arc<[f32]>>>,
+    /// One catalog pass at a time: two would fight over two cores.
+    pass: Mutex<()>,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Semantic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Semantic").field("dir", &self.dir).finish()
+    }
+}
+
+impl Semantic {
+    /// Loads the model and opens the cache. Slow (reads and hashes the
+    /// weights): call off the async runtime.
+    pub fn load(config: &SemanticConfig) -> Result<Self, Error> {
+        let dir = &config.model_dir;
+        if !dir.join("model.safetensors").is_file() {
+            return Err(Error::Missing(dir.display().to_string()));
+        }
+        let model = Model::load(dir)?;
+        let fingerprint = fingerprint(dir, model.max_tokens())?;
+        let this = Self {
+            model,
+            fingerprint,
+            cache: Cache::open(&config.cache_path)?,
+            memo: Mutex::new(HashMap::new()),
+            pass: Mutex::new(()),
+            dir: dir.clone(),
+        };
+        // A model that loads but cannot embed fails here, at start.
+        this.model.embed(&["model check"])?;
+        Ok(this)
+    }
+
+    /// The model folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Length of the embeddings.
+    pub fn dim(&self) -> usize {
+        self.model.dim()
+    }
+
+    /// One unit vector per text (queries: not cached).
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
+        self.model.embed(texts)
+    }
+
+    /// Vectors for `texts` (a snapshot's tool texts, by ordinal): from memory,
+    /// then disk, then the model. Returns `None` if `wanted` turns false
+    /// between batches (a newer snapshot made this one moot).
+    pub fn vectors(&self, texts: &[String], wanted: impl Fn() -> bool) -> Result<Option<(Vectors, Pass)>, Error> {
+        let _one_at_a_time = self.pass.lock().unwrap_or_else(|p| p.into_inner());
+        let keys: Vec<Key> = texts.iter().map(|t| self.key(t)).collect();
+        let mut pass = Pass::default();
+        let mut rows: Vec<Option<Arc<[f32]>>> = {
+            let memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
+            keys.iter().map(|k| memo.get(k).cloned()).collect()
+        };
+        pass.remembered = rows.iter().flatten().count();
+
+        let missing: Vec<usize> = (0..texts.len()).filter(|&i| rows[i].is_none()).collect();
+        let on_disk = self
+            .cache
+            .get(&missing.iter().map(|&i| keys[i]).collect::<Vec<_>>(), self.dim())?;
+        let mut to_embed = Vec::new();
+        for (i, found) in missing.into_iter().zip(on_disk) {
+            match found {
+                Some(v) => {
+                    rows[i] = Some(v.into());
+                    pass.from_disk += 1;
+                }
+                None => to_embed.push(i),
+            }
+        }
+        // Similar lengths per batch: less padding to run through the model.
+        to_embed.sort_by_key(|&i| texts[i].len());
+        for batch in to_embed.chunks(BATCH) {
+            if !wanted() {
+                return Ok(None);
+            }
+            let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+            let vectors = self.model.embed(&batch_texts)?;
+            let batch_keys: Vec<Key> = batch.iter().map(|&i| keys[i]).collect();
+            self.cache.put(&batch_keys, &vectors)?;
+            for (&i, v) in batch.iter().zip(vectors) {
+                rows[i] = Some(v.into());
+            }
+            pass.computed += batch.len();
+        }
+        let rows: Vec<Arc<[f32]>> = rows.into_iter().map(|r| r.expect("every row was filled")).collect();
+        *self.memo.lock().unwrap_or_else(|p| p.into_inner()) = keys.into_iter().zip(rows.iter().cloned()).collect();
+        Ok(Some((Vectors { rows }, pass)))
+    }
+
+    fn key(&self, text: &str) -> Key {
+        Sha256::new()
+            .chain_update(self.fingerprint)
+            .chain_update(text.as_bytes())
+            .finalize()
+            .into()
+    }
+}
+
+/// Identity of a model: a hash of its files (a fine-tune has the same
+/// shapes) and of how much text it reads, so a cache never serves vectors
+/// that another model or window made.
+fn fingerprint(dir: &Path, max_tokens: usize) -> Result<[u8; 32], Error> {
+    use std::io::Read;
+    let mut hash = Sha256::new();
+    hash.update(max_tokens.to_le_bytes());
+    let mut buf = vec![0u8; 1 << 20];
+    for name in MODEL_FILES {
+        let failed = |e: std::io::Error| Error::Model {
+            dir: dir.display().to_string(),
+            reason: format!("{name}: {e}"),
+        };
+        let mut file = std::fs::File::open(dir.join(name)).map_err(failed)?;
+        loop {
+            let n = file.read(&mut buf).map_err(failed)?;
+            if n == 0 {
+                break;
+            }
+            hash.update(&buf[..n]);
+        }
+    }
+    Ok(hash.finalize().into())
+}
+
+/// The hybrid provider: BM25F blended with this model's cosine similarity.
+#[derive(Debug, Clone)]
+pub struct Hybrid {
+    semantic: Arc<Semantic>,
+    alpha: f32,
+}
+
+impl Hybrid {
+    /// Hybrid search with the default blend.
+    pub fn new(semantic: Arc<Semantic>) -> Self {
+        Self::with_alpha(semantic, DEFAULT_ALPHA)
+    }
+
+    /// Hybrid search with `alpha` of BM25 (for tuning).
+    pub fn with_alpha(semantic: Arc<Semantic>, alpha: f32) -> Self {
+        Self { semantic, alpha }
+    }
+}
+
+impl super::SearchProvider for Hybrid {
+    async fn search(&self, view: &View, request: &super::Request) -> Result<Vec<super::Ranked>, String> {
+        if !view.has_vectors() {
+            return Err("tool embeddings are still being computed".into());
+        }
+        let semantic = self.semantic.clone();
+        let queries = request.queries.clone();
+        let vectors = tokio::task::spawn_blocking(move || {
+            semantic.embed(&queries.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        view.hybrid(request, &vectors, self.alpha)
+            .ok_or_else(|| "tool embeddings are still being computed".to_string())
+    }
+}
+
+/// Loads the model for a gateway, saying once what it means for search.
+/// `None` (BM25 only) when the model is missing or this build has none; an
+/// unusable model is an error.
+pub fn start(config: Option<&SemanticConfig>) -> Result<Option<Arc<Semantic>>, Error> {
+    let Some(config) = config else {
+        tracing::info!("semantic search is off ([search.semantic] enabled = false); hybrid projects use BM25");
+        return Ok(None);
+    };
+    let started = Instant::now();
+    match Semantic::load(config) {
+        Ok(s) => {
+            tracing::info!(model = %config.model_dir.display(), dim = s.dim(), ms = started.elapsed().as_millis() as u64, "semantic search ready");
+            Ok(Some(Arc::new(s)))
+        }
+        Err(e @ (Error::Missing(_) | Error::NotBuilt)) => {
+            tracing::info!("semantic search is off: {e}; hybrid projects use BM25");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The text embedded for a tool: server, name as words, description,
+/// parameters; cut well past the model's window (it truncates the rest).
+pub fn tool_text(server: &str, name: &str, description: Option<&str>, params: &str) -> String {
+    let name = super::bm25::split_identifiers(name).to_lowercase();
+    let mut text = format!("{server}: {name}.");
+    if let Some(d) = description.map(str::trim).filter(|d| !d.is_empty()) {
+        text.push(' ');
+        text.push_str(d);
+    }
+    let params = params.trim();
+    if !params.is_empty() {
+        text.push_str(" Parameters: ");
+        text.push_str(params);
+    }
+    crate::text::truncate(&text, MAX_TEXT_CHARS)
+}
+
+/// The hybrid score: `alpha` of BM25 relevance plus the rest of the cosine
+/// similarity (negative similarity counts as none). Both are 0..1.
+pub fn blend(bm25_relevance: f32, cosine: f32, alpha: f32) -> f32 {
+    alpha * bm25_relevance + (1.0 - alpha) * cosine.max(0.0)
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_text_reads_like_a_sentence() {
+        assert_eq!(
+            tool_text(
+                "github",
+                "create_pullRequest",
+                Some(" Opens a PR. "),
+                "title Title of the PR "
+            ),
+            "github: create pull request. Opens a PR. Parameters: title Title of the PR"
+        );
+        assert_eq!(tool_text("fs", "ls", None, ""), "fs: ls.");
+        assert!(tool_text("x", "y", Some(&"long ".repeat(1000)), "").chars().count() <= MAX_TEXT_CHARS + 1);
+    }
+
+    #[test]
+    fn blend_weighs_both_and_ignores_opposites() {
+        assert_eq!(blend(1.0, 0.0, 0.5), 0.5);
+        assert_eq!(blend(0.0, 0.8, 0.5), 0.4);
+        assert_eq!(blend(0.4, -0.9, 0.5), 0.2);
+        assert!(blend(0.6, 0.6, 0.3) > blend(0.6, 0.5, 0.3));
+    }
+
+    #[test]
+    fn a_missing_model_is_reported_as_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = SemanticConfig {
+            model_dir: dir.path().join("nope"),
+            cache_path: dir.path().join("c.db"),
+        };
+        assert!(matches!(Semantic::load(&config), Err(Error::Missing(_))));
+        assert!(start(Some(&config)).unwrap().is_none());
+    }
+}
+
+/// Tests with the real model (`scripts/setup` installs it).
+#[cfg(all(test, feature = "semantic"))]
+pub(crate) mod with_model {
+    use super::*;
+
+    /// The model `scripts/setup` installs (or `MCP_GATEWAY_MODEL_DIR`).
+    pub(crate) fn installed_model() -> PathBuf {
+        let dir = std::env::var_os("MCP_GATEWAY_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_MODEL_DIR));
+        assert!(
+            dir.join("model.safetensors").is_file(),
+            "no model in {}: run scripts/setup (it runs `mcp-gateway model install`)",
+            dir.display()
+        );
+        dir
+    }
+
+    fn load(cache: &Path) -> Semantic {
+        Semantic::load(&SemanticConfig {
+            model_dir: installed_model(),
+            cache_path: cache.to_path_buf(),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn paraphrases_are_close_and_unrelated_text_is_far() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = load(&dir.path().join("c.db"));
+        assert_eq!(s.dim(), 384);
+        let v = s
+            .embed(&[
+                "delete a file from the disk",
+                "remove a document from the filesystem",
+                "what is the weather in Paris tomorrow",
+            ])
+            .unwrap();
+        for row in &v {
+            assert!((dot(row, row) - 1.0).abs() < 1e-4, "unit vectors");
+        }
+        let (near, far) = (dot(&v[0], &v[1]), dot(&v[0], &v[2]));
+        assert!(near > 0.5, "paraphrases: {near}");
+        assert!(far < 0.2, "unrelated: {far}");
+        // Padding in a batch does not change a text's vector.
+        let alone = s.embed(&["delete a file from the disk"]).unwrap();
+        assert!(dot(&alone[0], &v[0]) > 0.9999);
+    }
+
+    #[test]
+    fn tool_vectors_come_from_memory_then_disk_then_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("c.db");
+        let texts: Vec<String> = ["fs: read file.", "fs: write file.", "web: fetch url."]
+            .map(String::from)
+            .to_vec();
+        let s = load(&cache);
+        let (first, pass) = s.vectors(&texts, || true).unwrap().unwrap();
+        assert_eq!(
+            pass,
+            Pass {
+                remembered: 0,
+                from_disk: 0,
+                computed: 3
+            }
+        );
+        let more: Vec<String> = texts.iter().cloned().chain(["db: drop table.".to_string()]).collect();
+        let (_, pass) = s.vectors(&more, || true).unwrap().unwrap();
+        assert_eq!(
+            pass,
+            Pass {
+                remembered: 3,
+                from_disk: 0,
+                computed: 1
+            }
+        );
+        drop(s);
+        let s = load(&cache);
+        let (again, pass) = s.vectors(&texts, || true).unwrap().unwrap();
+        assert_eq!(
+            pass,
+            Pass {
+                remembered: 0,
+                from_disk: 3,
+                computed: 0
+            }
+        );
+        assert_eq!(first.rows, again.rows);
+        assert!(
+            s.vectors(&["new text".to_string()], || false).unwrap().is_none(),
+            "abandoned"
+        );
+    }
+
+    #[test]
+    fn a_corrupt_or_mismatched_model_fails_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = installed_model();
+        let copy = |to: &Path| {
+            std::fs::create_dir_all(to).unwrap();
+            for f in MODEL_FILES {
+                std::fs::copy(model.join(f), to.join(f)).unwrap();
+            }
+        };
+        let config = |d: &Path| SemanticConfig {
+            model_dir: d.to_path_buf(),
+            cache_path: dir.path().join("c.db"),
+        };
+        let corrupt = dir.path().join("corrupt");
+        copy(&corrupt);
+        std::fs::write(corrupt.join("model.safetensors"), b"not safetensors").unwrap();
+        let err = start(Some(&config(&corrupt))).unwrap_err();
+        assert!(matches!(err, Error::Model { .. }), "{err}");
+        assert!(err.to_string().contains("model.safetensors"), "{err}");
+
+        let mismatched = dir.path().join("mismatched");
+        copy(&mismatched);
+        let text = std::fs::read_to_string(mismatched.join("config.json")).unwrap();
+        std::fs::write(
+            mismatched.join("config.json"),
+            text.replace("\"hidden_size\": 384", "\"hidden_size\": 768"),
+        )
+        .unwrap();
+        let err = start(Some(&config(&mismatched))).unwrap_err();
+        assert!(err.to_string().contains("does not fit config.json"), "{err}");
+    }
+}

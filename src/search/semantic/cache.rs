@@ -1,0 +1,116 @@
+//! Tool embeddings on disk, keyed by model and text, so a restart or a
+//! reload embeds only what changed. A SQLite file of its own: it is a cache,
+//! safe to delete, and never mixed with the store's projects and tokens.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, params};
+
+use super::{Error, Key};
+
+/// The cache file.
+pub struct Cache {
+    conn: Mutex<Connection>,
+    path: String,
+}
+
+impl Cache {
+    /// Opens (or creates) the cache at `path`.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        let shown = path.display().to_string();
+        let fail = |e: &dyn std::fmt::Display| Error::Cache {
+            path: shown.clone(),
+            reason: e.to_string(),
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+        }
+        let conn = Connection::open(path).map_err(|e| fail(&e))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA busy_timeout = 5000;
+             CREATE TABLE IF NOT EXISTS embeddings (
+                 key    BLOB PRIMARY KEY,  -- SHA-256 of model fingerprint and text
+                 vector BLOB NOT NULL      -- little-endian f32s
+             ) WITHOUT ROWID;",
+        )
+        .map_err(|e| fail(&e))?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: shown,
+        })
+    }
+
+    fn fail(&self, e: rusqlite::Error) -> Error {
+        Error::Cache {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        }
+    }
+
+    /// The cached vectors of `keys`, `None` where missing (or of another length than `dim`).
+    pub fn get(&self, keys: &[Key], dim: usize) -> Result<Vec<Option<Vec<f32>>>, Error> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stmt = conn
+            .prepare_cached("SELECT vector FROM embeddings WHERE key = ?1")
+            .map_err(|e| self.fail(e))?;
+        keys.iter()
+            .map(|key| {
+                let bytes: Option<Vec<u8>> = match stmt.query_row([&key[..]], |r| r.get(0)) {
+                    Ok(b) => Some(b),
+                    Err(rusqlite::Error::QueryReturnedNoRows) => None,
+                    Err(e) => return Err(self.fail(e)),
+                };
+                Ok(bytes.filter(|b| b.len() == dim * 4).map(|b| decode(&b)))
+            })
+            .collect()
+    }
+
+    /// Stores `vectors` under `keys`, in one transaction.
+    pub fn put(&self, keys: &[Key], vectors: &[Vec<f32>]) -> Result<(), Error> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn.transaction().map_err(|e| self.fail(e))?;
+        {
+            let mut stmt = tx
+                .prepare_cached("INSERT OR REPLACE INTO embeddings (key, vector) VALUES (?1, ?2)")
+                .map_err(|e| self.fail(e))?;
+            for (key, vector) in keys.iter().zip(vectors) {
+                stmt.execute(params![&key[..], encode(vector)])
+                    .map_err(|e| self.fail(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.fail(e))
+    }
+}
+
+fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn decode(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_round_trip_and_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/emb.db");
+        let keys = [[1u8; 32], [2u8; 32]];
+        {
+            let cache = Cache::open(&path).unwrap();
+            assert_eq!(cache.get(&keys, 2).unwrap(), vec![None, None]);
+            cache.put(&keys[..1], &[vec![0.5, -1.25]]).unwrap();
+        }
+        let cache = Cache::open(&path).unwrap();
+        assert_eq!(cache.get(&keys, 2).unwrap(), vec![Some(vec![0.5, -1.25]), None]);
+        // A vector of another model's size is a miss, not a wrong answer.
+        assert_eq!(cache.get(&keys, 3).unwrap(), vec![None, None]);
+    }
+}
