@@ -1,7 +1,9 @@
 //! Search speed and size at scale: index build and query latency over 1k,
 //! 10k and 50k tools, and the memory a 10k-tool catalog holds. The tools are
 //! the real ones of `benches/data`, repeated under new server names.
-//! Run: `cargo bench --bench search`.
+//! Run: `cargo bench --bench search`. With `--features semantic` (and the
+//! model installed) it also prints hybrid query latency p50/p99 at 1k and
+//! 10k tools and the model's tool-embedding throughput.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -91,5 +93,85 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// Hybrid search: the real model embeds each query; tool vectors are those of
+/// the benchmark's tools (cached by `mcp-gateway eval`), each copy reusing
+/// its original's, so 10k tools cost one embedding pass of 1,764.
+#[cfg(feature = "semantic")]
+fn hybrid(_: &mut Criterion) {
+    use std::time::Instant;
+
+    use mcp_gateway::search::SearchProvider;
+    use mcp_gateway::search::semantic::{
+        DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Hybrid, Semantic, SemanticConfig, Vectors,
+    };
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bench = Bench::load(&root.join("benches/data")).unwrap();
+    let model = Arc::new(
+        Semantic::load(&SemanticConfig {
+            model_dir: root.join(DEFAULT_MODEL_DIR),
+            cache_path: root.join(DEFAULT_CACHE_PATH),
+        })
+        .expect("the model is installed (scripts/setup)"),
+    );
+    let originals = build(&catalog(&bench, bench.tool_count()));
+    let (vectors, _) = model.vectors(&originals.semantic_texts(), || true).unwrap().unwrap();
+
+    let texts: Vec<String> = originals.semantic_texts().into_iter().take(256).collect();
+    let started = Instant::now();
+    for batch in texts.chunks(32) {
+        model
+            .embed(&batch.iter().map(String::as_str).collect::<Vec<_>>())
+            .unwrap();
+    }
+    eprintln!(
+        "hybrid: tool embedding {:.1} tools/s (256 real tool texts, batches of 32)",
+        texts.len() as f64 / started.elapsed().as_secs_f64()
+    );
+
+    let queries = [
+        "open a pull request with my changes",
+        "what's on my calendar tomorrow",
+        "tell the team the deploy is done",
+        "which tables are in the database",
+        "take a screenshot of the page",
+    ];
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let provider = Hybrid::new(model.clone());
+    for n in [1_000, 10_000] {
+        let servers = catalog(&bench, n);
+        let before = rss_kib();
+        let snapshot = build(&servers);
+        let rows = (0..snapshot.len() as u32)
+            .map(|i| vectors.row(i % vectors.len() as u32).clone())
+            .collect();
+        snapshot.set_vectors(Vectors::from_rows(rows));
+        let held = rss_kib().saturating_sub(before) / 1024;
+        let grants = Arc::new(Grants::all_of(servers.iter().map(|(s, _, _)| s.as_str())));
+        let view = View::new(Arc::new(snapshot), grants);
+        let mut took: Vec<f64> = (0..200)
+            .map(|i| {
+                let request = Request {
+                    queries: vec![queries[i % queries.len()].to_string()],
+                    context: None,
+                    limit: 10,
+                };
+                let started = Instant::now();
+                runtime.block_on(provider.search(&view, &request)).unwrap();
+                started.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        took.sort_by(f64::total_cmp);
+        eprintln!(
+            "hybrid: {n} tools: query p50 {:.1} ms, p99 {:.1} ms; catalog + index + vectors {held} MiB",
+            took[took.len() / 2],
+            took[took.len() * 99 / 100]
+        );
+    }
+}
+
+#[cfg(feature = "semantic")]
+criterion_group!(benches, bench, hybrid);
+#[cfg(not(feature = "semantic"))]
 criterion_group!(benches, bench);
 criterion_main!(benches);

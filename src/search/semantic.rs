@@ -118,6 +118,16 @@ pub struct Vectors {
 }
 
 impl Vectors {
+    /// Vectors from rows already computed (one unit vector per tool, by ordinal).
+    pub fn from_rows(rows: Vec<Arc<[f32]>>) -> Self {
+        Self { rows }
+    }
+
+    /// The vector of tool `ordinal`.
+    pub fn row(&self, ordinal: u32) -> &Arc<[f32]> {
+        &self.rows[ordinal as usize]
+    }
+
     /// Cosine similarity of tool `ordinal` with the unit vector `query`.
     pub fn cosine(&self, ordinal: u32, query: &[f32]) -> f32 {
         dot(&self.rows[ordinal as usize], query)
