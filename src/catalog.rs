@@ -270,7 +270,7 @@ impl View {
             .queries
             .iter()
             .map(|query| {
-                self.bm25(query, request, per_query_pool(request.limit))
+                self.bm25(query, request, per_query_pool(request))
                     .into_iter()
                     .map(|hit| Ranked {
                         key: self.snapshot.entries[hit.ordinal as usize].key.clone(),
@@ -289,7 +289,7 @@ impl View {
     /// snapshot's tool embeddings are not computed yet.
     pub fn hybrid(&self, request: &search::Request, query_vectors: &[Vec<f32>], alpha: f32) -> Option<Vec<Ranked>> {
         let vectors = self.snapshot.vectors.get()?;
-        let pool = per_query_pool(request.limit);
+        let pool = per_query_pool(request);
         let lists = request
             .queries
             .iter()
@@ -373,9 +373,14 @@ impl View {
 const HYBRID_CANDIDATES: usize = 50;
 
 /// How deep each query's ranking goes before fusion: deeper than the answer,
-/// so a tool that is second for two queries can beat one that is first for one.
-fn per_query_pool(limit: usize) -> usize {
-    limit.max(20)
+/// so a tool that is second for two queries can beat one that is first for
+/// one. A lone query needs no more than the answer.
+fn per_query_pool(request: &search::Request) -> usize {
+    if request.queries.len() > 1 {
+        request.limit.max(20)
+    } else {
+        request.limit
+    }
 }
 
 /// Whether a caller with `access` (per server) and `grants` may use `entry`.
