@@ -5,9 +5,6 @@
 
 mod common;
 
-use std::path::Path;
-use std::time::Duration;
-
 use common::*;
 use serde_json::{Value, json};
 
@@ -29,10 +26,6 @@ async fn gateway(semantic: &str) -> (Gateway, String, String) {
     (gw, tokens.pop().unwrap(), meaning)
 }
 
-fn toml_path(p: &Path) -> String {
-    p.display().to_string().replace('\\', "\\\\")
-}
-
 /// The structured result of `tool_discovery` for `query`, as `token`'s project.
 async fn discovery(gw: &Gateway, token: &str, query: Value) -> Value {
     let client = gw.client_with_token(token).await.expect("client connects");
@@ -48,61 +41,6 @@ fn keys(found: &Value) -> Vec<&str> {
         .iter()
         .map(|r| r["toolKey"].as_str().unwrap())
         .collect()
-}
-
-#[cfg(feature = "semantic")]
-#[tokio::test(flavor = "multi_thread")]
-async fn hybrid_finds_what_words_miss_and_reuses_embeddings_after_a_restart() {
-    let model = repo_path("data/models/all-MiniLM-L6-v2");
-    assert!(
-        model.join("model.safetensors").is_file(),
-        "no model in {}: run scripts/setup",
-        model.display()
-    );
-    let cache = tempfile::tempdir().unwrap();
-    let semantic = format!(
-        "model_dir = \"{}\"\ncache_path = \"{}\"",
-        toml_path(&model),
-        toml_path(&cache.path().join("embeddings.db"))
-    );
-    let (mut gw, lexical, meaning) = gateway(&semantic).await;
-    let ready = gw
-        .wait_log("tool embeddings ready", Duration::from_secs(60))
-        .await
-        .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
-    assert!(ready.contains("computed=7"), "{ready}");
-
-    // No word of this query is in the tool's name, description or parameters.
-    let query = json!("what does the clock say in Tokyo right now");
-    let words = discovery(&gw, &lexical, query.clone()).await;
-    assert_ne!(keys(&words).first(), Some(&"demo:current_time"), "{words}");
-    let found = discovery(&gw, &meaning, query).await;
-    assert_eq!(found["provider"], "hybrid", "{found}");
-    assert_eq!(keys(&found)[0], "demo:current_time", "{found}");
-    let explanation = found["results"][0]["explanation"].as_str().unwrap();
-    assert!(explanation.contains("meaning: 0."), "{explanation}");
-    // Steps of a task each get their tool.
-    let steps = discovery(
-        &gw,
-        &meaning,
-        json!(["fingerprint this string", "turn 451 F into Celsius"]),
-    )
-    .await;
-    let top: Vec<&str> = keys(&steps).into_iter().take(2).collect();
-    assert!(
-        top.contains(&"demo:sha256") && top.contains(&"demo:convert_temperature"),
-        "{steps}"
-    );
-    gw.stop().await;
-
-    let (gw, _, meaning) = gateway(&semantic).await;
-    let ready = gw
-        .wait_log("tool embeddings ready", Duration::from_secs(60))
-        .await
-        .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
-    assert!(ready.contains("from_disk=7") && ready.contains("computed=0"), "{ready}");
-    let found = discovery(&gw, &meaning, json!("what does the clock say in Tokyo right now")).await;
-    assert_eq!(keys(&found)[0], "demo:current_time", "{found}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -121,32 +59,98 @@ async fn without_a_model_hybrid_projects_get_bm25_and_one_message() {
     assert_eq!(said, 1, "{}", gw.log());
 }
 
+/// With the real model (the `semantic` build).
 #[cfg(feature = "semantic")]
-#[test]
-fn a_broken_model_stops_the_gateway_at_start_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join("model");
-    std::fs::create_dir(&model).unwrap();
-    let installed = repo_path("data/models/all-MiniLM-L6-v2");
-    for f in ["config.json", "tokenizer.json"] {
-        std::fs::copy(installed.join(f), model.join(f)).unwrap();
+mod with_model {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn toml_path(p: &Path) -> String {
+        p.display().to_string().replace('\\', "\\\\")
     }
-    std::fs::write(model.join("model.safetensors"), b"truncated download").unwrap();
-    let config = dir.path().join("gateway.toml");
-    std::fs::write(
-        &config,
-        format!("[search.semantic]\nmodel_dir = \"{}\"\n", toml_path(&model)),
-    )
-    .unwrap();
-    let out = std::process::Command::new(bin())
-        .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .output()
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn hybrid_finds_what_words_miss_and_reuses_embeddings_after_a_restart() {
+        let model = repo_path("data/models/all-MiniLM-L6-v2");
+        assert!(
+            model.join("model.safetensors").is_file(),
+            "no model in {}: run scripts/setup",
+            model.display()
+        );
+        let cache = tempfile::tempdir().unwrap();
+        let semantic = format!(
+            "model_dir = \"{}\"\ncache_path = \"{}\"",
+            toml_path(&model),
+            toml_path(&cache.path().join("embeddings.db"))
+        );
+        let (mut gw, lexical, meaning) = gateway(&semantic).await;
+        let ready = gw
+            .wait_log("tool embeddings ready", Duration::from_secs(60))
+            .await
+            .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
+        assert!(ready.contains("computed=7"), "{ready}");
+
+        // No word of this query is in the tool's name, description or parameters.
+        let query = json!("what does the clock say in Tokyo right now");
+        let words = discovery(&gw, &lexical, query.clone()).await;
+        assert_ne!(keys(&words).first(), Some(&"demo:current_time"), "{words}");
+        let found = discovery(&gw, &meaning, query).await;
+        assert_eq!(found["provider"], "hybrid", "{found}");
+        assert_eq!(keys(&found)[0], "demo:current_time", "{found}");
+        let explanation = found["results"][0]["explanation"].as_str().unwrap();
+        assert!(explanation.contains("meaning: 0."), "{explanation}");
+        // Steps of a task each get their tool.
+        let steps = discovery(
+            &gw,
+            &meaning,
+            json!(["fingerprint this string", "turn 451 F into Celsius"]),
+        )
+        .await;
+        let top: Vec<&str> = keys(&steps).into_iter().take(2).collect();
+        assert!(
+            top.contains(&"demo:sha256") && top.contains(&"demo:convert_temperature"),
+            "{steps}"
+        );
+        gw.stop().await;
+
+        let (gw, _, meaning) = gateway(&semantic).await;
+        let ready = gw
+            .wait_log("tool embeddings ready", Duration::from_secs(60))
+            .await
+            .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
+        assert!(ready.contains("from_disk=7") && ready.contains("computed=0"), "{ready}");
+        let found = discovery(&gw, &meaning, json!("what does the clock say in Tokyo right now")).await;
+        assert_eq!(keys(&found)[0], "demo:current_time", "{found}");
+    }
+
+    #[test]
+    fn a_broken_model_stops_the_gateway_at_start_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("model");
+        std::fs::create_dir(&model).unwrap();
+        let installed = repo_path("data/models/all-MiniLM-L6-v2");
+        for f in ["config.json", "tokenizer.json"] {
+            std::fs::copy(installed.join(f), model.join(f)).unwrap();
+        }
+        std::fs::write(model.join("model.safetensors"), b"truncated download").unwrap();
+        let config = dir.path().join("gateway.toml");
+        std::fs::write(
+            &config,
+            format!("[search.semantic]\nmodel_dir = \"{}\"\n", toml_path(&model)),
+        )
         .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("cannot be used") && stderr.contains("model.safetensors"),
-        "{stderr}"
-    );
+        let out = std::process::Command::new(bin())
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("cannot be used") && stderr.contains("model.safetensors"),
+            "{stderr}"
+        );
+    }
 }
