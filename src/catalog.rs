@@ -270,7 +270,10 @@ impl View {
             .queries
             .iter()
             .map(|query| {
-                self.bm25(query, request, per_query_pool(request))
+                let one = one_query(query, request, per_query_pool(request));
+                self.snapshot
+                    .index
+                    .search(&one, self.visible())
                     .into_iter()
                     .map(|hit| Ranked {
                         key: self.snapshot.entries[hit.ordinal as usize].key.clone(),
@@ -295,8 +298,11 @@ impl View {
             .iter()
             .zip(query_vectors)
             .map(|(query, vector)| {
+                let one = one_query(query, request, HYBRID_CANDIDATES);
                 let mut lexical: HashMap<u32, search::bm25::Hit> = self
-                    .bm25(query, request, HYBRID_CANDIDATES)
+                    .snapshot
+                    .index
+                    .rank(&one, self.visible())
                     .into_iter()
                     .map(|h| (h.ordinal, h))
                     .collect();
@@ -319,6 +325,9 @@ impl View {
                     scored.truncate(cut);
                 }
                 scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+                // Only the kept lexical hits are explained: most of the 50 drop out.
+                lexical.retain(|ordinal, _| scored.iter().any(|(_, o, _)| o == ordinal));
+                self.snapshot.index.explain_hits(&one, lexical.values_mut());
                 scored
                     .into_iter()
                     .map(|(score, ordinal, cosine)| {
@@ -339,17 +348,10 @@ impl View {
         Some(search::fuse(lists, request.limit))
     }
 
-    /// BM25F hits of one query (with the request's context), visible ones only.
-    fn bm25(&self, query: &str, request: &search::Request, limit: usize) -> Vec<search::bm25::Hit> {
+    /// The index's filter for this view.
+    fn visible(&self) -> search::bm25::Visible {
         let (snapshot, grants, access) = (self.snapshot.clone(), self.grants.clone(), self.access.clone());
-        let visible: search::bm25::Visible =
-            Arc::new(move |ordinal| allowed(&access, &grants, &snapshot.entries[ordinal as usize]));
-        let one = search::Request {
-            queries: vec![query.to_string()],
-            context: request.context.clone(),
-            limit,
-        };
-        self.snapshot.index.search(&one, visible)
+        Arc::new(move |ordinal| allowed(&access, &grants, &snapshot.entries[ordinal as usize]))
     }
 
     /// Whether hybrid search can run on this view (tool embeddings computed).
@@ -365,6 +367,15 @@ impl View {
     /// Whether the caller sees anything of `server` (resources and prompts follow this).
     pub fn sees_server(&self, server: &str) -> bool {
         self.grants.sees_server(server)
+    }
+}
+
+/// `query` alone, with `request`'s context, `limit` deep.
+fn one_query(query: &str, request: &search::Request, limit: usize) -> search::Request {
+    search::Request {
+        queries: vec![query.to_string()],
+        context: request.context.clone(),
+        limit,
     }
 }
 

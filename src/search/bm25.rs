@@ -204,6 +204,8 @@ pub struct Hit {
     pub relevance: f32,
     /// Which query terms matched which fields, e.g. `file: name, description; read: name`.
     pub explanation: Option<String>,
+    /// Where the document is, for explaining it later.
+    address: tantivy::DocAddress,
 }
 
 /// Which tools a search may return, by ordinal.
@@ -326,8 +328,27 @@ impl Index {
         })
     }
 
-    /// Ranks the visible tools for `q`, best first.
+    /// Ranks the visible tools for `q`, best first, each explained.
     pub fn search(&self, q: &Request, visible: Visible) -> Vec<Hit> {
+        self.top(q, visible, true)
+    }
+
+    /// Like [`Index::search`] without explanations, for callers that keep
+    /// only some hits and explain those ([`Index::explain_hits`]).
+    pub fn rank(&self, q: &Request, visible: Visible) -> Vec<Hit> {
+        self.top(q, visible, false)
+    }
+
+    /// Fills in the explanations of `hits`, ranked earlier for `q`.
+    pub fn explain_hits<'a>(&self, q: &Request, hits: impl IntoIterator<Item = &'a mut Hit>) {
+        let searcher = self.reader.searcher();
+        let terms = self.query_terms(q);
+        for hit in hits {
+            hit.explanation = self.explain(&searcher, &terms, hit.address);
+        }
+    }
+
+    fn top(&self, q: &Request, visible: Visible, explain: bool) -> Vec<Hit> {
         let mut analyzer = self.words.clone();
         let phrasings: Vec<(&str, Vec<String>)> = q
             .queries
@@ -369,12 +390,13 @@ impl Index {
                     .u64("ordinal")
                     .ok()?;
                 let ordinal = column.first(address.doc_id)?;
-                let explanation = self.explain(&searcher, &terms, address);
+                let explanation = explain.then(|| self.explain(&searcher, &terms, address)).flatten();
                 Some(Hit {
                     ordinal: ordinal as u32,
                     score,
                     relevance: relevance(score),
                     explanation,
+                    address,
                 })
             })
             .collect()

@@ -19,22 +19,25 @@ const MIGRATIONS: &[&str] = &[
 /// Brings the database up to date; refuses one written by a newer binary.
 pub fn run(conn: &mut Connection, path: &Path) -> Result<(), Error> {
     let shown = path.display().to_string();
-    let open_err = |e: rusqlite::Error| Error::Open {
-        path: shown.clone(),
-        reason: explain(&e),
-    };
     // Outside the transaction: the pragma is a no-op inside one.
-    conn.pragma_update(None, "foreign_keys", false).map_err(open_err)?;
+    conn.pragma_update(None, "foreign_keys", false)
+        .map_err(open_err(&shown))?;
     let result = migrate(conn, &shown);
-    conn.pragma_update(None, "foreign_keys", true).map_err(open_err)?;
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(open_err(&shown))?;
     result
 }
 
-fn migrate(conn: &mut Connection, shown: &str) -> Result<(), Error> {
-    let open_err = |e: rusqlite::Error| Error::Open {
+/// Maps a SQLite failure on the database at `shown` to [`Error::Open`].
+fn open_err(shown: &str) -> impl Fn(rusqlite::Error) -> Error + Copy + '_ {
+    move |e| Error::Open {
         path: shown.to_string(),
         reason: explain(&e),
-    };
+    }
+}
+
+fn migrate(conn: &mut Connection, shown: &str) -> Result<(), Error> {
+    let open_err = open_err(shown);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Exclusive)
         .map_err(open_err)?;
