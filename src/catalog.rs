@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use arc_swap::ArcSwap;
 use rmcp::model::Tool;
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error};
 
@@ -45,14 +46,22 @@ pub struct Entry {
     params: String,
     /// Position of its server in [`Snapshot::servers`].
     server_ordinal: u32,
+    /// Hash of what a client sees of it (key, description, schemas, tags).
+    fingerprint: u64,
     /// Compiled on first use: most tools are never called.
     validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
 }
 
 impl Entry {
     fn new(server: &str, tool: Tool, tags: Vec<String>) -> Self {
+        use std::hash::{Hash, Hasher};
+        let key = tool_key(server, &tool.name);
+        let mut hasher = std::hash::DefaultHasher::new();
+        (&key, &tags).hash(&mut hasher);
+        serde_json::to_string(&tool).unwrap_or_default().hash(&mut hasher);
         Self {
-            key: tool_key(server, &tool.name),
+            fingerprint: hasher.finish(),
+            key,
             server: server.to_string(),
             params: parameter_text(&tool),
             tool,
@@ -255,6 +264,16 @@ impl View {
         allowed(&self.access, &self.grants, entry)
     }
 
+    /// Changes whenever the set of tools this caller may use, or any of
+    /// them, changes (a reload, a server coming or going, new rules).
+    pub fn fingerprint(&self) -> u64 {
+        self.snapshot
+            .entries
+            .iter()
+            .filter(|e| self.allows(e))
+            .fold(0u64, |acc, e| acc.rotate_left(5) ^ e.fingerprint)
+    }
+
     /// The tool behind `key`, if the caller may use it. Unknown and hidden
     /// keys are indistinguishable.
     pub fn get(&self, key: &str) -> Option<&Entry> {
@@ -407,7 +426,9 @@ fn allowed(access: &[Access], grants: &Grants, entry: &Entry) -> bool {
 #[derive(Debug)]
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
-    rules: Rules,
+    rules: ArcSwap<Rules>,
+    /// Counts installed snapshots; subscribers hear of each.
+    installed: watch::Sender<u64>,
     /// The embedding model, if semantic search is on.
     semantic: Option<Arc<Semantic>>,
 }
@@ -418,7 +439,8 @@ impl Catalog {
     pub fn new(registry: &Registry, rules: Rules, semantic: Option<Arc<Semantic>>) -> Result<Arc<Self>, search::Error> {
         let this = Arc::new(Self {
             current: ArcSwap::from_pointee(snapshot_of(registry, &rules)?),
-            rules,
+            rules: ArcSwap::from_pointee(rules),
+            installed: watch::Sender::new(0),
             semantic,
         });
         this.embed(this.snapshot());
@@ -432,14 +454,25 @@ impl Catalog {
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
     pub fn refresh(self: &Arc<Self>, registry: &Registry) -> Result<(), search::Error> {
-        self.install(snapshot_of(registry, &self.rules)?);
+        self.install(snapshot_of(registry, &self.rules.load())?);
         Ok(())
+    }
+
+    /// Replaces the tool rules; the next rebuild applies them.
+    pub fn set_rules(&self, rules: Rules) {
+        self.rules.store(Arc::new(rules));
+    }
+
+    /// Ticks once per installed snapshot.
+    pub fn updates(&self) -> watch::Receiver<u64> {
+        self.installed.subscribe()
     }
 
     fn install(self: &Arc<Self>, snapshot: Snapshot) {
         crate::telemetry::catalog_size(snapshot.len());
         let snapshot = Arc::new(snapshot);
         self.current.store(snapshot.clone());
+        self.installed.send_modify(|n| *n += 1);
         self.embed(snapshot);
     }
 
@@ -499,7 +532,7 @@ impl Catalog {
             }
             let this = self.clone();
             let reg = registry.clone();
-            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules)).await {
+            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules.load())).await {
                 Ok(Ok(snapshot)) => {
                     debug!(tools = snapshot.len(), "catalog rebuilt");
                     self.install(snapshot);
@@ -512,8 +545,8 @@ impl Catalog {
 }
 
 fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::Error> {
-    let states: Vec<_> = registry
-        .servers()
+    let servers = registry.servers();
+    let states: Vec<_> = servers
         .iter()
         .map(|s| (s, s.state()))
         .filter(|(_, st)| st.status == Status::Running)

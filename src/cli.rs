@@ -227,7 +227,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { http, stdio } => serve(config, http, stdio || http.is_none()).await,
+        Command::Serve { http, stdio } => serve(config, path, http, stdio || http.is_none()).await,
         Command::Servers { json } => one_shot(&config, |gw| async move { print_servers(&gw, json) }).await,
         Command::Search {
             query,
@@ -419,8 +419,18 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs until SIGINT/SIGTERM (or stdin closes, when serving stdio).
-async fn serve(config: Config, http: Option<SocketAddr>, stdio: bool) -> anyhow::Result<ExitCode> {
+async fn serve(
+    config: Config,
+    path: Option<PathBuf>,
+    http: Option<SocketAddr>,
+    stdio: bool,
+) -> anyhow::Result<ExitCode> {
     let running = Gateway::start(&config, CancellationToken::new())?;
+    let stop_watching = CancellationToken::new();
+    if let Some(path) = path {
+        let watch = crate::reload::watch(path, running.gateway.clone(), config.clone(), stop_watching.clone());
+        tokio::spawn(watch);
+    }
     let session_token = std::env::var(auth::TOKEN_ENV).ok().filter(|t| !t.is_empty());
     let stdio_upstream = Upstream::new(running.gateway.clone(), session_token);
     // HTTP callers bring their own token; the stdio session's never applies to them.
@@ -458,6 +468,7 @@ async fn serve(config: Config, http: Option<SocketAddr>, stdio: bool) -> anyhow:
         _ = shutdown_signal() => info!("signal received; shutting down"),
         _ = stdio_done => info!("stdin closed; shutting down"),
     }
+    stop_watching.cancel();
     stop_serving.cancel();
     if let Some(task) = http_task {
         match tokio::time::timeout(SHUTDOWN_GRACE, task).await {

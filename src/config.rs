@@ -246,7 +246,7 @@ pub struct Config {
 }
 
 /// Validated `[http]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HttpConfig {
     /// Accepted `Host` values.
     pub allowed_hosts: Vec<String>,
@@ -382,6 +382,21 @@ impl Config {
             return Self::from_raw(raw, &shown, &text, base);
         }
         Self::parse(&text, &shown, base)
+    }
+
+    /// The sections that differ from `new` and are read only at start
+    /// (servers and rules apply on reload).
+    pub fn needs_restart(&self, new: &Config) -> Vec<&'static str> {
+        [
+            ("[http]", self.http != new.http),
+            ("[auth]", self.anonymous_project != new.anonymous_project),
+            ("[store]", self.store_path != new.store_path),
+            ("[search.cloud]", self.cloud != new.cloud),
+            ("[search.semantic]", self.semantic != new.semantic),
+        ]
+        .into_iter()
+        .filter_map(|(section, differs)| differs.then_some(section))
+        .collect()
     }
 
     /// Parses TOML text; `source` names it in errors, `base` resolves relative paths.
@@ -756,6 +771,18 @@ mod tests {
                 other => panic!("{text}: expected Invalid, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn only_settings_read_at_start_need_a_restart() {
+        let base = "[[servers]]\nname = \"a\"\ncommand = \"x\"\n";
+        let old = parse(base).unwrap();
+        let servers_and_rules =
+            format!("{base}[[servers]]\nname = \"b\"\ncommand = \"y\"\n[[rules]]\npattern = [\"*\"]\ntags = [\"t\"]\n");
+        assert!(old.needs_restart(&parse(&servers_and_rules).unwrap()).is_empty());
+        let moved =
+            format!("[store]\npath = \"other.db\"\n[auth]\nallow_anonymous = true\nanonymous_project = \"p\"\n{base}");
+        assert_eq!(old.needs_restart(&parse(&moved).unwrap()), ["[auth]", "[store]"]);
     }
 
     #[test]

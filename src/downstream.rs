@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use rmcp::model::{
     CallToolRequest, CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProgressToken, RequestId,
     ServerResult,
@@ -295,10 +296,12 @@ pub struct Downstream {
     pub config: ServerConfig,
     state: watch::Sender<ServerState>,
     progress: Arc<ProgressRoutes>,
+    /// Stops this server alone (a reload removed or changed it), or with the gateway.
+    stop: CancellationToken,
 }
 
 impl Downstream {
-    fn new(config: ServerConfig) -> Self {
+    fn new(config: ServerConfig, stop: CancellationToken) -> Self {
         let initial = match config.unconfigured() {
             Some(why) => Status::NotConfigured(why),
             None if config.enabled => Status::Connecting,
@@ -309,6 +312,7 @@ impl Downstream {
             state: watch::Sender::new(ServerState::new(initial)),
             // Per server: each peer numbers its progress tokens from zero.
             progress: Arc::default(),
+            stop,
         }
     }
 
@@ -453,6 +457,10 @@ impl Downstream {
 
     fn publish(&self, f: impl FnOnce(&mut ServerState)) {
         self.state.send_modify(f);
+        if self.stop.is_cancelled() {
+            // Removed or replaced by a reload: its name's gauges are no longer its own.
+            return;
+        }
         let state = self.state.borrow();
         crate::telemetry::downstream_state(
             self.name(),
@@ -468,23 +476,74 @@ fn advertises(peer: &Peer<RoleClient>, has: impl Fn(&rmcp::model::ServerCapabili
     peer.peer_info().is_none_or(|info| has(&info.capabilities))
 }
 
-/// Every configured server, in config order, plus a signal for "some server's tools changed".
-#[derive(Debug)]
-pub struct Registry {
+/// The servers of one configuration, in config order.
+#[derive(Debug, Default)]
+struct Members {
     servers: Vec<Arc<Downstream>>,
     by_name: HashMap<String, usize>,
+}
+
+impl Members {
+    fn new(servers: Vec<Arc<Downstream>>) -> Self {
+        let by_name = servers
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name().to_string(), i))
+            .collect();
+        Self { servers, by_name }
+    }
+
+    fn get(&self, name: &str) -> Option<&Arc<Downstream>> {
+        self.by_name.get(name).map(|&i| &self.servers[i])
+    }
+}
+
+/// Every configured server plus a signal for "some server's tools changed".
+/// [`Registry::apply`] swaps in a new configuration's servers while requests
+/// keep reading the old list.
+#[derive(Debug)]
+pub struct Registry {
+    members: ArcSwap<Members>,
     changed: Arc<Notify>,
+    tracker: TaskTracker,
+    ct: CancellationToken,
+}
+
+/// What [`Registry::apply`] did, by server name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// New in the configuration: started.
+    pub added: Vec<String>,
+    /// Gone from the configuration: stopped.
+    pub removed: Vec<String>,
+    /// Configured differently: stopped and started again.
+    pub restarted: Vec<String>,
+    /// Same configuration: left alone, in-flight calls included.
+    pub unchanged: usize,
 }
 
 impl Registry {
-    /// All servers.
-    pub fn servers(&self) -> &[Arc<Downstream>] {
-        &self.servers
+    /// Starts a supervisor per enabled server, concurrently, on `tracker`.
+    /// Cancelling `ct` stops them all; each stops its child process on the way out.
+    pub fn start(servers: &[ServerConfig], tracker: &TaskTracker, ct: &CancellationToken) -> Arc<Registry> {
+        let registry = Arc::new(Registry {
+            members: ArcSwap::default(),
+            changed: Arc::new(Notify::new()),
+            tracker: tracker.clone(),
+            ct: ct.clone(),
+        });
+        registry.apply(servers);
+        registry
+    }
+
+    /// All servers, as of now.
+    pub fn servers(&self) -> Vec<Arc<Downstream>> {
+        self.members.load().servers.clone()
     }
 
     /// A server by name.
-    pub fn get(&self, name: &str) -> Option<&Arc<Downstream>> {
-        self.by_name.get(name).map(|&i| &self.servers[i])
+    pub fn get(&self, name: &str) -> Option<Arc<Downstream>> {
+        self.members.load().get(name).cloned()
     }
 
     /// Notified whenever a server's status or tools change.
@@ -494,39 +553,55 @@ impl Registry {
 
     /// Waits until every enabled server has connected or failed at least once.
     pub async fn settled(&self) {
-        futures::future::join_all(self.servers.iter().map(|s| s.settled())).await;
+        futures::future::join_all(self.servers().iter().map(|s| s.settled())).await;
     }
-}
 
-/// Starts a supervisor per enabled server, concurrently, on `tracker`.
-/// Cancelling `ct` stops them all; each stops its child process on the way out.
-pub fn start(servers: &[ServerConfig], tracker: &TaskTracker, ct: &CancellationToken) -> Arc<Registry> {
-    let changed = Arc::new(Notify::new());
-    for s in servers {
-        crate::telemetry::downstream_state(&s.name, false, 0, 0);
+    /// Makes `configs` the running set: starts new servers, stops removed
+    /// ones, restarts those whose settings differ, and leaves the rest (and
+    /// their calls in flight) alone.
+    pub fn apply(&self, configs: &[ServerConfig]) -> Changes {
+        let old = self.members.load_full();
+        let mut changes = Changes::default();
+        let mut servers = Vec::with_capacity(configs.len());
+        for config in configs {
+            match old.get(&config.name) {
+                Some(current) if current.config == *config => {
+                    changes.unchanged += 1;
+                    servers.push(current.clone());
+                    continue;
+                }
+                Some(current) => {
+                    current.stop.cancel();
+                    changes.restarted.push(config.name.clone());
+                }
+                None => changes.added.push(config.name.clone()),
+            }
+            crate::telemetry::downstream_state(&config.name, false, 0, 0);
+            let server = Arc::new(Downstream::new(config.clone(), self.ct.child_token()));
+            if config.enabled && config.unconfigured().is_none() {
+                self.tracker.spawn(supervise(server.clone(), self.changed.clone()));
+            }
+            servers.push(server);
+        }
+        for gone in old
+            .servers
+            .iter()
+            .filter(|s| !configs.iter().any(|c| c.name == s.name()))
+        {
+            gone.stop.cancel();
+            crate::telemetry::downstream_state(gone.name(), false, 0, 0);
+            changes.removed.push(gone.name().to_string());
+        }
+        self.members.store(Arc::new(Members::new(servers)));
+        self.changed.notify_one();
+        changes
     }
-    let servers: Vec<_> = servers.iter().cloned().map(|c| Arc::new(Downstream::new(c))).collect();
-    for server in servers
-        .iter()
-        .filter(|s| s.config.enabled && s.config.unconfigured().is_none())
-    {
-        tracker.spawn(supervise(server.clone(), changed.clone(), ct.child_token()));
-    }
-    let by_name = servers
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.name().to_string(), i))
-        .collect();
-    Arc::new(Registry {
-        servers,
-        by_name,
-        changed,
-    })
 }
 
 /// The life of one server: connect, serve until the connection ends, back off, repeat.
-async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>, ct: CancellationToken) {
+async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
     let name = server.name().to_string();
+    let ct = server.stop.clone();
     let mut backoff = BACKOFF_START;
     let mut attempts = 0u32;
     loop {

@@ -221,6 +221,15 @@ impl Running {
     }
 }
 
+/// What [`Gateway::reload`] did.
+#[derive(Debug)]
+pub struct Reloaded {
+    /// Servers added, removed, restarted.
+    pub servers: downstream::Changes,
+    /// Changed settings that take effect only after a restart.
+    pub needs_restart: Vec<&'static str>,
+}
+
 /// The outcome of one meta-tool call, for the audit log and the caller.
 #[derive(Debug)]
 pub struct Answer {
@@ -250,7 +259,7 @@ impl Gateway {
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone());
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
-        let registry = downstream::start(&config.servers, &tracker, &ct);
+        let registry = Registry::start(&config.servers, &tracker, &ct);
         let catalog = Catalog::new(&registry, config.rules.clone(), semantic)?;
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
@@ -264,6 +273,19 @@ impl Gateway {
             },
             tracker,
             ct,
+        })
+    }
+
+    /// Applies a new configuration to the running gateway: tool rules, and
+    /// servers started, stopped or restarted as [`Registry::apply`] decides.
+    /// Settings read only at start are named in [`Reloaded::needs_restart`].
+    pub fn reload(&self, old: &Config, new: &Config) -> Result<Reloaded, store::Error> {
+        self.auth
+            .prepare_anonymous(new.servers.iter().map(|s| s.name.as_str()))?;
+        self.catalog.set_rules(new.rules.clone());
+        Ok(Reloaded {
+            servers: self.registry.apply(&new.servers),
+            needs_restart: old.needs_restart(new),
         })
     }
 

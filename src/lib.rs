@@ -16,6 +16,7 @@
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, the audit log.
 //! * [`auth`]: who is calling: token or anonymous, project, grants.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
+//! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`telemetry`]: Prometheus metrics (`GET /metrics`).
@@ -35,6 +36,7 @@ pub mod downstream;
 pub mod eval;
 pub mod gateway;
 pub mod index;
+pub mod reload;
 pub mod search;
 pub mod server;
 pub mod store;

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
@@ -15,7 +15,7 @@ use rmcp::model::{
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities,
     ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -27,7 +27,7 @@ use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
 use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
-use crate::store::Outcome;
+use crate::store::{Grants, Outcome};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
 pub const UNAUTHORIZED: i32 = -32001;
@@ -92,6 +92,16 @@ pub struct Upstream {
     session_token: Option<String>,
     /// Which server listed each resource URI, from the latest `resources/list`.
     routes: Arc<RwLock<HashMap<String, String>>>,
+    /// Sessions to tell when the tools they may use change.
+    listeners: Arc<Mutex<Vec<Listener>>>,
+}
+
+/// An initialized upstream session and the view of the catalog it last saw.
+#[derive(Debug)]
+struct Listener {
+    peer: Peer<RoleServer>,
+    grants: Arc<Grants>,
+    fingerprint: u64,
 }
 
 impl Upstream {
@@ -101,6 +111,42 @@ impl Upstream {
             gateway,
             session_token,
             routes: Arc::default(),
+            listeners: Arc::default(),
+        }
+    }
+
+    /// Sends `notifications/tools/list_changed` to each initialized session
+    /// whose view of the catalog changed (a reload, a server coming or
+    /// going), and to no other, until `ct` is cancelled. Stateless
+    /// (2026-07-28) clients have no session and ask again instead.
+    pub async fn announce_changes(self, ct: CancellationToken) {
+        let catalog = self.gateway.catalog().clone();
+        let mut updates = catalog.updates();
+        loop {
+            tokio::select! {
+                changed = updates.changed() => if changed.is_err() { return },
+                _ = ct.cancelled() => return,
+            }
+            let changed: Vec<Peer<RoleServer>> = {
+                let mut listeners = self.listeners.lock().expect("listeners lock");
+                listeners.retain(|l| !l.peer.is_transport_closed());
+                listeners
+                    .iter_mut()
+                    .filter_map(|l| {
+                        let now = catalog.visible_to(l.grants.clone()).fingerprint();
+                        (std::mem::replace(&mut l.fingerprint, now) != now).then(|| l.peer.clone())
+                    })
+                    .collect()
+            };
+            if !changed.is_empty() {
+                info!(
+                    sessions = changed.len(),
+                    "tools changed for some sessions; notifying them"
+                );
+            }
+            for peer in changed {
+                let _ = peer.notify_tool_list_changed().await;
+            }
         }
     }
 
@@ -108,8 +154,7 @@ impl Upstream {
     async fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, auth::Error> {
         let meta_str = |k: &str| ctx.meta.get(k).and_then(Value::as_str).map(str::to_string);
         let hint = meta_str("projectId");
-        let parts = ctx.extensions.get::<http::request::Parts>();
-        if let Some(caller) = parts.and_then(|p| p.extensions.get::<Caller>()) {
+        if let Some(caller) = http_caller(&ctx.extensions) {
             auth::check_hint(caller, hint.as_deref())?;
             return Ok(caller.clone());
         }
@@ -196,13 +241,18 @@ impl Upstream {
     }
 
     /// Running servers the caller may see.
-    fn running_for<'a>(&'a self, caller: &'a Caller) -> impl Iterator<Item = &'a Arc<Downstream>> {
-        self.gateway
-            .registry()
-            .servers()
-            .iter()
-            .filter(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some())
+    fn running_for(&self, caller: &Caller) -> Vec<Arc<Downstream>> {
+        let mut servers = self.gateway.registry().servers();
+        servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
+        servers
     }
+}
+
+/// The caller the HTTP guard attached to this request, if it came over HTTP with a token.
+fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Caller>())
 }
 
 /// Whether the client advertised the MCP Apps extension: per request
@@ -269,6 +319,7 @@ impl ServerHandler for Upstream {
         let mut info = ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
                 .enable_prompts()
                 .build(),
@@ -280,6 +331,22 @@ impl ServerHandler for Upstream {
                 .into(),
         );
         info
+    }
+
+    async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
+        let caller = match http_caller(&ctx.extensions) {
+            Some(caller) => Ok(caller.clone()),
+            None => self.gateway.caller(self.session_token.as_deref(), None),
+        };
+        // A session without a valid caller is refused at its first request anyway.
+        if let Ok(caller) = caller {
+            let fingerprint = self.gateway.catalog().visible_to(caller.grants.clone()).fingerprint();
+            self.listeners.lock().expect("listeners lock").push(Listener {
+                peer: ctx.peer,
+                grants: caller.grants,
+                fingerprint,
+            });
+        }
     }
 
     async fn list_tools(
@@ -323,7 +390,7 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = futures::future::join_all(self.running_for(&caller).map(|s| async move {
+        let listed = futures::future::join_all(self.running_for(&caller).iter().map(|s| async move {
             (
                 s.name().to_string(),
                 s.list_resources().await.unwrap_or_else(|e| {
@@ -366,7 +433,8 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = futures::future::join_all(self.running_for(&caller).map(|s| s.list_resource_templates())).await;
+        let listed =
+            futures::future::join_all(self.running_for(&caller).iter().map(|s| s.list_resource_templates())).await;
         Ok(ListResourceTemplatesResult::with_all_items(
             listed.into_iter().flatten().flatten().collect(),
         ))
@@ -387,12 +455,12 @@ impl ServerHandler for Upstream {
         let target = if let Some(rest) = request.uri.strip_prefix(SHARED_URI_PREFIX) {
             let (server, original) = rest.split_once('/').unwrap_or((rest, ""));
             let original = original.to_string();
-            let server = registry.get(server).cloned();
+            let server = registry.get(server);
             request.uri = original;
             server
         } else {
             let owner = self.routes.read().expect("routes lock").get(&request.uri).cloned();
-            owner.and_then(|s| registry.get(&s).cloned())
+            owner.and_then(|s| registry.get(&s))
         }
         .filter(|s| caller.grants.sees_server(s.name()));
         let mut response = match target {
@@ -427,7 +495,7 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = futures::future::join_all(self.running_for(&caller).map(|s| async move {
+        let listed = futures::future::join_all(self.running_for(&caller).iter().map(|s| async move {
             let prompts = s.list_prompts().await.unwrap_or_default();
             prompts
                 .into_iter()
@@ -456,7 +524,6 @@ impl ServerHandler for Upstream {
             .registry()
             .get(server)
             .filter(|s| caller.grants.sees_server(s.name()))
-            .cloned()
             .ok_or_else(unknown)?;
         request.name = prompt.to_string();
         request.meta = forwardable_meta(&ctx.meta).map(Into::into);
@@ -508,6 +575,7 @@ pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::R
         }
     });
 
+    tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
     let service = upstream.serve((rmcp_in, rmcp_out)).await?;
     let stop = service.cancellation_token();
     tokio::select! {
@@ -529,6 +597,7 @@ pub async fn serve_http(
         .with_allowed_hosts(http.allowed_hosts.clone())
         .with_allowed_origins(http.allowed_origins.clone())
         .with_cancellation_token(ct.child_token());
+    tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
     let service: StreamableHttpService<Upstream, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(upstream.clone()), Arc::default(), config);
     let gateway_for_ops = gateway.clone();

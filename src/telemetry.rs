@@ -97,6 +97,11 @@ pub fn search_fallback(provider: &'static str) {
     counter!("mcp_gateway_search_fallbacks_total", "provider" => provider).increment(1);
 }
 
+/// A configuration reload was `applied` or `refused`.
+pub fn config_reload(outcome: &'static str) {
+    counter!("mcp_gateway_config_reloads_total", "outcome" => outcome).increment(1);
+}
+
 /// The catalog was rebuilt.
 pub fn catalog_size(tools: usize) {
     gauge!("mcp_gateway_catalog_tools").set(tools as f64);

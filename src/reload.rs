@@ -1,0 +1,82 @@
+//! Hot reload: when the config file changes (checked every second) or the
+//! process gets SIGHUP, the new file is validated and its difference applied
+//! (see [`Gateway::reload`]). A file that does not validate is refused with
+//! its error, and the configuration in force stays.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use crate::config::Config;
+use crate::gateway::Gateway;
+
+/// How often the file's modification time and size are looked at.
+const POLL: Duration = Duration::from_secs(1);
+
+/// What identifies one version of the file without reading it.
+type Stamp = Option<(SystemTime, u64)>;
+
+fn stamp(path: &Path) -> Stamp {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// Watches `path` until `ct` is cancelled; `current` is the configuration in force.
+pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: CancellationToken) {
+    let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            warn!(error = %e, "cannot listen for SIGHUP; the config file is still watched");
+            None
+        }
+    };
+    let mut seen = stamp(&path);
+    let mut tick = tokio::time::interval(POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let trigger = tokio::select! {
+            _ = ct.cancelled() => return,
+            Some(()) = async { hangup.as_mut()?.recv().await } => "SIGHUP",
+            _ = tick.tick() => {
+                let now = stamp(&path);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                "file change"
+            }
+        };
+        let next = match Config::load(Some(&path)) {
+            Ok(next) => next,
+            Err(e) => {
+                warn!(trigger, error = %e, "new configuration refused; the previous one stays in force");
+                crate::telemetry::config_reload("refused");
+                continue;
+            }
+        };
+        match gateway.reload(&current, &next) {
+            Ok(done) => {
+                let servers = &done.servers;
+                info!(
+                    trigger,
+                    added = ?servers.added,
+                    removed = ?servers.removed,
+                    restarted = ?servers.restarted,
+                    unchanged = servers.unchanged,
+                    "configuration reloaded"
+                );
+                if !done.needs_restart.is_empty() {
+                    warn!(settings = ?done.needs_restart, "these settings changed but apply only after a restart");
+                }
+                crate::telemetry::config_reload("applied");
+                current = next;
+            }
+            Err(e) => {
+                warn!(trigger, error = %e, "new configuration could not be applied; the previous one stays in force");
+                crate::telemetry::config_reload("refused");
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Hot reload: editing `gateway.toml` (or SIGHUP) changes the running
+//! gateway without a restart and without dropping calls to servers the edit
+//! leaves alone.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::*;
+use rmcp::service::NotificationContext;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::json;
+
+/// A client that counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct Counter(Arc<AtomicUsize>);
+
+impl ClientHandler for Counter {
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Counter {
+    fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+#[tokio::test]
+async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
+    let before = format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("steady", ""),
+        chaos_server("leaving", "")
+    );
+    let gw = Gateway::start(&before).await;
+    gw.cli(&["project", "create", "narrow"]);
+    gw.cli(&["grant", "--project", "narrow", "--server", "steady"]);
+    let narrow_token = gw.issue_token("narrow");
+
+    let everything = Counter::default();
+    let client = everything
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(gw.url.as_str()))
+        .await
+        .unwrap();
+    wait_for_tool(&client, "steady:sleep").await;
+    wait_for_tool(&client, "leaving:calculate").await;
+    let steady_only = Counter::default();
+    let narrow = steady_only
+        .clone()
+        .serve(StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(gw.url.as_str()).auth_header(narrow_token),
+        ))
+        .await
+        .unwrap();
+    wait_for_tool(&narrow, "steady:sleep").await;
+
+    // Load on the server the edit leaves alone: calls are in flight during the reload.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let load: Vec<_> = (0..3)
+        .map(|_| {
+            let url = gw.url.clone();
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let client = ().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap();
+                let (mut ok, mut failed) = (0, Vec::new());
+                loop {
+                    let call = execute(&client, "steady:sleep", json!({ "ms": 100 }));
+                    tokio::select! {
+                        r = call => if r.is_error == Some(true) { failed.push(text(&r)) } else { ok += 1 },
+                        _ = stop.cancelled() => break,
+                    }
+                }
+                (ok, failed)
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (everything_before, narrow_before) = (everything.get(), steady_only.get());
+
+    let after = format!(
+        "{ANONYMOUS}{}{}[[rules]]\nserver = \"arriving\"\npattern = [\"fail\"]\nenabled = false\n",
+        chaos_server("steady", ""),
+        chaos_server("arriving", "")
+    );
+    std::fs::write(gw.config_path(), &after).unwrap();
+    let line = gw
+        .wait_log("configuration reloaded", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("no reload:\n{}", gw.log()));
+    assert!(
+        line.contains(r#"added=["arriving"]"#)
+            && line.contains(r#"removed=["leaving"]"#)
+            && line.contains("restarted=[]"),
+        "{line}"
+    );
+
+    wait_for_tool(&client, "arriving:calculate").await;
+    let r = execute(&client, "arriving:calculate", json!({ "expression": "2+3" })).await;
+    assert_eq!(text(&r), "2+3 = 5", "{r:?}");
+    assert_eq!(
+        error_code(&execute(&client, "leaving:calculate", json!({ "expression": "1" })).await),
+        "TOOL_NOT_FOUND"
+    );
+    assert_eq!(
+        error_code(&execute(&client, "arriving:fail", json!({})).await),
+        "TOOL_NOT_FOUND",
+        "the new rule applies"
+    );
+    assert!(
+        !discover(&client, json!(["fail"]))
+            .await
+            .iter()
+            .any(|r| r["toolKey"] == "arriving:fail"),
+        "what execute refuses, discovery hides"
+    );
+    eventually(
+        Duration::from_secs(5),
+        "tools/list_changed for the session that saw the change",
+        || async { (everything.get() > everything_before).then_some(()) },
+    )
+    .await;
+
+    // A file that does not validate: refused with file, line and key; the gateway goes on.
+    std::fs::write(gw.config_path(), after.replace("args =", "argz =")).unwrap();
+    gw.wait_log("new configuration refused", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("no refusal:\n{}", gw.log()));
+    let log = gw.log();
+    let refusal = &log[log.find("new configuration refused").unwrap()..];
+    assert!(
+        refusal.contains("gateway.toml: TOML parse error at line") && refusal.contains("unknown field `argz`"),
+        "{refusal}"
+    );
+    let r = execute(&client, "arriving:calculate", json!({ "expression": "6*7" })).await;
+    assert_eq!(text(&r), "6*7 = 42", "the previous configuration stays in force: {r:?}");
+
+    // SIGHUP re-reads the file (still broken: refused again, nothing changes).
+    signal(gw.pid(), nix::sys::signal::Signal::SIGHUP);
+    eventually(Duration::from_secs(5), "a second refusal after SIGHUP", || async {
+        (gw.log().matches("new configuration refused").count() >= 2).then_some(())
+    })
+    .await;
+
+    stop.cancel();
+    let mut calls = 0;
+    for task in load {
+        let (ok, failed) = task.await.unwrap();
+        assert!(failed.is_empty(), "calls to the untouched server failed: {failed:?}");
+        calls += ok;
+    }
+    assert!(calls >= 10, "only {calls} calls went through during the test");
+    assert_eq!(
+        steady_only.get(),
+        narrow_before,
+        "a session whose tools did not change is not told they did"
+    );
+
+    // A rule that hides one of steady's tools changes what the narrow session sees: now it is told.
+    let steady_rule = "[[rules]]\nserver = \"steady\"\npattern = [\"fail\"]\nenabled = false\n";
+    std::fs::write(gw.config_path(), format!("{after}{steady_rule}")).unwrap();
+    eventually(
+        Duration::from_secs(10),
+        "tools/list_changed for the narrow session",
+        || async { (steady_only.get() > narrow_before).then_some(()) },
+    )
+    .await;
+    assert_eq!(
+        error_code(&execute(&narrow, "steady:fail", json!({})).await),
+        "TOOL_NOT_FOUND"
+    );
+
+    let base = gw.url.trim_end_matches("/mcp");
+    let metrics = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        r#"mcp_gateway_config_reloads_total{outcome="applied"} 2"#,
+        r#"mcp_gateway_config_reloads_total{outcome="refused"} 2"#,
+        r#"mcp_gateway_downstream_up{server="leaving"} 0"#,
+        r#"mcp_gateway_downstream_up{server="arriving"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "{line} missing from /metrics:\n{metrics}");
+    }
+}
