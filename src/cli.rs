@@ -181,6 +181,10 @@ pub enum Command {
         /// Add test tools that fail, hang, crash and write garbage on purpose.
         #[arg(long)]
         chaos: bool,
+        /// Add the resources, resource template and prompts that the official
+        /// MCP conformance suite reads (to run it through the gateway).
+        #[arg(long)]
+        conformance: bool,
         /// Serve streamable HTTP on ADDR instead of stdio.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
@@ -189,8 +193,13 @@ pub enum Command {
 
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if let Command::DemoServer { chaos, http } = cli.command {
-        crate::demo::serve(chaos, http).await?;
+    if let Command::DemoServer {
+        chaos,
+        conformance,
+        http,
+    } = cli.command
+    {
+        crate::demo::serve(chaos, conformance, http).await?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Command::Import { path } = &cli.command {

@@ -1,7 +1,10 @@
 //! `mcp-gateway demo-server`: a small real MCP server (rmcp, stdio or HTTP)
 //! so a fresh install has something to search and run, and the tests have a
 //! downstream they control. `--chaos` adds tools that misbehave on purpose
-//! (fail, hang, crash, write garbage, change the tool list).
+//! (fail, hang, crash, write garbage, change the tool list); `--conformance`
+//! adds what the official conformance suite reads through the gateway.
+
+mod conformance;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,12 +13,13 @@ use std::time::Duration;
 use base64::Engine;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use sha2::Digest;
@@ -26,6 +30,7 @@ const README_URI: &str = "demo://readme";
 #[derive(Debug, Clone)]
 pub struct Demo {
     chaos: bool,
+    conformance: bool,
     extra_tool: Arc<AtomicBool>,
     /// Tool calls received, so tests can prove a call never arrived.
     calls: Arc<AtomicU64>,
@@ -36,9 +41,16 @@ impl Demo {
     pub fn new(chaos: bool) -> Self {
         Self {
             chaos,
+            conformance: false,
             extra_tool: Arc::default(),
             calls: Arc::default(),
         }
+    }
+
+    /// Adds the conformance suite's resources, template and prompts.
+    pub fn with_conformance(mut self) -> Self {
+        self.conformance = true;
+        self
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -229,14 +241,18 @@ impl Demo {
 
 impl ServerHandler for Demo {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .enable_prompts()
-                .build(),
-        );
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        if self.conformance
+            && let Some(resources) = capabilities.resources.as_mut()
+        {
+            resources.subscribe = Some(true);
+        }
+        let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new("mcp-gateway-demo", env!("CARGO_PKG_VERSION"));
         info
     }
@@ -277,7 +293,74 @@ impl ServerHandler for Demo {
         let mut readme = Resource::new(README_URI, "readme");
         readme.mime_type = Some("text/markdown".into());
         readme.description = Some("What the demo server offers".into());
-        Ok(ListResourcesResult::with_all_items(vec![readme]))
+        let mut resources = vec![readme];
+        if self.conformance {
+            resources.extend(conformance::resources());
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = if self.conformance {
+            conformance::templates()
+        } else {
+            Vec::new()
+        };
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    #[allow(deprecated)] // the pre-2026-07-28 subscription, which the conformance suite exercises
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.conformance || request.uri != conformance::WATCHED {
+            return Err(ErrorData::resource_not_found(
+                format!("cannot subscribe to '{}'", request.uri),
+                None,
+            ));
+        }
+        // Announce one update soon after, so a subscriber can see updates arrive.
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let _ = ctx
+                .peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(request.uri))
+                .await;
+        });
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let offered = SubscriptionFilter::builder().resource_subscription(conformance::WATCHED);
+        self.conformance.then(|| requested.intersection(&offered.build()))
+    }
+
+    /// A 2026-07-28 subscription: like `subscribe`, one update soon after.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let watched = context
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        for uri in watched {
+            let _ = context.sink().notify_resource_updated(uri).await;
+        }
+        context.cancelled().await;
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, _: UnsubscribeRequestParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     async fn read_resource(
@@ -285,6 +368,11 @@ impl ServerHandler for Demo {
         request: ReadResourceRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if self.conformance
+            && let Some(found) = conformance::read(&request.uri)
+        {
+            return Ok(found.into());
+        }
         if request.uri != README_URI {
             return Err(ErrorData::resource_not_found(
                 format!("no resource '{}'", request.uri),
@@ -311,11 +399,15 @@ impl ServerHandler for Demo {
         let arg = PromptArgument::new("expression")
             .with_description("What to calculate")
             .with_required(true);
-        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+        let mut prompts = vec![Prompt::new(
             "explain_calculation",
             Some("Ask for a calculation to be explained step by step"),
             Some(vec![arg]),
-        )]))
+        )];
+        if self.conformance {
+            prompts.extend(conformance::prompts());
+        }
+        Ok(ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(
@@ -323,6 +415,11 @@ impl ServerHandler for Demo {
         request: GetPromptRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if self.conformance
+            && let Some(found) = conformance::prompt(&request.name, &request.arguments.clone().unwrap_or_default())
+        {
+            return Ok(found.into());
+        }
         if request.name != "explain_calculation" {
             return Err(ErrorData::invalid_params(
                 format!("unknown prompt '{}'", request.name),
@@ -344,8 +441,9 @@ impl ServerHandler for Demo {
 }
 
 /// Runs the demo server on stdio, or on streamable HTTP at `http` (its address is printed on stderr).
-pub async fn serve(chaos: bool, http: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
+pub async fn serve(chaos: bool, conformance: bool, http: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
     let demo = Demo::new(chaos);
+    let demo = if conformance { demo.with_conformance() } else { demo };
     match http {
         None => {
             demo.serve(rmcp::transport::stdio()).await?.waiting().await?;

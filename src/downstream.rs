@@ -15,12 +15,13 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use rmcp::model::{
-    CallToolRequest, CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProgressToken, RequestId,
-    ServerResult,
+    CallToolRequest, CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RequestId, ServerNotification, ServerResult,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Prompt,
-    ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceTemplate, Tool,
+    ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceTemplate, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, ServiceError};
@@ -298,6 +299,10 @@ pub struct Downstream {
     progress: Arc<ProgressRoutes>,
     /// Stops this server alone (a reload removed or changed it), or with the gateway.
     stop: CancellationToken,
+    /// URIs of its `notifications/resources/updated`.
+    resource_updates: tokio::sync::broadcast::Sender<String>,
+    /// Open `subscriptions/listen` streams by resource URI (2026-07-28 servers).
+    listens: std::sync::Mutex<HashMap<String, tokio_util::sync::DropGuard>>,
 }
 
 impl Downstream {
@@ -313,6 +318,8 @@ impl Downstream {
             // Per server: each peer numbers its progress tokens from zero.
             progress: Arc::default(),
             stop,
+            resource_updates: tokio::sync::broadcast::Sender::new(64),
+            listens: Default::default(),
         }
     }
 
@@ -389,6 +396,74 @@ impl Downstream {
         let peer = self.peer()?;
         let uri = params.uri.clone();
         self.bounded(&uri, peer.read_resource_once(params)).await
+    }
+
+    /// Subscribes to updates of `uri`, which then arrive on
+    /// [`Downstream::resource_updates`]: `resources/subscribe` before
+    /// 2026-07-28, a `subscriptions/listen` stream of its own from then on.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        let peer = self.peer()?;
+        if !self.stateless() {
+            #[allow(deprecated)]
+            let call = peer.subscribe(SubscribeRequestParams::new(uri));
+            return self.bounded(uri, call).await;
+        }
+        let filter = SubscriptionFilter::builder().resource_subscription(uri).build();
+        let mut stream = self.bounded(uri, peer.listen(filter)).await?;
+        if !stream
+            .acknowledged()
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| uris.iter().any(|u| u == uri))
+        {
+            return Err(Error::Other {
+                server: self.name().to_string(),
+                message: format!("it does not offer updates of '{uri}'"),
+            });
+        }
+        let stop = CancellationToken::new();
+        let updates = self.resource_updates.clone();
+        let until = stop.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    next = stream.next() => match next {
+                        Ok(Some(ServerNotification::ResourceUpdatedNotification(n))) => { let _ = updates.send(n.params.uri); }
+                        Ok(Some(_)) => {}
+                        _ => return,
+                    },
+                    _ = until.cancelled() => return,
+                }
+            }
+        });
+        let mut listens = self.listens.lock().expect("listens lock");
+        listens.insert(uri.to_string(), stop.drop_guard());
+        Ok(())
+    }
+
+    /// Ends a subscription made with [`Downstream::subscribe`].
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        if self.listens.lock().expect("listens lock").remove(uri).is_some() {
+            return Ok(()); // dropping the guard ended its stream
+        }
+        let peer = self.peer()?;
+        #[allow(deprecated)]
+        let call = peer.unsubscribe(UnsubscribeRequestParams::new(uri));
+        self.bounded(uri, call).await
+    }
+
+    /// Whether the connection speaks 2026-07-28 or later (no `initialize`, subscriptions by stream).
+    fn stateless(&self) -> bool {
+        self.state
+            .borrow()
+            .protocol
+            .as_deref()
+            .is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str())
+    }
+
+    /// URIs this server reports as updated, from now on.
+    pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.resource_updates.subscribe()
     }
 
     /// Gets a prompt from this server.

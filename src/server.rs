@@ -12,15 +12,16 @@ use std::time::Instant;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
     JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ResultType, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, ToolAnnotations,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{Instrument, info, warn};
 
 use crate::auth::{self, Caller};
@@ -94,6 +95,8 @@ pub struct Upstream {
     routes: Arc<RwLock<HashMap<String, String>>>,
     /// Sessions to tell when the tools they may use change.
     listeners: Arc<Mutex<Vec<Listener>>>,
+    /// This session's resource subscriptions by URI; dropping one stops its relay.
+    subscriptions: Arc<Mutex<HashMap<String, DropGuard>>>,
 }
 
 /// An initialized upstream session and the view of the catalog it last saw.
@@ -112,6 +115,15 @@ impl Upstream {
             session_token,
             routes: Arc::default(),
             listeners: Arc::default(),
+            subscriptions: Arc::default(),
+        }
+    }
+
+    /// The handler for one more HTTP session: shared state, its own subscriptions.
+    fn for_session(&self) -> Self {
+        Self {
+            subscriptions: Arc::default(),
+            ..self.clone()
         }
     }
 
@@ -240,11 +252,57 @@ impl Upstream {
         Ok(complete(answer.result))
     }
 
+    /// The server behind a resource URI as the client knows it, by its
+    /// `mcp-gateway://SERVER/` prefix or the last listing, and the URI that
+    /// server knows; no server when neither says.
+    fn resource_owner(&self, caller: &Caller, uri: &str) -> (Option<Arc<Downstream>>, String) {
+        let registry = self.gateway.registry();
+        let (owner, uri) = match uri.strip_prefix(SHARED_URI_PREFIX) {
+            Some(rest) => {
+                let (server, original) = rest.split_once('/').unwrap_or((rest, ""));
+                (registry.get(server), original.to_string())
+            }
+            None => {
+                let owner = self.routes.read().expect("routes lock").get(uri).cloned();
+                (owner.and_then(|s| registry.get(&s)), uri.to_string())
+            }
+        };
+        (owner.filter(|s| caller.grants.sees_server(s.name())), uri)
+    }
+
     /// Running servers the caller may see.
     fn running_for(&self, caller: &Caller) -> Vec<Arc<Downstream>> {
         let mut servers = self.gateway.registry().servers();
         servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
         servers
+    }
+}
+
+/// Relays `server`'s updates of `uri` to a subscribed upstream session (as
+/// `client_uri`, the name it subscribed with) until `stop` or the session ends.
+async fn relay_updates(
+    server: Arc<Downstream>,
+    uri: String,
+    client_uri: String,
+    peer: Peer<RoleServer>,
+    stop: CancellationToken,
+) {
+    let mut updates = server.resource_updates();
+    loop {
+        let updated = tokio::select! {
+            _ = stop.cancelled() => return,
+            u = updates.recv() => u,
+        };
+        match updated {
+            Ok(u) if u == uri => {
+                let params = ResourceUpdatedNotificationParam::new(client_uri.clone());
+                if peer.notify_resource_updated(params).await.is_err() {
+                    return;
+                }
+            }
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
     }
 }
 
@@ -316,14 +374,16 @@ fn downstream_error(e: crate::downstream::Error) -> ErrorData {
 
 impl ServerHandler for Upstream {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .enable_prompts()
-                .build(),
-        );
+        #[allow(deprecated)] // logging/setLevel: still asked by pre-2026-07-28 clients
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .build();
+        let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "This gateway fronts many MCP servers behind two tools. Use tool_discovery to find a tool \
@@ -451,18 +511,8 @@ impl ServerHandler for Upstream {
             meta.insert(crate::index::widget::MCP_APPS_META.into(), apps.into());
         }
         request.meta = (!meta.is_empty()).then(|| meta.into());
-        let registry = self.gateway.registry();
-        let target = if let Some(rest) = request.uri.strip_prefix(SHARED_URI_PREFIX) {
-            let (server, original) = rest.split_once('/').unwrap_or((rest, ""));
-            let original = original.to_string();
-            let server = registry.get(server);
-            request.uri = original;
-            server
-        } else {
-            let owner = self.routes.read().expect("routes lock").get(&request.uri).cloned();
-            owner.and_then(|s| registry.get(&s))
-        }
-        .filter(|s| caller.grants.sees_server(s.name()));
+        let (target, uri) = self.resource_owner(&caller, &request.uri);
+        request.uri = uri;
         let mut response = match target {
             Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
             // Not in the last listing (a template instance, or never listed):
@@ -487,6 +537,75 @@ impl ServerHandler for Upstream {
             r.result_type.get_or_insert(ResultType::COMPLETE);
         }
         Ok(response)
+    }
+
+    #[allow(deprecated)] // the pre-2026-07-28 subscription; newer clients use subscriptions/listen
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&ctx).await.map_err(auth_error)?;
+        let (owner, uri) = self.resource_owner(&caller, &request.uri);
+        let candidates = match owner {
+            Some(server) => vec![server],
+            // Not in a listing this session made: the first server that accepts it.
+            None => self.running_for(&caller),
+        };
+        let mut last = ErrorData::resource_not_found(format!("unknown resource '{}'", request.uri), None);
+        for server in candidates {
+            match server.subscribe(&uri).await {
+                Ok(()) => {
+                    let stop = CancellationToken::new();
+                    tokio::spawn(relay_updates(
+                        server,
+                        uri,
+                        request.uri.clone(),
+                        ctx.peer.clone(),
+                        stop.clone(),
+                    ));
+                    let mut subscriptions = self.subscriptions.lock().expect("subscriptions lock");
+                    subscriptions.insert(request.uri, stop.drop_guard());
+                    return Ok(());
+                }
+                Err(e) => last = downstream_error(e),
+            }
+        }
+        Err(last)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&ctx).await.map_err(auth_error)?;
+        let known = self
+            .subscriptions
+            .lock()
+            .expect("subscriptions lock")
+            .remove(&request.uri);
+        if known.is_none() {
+            return Ok(()); // nothing to end: unsubscribing is idempotent
+        }
+        if let (Some(server), uri) = self.resource_owner(&caller, &request.uri)
+            && let Err(e) = server.unsubscribe(&uri).await
+        {
+            warn!(server = %server.name(), error = %e, "resources/unsubscribe failed downstream");
+        }
+        Ok(())
+    }
+
+    /// Accepted for clients that set it; the gateway itself sends no log
+    /// notifications (its log goes to stderr).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _: rmcp::model::SetLevelRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     async fn list_prompts(
@@ -518,14 +637,37 @@ impl ServerHandler for Upstream {
     ) -> Result<GetPromptResponse, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
         let unknown = || ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None);
-        let (server, prompt) = split_key(&request.name).ok_or_else(unknown)?;
-        let server = self
-            .gateway
-            .registry()
-            .get(server)
-            .filter(|s| caller.grants.sees_server(s.name()))
-            .ok_or_else(unknown)?;
-        request.name = prompt.to_string();
+        let prefixed = split_key(&request.name).and_then(|(server, prompt)| {
+            let server = self.gateway.registry().get(server)?;
+            Some((server, prompt.to_string()))
+        });
+        let (server, prompt) = match prefixed {
+            Some(found) => found,
+            // A name without its server prefix is accepted when exactly one server has it.
+            None => {
+                let name = request.name.clone();
+                let running = self.running_for(&caller);
+                let listed = futures::future::join_all(running.iter().map(|s| s.list_prompts())).await;
+                let mut owners = running
+                    .into_iter()
+                    .zip(listed)
+                    .filter(|(_, prompts)| prompts.as_ref().is_ok_and(|ps| ps.iter().any(|p| p.name == name)));
+                match (owners.next(), owners.next()) {
+                    (Some((server, _)), None) => (server, name),
+                    (Some(_), Some(_)) => {
+                        return Err(ErrorData::invalid_params(
+                            format!("several servers have a prompt '{name}'; name it as server:prompt"),
+                            None,
+                        ));
+                    }
+                    _ => return Err(unknown()),
+                }
+            }
+        };
+        if !caller.grants.sees_server(server.name()) {
+            return Err(unknown());
+        }
+        request.name = prompt;
         request.meta = forwardable_meta(&ctx.meta).map(Into::into);
         server.get_prompt(request).await.map_err(downstream_error)
     }
@@ -599,7 +741,7 @@ pub async fn serve_http(
         .with_cancellation_token(ct.child_token());
     tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
     let service: StreamableHttpService<Upstream, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(upstream.clone()), Arc::default(), config);
+        StreamableHttpService::new(move || Ok(upstream.for_session()), Arc::default(), config);
     let gateway_for_ops = gateway.clone();
     let app = axum::Router::new()
         .nest_service("/mcp", service)

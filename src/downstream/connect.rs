@@ -6,7 +6,10 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
-use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion, SubscriptionFilter};
+use rmcp::model::{
+    ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
+    SubscriptionFilter,
+};
 use rmcp::service::{ClientLifecycleMode, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -30,6 +33,7 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
 struct Client {
     tools_changed: mpsc::UnboundedSender<()>,
     progress: std::sync::Arc<super::ProgressRoutes>,
+    resource_updates: tokio::sync::broadcast::Sender<String>,
 }
 
 impl ClientHandler for Client {
@@ -46,6 +50,11 @@ impl ClientHandler for Client {
     async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
         self.progress.relay(params).await;
     }
+
+    async fn on_resource_updated(&self, params: ResourceUpdatedNotificationParam, _: NotificationContext<RoleClient>) {
+        // No subscriber listening is fine: nobody asked.
+        let _ = self.resource_updates.send(params.uri);
+    }
 }
 
 type Connection = RunningService<RoleClient, Client>;
@@ -59,6 +68,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let client = Client {
         tools_changed: tx.clone(),
         progress: server.progress.clone(),
+        resource_updates: server.resource_updates.clone(),
     };
     let timeout = server.config.connect_timeout;
 
