@@ -549,7 +549,8 @@ fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::E
     let states: Vec<_> = servers
         .iter()
         .map(|s| (s, s.state()))
-        .filter(|(_, st)| st.status == Status::Running)
+        // An idle server's tools are those of its last listing; a call starts it.
+        .filter(|(_, st)| matches!(st.status, Status::Running | Status::Idle))
         .collect();
     Snapshot::build(
         states

@@ -43,6 +43,9 @@ pub const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024 * 1024;
 /// How long connecting and listing tools may take before a server counts as failed.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a lazy server may sit without calls before it is stopped.
+pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Why a configuration was refused. Every message names the file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -218,6 +221,21 @@ pub struct RawServer {
     pub connect_timeout_ms: Option<u64>,
     /// Largest result passed on, in bytes of JSON (default 32 MiB); a larger one is refused.
     pub max_result_bytes: Option<u64>,
+    /// `eager` (default): started with the gateway; `lazy`: on the first call that needs it.
+    pub start: Option<Start>,
+    /// Stop the server after this long without calls; the next call starts it
+    /// again (default 300000 for lazy servers, never for eager ones).
+    pub idle_timeout_ms: Option<u64>,
+}
+
+/// When a server is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Start {
+    /// With the gateway.
+    Eager,
+    /// On the first call that needs it; its tools are known from its last listing.
+    Lazy,
 }
 
 fn yes() -> bool {
@@ -284,6 +302,10 @@ pub struct ServerConfig {
     pub connect_timeout: Duration,
     /// Largest result passed on, in bytes of JSON.
     pub max_result_bytes: u64,
+    /// Started on the first call that needs it, not with the gateway.
+    pub lazy: bool,
+    /// Stopped after this long without calls, started again on the next.
+    pub idle_timeout: Option<Duration>,
 }
 
 /// How a downstream server is reached.
@@ -331,6 +353,8 @@ impl ServerConfig {
             timeout,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            lazy: false,
+            idle_timeout: None,
         }
     }
 
@@ -716,7 +740,14 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
         Some(ms) => Ok(Duration::from_millis(ms)),
         None => Ok(default),
     };
+    let lazy = s.start == Some(Start::Lazy);
+    let idle_timeout = match s.idle_timeout_ms {
+        Some(ms) => Some(millis("idle_timeout_ms", Some(ms), Duration::ZERO)?),
+        None => lazy.then_some(DEFAULT_LAZY_IDLE_TIMEOUT),
+    };
     Ok(ServerConfig {
+        lazy,
+        idle_timeout,
         name: s.name.into_inner(),
         description: s.description.map(|d| interp("description", &d)).transpose()?,
         transport,

@@ -150,10 +150,7 @@ impl Demo {
                 r.structured_content = Some(json!({ "words": words, "lines": lines, "characters": characters }));
                 r
             }
-            "sha256" => ok(sha2::Sha256::digest(text().as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()),
+            "sha256" => ok(crate::text::hex(&sha2::Sha256::digest(text().as_bytes()))),
             "base64_encode" => ok(base64::engine::general_purpose::STANDARD.encode(text())),
             "base64_decode" => {
                 let bytes = base64::engine::general_purpose::STANDARD

@@ -238,6 +238,9 @@ pub enum Status {
     Stopped,
     /// A built-in that lacks its settings; never started.
     NotConfigured(String),
+    /// Not started yet (lazy) or stopped for lack of calls (`idle_timeout_ms`);
+    /// its tools are those of its last listing, and the next call starts it.
+    Idle,
 }
 
 impl Status {
@@ -249,6 +252,7 @@ impl Status {
             Status::Failed(_) => "failed",
             Status::Stopped => "stopped",
             Status::NotConfigured(_) => "unconfigured",
+            Status::Idle => "idle",
         }
     }
 }
@@ -268,7 +272,7 @@ impl std::fmt::Display for Status {
 pub struct ServerState {
     /// Connection status.
     pub status: Status,
-    /// The tools of the current connection (empty unless running).
+    /// The tools of the current connection; while idle, those of its last listing.
     pub tools: Arc<[Tool]>,
     /// Handle for requests (present only while running).
     pub peer: Option<Peer<RoleClient>>,
@@ -290,6 +294,15 @@ impl ServerState {
     }
 }
 
+/// Where each server's latest tool listing is kept across restarts (the
+/// store), so a lazy server's tools are known before it first starts.
+pub trait ToolMemory: Send + Sync + std::fmt::Debug {
+    /// The tools `server` listed last, if it was ever reached as configured now.
+    fn recall(&self, server: &ServerConfig) -> Option<Vec<Tool>>;
+    /// Keeps a fresh listing.
+    fn remember(&self, server: &ServerConfig, tools: &[Tool]);
+}
+
 /// One configured downstream server and its live state.
 #[derive(Debug)]
 pub struct Downstream {
@@ -303,23 +316,54 @@ pub struct Downstream {
     resource_updates: tokio::sync::broadcast::Sender<String>,
     /// Open `subscriptions/listen` streams by resource URI (2026-07-28 servers).
     listens: std::sync::Mutex<HashMap<String, tokio_util::sync::DropGuard>>,
+    memory: Arc<dyn ToolMemory>,
+    /// Rung by the first call to an idle server.
+    wake: Notify,
+    /// Calls in flight, and when the last one ended (for `idle_timeout_ms`).
+    busy: AtomicUsize,
+    last_used: std::sync::Mutex<Instant>,
+}
+
+/// Counts one call in flight for as long as it lives.
+struct Busy<'a>(&'a Downstream);
+
+impl<'a> Busy<'a> {
+    fn new(server: &'a Downstream) -> Self {
+        server.busy.fetch_add(1, Ordering::SeqCst);
+        Self(server)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        *self.0.last_used.lock().expect("last_used lock") = Instant::now();
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Downstream {
-    fn new(config: ServerConfig, stop: CancellationToken) -> Self {
-        let initial = match config.unconfigured() {
+    fn new(config: ServerConfig, stop: CancellationToken, memory: Arc<dyn ToolMemory>) -> Self {
+        // A lazy server never listed before starts once now, to learn its tools.
+        let remembered = config.lazy.then(|| memory.recall(&config)).flatten();
+        let mut state = ServerState::new(match config.unconfigured() {
             Some(why) => Status::NotConfigured(why),
-            None if config.enabled => Status::Connecting,
-            None => Status::Stopped,
-        };
+            None if !config.enabled => Status::Stopped,
+            None if remembered.is_some() => Status::Idle,
+            None => Status::Connecting,
+        });
+        state.tools = remembered.unwrap_or_default().into();
         Self {
             config,
-            state: watch::Sender::new(ServerState::new(initial)),
+            state: watch::Sender::new(state),
             // Per server: each peer numbers its progress tokens from zero.
             progress: Arc::default(),
             stop,
             resource_updates: tokio::sync::broadcast::Sender::new(64),
             listens: Default::default(),
+            memory,
+            wake: Notify::new(),
+            busy: AtomicUsize::new(0),
+            last_used: std::sync::Mutex::new(Instant::now()),
         }
     }
 
@@ -337,6 +381,25 @@ impl Downstream {
     pub async fn settled(&self) {
         let mut rx = self.state.subscribe();
         let _ = rx.wait_for(|s| s.status != Status::Connecting).await;
+    }
+
+    /// How long no call has been in flight.
+    fn idle_for(&self) -> Duration {
+        if self.busy.load(Ordering::SeqCst) > 0 {
+            return Duration::ZERO;
+        }
+        self.last_used.lock().expect("last_used lock").elapsed()
+    }
+
+    /// The connection, starting an idle server first (bounded by its `connect_timeout_ms`).
+    async fn ready_peer(&self) -> Result<Peer<RoleClient>, Error> {
+        if self.state.borrow().status == Status::Idle {
+            self.wake.notify_one();
+            let mut rx = self.state.subscribe();
+            let started = rx.wait_for(|s| !matches!(s.status, Status::Idle | Status::Connecting));
+            let _ = tokio::time::timeout(self.config.connect_timeout, started).await;
+        }
+        self.peer()
     }
 
     fn peer(&self) -> Result<Peer<RoleClient>, Error> {
@@ -362,7 +425,7 @@ impl Downstream {
         params: CallToolRequestParams,
         progress: Option<Relay>,
     ) -> Result<CallToolResponse, Error> {
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         let tool = params.name.to_string();
         let Some(relay) = progress else {
             return self.bounded(&tool, peer.call_tool_once(params)).await;
@@ -393,7 +456,7 @@ impl Downstream {
 
     /// Reads a resource from this server.
     pub async fn read_resource(&self, params: ReadResourceRequestParams) -> Result<ReadResourceResponse, Error> {
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         let uri = params.uri.clone();
         self.bounded(&uri, peer.read_resource_once(params)).await
     }
@@ -402,7 +465,7 @@ impl Downstream {
     /// [`Downstream::resource_updates`]: `resources/subscribe` before
     /// 2026-07-28, a `subscriptions/listen` stream of its own from then on.
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         if !self.stateless() {
             #[allow(deprecated)]
             let call = peer.subscribe(SubscribeRequestParams::new(uri));
@@ -446,7 +509,7 @@ impl Downstream {
         if self.listens.lock().expect("listens lock").remove(uri).is_some() {
             return Ok(()); // dropping the guard ended its stream
         }
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         #[allow(deprecated)]
         let call = peer.unsubscribe(UnsubscribeRequestParams::new(uri));
         self.bounded(uri, call).await
@@ -468,14 +531,14 @@ impl Downstream {
 
     /// Gets a prompt from this server.
     pub async fn get_prompt(&self, params: GetPromptRequestParams) -> Result<GetPromptResponse, Error> {
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         let name = params.name.clone();
         self.bounded(&name, peer.get_prompt_once(params)).await
     }
 
     /// Lists resources, or nothing when the server has none or is down.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         if !advertises(&peer, |c| c.resources.is_some()) {
             return Ok(Vec::new());
         }
@@ -484,7 +547,7 @@ impl Downstream {
 
     /// Lists resource templates.
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         if !advertises(&peer, |c| c.resources.is_some()) {
             return Ok(Vec::new());
         }
@@ -494,7 +557,7 @@ impl Downstream {
 
     /// Lists prompts.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        let peer = self.peer()?;
+        let peer = self.ready_peer().await?;
         if !advertises(&peer, |c| c.prompts.is_some()) {
             return Ok(Vec::new());
         }
@@ -502,6 +565,7 @@ impl Downstream {
     }
 
     async fn bounded<T>(&self, what: &str, call: impl Future<Output = Result<T, ServiceError>>) -> Result<T, Error> {
+        let _busy = Busy::new(self);
         let after = self.config.timeout;
         let started = Instant::now();
         let outcome = tokio::time::timeout(after, call).await;
@@ -582,6 +646,7 @@ pub struct Registry {
     changed: Arc<Notify>,
     tracker: TaskTracker,
     ct: CancellationToken,
+    memory: Arc<dyn ToolMemory>,
 }
 
 /// What [`Registry::apply`] did, by server name.
@@ -600,12 +665,18 @@ pub struct Changes {
 impl Registry {
     /// Starts a supervisor per enabled server, concurrently, on `tracker`.
     /// Cancelling `ct` stops them all; each stops its child process on the way out.
-    pub fn start(servers: &[ServerConfig], tracker: &TaskTracker, ct: &CancellationToken) -> Arc<Registry> {
+    pub fn start(
+        servers: &[ServerConfig],
+        tracker: &TaskTracker,
+        ct: &CancellationToken,
+        memory: Arc<dyn ToolMemory>,
+    ) -> Arc<Registry> {
         let registry = Arc::new(Registry {
             members: ArcSwap::default(),
             changed: Arc::new(Notify::new()),
             tracker: tracker.clone(),
             ct: ct.clone(),
+            memory,
         });
         registry.apply(servers);
         registry
@@ -652,7 +723,11 @@ impl Registry {
                 None => changes.added.push(config.name.clone()),
             }
             crate::telemetry::downstream_state(&config.name, false, 0, 0);
-            let server = Arc::new(Downstream::new(config.clone(), self.ct.child_token()));
+            let server = Arc::new(Downstream::new(
+                config.clone(),
+                self.ct.child_token(),
+                self.memory.clone(),
+            ));
             if config.enabled && config.unconfigured().is_none() {
                 self.tracker.spawn(supervise(server.clone(), self.changed.clone()));
             }
@@ -673,23 +748,47 @@ impl Registry {
     }
 }
 
-/// The life of one server: connect, serve until the connection ends, back off, repeat.
+/// How a connection ended without failing.
+pub(super) enum Ended {
+    /// The server closed it (exited).
+    Closed,
+    /// The gateway stopped it (shutdown, or a reload removed the server).
+    Stopped,
+    /// It had no calls for `idle_timeout_ms`; the next call starts it again.
+    Idle,
+}
+
+/// The life of one server: connect, serve until the connection ends, back
+/// off, repeat; an idle server waits for a call first.
 async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
     let name = server.name().to_string();
     let ct = server.stop.clone();
     let mut backoff = BACKOFF_START;
-    let mut attempts = 0u32;
+    let mut restarts = 0u32;
+    let mut idle = server.state.borrow().status == Status::Idle;
     loop {
+        if idle {
+            tokio::select! {
+                _ = server.wake.notified() => {}
+                _ = ct.cancelled() => break,
+            }
+            idle = false;
+        }
         server.publish(|s| {
             s.status = Status::Connecting;
-            s.restarts = attempts.saturating_sub(1);
+            s.restarts = restarts;
         });
-        attempts += 1;
         let started = Instant::now();
         // `run` watches `ct` itself, so that a stopping server still gets its grace period.
         let failure = match connect::run(&server, &changed, &ct).await {
-            Ok(()) if ct.is_cancelled() => break,
-            Ok(()) => "connection closed (the server exited)".to_string(),
+            Ok(Ended::Stopped) => break,
+            Ok(Ended::Idle) => {
+                info!(server = %name, "downstream server stopped while idle; the next call starts it");
+                idle = true;
+                backoff = BACKOFF_START;
+                continue;
+            }
+            Ok(Ended::Closed) => "connection closed (the server exited)".to_string(),
             Err(e) => e,
         };
         warn!(server = %name, error = %failure, retry_in_ms = backoff.as_millis() as u64, "downstream server failed");
@@ -707,6 +806,7 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
             _ = ct.cancelled() => break,
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);
+        restarts += 1;
     }
     server.publish(|s| {
         s.status = Status::Stopped;

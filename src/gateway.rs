@@ -245,7 +245,7 @@ pub struct Answer {
 pub fn request_id() -> String {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).unwrap_or_default();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&bytes)
 }
 
 impl Gateway {
@@ -259,7 +259,7 @@ impl Gateway {
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone());
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
-        let registry = Registry::start(&config.servers, &tracker, &ct);
+        let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
         let catalog = Catalog::new(&registry, config.rules.clone(), semantic)?;
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));

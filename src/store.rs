@@ -32,6 +32,26 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Prefix of every token, so a leaked one is recognisable (e.g. by secret scanners).
 pub const TOKEN_PREFIX: &str = "mgw_";
 
+/// Tool listings survive restarts here, keyed by a hash of how each server
+/// is reached (the hash keeps `env` and header secrets out of the file).
+impl crate::downstream::ToolMemory for Store {
+    fn recall(&self, server: &crate::config::ServerConfig) -> Option<Vec<rmcp::model::Tool>> {
+        let json = self.remembered_tools(&server.name, &transport_key(server)).ok()??;
+        serde_json::from_str(&json).ok()
+    }
+
+    fn remember(&self, server: &crate::config::ServerConfig, tools: &[rmcp::model::Tool]) {
+        let Ok(json) = serde_json::to_string(tools) else { return };
+        if let Err(e) = self.remember_tools(&server.name, &transport_key(server), &json) {
+            tracing::warn!(server = %server.name, error = %e, "could not keep the tool listing");
+        }
+    }
+}
+
+fn transport_key(server: &crate::config::ServerConfig) -> String {
+    crate::text::hex(&sha2::Sha256::digest(format!("{:?}", server.transport).as_bytes()))
+}
+
 /// Why the store refused.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -455,7 +475,7 @@ impl Store {
             path: self.path.display().to_string(),
             reason: format!("no randomness: {e}"),
         })?;
-        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let secret = crate::text::hex(&bytes);
         let info = self.with(|c| {
             c.query_row(
                 "INSERT INTO tokens (project_id, label, secret_hash) VALUES (?1, ?2, ?3)
@@ -573,6 +593,28 @@ impl Store {
             c.execute(
                 "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 1) ON CONFLICT DO NOTHING",
                 params![p.id, server],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The tools `server` listed last time it was reached through `transport`.
+    pub fn remembered_tools(&self, server: &str, transport: &str) -> Result<Option<String>, Error> {
+        self.with(|c| {
+            c.prepare_cached("SELECT tools FROM server_tools WHERE server = ?1 AND transport = ?2")?
+                .query_row(params![server, transport], |r| r.get(0))
+                .optional()
+        })
+    }
+
+    /// Keeps `tools` (JSON) as `server`'s latest listing through `transport`.
+    pub fn remember_tools(&self, server: &str, transport: &str, tools: &str) -> Result<(), Error> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO server_tools (server, transport, tools) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (server) DO UPDATE SET transport = ?2, tools = ?3,
+                     listed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                params![server, transport, tools],
             )
         })?;
         Ok(())

@@ -9,6 +9,11 @@ pub fn truncate(text: &str, limit: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
+/// Lower-case hexadecimal of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Every run of whitespace (newlines included) as one space, trimmed.
 pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

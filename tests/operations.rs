@@ -180,3 +180,45 @@ async fn a_result_over_the_server_limit_is_refused_clearly_and_the_gateway_goes_
     let r = execute(&client, "red:calculate", json!({ "expression": "6*7" })).await;
     assert!(text(&r).contains("42"), "{}", text(&r));
 }
+
+#[tokio::test]
+async fn a_lazy_server_starts_on_the_first_call_and_stops_when_idle() {
+    let lazy = chaos_server("lazy", "start = \"lazy\"\nidle_timeout_ms = 500");
+    let first = Gateway::start(&format!("{ANONYMOUS}{lazy}")).await;
+    let client = first.client().await;
+    // Never listed before: started once to learn its tools, then stopped for lack of calls.
+    wait_for_tool(&client, "lazy:calculate").await;
+    first
+        .wait_log("stopped while idle", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("not stopped when idle:\n{}", first.log()));
+    eventually(Duration::from_secs(5), "the child to exit", || async {
+        children_of(first.pid()).is_empty().then_some(())
+    })
+    .await;
+    wait_for_tool(&client, "lazy:calculate").await; // still discoverable while idle
+    let r = execute(&client, "lazy:calculate", json!({ "expression": "6*7" })).await;
+    assert_eq!(text(&r), "6*7 = 42", "the call starts it: {r:?}");
+    assert_eq!(first.log().matches("downstream server running").count(), 2);
+    let store = first.dir.path().join("mcp-gateway.db");
+    drop(client);
+
+    // Another gateway on the same store: the tools are known, nothing is started until a call.
+    let second = Gateway::start(&format!("{ANONYMOUS}[store]\npath = \"{}\"\n\n{lazy}", store.display())).await;
+    let client = second.client().await;
+    wait_for_tool(&client, "lazy:calculate").await;
+    assert!(children_of(second.pid()).is_empty(), "started before any call");
+    let servers = second.cli(&["servers", "--json"]);
+    let servers: Value = serde_json::from_slice(&servers.stdout).unwrap();
+    let row = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "lazy")
+        .unwrap()
+        .clone();
+    assert_eq!(row["status"], "idle", "{row}");
+    let r = execute(&client, "lazy:calculate", json!({ "expression": "2+2" })).await;
+    assert_eq!(text(&r), "2+2 = 4", "{r:?}");
+    assert_eq!(children_of(second.pid()).len(), 1);
+}

@@ -69,6 +69,8 @@ impl McpServerEntry {
             timeout_ms: None,
             connect_timeout_ms: None,
             max_result_bytes: None,
+            start: None,
+            idle_timeout_ms: None,
         })
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::{Downstream, LIVENESS_TICK, Status};
+use super::{Downstream, Ended, LIVENESS_TICK, Status};
 use crate::config::{Builtin, Transport};
 
 /// Buffer of the in-memory pipe to a built-in server (large results pass through it).
@@ -60,9 +60,10 @@ impl ClientHandler for Client {
 type Connection = RunningService<RoleClient, Client>;
 
 /// Connects, lists tools, publishes `running` and serves until the connection
-/// closes (`Ok`) or the gateway cancels `ct` (`Ok`). A failure to connect or
-/// list is `Err` with a message for the status line.
-pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &CancellationToken) -> Result<(), String> {
+/// closes, the gateway cancels `ct`, or (with `idle_timeout_ms`) no call came
+/// for that long. A failure to connect or list is `Err` with a message for
+/// the status line.
+pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &CancellationToken) -> Result<Ended, String> {
     let name = server.name();
     let (tx, mut tools_changed) = mpsc::unbounded_channel();
     let client = Client {
@@ -86,7 +87,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
         r = tokio::time::timeout(timeout, connecting) => r,
         _ = ct.cancelled() => {
             kill_group(pid.get().copied());
-            return Ok(());
+            return Ok(Ended::Stopped);
         }
     };
     let pid = pid.get().copied();
@@ -108,6 +109,8 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let peer = conn.peer().clone();
     let protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
     info!(server = %name, tools = tools.len(), protocol = protocol.as_deref().unwrap_or("?"), "downstream server running");
+    server.memory.remember(&server.config, &tools);
+    *server.last_used.lock().expect("last_used lock") = std::time::Instant::now();
     server.publish(|s| {
         s.status = Status::Running;
         s.tools = tools.into();
@@ -143,17 +146,18 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let mut tick = tokio::time::interval(LIVENESS_TICK);
     let result = loop {
         tokio::select! {
-            _ = &mut done => break Ok(()),
+            _ = &mut done => break Ok(Ended::Closed),
             _ = ct.cancelled() => {
                 stop.cancel();
                 let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
-                break Ok(());
+                break Ok(Ended::Stopped);
             }
             Some(()) = tools_changed.recv() => {
                 while tools_changed.try_recv().is_ok() {}
                 match tokio::time::timeout(timeout, peer.list_all_tools()).await {
                     Ok(Ok(tools)) => {
                         info!(server = %name, tools = tools.len(), "downstream tools changed");
+                        server.memory.remember(&server.config, &tools);
                         server.publish(|s| s.tools = tools.into());
                         changed.notify_one();
                     }
@@ -164,7 +168,24 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
             _ = tick.tick() => {
                 if peer.is_transport_closed() {
                     stop.cancel();
-                    break Ok(());
+                    break Ok(Ended::Closed);
+                }
+                if server.config.idle_timeout.is_some_and(|limit| server.idle_for() >= limit) {
+                    // New calls now wait for a fresh start; those already holding
+                    // the connection finish on it first.
+                    server.publish(|s| {
+                        s.status = Status::Idle;
+                        s.peer = None;
+                    });
+                    let _ = tokio::time::timeout(server.config.timeout, async {
+                        while server.busy.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        }
+                    })
+                    .await;
+                    stop.cancel();
+                    let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
+                    break Ok(Ended::Idle);
                 }
             }
         }

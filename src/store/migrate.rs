@@ -14,6 +14,7 @@ use super::{Error, explain};
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_hybrid_search.sql"),
+    include_str!("../../migrations/0003_server_tools.sql"),
 ];
 
 /// Brings the database up to date; refuses one written by a newer binary.
@@ -85,7 +86,7 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 4);
+        assert_eq!(tables, 5);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant

