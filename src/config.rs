@@ -187,6 +187,10 @@ pub struct RawHttp {
     pub allowed_hosts: Option<Vec<String>>,
     /// `Origin` header values accepted from browsers (`http://localhost:*` style).
     pub allowed_origins: Option<Vec<String>>,
+    /// Requests per minute per token (anonymous callers share one budget); unlimited when absent.
+    pub requests_per_minute: Option<Spanned<u32>>,
+    /// Requests a caller may send back to back (default: a tenth of the minute's, at least 1).
+    pub burst: Option<Spanned<u32>>,
 }
 
 /// One `[[servers]]` entry.
@@ -270,6 +274,8 @@ pub struct HttpConfig {
     pub allowed_hosts: Vec<String>,
     /// Accepted `Origin` values.
     pub allowed_origins: Vec<String>,
+    /// Per-caller request rate, if limited.
+    pub rate: Option<crate::ratelimit::Rate>,
 }
 
 impl Default for HttpConfig {
@@ -281,6 +287,7 @@ impl Default for HttpConfig {
                 .iter()
                 .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
                 .collect(),
+            rate: None,
         }
     }
 }
@@ -611,12 +618,23 @@ impl Config {
             }),
         };
 
+        let at_least_one = |v: Option<Spanned<u32>>, key: &str| match v {
+            Some(v) if *v.get_ref() == 0 => Err(invalid(v.span(), format!("http.{key}"), "must be at least 1".into())),
+            v => Ok(v.map(Spanned::into_inner)),
+        };
+        let per_minute = at_least_one(raw.http.requests_per_minute, "requests_per_minute")?;
+        let burst = at_least_one(raw.http.burst, "burst")?;
+        let rate = per_minute.map(|per_minute| crate::ratelimit::Rate {
+            per_minute,
+            burst: burst.unwrap_or((per_minute / 10).max(1)),
+        });
         let defaults = HttpConfig::default();
         Ok(Self {
             source: source.to_string(),
             http: HttpConfig {
                 allowed_hosts: raw.http.allowed_hosts.unwrap_or(defaults.allowed_hosts),
                 allowed_origins: raw.http.allowed_origins.unwrap_or(defaults.allowed_origins),
+                rate,
             },
             servers,
             anonymous_project,

@@ -18,6 +18,7 @@
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
+//! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`telemetry`]: Prometheus metrics (`GET /metrics`).
 //! * [`cli`]: the command line.
@@ -36,6 +37,7 @@ pub mod downstream;
 pub mod eval;
 pub mod gateway;
 pub mod index;
+pub mod ratelimit;
 pub mod reload;
 pub mod search;
 pub mod server;

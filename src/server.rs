@@ -27,6 +27,7 @@ use tracing::{Instrument, info, warn};
 use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
+use crate::ratelimit::Limiter;
 use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
 use crate::store::{Grants, Outcome};
 
@@ -745,7 +746,13 @@ pub async fn serve_http(
     let gateway_for_ops = gateway.clone();
     let app = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(gateway, guard))
+        .layer(axum::middleware::from_fn_with_state(
+            Guarded {
+                gateway,
+                limiter: http.rate.map(|r| Arc::new(Limiter::new(r))),
+            },
+            guard,
+        ))
         // Outside the MCP guard: health, metrics and the widget's static assets.
         .merge(operations(gateway_for_ops))
         .merge(crate::index::widget::router());
@@ -760,13 +767,24 @@ pub async fn serve_http(
 /// Largest request body accepted (the rmcp default).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
+/// What the HTTP guard needs.
+#[derive(Debug, Clone)]
+struct Guarded {
+    gateway: Gateway,
+    limiter: Option<Arc<Limiter>>,
+}
+
+/// JSON-RPC error code (server-defined range) of a request over its caller's rate.
+pub const RATE_LIMITED: i32 = -32029;
+
 /// The HTTP guard in front of rmcp: a POST whose body is not JSON-RPC gets
 /// the JSON-RPC error the spec names (-32700, -32600) instead of a bare 415; a
 /// bearer token is checked here (401 when invalid) and the caller attached to
 /// the request; a request with no credentials at all gets 401 unless anonymous
-/// access is on.
+/// access is on; a caller over `[http] requests_per_minute` gets 429 with
+/// `Retry-After`.
 async fn guard(
-    axum::extract::State(gateway): axum::extract::State<Gateway>,
+    axum::extract::State(Guarded { gateway, limiter }): axum::extract::State<Guarded>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
@@ -802,9 +820,13 @@ async fn guard(
         .headers
         .get(http::header::AUTHORIZATION)
         .map(|v| v.to_str().map(auth::bearer));
+    let mut budget = "anonymous".to_string();
     match header {
         Some(Ok(Some(token))) => match gateway.caller(Some(token), None) {
             Ok(caller) => {
+                if let Some(id) = caller.token_id {
+                    budget = format!("token:{id}");
+                }
                 parts.extensions.insert(caller);
             }
             Err(auth::Error::Store(e)) => {
@@ -820,6 +842,20 @@ async fn guard(
         Some(_) => return unauthorized(Some("invalid_request")),
         None if !gateway.allows_anonymous() && needs_credentials(&message) => return unauthorized(None),
         None => {}
+    }
+    if let Some(limiter) = &limiter
+        && is_request(&message)
+        && let Err(wait) = limiter.check(&budget, std::time::Instant::now())
+    {
+        let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+        crate::telemetry::rate_limited();
+        let message = format!("too many requests; retry in {seconds} s ([http] requests_per_minute)");
+        return (
+            http::StatusCode::TOO_MANY_REQUESTS,
+            [(http::header::RETRY_AFTER, seconds.to_string())],
+            axum::Json(unanswerable(RATE_LIMITED, &message)),
+        )
+            .into_response();
     }
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await
@@ -890,15 +926,23 @@ fn operations(gateway: Gateway) -> axum::Router {
         )
 }
 
-/// Whether a JSON-RPC message holds a request (not a notification or a
-/// response) that carries no `_meta.token` of its own.
+/// The requests (not notifications or responses) in a JSON-RPC message or batch.
+fn requests(message: &Value) -> impl Iterator<Item = &Value> {
+    let all = match message {
+        Value::Array(batch) => batch.as_slice(),
+        one => std::slice::from_ref(one),
+    };
+    all.iter().filter(|m| m.get("id").is_some() && m.get("method").is_some())
+}
+
+/// Whether a JSON-RPC message holds a request.
+fn is_request(message: &Value) -> bool {
+    requests(message).next().is_some()
+}
+
+/// Whether a JSON-RPC message holds a request that carries no `_meta.token` of its own.
 fn needs_credentials(message: &Value) -> bool {
-    let needs =
-        |m: &Value| m.get("id").is_some() && m.get("method").is_some() && m.pointer("/params/_meta/token").is_none();
-    match message {
-        Value::Array(batch) => batch.iter().any(needs),
-        one => needs(one),
-    }
+    requests(message).any(|m| m.pointer("/params/_meta/token").is_none())
 }
 
 /// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).

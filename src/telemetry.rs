@@ -102,6 +102,11 @@ pub fn config_reload(outcome: &'static str) {
     counter!("mcp_gateway_config_reloads_total", "outcome" => outcome).increment(1);
 }
 
+/// An HTTP request refused for its caller's rate.
+pub fn rate_limited() {
+    counter!("mcp_gateway_rate_limited_total").increment(1);
+}
+
 /// The catalog was rebuilt.
 pub fn catalog_size(tools: usize) {
     gauge!("mcp_gateway_catalog_tools").set(tools as f64);

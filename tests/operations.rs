@@ -222,3 +222,38 @@ async fn a_lazy_server_starts_on_the_first_call_and_stops_when_idle() {
     assert_eq!(text(&r), "2+2 = 4", "{r:?}");
     assert_eq!(children_of(second.pid()).len(), 1);
 }
+
+#[tokio::test]
+async fn each_token_has_its_own_request_rate() {
+    let limits = "[http]\nrequests_per_minute = 60\nburst = 3\n\n";
+    let gw = Gateway::start(&format!("{ANONYMOUS}{limits}{}", chaos_server("red", ""))).await;
+    let (a, b) = (gw.issue_token("local"), gw.issue_token("local"));
+    let http = reqwest::Client::new();
+    let post = |token: Option<&str>, body: Value| {
+        let mut request = http
+            .post(&gw.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(t) = token {
+            request = request.bearer_auth(t);
+        }
+        request.send()
+    };
+    let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
+    for _ in 0..3 {
+        assert_ne!(post(Some(&a), ping.clone()).await.unwrap().status(), 429, "within the burst");
+    }
+    let refused = post(Some(&a), ping.clone()).await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32029, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("requests_per_minute"), "{body}");
+
+    assert_ne!(post(Some(&b), ping.clone()).await.unwrap().status(), 429, "another token, another budget");
+    assert_ne!(post(None, ping.clone()).await.unwrap().status(), 429, "anonymous callers share their own");
+    let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    assert_ne!(post(Some(&a), note).await.unwrap().status(), 429, "only requests count");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_ne!(post(Some(&a), ping).await.unwrap().status(), 429, "the budget refills");
+}
