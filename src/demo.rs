@@ -14,9 +14,9 @@ use base64::Engine;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument,
-    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt,
+    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
@@ -103,6 +103,7 @@ impl Demo {
                 Tool::new("fail", "Always fail with a tool error (test tool).", obj(json!({"type": "object", "properties": {"message": {"type": "string"}}}))),
                 Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
                 Tool::new("crash", "Exit the server process at once (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("flood", "Send count unsolicited notifications, then answer (test tool).", obj(json!({"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}}))),
                 Tool::new("big", "Answer with a text of kib kibibytes (test tool).", obj(json!({"type": "object", "properties": {"kib": {"type": "integer", "minimum": 0, "maximum": 102400}}, "required": ["kib"]}))),
                 Tool::new("progress", "Report steps of progress (20 ms each) to the caller's progress token, then answer (test tool).", obj(json!({"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 100}}, "required": ["steps"]}))),
                 Tool::new("garbage", "Write a line that is not JSON-RPC to stdout, then answer (test tool).", obj(json!({"type": "object"}))),
@@ -206,6 +207,22 @@ impl Demo {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 ok(format!("{steps} steps reported"))
+            }
+            "flood" if self.chaos => {
+                // Notifications nobody asked for: progress for tokens that were never
+                // issued, list changes for a list that did not change, log lines.
+                let count = args.get("count").and_then(Value::as_u64).unwrap_or(1000);
+                for i in 0..count {
+                    let token = ProgressToken(rmcp::model::NumberOrString::Number(1_000_000 + i as i64));
+                    let _ = ctx
+                        .peer
+                        .notify_progress(ProgressNotificationParam::new(token, i as f64))
+                        .await;
+                    if i % 10 == 0 {
+                        let _ = ctx.peer.notify_tool_list_changed().await;
+                    }
+                }
+                ok(format!("sent {count} progress notifications"))
             }
             "big" if self.chaos => {
                 let kib = args.get("kib").and_then(Value::as_u64).unwrap_or(0) as usize;

@@ -39,6 +39,10 @@ pub const BACKOFF_START: Duration = Duration::from_millis(500);
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// How long progress for a not-yet-registered call is kept.
 const EARLY_PROGRESS_KEPT: Duration = Duration::from_secs(5);
+/// Most progress tokens kept waiting for their call (a flood of unknown tokens stays bounded).
+const EARLY_PROGRESS_TOKENS: usize = 64;
+/// Most notifications kept per waiting token.
+const EARLY_PROGRESS_PER_TOKEN: usize = 16;
 /// Longest wait for progress notifications still being relayed when a result arrives.
 const PROGRESS_SETTLE: Duration = Duration::from_millis(100);
 /// A connection that lived this long resets the backoff.
@@ -118,10 +122,12 @@ impl ProgressRoutes {
                     v.retain(|(at, _)| at.elapsed() < EARLY_PROGRESS_KEPT);
                     !v.is_empty()
                 });
-                early
-                    .entry(params.progress_token.clone())
-                    .or_default()
-                    .push((Instant::now(), params));
+                if early.len() < EARLY_PROGRESS_TOKENS || early.contains_key(&params.progress_token) {
+                    let kept = early.entry(params.progress_token.clone()).or_default();
+                    if kept.len() < EARLY_PROGRESS_PER_TOKEN {
+                        kept.push((Instant::now(), params));
+                    }
+                }
             }
         }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -815,4 +821,21 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
     });
     changed.notify_one();
     info!(server = %name, "downstream server stopped");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_flood_of_progress_for_unknown_calls_stays_bounded() {
+        let routes = ProgressRoutes::default();
+        for i in 0..10_000 {
+            let token = ProgressToken(rmcp::model::NumberOrString::Number(i % 1000));
+            routes.relay(ProgressNotificationParam::new(token, i as f64)).await;
+        }
+        let early = routes.early.lock().unwrap();
+        assert_eq!(early.len(), EARLY_PROGRESS_TOKENS);
+        assert!(early.values().all(|v| v.len() <= EARLY_PROGRESS_PER_TOKEN));
+    }
 }

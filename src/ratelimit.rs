@@ -61,7 +61,10 @@ mod tests {
 
     #[test]
     fn a_burst_passes_then_the_sustained_rate_applies_per_caller() {
-        let limiter = Limiter::new(Rate { per_minute: 60, burst: 3 });
+        let limiter = Limiter::new(Rate {
+            per_minute: 60,
+            burst: 3,
+        });
         let t0 = Instant::now();
         for _ in 0..3 {
             assert_eq!(limiter.check("a", t0), Ok(()));

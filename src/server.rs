@@ -27,8 +27,8 @@ use tracing::{Instrument, info, warn};
 use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
-use crate::ratelimit::Limiter;
 use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
+use crate::ratelimit::Limiter;
 use crate::store::{Grants, Outcome};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
@@ -932,7 +932,8 @@ fn requests(message: &Value) -> impl Iterator<Item = &Value> {
         Value::Array(batch) => batch.as_slice(),
         one => std::slice::from_ref(one),
     };
-    all.iter().filter(|m| m.get("id").is_some() && m.get("method").is_some())
+    all.iter()
+        .filter(|m| m.get("id").is_some() && m.get("method").is_some())
 }
 
 /// Whether a JSON-RPC message holds a request.

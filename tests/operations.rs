@@ -241,17 +241,35 @@ async fn each_token_has_its_own_request_rate() {
     };
     let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
     for _ in 0..3 {
-        assert_ne!(post(Some(&a), ping.clone()).await.unwrap().status(), 429, "within the burst");
+        assert_ne!(
+            post(Some(&a), ping.clone()).await.unwrap().status(),
+            429,
+            "within the burst"
+        );
     }
     let refused = post(Some(&a), ping.clone()).await.unwrap();
     assert_eq!(refused.status(), 429);
     assert_eq!(refused.headers()["retry-after"], "1");
     let body: Value = refused.json().await.unwrap();
     assert_eq!(body["error"]["code"], -32029, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("requests_per_minute"), "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requests_per_minute"),
+        "{body}"
+    );
 
-    assert_ne!(post(Some(&b), ping.clone()).await.unwrap().status(), 429, "another token, another budget");
-    assert_ne!(post(None, ping.clone()).await.unwrap().status(), 429, "anonymous callers share their own");
+    assert_ne!(
+        post(Some(&b), ping.clone()).await.unwrap().status(),
+        429,
+        "another token, another budget"
+    );
+    assert_ne!(
+        post(None, ping.clone()).await.unwrap().status(),
+        429,
+        "anonymous callers share their own"
+    );
     let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
     assert_ne!(post(Some(&a), note).await.unwrap().status(), 429, "only requests count");
     tokio::time::sleep(Duration::from_millis(1100)).await;

@@ -358,6 +358,46 @@ async fn every_call_is_audited_under_concurrent_load() {
     assert!(counted >= (CLIENTS * CALLS / 2) as i64);
 }
 
+#[tokio::test]
+async fn a_locked_store_delays_audit_rows_but_loses_none() {
+    let (gw, t1, _) = two_projects().await;
+    let client = gw.client_with_token(&t1).await.unwrap();
+    wait_ready(&client, "red:calculate").await;
+    let store = gw.dir.path().join("mcp-gateway.db");
+    let executes = |store: &std::path::Path| {
+        let conn = rusqlite::Connection::open(store).unwrap();
+        conn.query_row(
+            "SELECT count(*) FROM audit_log WHERE meta_tool = 'tool_execute'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+    };
+    let before = executes(&store);
+
+    // Another process holds the write lock longer than the writer's busy timeout (5 s).
+    let locker = rusqlite::Connection::open(&store).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    for i in 0..10 {
+        let r = execute(&client, "red:calculate", json!({"expression": format!("{i}*2")})).await;
+        assert_eq!(
+            r.structured_content.unwrap()["result"],
+            f64::from(i * 2),
+            "calls are answered meanwhile"
+        );
+    }
+    gw.wait_log("audit write failed; retrying", Duration::from_secs(15))
+        .await
+        .unwrap_or_else(|| panic!("the writer never met the lock:\n{}", gw.log()));
+    locker.execute_batch("COMMIT").unwrap();
+    drop(locker);
+    eventually(Duration::from_secs(15), "the held-back audit rows", || async {
+        (executes(&store) - before >= 10).then_some(())
+    })
+    .await;
+    assert_eq!(executes(&store) - before, 10, "each call once");
+}
+
 fn count_rows(store: &std::path::Path) -> i64 {
     let conn = rusqlite::Connection::open(store).unwrap();
     conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
