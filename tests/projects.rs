@@ -398,6 +398,102 @@ async fn a_locked_store_delays_audit_rows_but_loses_none() {
     assert_eq!(executes(&store) - before, 10, "each call once");
 }
 
+/// A small tmpfs, unmounted when dropped. Mounting needs root, which CI is.
+struct SmallDisk(tempfile::TempDir);
+
+impl SmallDisk {
+    fn mount(size: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "mount -t tmpfs failed");
+        Self(dir)
+    }
+
+    /// Writes zeros into `name` until the disk is full.
+    fn fill(&self, name: &str) -> std::path::PathBuf {
+        use std::io::Write;
+        let path = self.0.path().join(name);
+        let mut file = std::fs::File::create(&path).unwrap();
+        while file.write_all(&[0; 4096]).is_ok() {}
+        let _ = file.sync_all();
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+fn running_as_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+}
+
+#[tokio::test]
+async fn a_full_disk_delays_audit_rows_but_loses_none() {
+    if !running_as_root() {
+        eprintln!("skipped: mounting a small tmpfs for the store needs root (CI runs as root)");
+        return;
+    }
+    let disk = SmallDisk::mount("4m");
+    let store = disk.0.path().join("mcp-gateway.db");
+    let gw = Gateway::start(&format!(
+        "[store]\npath = \"{}\"\n{ANONYMOUS}{}",
+        store.display(),
+        chaos_server("red", "")
+    ))
+    .await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "red:calculate").await;
+    let executes = || {
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        conn.query_row(
+            "SELECT count(*) FROM audit_log WHERE tool_key = 'red:calculate'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+    };
+
+    let filler = disk.fill("filler");
+    // Calls are answered while the writer cannot grow the database.
+    let mut calls = 0;
+    while !gw.log().contains("audit write failed; retrying") {
+        assert!(calls < 2000, "the store never ran out of space:\n{}", gw.log());
+        let r = execute(&client, "red:calculate", json!({"expression": format!("{calls}+1")})).await;
+        assert_eq!(
+            r.structured_content.unwrap()["result"],
+            f64::from(calls + 1),
+            "answered on a full disk"
+        );
+        calls += 1;
+    }
+    for _ in 0..10 {
+        let r = execute(&client, "red:calculate", json!({"expression": "1+1"})).await;
+        assert_eq!(r.is_error, Some(false), "{r:?}");
+        calls += 1;
+    }
+    assert!(gw.log().contains("full"), "the log says why: {}", gw.log());
+
+    std::fs::remove_file(filler).unwrap();
+    eventually(Duration::from_secs(20), "the held-back audit rows", || async {
+        (executes() >= i64::from(calls)).then_some(())
+    })
+    .await;
+    assert_eq!(executes(), i64::from(calls), "each call once");
+}
+
 fn count_rows(store: &std::path::Path) -> i64 {
     let conn = rusqlite::Connection::open(store).unwrap();
     conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
