@@ -188,6 +188,11 @@ pub enum Command {
         /// Serve streamable HTTP on ADDR instead of stdio.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
+        /// With --http: speak only the revisions that have sessions (up to
+        /// 2025-11-25) and close a session after MS milliseconds without
+        /// requests, to see clients re-open expired sessions.
+        #[arg(long, value_name = "MS", requires = "http")]
+        session_idle_ms: Option<u64>,
     },
 }
 
@@ -197,9 +202,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         chaos,
         conformance,
         http,
+        session_idle_ms,
     } = cli.command
     {
-        crate::demo::serve(chaos, conformance, http).await?;
+        crate::demo::serve(chaos, conformance, http, session_idle_ms.map(Duration::from_millis)).await?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Command::Import { path } = &cli.command {

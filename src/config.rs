@@ -46,6 +46,11 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a lazy server may sit without calls before it is stopped.
 pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long an HTTP server's tool list is trusted without a `list_changed`:
+/// a stateless (2026-07-28) server can only announce changes on a
+/// subscription, which not every server offers.
+pub const DEFAULT_HTTP_TOOLS_TTL: Duration = Duration::from_secs(3600);
+
 /// Why a configuration was refused. Every message names the file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -230,6 +235,9 @@ pub struct RawServer {
     /// Stop the server after this long without calls; the next call starts it
     /// again (default 300000 for lazy servers, never for eager ones).
     pub idle_timeout_ms: Option<u64>,
+    /// List the server's tools again after this long even without a
+    /// `list_changed` (default 3600000 for `url` servers, never for others).
+    pub tools_ttl_ms: Option<u64>,
 }
 
 /// When a server is started.
@@ -313,6 +321,8 @@ pub struct ServerConfig {
     pub lazy: bool,
     /// Stopped after this long without calls, started again on the next.
     pub idle_timeout: Option<Duration>,
+    /// Tools listed again after this long, changed or not.
+    pub tools_ttl: Option<Duration>,
 }
 
 /// How a downstream server is reached.
@@ -362,6 +372,7 @@ impl ServerConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             lazy: false,
             idle_timeout: None,
+            tools_ttl: None,
         }
     }
 
@@ -763,9 +774,14 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
         Some(ms) => Some(millis("idle_timeout_ms", Some(ms), Duration::ZERO)?),
         None => lazy.then_some(DEFAULT_LAZY_IDLE_TIMEOUT),
     };
+    let tools_ttl = match s.tools_ttl_ms {
+        Some(ms) => Some(millis("tools_ttl_ms", Some(ms), Duration::ZERO)?),
+        None => matches!(transport, Transport::Http { .. }).then_some(DEFAULT_HTTP_TOOLS_TTL),
+    };
     Ok(ServerConfig {
         lazy,
         idle_timeout,
+        tools_ttl,
         name: s.name.into_inner(),
         description: s.description.map(|d| interp("description", &d)).transpose()?,
         transport,

@@ -15,9 +15,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt,
-    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -31,6 +31,8 @@ const README_URI: &str = "demo://readme";
 pub struct Demo {
     chaos: bool,
     conformance: bool,
+    /// Speak only the revisions with an `initialize` handshake (and so sessions over HTTP).
+    legacy_only: bool,
     extra_tool: Arc<AtomicBool>,
     /// Tool calls received, so tests can prove a call never arrived.
     calls: Arc<AtomicU64>,
@@ -42,15 +44,10 @@ impl Demo {
         Self {
             chaos,
             conformance: false,
+            legacy_only: false,
             extra_tool: Arc::default(),
             calls: Arc::default(),
         }
-    }
-
-    /// Adds the conformance suite's resources, template and prompts.
-    pub fn with_conformance(mut self) -> Self {
-        self.conformance = true;
-        self
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -108,7 +105,11 @@ impl Demo {
                 Tool::new("progress", "Report steps of progress (20 ms each) to the caller's progress token, then answer (test tool).", obj(json!({"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 100}}, "required": ["steps"]}))),
                 Tool::new("garbage", "Write a line that is not JSON-RPC to stdout, then answer (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("stats", "Report how many tool calls this server received before this one (test tool).", obj(json!({"type": "object"}))),
-                Tool::new("add_tool", "Add the tool extra_tool and announce tools/list_changed (test tool).", obj(json!({"type": "object"}))),
+                Tool::new(
+                    "add_tool",
+                    "Add the tool extra_tool and announce tools/list_changed, unless silent (test tool).",
+                    obj(json!({"type": "object", "properties": {"silent": {"type": "boolean"}}})),
+                ),
             ]);
             if self.extra_tool.load(Ordering::SeqCst) {
                 tools.push(Tool::new(
@@ -238,7 +239,9 @@ impl Demo {
             }
             "add_tool" if self.chaos => {
                 self.extra_tool.store(true, Ordering::SeqCst);
-                let _ = ctx.peer.notify_tool_list_changed().await;
+                if args.get("silent") != Some(&Value::Bool(true)) {
+                    let _ = ctx.peer.notify_tool_list_changed().await;
+                }
                 ok("extra_tool added".into())
             }
             "stats" if self.chaos => {
@@ -269,6 +272,15 @@ impl ServerHandler for Demo {
         let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new("mcp-gateway-demo", env!("CARGO_PKG_VERSION"));
         info
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.legacy_only {
+            let legacy = ProtocolVersion::KNOWN_VERSIONS.iter().filter(|v| v.has_initialize());
+            legacy.cloned().collect()
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
     }
 
     async fn list_tools(
@@ -454,18 +466,31 @@ impl ServerHandler for Demo {
     }
 }
 
-/// Runs the demo server on stdio, or on streamable HTTP at `http` (its address is printed on stderr).
-pub async fn serve(chaos: bool, conformance: bool, http: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
-    let demo = Demo::new(chaos);
-    let demo = if conformance { demo.with_conformance() } else { demo };
+/// Runs the demo server on stdio, or on streamable HTTP at `http` (its address
+/// is printed on stderr). With `session_idle`, HTTP serves only legacy
+/// sessions and closes each after that long without requests.
+pub async fn serve(
+    chaos: bool,
+    conformance: bool,
+    http: Option<std::net::SocketAddr>,
+    session_idle: Option<Duration>,
+) -> anyhow::Result<()> {
+    let mut demo = Demo::new(chaos);
+    demo.conformance = conformance;
+    demo.legacy_only = session_idle.is_some();
     match http {
         None => {
             demo.serve(rmcp::transport::stdio()).await?.waiting().await?;
         }
         Some(addr) => {
-            use rmcp::transport::streamable_http_server::{StreamableHttpService, session::local::LocalSessionManager};
+            use rmcp::transport::streamable_http_server::StreamableHttpService;
+            use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+            let mut sessions = LocalSessionManager::default();
+            if session_idle.is_some() {
+                sessions.session_config.keep_alive = session_idle;
+            }
             let service: StreamableHttpService<Demo, LocalSessionManager> =
-                StreamableHttpService::new(move || Ok(demo.clone()), Arc::default(), Default::default());
+                StreamableHttpService::new(move || Ok(demo.clone()), Arc::new(sessions), Default::default());
             let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
             axum::serve(listener, axum::Router::new().nest_service("/mcp", service)).await?;

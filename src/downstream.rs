@@ -7,6 +7,7 @@
 //! [`Registry::changed`] and reads each server's [`ServerState`].
 
 mod connect;
+mod stdio;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -220,6 +221,14 @@ pub enum Error {
         server: String,
         /// Its error.
         error: rmcp::ErrorData,
+    },
+    /// The answer was longer than the server's `max_result_bytes`; it was not read into memory.
+    #[error("server '{server}' answered with {bytes} bytes, more than its max_result_bytes")]
+    TooLarge {
+        /// The server.
+        server: String,
+        /// The answer's size.
+        bytes: u64,
     },
     /// Anything else the client library reported.
     #[error("server '{server}': {message}")]
@@ -590,7 +599,10 @@ impl Downstream {
     fn map_error(&self, e: ServiceError) -> Error {
         let server = self.name().to_string();
         match e {
-            ServiceError::McpError(error) => Error::Protocol { server, error },
+            ServiceError::McpError(error) => match oversized(&error) {
+                Some(bytes) => Error::TooLarge { server, bytes },
+                None => Error::Protocol { server, error },
+            },
             ServiceError::TransportClosed | ServiceError::Cancelled { .. } => Error::Closed { server },
             ServiceError::TransportSend(_) => Error::Closed { server },
             other => Error::Other {
@@ -614,6 +626,11 @@ impl Downstream {
             state.tools.len(),
         );
     }
+}
+
+/// The size of an answer the stdio guard refused, if `error` stands for one.
+fn oversized(error: &rmcp::ErrorData) -> Option<u64> {
+    error.data.as_ref()?.get(stdio::OVERSIZED_BYTES)?.as_u64()
 }
 
 fn advertises(peer: &Peer<RoleClient>, has: impl Fn(&rmcp::model::ServerCapabilities) -> bool) -> bool {

@@ -475,16 +475,23 @@ impl Gateway {
         }
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
         params.meta = (!meta.is_empty()).then(|| meta.into());
-        let result = server.call_tool(params, progress).await?;
+        let too_large = |bytes| {
+            let limit = server.config.max_result_bytes;
+            tracing::warn!(tool_key = %entry.key, bytes, limit, "result refused: too large");
+            ExecuteError::TooLarge {
+                key: entry.key.clone(),
+                bytes,
+                limit,
+            }
+        };
+        let result = server.call_tool(params, progress).await.map_err(|e| match e {
+            downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
+            e => e.into(),
+        })?;
         if let CallToolResponse::Complete(r) = &result {
             let bytes = json_size(r);
             if bytes > server.config.max_result_bytes {
-                tracing::warn!(tool_key = %entry.key, bytes, limit = server.config.max_result_bytes, "result refused: too large");
-                return Err(ExecuteError::TooLarge {
-                    key: entry.key.clone(),
-                    bytes,
-                    limit: server.config.max_result_bytes,
-                });
+                return Err(too_large(bytes));
             }
         }
         Ok(result)

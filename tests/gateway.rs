@@ -292,16 +292,19 @@ async fn a_flood_of_notifications_harms_nobody() {
     wait_for_tool(&client, "beta:calculate").await;
 }
 
-/// A demo server over streamable HTTP on `addr`; returns it and its URL.
-async fn http_demo(addr: &str) -> (tokio::process::Child, String) {
+/// A demo server over streamable HTTP on `addr` (with `extra` arguments); returns it and its URL.
+async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Child, String) {
     let mut demo = tokio::process::Command::new(bin())
         .args(["demo-server", "--chaos", "--http", addr])
+        .args(extra)
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(demo.stderr.take().unwrap()));
     let line = lines.next_line().await.unwrap().unwrap();
+    // Keep reading: a closed pipe would break the server's next log line.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (demo, line.trim_start_matches("listening on ").trim().to_string())
 }
 
@@ -319,7 +322,7 @@ async fn http_downstreams_that_fail_drop_or_vanish_harm_nobody_and_are_reconnect
             drop(socket);
         }
     });
-    let (mut demo, demo_url) = http_demo("127.0.0.1:0").await;
+    let (mut demo, demo_url) = http_demo("127.0.0.1:0", &[]).await;
     let remote =
         |name: &str, url: &str| format!("[[servers]]\nname = \"{name}\"\nurl = \"{url}\"\nconnect_timeout_ms = 3000\n");
     let gw = Gateway::start(&format!(
@@ -391,7 +394,7 @@ async fn http_downstreams_that_fail_drop_or_vanish_harm_nobody_and_are_reconnect
     assert_eq!(r.structured_content.unwrap()["result"], 42.0);
 
     // It comes back on the same address: the gateway reconnects by itself.
-    let (_demo, _) = http_demo(&port).await;
+    let (_demo, _) = http_demo(&port, &[]).await;
     eventually(Duration::from_secs(40), "the remote server reconnected", || async {
         let r = execute(&client, "remote:calculate", json!({"expression": "3^2"})).await;
         (r.is_error == Some(false)).then_some(())
@@ -415,6 +418,53 @@ async fn tool_list_changes_downstream_reach_discovery() {
     wait_for_tool(&client, "alpha:extra_tool").await;
     let r = execute(&client, "alpha:extra_tool", json!({})).await;
     assert_eq!(text(&r), "extra");
+}
+
+#[tokio::test]
+async fn an_http_servers_tools_are_listed_again_when_their_ttl_runs_out() {
+    let (_demo, url) = http_demo("127.0.0.1:0", &[]).await;
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntools_ttl_ms = 1000\n"
+    ))
+    .await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "remote:add_tool").await;
+    // The tool appears without a list_changed: only the TTL can reveal it.
+    let r = execute(&client, "remote:add_tool", json!({"silent": true})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let started = Instant::now();
+    wait_for_tool(&client, "remote:extra_tool").await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "found before any re-listing"
+    );
+    assert_eq!(text(&execute(&client, "remote:extra_tool", json!({})).await), "extra");
+    assert!(gw.log().contains("why=\"tools_ttl_ms\""), "{}", gw.log());
+}
+
+#[tokio::test]
+async fn an_expired_http_session_is_opened_again() {
+    // A legacy (session) server that forgets a session after 300 ms without requests.
+    let (_demo, url) = http_demo("127.0.0.1:0", &["--session-idle-ms", "300"]).await;
+    let gw = Gateway::start(&format!("{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n")).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "remote:calculate").await;
+    let servers: Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
+    assert_eq!(servers[0]["protocol"], "2025-11-25", "{servers}");
+    for round in 0..3 {
+        let r = execute(&client, "remote:calculate", json!({"expression": "6*7"})).await;
+        assert_eq!(r.is_error, Some(false), "round {round}: {r:?}");
+        assert_eq!(r.structured_content.unwrap()["result"], 42.0);
+        tokio::time::sleep(Duration::from_millis(800)).await;
+    }
+    // Re-opened by the transport: the connection was never given up.
+    let ready: Value = reqwest::get(gw.url.replace("/mcp", "/readyz"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["servers"][0]["restarts"], 0, "{ready}");
 }
 
 #[tokio::test]

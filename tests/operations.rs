@@ -177,6 +177,12 @@ async fn a_result_over_the_server_limit_is_refused_clearly_and_the_gateway_goes_
     let r = execute(&client, "blue:big", json!({ "kib": 2048 })).await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     assert_eq!(text(&r).len(), 2048 * 1024);
+    // A 50 MB result meets the default limit and is refused as clearly.
+    let r = execute(&client, "blue:big", json!({ "kib": 50 * 1024 })).await;
+    assert_eq!(error_code(&r), "TOOL_RESULT_TOO_LARGE");
+    assert!(text(&r).contains("limit of 33554432 bytes"), "{}", text(&r));
+    let r = execute(&client, "blue:calculate", json!({ "expression": "6*7" })).await;
+    assert!(text(&r).contains("42"), "{}", text(&r));
     let r = execute(&client, "red:calculate", json!({ "expression": "6*7" })).await;
     assert!(text(&r).contains("42"), "{}", text(&r));
 }

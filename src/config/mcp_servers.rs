@@ -71,6 +71,7 @@ impl McpServerEntry {
             max_result_bytes: None,
             start: None,
             idle_timeout_ms: None,
+            tools_ttl_ms: None,
         })
     }
 }

@@ -3,33 +3,38 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::{
     ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
     SubscriptionFilter,
 };
-use rmcp::service::{ClientLifecycleMode, NotificationContext, RunningService};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use super::stdio::ChildTransport;
 use super::{Downstream, Ended, LIVENESS_TICK, Status};
 use crate::config::{Builtin, Transport};
 
 /// Buffer of the in-memory pipe to a built-in server (large results pass through it).
 const BUILTIN_PIPE_BYTES: usize = 256 * 1024;
 
+/// Room for the JSON-RPC envelope around a result of `max_result_bytes`.
+const ENVELOPE_BYTES: usize = 4096;
+
 /// How long a stopping child gets (rmcp closes stdin, waits, SIGTERMs, waits) before its group is killed.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
 
 /// The gateway's side of each downstream connection: it only listens for
 /// "my tools changed" and relays it to the supervisor.
+#[derive(Clone)]
 struct Client {
     tools_changed: mpsc::UnboundedSender<()>,
     progress: std::sync::Arc<super::ProgressRoutes>,
@@ -73,9 +78,10 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     };
     let timeout = server.config.connect_timeout;
 
-    let pid = OnceLock::new();
+    // The child's process group, 0 while there is none.
+    let group = AtomicU32::new(0);
     let connecting = async {
-        let conn = open(server, client, &pid).await?;
+        let conn = open(server, client, &group).await?;
         let tools = conn
             .peer()
             .list_all_tools()
@@ -86,19 +92,18 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let connected = tokio::select! {
         r = tokio::time::timeout(timeout, connecting) => r,
         _ = ct.cancelled() => {
-            kill_group(pid.get().copied());
+            kill_group(&group);
             return Ok(Ended::Stopped);
         }
     };
-    let pid = pid.get().copied();
     let (conn, tools) = match connected {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
-            kill_group(pid);
+            kill_group(&group);
             return Err(e);
         }
         Err(_) => {
-            kill_group(pid);
+            kill_group(&group);
             return Err(format!(
                 "no answer within {} ms (connect_timeout_ms)",
                 timeout.as_millis()
@@ -144,6 +149,9 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let stop = conn.cancellation_token();
     let mut done = tokio::spawn(conn.waiting());
     let mut tick = tokio::time::interval(LIVENESS_TICK);
+    // Without a TTL the branch is disabled; the interval only needs a period.
+    let ttl = server.config.tools_ttl.unwrap_or(LIVENESS_TICK);
+    let mut tools_expired = tokio::time::interval_at(tokio::time::Instant::now() + ttl, ttl);
     let result = loop {
         tokio::select! {
             _ = &mut done => break Ok(Ended::Closed),
@@ -154,16 +162,10 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
             }
             Some(()) = tools_changed.recv() => {
                 while tools_changed.try_recv().is_ok() {}
-                match tokio::time::timeout(timeout, peer.list_all_tools()).await {
-                    Ok(Ok(tools)) => {
-                        info!(server = %name, tools = tools.len(), "downstream tools changed");
-                        server.memory.remember(&server.config, &tools);
-                        server.publish(|s| s.tools = tools.into());
-                        changed.notify_one();
-                    }
-                    Ok(Err(e)) => warn!(server = %name, error = %e, "re-listing tools failed; keeping the previous list"),
-                    Err(_) => warn!(server = %name, "re-listing tools timed out; keeping the previous list"),
-                }
+                relist(server, &peer, changed, "list_changed").await;
+            }
+            _ = tools_expired.tick(), if server.config.tools_ttl.is_some() => {
+                relist(server, &peer, changed, "tools_ttl_ms").await;
             }
             _ = tick.tick() => {
                 if peer.is_transport_closed() {
@@ -190,18 +192,81 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
             }
         }
     };
-    kill_group(pid);
+    kill_group(&group);
     result
 }
 
-/// Opens the transport and negotiates (newest revision first, legacy `initialize` as fallback).
-async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Result<Connection, String> {
-    let lifecycle = ClientLifecycleMode::Auto {
+/// Lists a running server's tools again and publishes them if they differ;
+/// a failure keeps the list it had.
+async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &Notify, why: &str) {
+    let name = server.name();
+    match tokio::time::timeout(server.config.connect_timeout, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => {
+            if server.state().tools[..] == tools[..] {
+                debug!(server = %name, why, "downstream tools unchanged");
+                return;
+            }
+            info!(server = %name, tools = tools.len(), why, "downstream tools changed");
+            server.memory.remember(&server.config, &tools);
+            server.publish(|s| s.tools = tools.into());
+            changed.notify_one();
+        }
+        Ok(Err(e)) => warn!(server = %name, error = %e, why, "re-listing tools failed; keeping the previous list"),
+        Err(_) => warn!(server = %name, why, "re-listing tools timed out; keeping the previous list"),
+    }
+}
+
+/// Opens the transport and negotiates: the newest revision first, falling
+/// back to the legacy `initialize` handshake.
+async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<Connection, String> {
+    let auto = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::LATEST],
         legacy_version: None,
     };
+    match handshake(server, client.clone(), group, auto).await {
+        // rmcp's Auto falls back only when discovery fails outright; a server
+        // that answers it with the (older) revisions it speaks is offered the
+        // legacy handshake here, on a fresh transport.
+        Err(Failure::Handshake(ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. }))
+            if server_supported.iter().any(ProtocolVersion::has_initialize) =>
+        {
+            kill_group(group);
+            debug!(server = %server.name(), "the server speaks only revisions with initialize");
+            handshake(server, client, group, ClientLifecycleMode::Initialize).await
+        }
+        other => other,
+    }
+    .map_err(|failure| match failure {
+        Failure::Setup(message) => message,
+        Failure::Handshake(e) => match &server.config.transport {
+            Transport::Stdio { .. } => format!("handshake failed: {e}"),
+            Transport::Builtin(_) => format!("handshake with the built-in server failed: {e}"),
+            Transport::Http { url, .. } => format!("cannot connect to {url}: {e}"),
+        },
+    })
+}
+
+/// Why a connection attempt failed.
+enum Failure {
+    /// The transport could not be set up (no such program, a bad header).
+    Setup(String),
+    /// The MCP handshake failed.
+    Handshake(ClientInitializeError),
+}
+
+/// One connection attempt with `lifecycle`; a child's process group goes to `group`.
+async fn handshake(
+    server: &Downstream,
+    client: Client,
+    group: &AtomicU32,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Connection, Failure> {
     let name = server.name().to_string();
-    match &server.config.transport {
+    // The largest message read from the server: the result cap plus its envelope.
+    let answer_limit = usize::try_from(server.config.max_result_bytes)
+        .unwrap_or(usize::MAX)
+        .saturating_add(ENVELOPE_BYTES);
+    let connected = match &server.config.transport {
         Transport::Stdio {
             command,
             args,
@@ -209,27 +274,26 @@ async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Resul
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env);
+            cmd.args(args)
+                .envs(env)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
             // Its own process group, so npx/uvx-style grandchildren are stopped with it.
             let mut wrapped = CommandWrap::from(cmd);
             wrapped.wrap(ProcessGroup::leader());
-            let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start '{command}': {e}"))?;
-            if let Some(id) = transport.id() {
-                let _ = pid.set(id);
-            }
+            let cannot_start = |e: std::io::Error| Failure::Setup(format!("cannot start '{command}': {e}"));
+            let mut child = wrapped.spawn().map_err(cannot_start)?;
+            let stderr = child.inner_mut().stderr().take();
+            let transport = ChildTransport::new(child, answer_limit).map_err(cannot_start)?;
+            group.store(transport.id().unwrap_or(0), Ordering::SeqCst);
             if let Some(stderr) = stderr {
                 tokio::spawn(log_stderr(name, stderr));
             }
-            client
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| format!("handshake failed: {e}"))
+            client.serve_with_lifecycle(transport, lifecycle).await
         }
         Transport::Builtin(builtin) => {
             let (ours, theirs) = tokio::io::duplex(BUILTIN_PIPE_BYTES);
@@ -237,30 +301,24 @@ async fn open(server: &Downstream, client: Client, pid: &OnceLock<u32>) -> Resul
                 Builtin::Index(config) => serve_builtin(crate::index::IndexServer::new(config.clone()), theirs),
                 Builtin::Archives(config) => serve_builtin(crate::archive::ArchiveServer::new(config.clone()), theirs),
             }
-            client
-                .serve_with_lifecycle(ours, lifecycle)
-                .await
-                .map_err(|e| format!("handshake with the built-in server failed: {e}"))
+            client.serve_with_lifecycle(ours, lifecycle).await
         }
         Transport::Http { url, headers } => {
             let mut custom = HashMap::new();
             for (k, v) in headers {
-                let key = k
-                    .parse::<http::HeaderName>()
-                    .map_err(|e| format!("header '{k}': {e}"))?;
-                let value = v
-                    .parse::<http::HeaderValue>()
-                    .map_err(|e| format!("header '{k}': {e}"))?;
+                let header = |e: &dyn std::fmt::Display| Failure::Setup(format!("header '{k}': {e}"));
+                let key = k.parse::<http::HeaderName>().map_err(|e| header(&e))?;
+                let value = v.parse::<http::HeaderValue>().map_err(|e| header(&e))?;
                 custom.insert(key, value);
             }
-            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(custom)
+                .max_sse_event_size(answer_limit);
             let transport = StreamableHttpClientTransport::from_config(config);
-            client
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| format!("cannot connect to {url}: {e}"))
+            client.serve_with_lifecycle(transport, lifecycle).await
         }
-    }
+    };
+    connected.map_err(Failure::Handshake)
 }
 
 /// Runs a built-in server on its end of the pipe until the gateway's end closes.
@@ -284,13 +342,15 @@ async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
     debug!(server = %server, "stderr closed");
 }
 
-/// Kills whatever is left of a child's process group (grandchildren that
+/// Kills whatever is left of the child's process group (grandchildren that
 /// outlive their parent would otherwise be orphaned).
-fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
+fn kill_group(group: &AtomicU32) {
+    let Ok(pid) = i32::try_from(group.swap(0, Ordering::SeqCst)) else {
         return;
     };
-    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    if pid > 0 {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
 }
 
 impl std::fmt::Debug for Client {
