@@ -952,7 +952,7 @@ fn unanswerable(code: i32, message: &str) -> Value {
 }
 
 /// A request body parsed, or what is wrong with it as a JSON-RPC error code and message.
-fn parse_jsonrpc(body: &[u8]) -> Result<Value, (i32, String)> {
+pub fn parse_jsonrpc(body: &[u8]) -> Result<Value, (i32, String)> {
     let value: Value =
         serde_json::from_slice(body).map_err(|e| (-32700, format!("parse error: the message is not JSON ({e})")))?;
     let valid = |m: &Value| {
