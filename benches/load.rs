@@ -4,7 +4,9 @@
 //! directly, in the same run. Reports throughput, p50/p99 and the gateway's
 //! added latency, errors, and the gateway's memory before and after.
 //! Run: `cargo bench --bench load` (LOAD_SESSIONS=16, LOAD_SECONDS=10 by
-//! default; LOAD_SECONDS=600 is the 10-minute soak).
+//! default; LOAD_SECONDS=600 is the 10-minute soak). The gateway reaches the
+//! demo over HTTP, or with LOAD_DOWNSTREAM=stdio as its child process (the
+//! direct calls always go to the demo over HTTP).
 
 use std::time::{Duration, Instant};
 
@@ -64,12 +66,18 @@ async fn main() {
     let sessions = setting("LOAD_SESSIONS", 16) as usize;
     let seconds = setting("LOAD_SECONDS", 10);
     let (demo_url, _demo) = spawn(&["demo-server", "--http", "127.0.0.1:0"]).await;
+    let stdio = std::env::var("LOAD_DOWNSTREAM").is_ok_and(|d| d == "stdio");
+    let downstream = if stdio {
+        format!("command = \"{}\"\nargs = [\"demo-server\"]", common::BIN)
+    } else {
+        format!("url = \"{demo_url}\"")
+    };
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("gateway.toml");
     std::fs::write(
         &config,
         format!(
-            "[auth]\nallow_anonymous = true\nanonymous_project = \"load\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\nurl = \"{demo_url}\"\n"
+            "[auth]\nallow_anonymous = true\nanonymous_project = \"load\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\n{downstream}\n"
         ),
     )
     .unwrap();
@@ -93,6 +101,16 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let rss_before = rss_kib(gw_pid);
+    // Ten samples over the run show whether memory stays flat.
+    let sampler = tokio::spawn(async move {
+        let every = Duration::from_secs(seconds.div_ceil(10).max(1));
+        let mut samples = Vec::new();
+        for _ in 0..10 {
+            tokio::time::sleep(every).await;
+            samples.push(rss_kib(gw_pid) / 1024);
+        }
+        samples
+    });
 
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
@@ -157,7 +175,8 @@ async fn main() {
         v.sort();
     }
     let gateway_calls = all.execute.len() + all.discovery.len();
-    println!("{sessions} sessions for {seconds} s over streamable HTTP (gateway -> demo also over HTTP)");
+    let hop = if stdio { "stdio" } else { "HTTP" };
+    println!("{sessions} sessions for {seconds} s over streamable HTTP (gateway -> demo over {hop})");
     println!(
         "throughput through the gateway: {:.0} calls/s ({} calls); errors: {}",
         gateway_calls as f64 / elapsed,
@@ -182,4 +201,6 @@ async fn main() {
         pct(&all.execute, 0.99) - pct(&all.direct, 0.99)
     );
     println!("gateway RSS: {} KiB before, {} KiB after", rss_before, rss_after);
+    let samples = sampler.await.unwrap();
+    println!("gateway RSS (MiB) every {} s: {samples:?}", seconds.div_ceil(10).max(1));
 }
