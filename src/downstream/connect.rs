@@ -227,8 +227,9 @@ async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<
         // rmcp's Auto falls back only when discovery fails outright; a server
         // that answers it with the (older) revisions it speaks is offered the
         // legacy handshake here, on a fresh transport.
-        Err(Failure::Handshake(ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. }))
-            if server_supported.iter().any(ProtocolVersion::has_initialize) =>
+        Err(Failure::Handshake(e))
+            if matches!(&*e, ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. }
+                if server_supported.iter().any(ProtocolVersion::has_initialize)) =>
         {
             kill_group(group);
             debug!(server = %server.name(), "the server speaks only revisions with initialize");
@@ -250,8 +251,8 @@ async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<
 enum Failure {
     /// The transport could not be set up (no such program, a bad header).
     Setup(String),
-    /// The MCP handshake failed.
-    Handshake(ClientInitializeError),
+    /// The MCP handshake failed (boxed: the error is large and this path is cold).
+    Handshake(Box<ClientInitializeError>),
 }
 
 /// One connection attempt with `lifecycle`; a child's process group goes to `group`.
@@ -318,7 +319,7 @@ async fn handshake(
             client.serve_with_lifecycle(transport, lifecycle).await
         }
     };
-    connected.map_err(Failure::Handshake)
+    connected.map_err(|e| Failure::Handshake(Box::new(e)))
 }
 
 /// Runs a built-in server on its end of the pipe until the gateway's end closes.

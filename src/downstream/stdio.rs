@@ -122,12 +122,11 @@ impl<R> LineGuard<R> {
         self.at = 0;
         for &b in &self.raw[..bytes] {
             self.out.push(b);
-            if let Some(line) = self.line.push(b) {
-                if line.bytes > self.limit
-                    && let Some(id) = line.id.filter(|_| !line.is_request)
-                {
-                    self.out.extend_from_slice(&oversized_error(&id, line.bytes));
-                }
+            if let Some(line) = self.line.push(b)
+                && line.bytes > self.limit
+                && let Some(id) = line.id.filter(|_| !line.is_request)
+            {
+                self.out.extend_from_slice(&oversized_error(&id, line.bytes));
             }
         }
     }
@@ -278,10 +277,10 @@ impl LineScan {
             if !id.is_empty() && id.len() <= MAX_ID_BYTES && id != b"null" {
                 self.found_id = Some(id.to_vec());
             }
-        } else if let Some(id) = self.id.as_mut() {
-            if id.len() <= MAX_ID_BYTES {
-                id.push(b);
-            }
+        } else if let Some(id) = self.id.as_mut()
+            && id.len() <= MAX_ID_BYTES
+        {
+            id.push(b);
         }
     }
 }
