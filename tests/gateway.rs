@@ -533,15 +533,7 @@ async fn resources_and_prompts_pass_through_namespaced() {
 #[tokio::test]
 async fn http_downstreams_work_like_stdio_ones() {
     // A demo server over streamable HTTP, then a gateway in front of it.
-    let mut demo = tokio::process::Command::new(bin())
-        .args(["demo-server", "--chaos", "--http", "127.0.0.1:0"])
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(demo.stderr.take().unwrap()));
-    let line = lines.next_line().await.unwrap().unwrap();
-    let url = line.trim_start_matches("listening on ").trim().to_string();
+    let (_demo, url) = http_demo("127.0.0.1:0", &[]).await;
     let gw = Gateway::start(&format!(
         "{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntimeout_ms = 1000\n"
     ))
