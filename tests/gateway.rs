@@ -13,6 +13,8 @@ use rmcp::service::ClientLifecycleMode;
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
 fn two_servers() -> String {
     format!(
         "{ANONYMOUS}{}{}",
@@ -22,7 +24,7 @@ fn two_servers() -> String {
 }
 
 /// Waits until `server`'s calculate tool answers (after a crash, it restarts with backoff).
-async fn wait_until_usable(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, server: &str) {
+async fn wait_until_usable(client: &Client, server: &str) {
     let key = format!("{server}:calculate");
     eventually(Duration::from_secs(20), &key, || async {
         let r = execute(client, &key, json!({"expression": "2+2"})).await;
@@ -292,6 +294,20 @@ async fn a_flood_of_notifications_harms_nobody() {
     wait_for_tool(&client, "beta:calculate").await;
 }
 
+/// A gateway whose one server, `remote`, is an HTTP demo server started with
+/// `demo_args`; `settings` go into its `[[servers]]` entry. Returns once its
+/// tools are found.
+async fn gateway_before_http_demo(demo_args: &[&str], settings: &str) -> (tokio::process::Child, Gateway, Client) {
+    let (demo, url) = http_demo("127.0.0.1:0", demo_args).await;
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n{settings}\n"
+    ))
+    .await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "remote:calculate").await;
+    (demo, gw, client)
+}
+
 /// A demo server over streamable HTTP on `addr` (with `extra` arguments); returns it and its URL.
 async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Child, String) {
     let mut demo = tokio::process::Command::new(bin())
@@ -422,13 +438,7 @@ async fn tool_list_changes_downstream_reach_discovery() {
 
 #[tokio::test]
 async fn an_http_servers_tools_are_listed_again_when_their_ttl_runs_out() {
-    let (_demo, url) = http_demo("127.0.0.1:0", &[]).await;
-    let gw = Gateway::start(&format!(
-        "{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntools_ttl_ms = 1000\n"
-    ))
-    .await;
-    let client = gw.client().await;
-    wait_for_tool(&client, "remote:add_tool").await;
+    let (_demo, gw, client) = gateway_before_http_demo(&[], "tools_ttl_ms = 1000").await;
     // The tool appears without a list_changed: only the TTL can reveal it.
     let r = execute(&client, "remote:add_tool", json!({"silent": true})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
@@ -445,10 +455,7 @@ async fn an_http_servers_tools_are_listed_again_when_their_ttl_runs_out() {
 #[tokio::test]
 async fn an_expired_http_session_is_opened_again() {
     // A legacy (session) server that forgets a session after 300 ms without requests.
-    let (_demo, url) = http_demo("127.0.0.1:0", &["--session-idle-ms", "300"]).await;
-    let gw = Gateway::start(&format!("{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n")).await;
-    let client = gw.client().await;
-    wait_for_tool(&client, "remote:calculate").await;
+    let (_demo, gw, client) = gateway_before_http_demo(&["--session-idle-ms", "300"], "").await;
     let servers: Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
     assert_eq!(servers[0]["protocol"], "2025-11-25", "{servers}");
     for round in 0..3 {
@@ -533,13 +540,7 @@ async fn resources_and_prompts_pass_through_namespaced() {
 #[tokio::test]
 async fn http_downstreams_work_like_stdio_ones() {
     // A demo server over streamable HTTP, then a gateway in front of it.
-    let (_demo, url) = http_demo("127.0.0.1:0", &[]).await;
-    let gw = Gateway::start(&format!(
-        "{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\ntimeout_ms = 1000\n"
-    ))
-    .await;
-    let client = gw.client().await;
-    wait_for_tool(&client, "remote:calculate").await;
+    let (_demo, _gw, client) = gateway_before_http_demo(&[], "timeout_ms = 1000").await;
     let r = execute(&client, "remote:calculate", json!({"expression": "3^2"})).await;
     assert_eq!(r.structured_content.unwrap()["result"], 9.0);
     let r = execute(&client, "remote:sleep", json!({"ms": 20000})).await;

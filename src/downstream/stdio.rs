@@ -116,19 +116,23 @@ impl<R> LineGuard<R> {
         }
     }
 
-    /// Scans `bytes` into `out`, adding an error after each refused answer.
+    /// Scans `bytes` of `raw` into `out`, adding an error after each refused
+    /// answer; the bytes themselves are copied in runs, not one by one.
     fn scan(&mut self, bytes: usize) {
         self.out.clear();
         self.at = 0;
-        for &b in &self.raw[..bytes] {
-            self.out.push(b);
-            if let Some(line) = self.line.push(b)
+        let mut copied = 0;
+        for i in 0..bytes {
+            if let Some(line) = self.line.push(self.raw[i])
                 && line.bytes > self.limit
                 && let Some(id) = line.id.filter(|_| !line.is_request)
             {
+                self.out.extend_from_slice(&self.raw[copied..=i]);
                 self.out.extend_from_slice(&oversized_error(&id, line.bytes));
+                copied = i + 1;
             }
         }
+        self.out.extend_from_slice(&self.raw[copied..bytes]);
     }
 }
 
