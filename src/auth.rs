@@ -1,10 +1,18 @@
 //! Who is calling: a token (Authorization header, `_meta.token`, or the
 //! stdio session's `MCP_GATEWAY_TOKEN`) resolves to its project and grants;
 //! no token means refusal unless anonymous access names a project.
+//!
+//! Two kinds of token are accepted side by side: the gateway's own `mgw_…`
+//! tokens (hashed in the store) and, with `[auth.oauth]`, access tokens from
+//! trusted authorization servers ([`crate::oauth`]), mapped to a project.
 
 use std::sync::Arc;
 
+use crate::oauth::{self, Verifier};
 use crate::store::{self, Grants, Project, Store};
+
+/// The prefix of the gateway's own tokens; anything else is an OAuth access token.
+const GATEWAY_TOKEN_PREFIX: &str = "mgw_";
 
 /// `_meta.projectId` values that mean "no project".
 pub const UNASSIGNED_PROJECT_ID: &str = "UNASSIGNED_PROJECT_ID";
@@ -21,19 +29,32 @@ pub struct Caller {
     pub token_id: Option<i64>,
     /// What the project may see.
     pub grants: Arc<Grants>,
-    /// The token as presented; only built-in servers receive it (Index
-    /// exchanges it for its own access token).
+    /// An OAuth access token as presented, with its issuer; only a built-in
+    /// that declares that issuer as its own receives it (Index exchanges it).
+    /// A gateway token is never kept here: it reaches no downstream.
     pub credential: Option<Credential>,
+    /// The OAuth subject (`sub`), for logs and the audit log.
+    pub subject: Option<String>,
+    /// The OAuth issuer of the token.
+    pub issuer: Option<String>,
 }
 
-/// A bearer token as the caller presented it. `Debug` never prints it.
+/// An OAuth access token as the caller presented it. `Debug` never prints it.
 #[derive(Clone)]
-pub struct Credential(Arc<str>);
+pub struct Credential {
+    token: Arc<str>,
+    issuer: Arc<str>,
+}
 
 impl Credential {
     /// The token itself.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.token
+    }
+
+    /// Who issued it.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
     }
 }
 
@@ -56,6 +77,17 @@ pub enum Error {
     /// `_meta.projectId` names another project than the token's.
     #[error("_meta.projectId '{0}' is not the project of this token")]
     ProjectMismatch(String),
+    /// An OAuth access token was refused.
+    #[error(transparent)]
+    OAuth(#[from] oauth::Error),
+    /// A valid OAuth token whose subject and groups map to no project (default deny).
+    #[error("subject '{subject}' of {issuer} maps to no project; an operator maps it in [[auth.oauth.projects]]")]
+    NoProject {
+        /// `sub`.
+        subject: String,
+        /// `iss`.
+        issuer: String,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] store::Error),
@@ -66,15 +98,55 @@ pub enum Error {
 pub struct Authenticator {
     store: Arc<Store>,
     anonymous_project: Option<String>,
+    oauth: Option<Arc<Verifier>>,
 }
 
 impl Authenticator {
-    /// `anonymous_project`: the project callers without a token act as, if any.
-    pub fn new(store: Arc<Store>, anonymous_project: Option<String>) -> Self {
+    /// `anonymous_project`: the project callers without a token act as, if
+    /// any; `oauth`: the verifier of OAuth access tokens, if configured.
+    pub fn new(store: Arc<Store>, anonymous_project: Option<String>, oauth: Option<Arc<Verifier>>) -> Self {
         Self {
             store,
             anonymous_project,
+            oauth,
         }
+    }
+
+    /// The OAuth verifier, when `[auth.oauth]` is configured.
+    pub fn oauth(&self) -> Option<&Arc<Verifier>> {
+        self.oauth.as_ref()
+    }
+
+    /// The caller behind any token: OAuth access tokens are verified (which
+    /// may fetch keys or introspect), gateway tokens and anonymous callers
+    /// go to [`Authenticator::caller`].
+    pub async fn authenticate(&self, token: Option<&str>, hint: Option<&str>) -> Result<Caller, Error> {
+        let token = token.map(str::trim).filter(|t| !t.is_empty());
+        let (Some(token), Some(verifier)) = (token, &self.oauth) else {
+            return self.caller(token, hint);
+        };
+        if token.starts_with(GATEWAY_TOKEN_PREFIX) {
+            return self.caller(Some(token), hint);
+        }
+        let identity = verifier.verify(token).await?;
+        let project = verifier.project_for(&identity).ok_or_else(|| Error::NoProject {
+            subject: identity.subject.clone(),
+            issuer: identity.issuer.clone(),
+        })?;
+        // A mapped project that does not exist is no project either (default deny).
+        let project = self.store.project(project)?.ok_or_else(|| Error::NoProject {
+            subject: identity.subject.clone(),
+            issuer: identity.issuer.clone(),
+        })?;
+        let mut caller = self.caller_of(project, None)?;
+        caller.credential = Some(Credential {
+            token: token.into(),
+            issuer: identity.issuer.as_str().into(),
+        });
+        caller.subject = Some(identity.subject);
+        caller.issuer = Some(identity.issuer);
+        check_hint(&caller, hint)?;
+        Ok(caller)
     }
 
     /// Makes sure the anonymous project exists and has a decision for every
@@ -109,8 +181,7 @@ impl Authenticator {
                 None => return Err(Error::Unauthorized),
             },
         };
-        let mut caller = self.caller_of(project, token_id)?;
-        caller.credential = token.map(|t| Credential(t.into()));
+        let caller = self.caller_of(project, token_id)?;
         check_hint(&caller, hint)?;
         Ok(caller)
     }
@@ -131,6 +202,8 @@ impl Authenticator {
             token_id,
             grants,
             credential: None,
+            subject: None,
+            issuer: None,
         })
     }
 
@@ -170,7 +243,7 @@ mod tests {
     fn setup(anonymous: Option<&str>) -> (tempfile::TempDir, Arc<Store>, Authenticator) {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(&dir.path().join("a.db")).unwrap());
-        let auth = Authenticator::new(store.clone(), anonymous.map(str::to_string));
+        let auth = Authenticator::new(store.clone(), anonymous.map(str::to_string), None);
         (dir, store, auth)
     }
 

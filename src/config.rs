@@ -8,6 +8,7 @@
 
 mod interpolate;
 mod mcp_servers;
+pub mod oauth;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use crate::catalog::rules::{RuleSpec, Rules};
 use crate::index::{IndexConfig, RawIndex};
 use crate::search::cloud::CloudConfig;
 use crate::search::semantic::SemanticConfig;
+pub use oauth::OAuthConfig;
 
 /// Cloud search timeout when `[search.cloud]` sets none.
 pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -159,6 +161,8 @@ pub struct RawAuth {
     pub allow_anonymous: bool,
     /// The project anonymous callers act as; created (with every server granted) if missing.
     pub anonymous_project: Option<String>,
+    /// OAuth 2.1 access tokens from trusted authorization servers (MCP authorization).
+    pub oauth: Option<Spanned<oauth::RawOAuth>>,
 }
 
 /// `[store]`.
@@ -265,6 +269,8 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// The project callers without a token act as, if anonymous access is on.
     pub anonymous_project: Option<String>,
+    /// OAuth access tokens accepted besides gateway tokens.
+    pub oauth: Option<OAuthConfig>,
     /// The SQLite store.
     pub store_path: PathBuf,
     /// Compiled tool rules.
@@ -385,9 +391,19 @@ impl ServerConfig {
         }
     }
 
-    /// Whether the server runs inside the gateway (and may see the caller's token).
+    /// Whether the server runs inside the gateway.
     pub fn is_builtin(&self) -> bool {
         matches!(self.transport, Transport::Builtin(_))
+    }
+
+    /// The issuer whose OAuth access tokens this server may receive from the
+    /// caller: only a built-in that declares one (Index exchanges its own
+    /// authorization server's tokens). Every other server gets none.
+    pub fn caller_token_issuer(&self) -> Option<&str> {
+        match &self.transport {
+            Transport::Builtin(Builtin::Index(c)) => c.oauth_issuer.as_deref(),
+            _ => None,
+        }
     }
 }
 
@@ -432,6 +448,7 @@ impl Config {
         [
             ("[http]", self.http != new.http),
             ("[auth]", self.anonymous_project != new.anonymous_project),
+            ("[auth.oauth]", self.oauth != new.oauth),
             ("[store]", self.store_path != new.store_path),
             ("[search.cloud]", self.cloud != new.cloud),
             ("[search.semantic]", self.semantic != new.semantic),
@@ -506,9 +523,28 @@ impl Config {
             servers.push(server);
         }
 
+        let oauth = match raw.auth.oauth {
+            Some(table) => {
+                let span = table.span();
+                Some(
+                    OAuthConfig::from_raw(table.into_inner())
+                        .map_err(|(field, m)| invalid(span, format!("auth.oauth.{field}"), m))?,
+                )
+            }
+            None => None,
+        };
         let (index_span, raw_index) = section(raw.index);
         let index = IndexConfig::from_raw(raw_index)
             .map_err(|(field, m)| invalid(index_span.clone(), format!("index.{field}"), m))?;
+        if let Some(issuer) = &index.oauth_issuer
+            && !oauth.as_ref().is_some_and(|o| o.trusts(issuer))
+        {
+            return Err(invalid(
+                index_span.clone(),
+                "index.oauth_issuer".into(),
+                format!("'{issuer}' must also be one of [[auth.oauth.issuers]], so the gateway accepts its tokens"),
+            ));
+        }
         if index.enabled {
             servers.push(ServerConfig::builtin(
                 crate::index::SERVER_NAME,
@@ -649,6 +685,7 @@ impl Config {
             },
             servers,
             anonymous_project,
+            oauth,
             store_path,
             rules,
             cloud,

@@ -256,7 +256,8 @@ impl Gateway {
         crate::telemetry::install();
         let semantic = semantic::start(config.semantic.as_ref())?;
         let store = Arc::new(Store::open(&config.store_path)?);
-        let auth = Authenticator::new(store.clone(), config.anonymous_project.clone());
+        let oauth = config.oauth.clone().map(|c| Arc::new(crate::oauth::Verifier::new(c)));
+        let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
         let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
@@ -316,6 +317,17 @@ impl Gateway {
     /// The caller behind `token` (or anonymous), narrowed by `_meta.projectId`.
     pub fn caller(&self, token: Option<&str>, project_hint: Option<&str>) -> Result<Caller, auth::Error> {
         self.auth.caller(token, project_hint)
+    }
+
+    /// The caller behind any token, OAuth access tokens included (see
+    /// [`Authenticator::authenticate`]).
+    pub async fn authenticate(&self, token: Option<&str>, project_hint: Option<&str>) -> Result<Caller, auth::Error> {
+        self.auth.authenticate(token, project_hint).await
+    }
+
+    /// The OAuth verifier, when `[auth.oauth]` is configured.
+    pub fn oauth(&self) -> Option<&Arc<crate::oauth::Verifier>> {
+        self.auth.oauth()
     }
 
     /// Whether callers without a token get in.
@@ -468,8 +480,10 @@ impl Gateway {
             .get(&entry.server)
             .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
         let mut meta = meta.unwrap_or_default();
-        if server.config.is_builtin()
-            && let Some(credential) = &caller.credential
+        // Invariant: a caller's token reaches only a server declared for its
+        // issuer; a gateway token is never a credential, so it reaches none.
+        if let Some(credential) = &caller.credential
+            && server.config.caller_token_issuer() == Some(credential.issuer())
         {
             meta.insert(downstream::CALLER_TOKEN_META.into(), credential.expose().into());
         }
@@ -583,6 +597,8 @@ impl Gateway {
         row.outcome = outcome;
         row.latency_ms = latency.as_millis() as u64;
         row.result_count = result_count;
+        row.subject = caller.and_then(|c| c.subject.clone());
+        row.issuer = caller.and_then(|c| c.issuer.clone());
         self.store.audit(row).await;
     }
 }

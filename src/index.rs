@@ -54,6 +54,9 @@ pub struct RawIndex {
     /// Where the caller's token is exchanged for a Protocol API token
     /// [INDEX_TOKEN_EXCHANGE_URL, else `${SERVER_BASE_URL}/token/privy/access-token`].
     pub token_exchange_url: Option<String>,
+    /// Index's authorization server: the issuer (one of `[[auth.oauth.issuers]]`)
+    /// whose access tokens callers bring and `token_exchange_url` exchanges.
+    pub oauth_issuer: Option<String>,
     /// `/discover/new` timeout (default 60000) [PROTOCOL_API_TIMEOUT_MS].
     pub protocol_api_timeout_ms: Option<u64>,
     /// `/discover/filter` timeout (default 30000) [DISCOVER_FILTER_TIMEOUT_MS].
@@ -89,6 +92,8 @@ pub struct IndexConfig {
     pub protocol_api_url: String,
     /// Token exchange endpoint (empty: not configured).
     pub token_exchange_url: String,
+    /// The issuer whose tokens reach the exchange; none: no caller token ever does.
+    pub oauth_issuer: Option<String>,
     /// `/discover/new` timeout.
     pub protocol_api_timeout: Duration,
     /// `/discover/filter` timeout.
@@ -165,6 +170,7 @@ impl IndexConfig {
             enabled: raw.enabled.unwrap_or(true),
             protocol_api_url: url("protocol_api_url", raw.protocol_api_url, env("PROTOCOL_API_URL"))?,
             token_exchange_url,
+            oauth_issuer: raw.oauth_issuer.filter(|i| !i.trim().is_empty()),
             protocol_api_timeout: ms(
                 "protocol_api_timeout_ms",
                 raw.protocol_api_timeout_ms,

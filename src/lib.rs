@@ -14,7 +14,9 @@
 //!   tool rules; the one view of what a caller may see.
 //! * [`search`]: BM25 (tantivy) over the catalog.
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, the audit log.
-//! * [`auth`]: who is calling: token or anonymous, project, grants.
+//! * [`auth`]: who is calling: gateway token, OAuth access token or anonymous; project, grants.
+//! * [`oauth`]: the gateway as an OAuth 2.1 protected resource: JWTs checked against
+//!   trusted issuers' JWKS, or RFC 7662 introspection; RFC 9728 metadata; token → project.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
@@ -37,6 +39,7 @@ pub mod downstream;
 pub mod eval;
 pub mod gateway;
 pub mod index;
+pub mod oauth;
 pub mod ratelimit;
 pub mod reload;
 pub mod search;

@@ -25,6 +25,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{Instrument, info, warn};
 
 use crate::auth::{self, Caller};
+use crate::oauth;
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
 use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
@@ -172,7 +173,7 @@ impl Upstream {
             return Ok(caller.clone());
         }
         let token = meta_str("token").or_else(|| self.session_token.clone());
-        self.gateway.caller(token.as_deref(), hint.as_deref())
+        self.gateway.authenticate(token.as_deref(), hint.as_deref()).await
     }
 
     /// One meta-tool call, from caller to audit row.
@@ -754,6 +755,7 @@ pub async fn serve_http(
             guard,
         ))
         // Outside the MCP guard: health, metrics and the widget's static assets.
+        .merge(resource_metadata(gateway_for_ops.clone()))
         .merge(operations(gateway_for_ops))
         .merge(crate::index::widget::router());
     let addr: SocketAddr = listener.local_addr()?;
@@ -803,18 +805,18 @@ async fn guard(
             return (http::StatusCode::BAD_REQUEST, axum::Json(unanswerable(code, &message))).into_response();
         }
     };
-    let unauthorized = |error: Option<&str>| {
-        let challenge = match error {
-            Some(e) => format!("Bearer realm=\"mcp-gateway\", error=\"{e}\""),
-            None => "Bearer realm=\"mcp-gateway\"".to_string(),
+    let oauth = gateway.oauth().cloned();
+    // RFC 6750 §3 challenges; with OAuth on they also say where the
+    // protected-resource metadata is (RFC 9728 §5.1), which is how an MCP
+    // client finds the authorization server.
+    let refuse = |status: http::StatusCode, error: Option<(&str, &str)>, message: &str| {
+        let challenge = match (&oauth, error) {
+            (Some(v), e) => v.challenge(e),
+            (None, Some((code, _))) => format!("Bearer realm=\"mcp-gateway\", error=\"{code}\""),
+            (None, None) => "Bearer realm=\"mcp-gateway\"".to_string(),
         };
-        let body = unanswerable(UNAUTHORIZED, &auth::Error::Unauthorized.to_string());
-        (
-            http::StatusCode::UNAUTHORIZED,
-            [(http::header::WWW_AUTHENTICATE, challenge)],
-            axum::Json(body),
-        )
-            .into_response()
+        let body = unanswerable(UNAUTHORIZED, message);
+        (status, [(http::header::WWW_AUTHENTICATE, challenge)], axum::Json(body)).into_response()
     };
     let header = parts
         .headers
@@ -822,25 +824,25 @@ async fn guard(
         .map(|v| v.to_str().map(auth::bearer));
     let mut budget = "anonymous".to_string();
     match header {
-        Some(Ok(Some(token))) => match gateway.caller(Some(token), None) {
+        Some(Ok(Some(token))) => match gateway.authenticate(Some(token), None).await {
             Ok(caller) => {
                 if let Some(id) = caller.token_id {
                     budget = format!("token:{id}");
+                } else if let (Some(issuer), Some(subject)) = (&caller.issuer, &caller.subject) {
+                    crate::telemetry::oauth_token(issuer, "accepted");
+                    budget = format!("oauth:{issuer}#{subject}");
                 }
                 parts.extensions.insert(caller);
             }
-            Err(auth::Error::Store(e)) => {
-                tracing::error!(error = %e, "store unavailable");
-                return (
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    "the gateway's store is unavailable",
-                )
-                    .into_response();
-            }
-            Err(_) => return unauthorized(Some("invalid_token")),
+            Err(e) => return refusal(e, refuse),
         },
-        Some(_) => return unauthorized(Some("invalid_request")),
-        None if !gateway.allows_anonymous() && needs_credentials(&message) => return unauthorized(None),
+        Some(_) => {
+            let message = "the Authorization header must be 'Bearer <token>'";
+            return refuse(http::StatusCode::UNAUTHORIZED, Some(("invalid_request", message)), message);
+        }
+        None if !gateway.allows_anonymous() && needs_credentials(&message) => {
+            return refuse(http::StatusCode::UNAUTHORIZED, None, &auth::Error::Unauthorized.to_string());
+        }
         None => {}
     }
     if let Some(limiter) = &limiter
@@ -859,6 +861,62 @@ async fn guard(
     }
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await
+}
+
+/// The HTTP answer to a refused caller: 401 for a missing or invalid token,
+/// 403 for a valid one that lacks a scope or maps to no project, 503 when
+/// the store or an authorization server is unreachable.
+fn refusal(
+    e: auth::Error,
+    refuse: impl Fn(http::StatusCode, Option<(&str, &str)>, &str) -> axum::response::Response,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let message = e.to_string();
+    match e {
+        auth::Error::Store(e) => {
+            tracing::error!(error = %e, "store unavailable");
+            (http::StatusCode::SERVICE_UNAVAILABLE, "the gateway's store is unavailable").into_response()
+        }
+        auth::Error::OAuth(oauth::Error::Unavailable { ref issuer, .. }) => {
+            warn!(issuer = %issuer, error = %message, "authorization server unavailable");
+            crate::telemetry::oauth_token(issuer, "unavailable");
+            (http::StatusCode::SERVICE_UNAVAILABLE, axum::Json(unanswerable(UNAUTHORIZED, &message))).into_response()
+        }
+        // The challenge's `scope` lists every scope required (RFC 6750 §3).
+        auth::Error::OAuth(oauth::Error::InsufficientScope(_)) => {
+            crate::telemetry::oauth_token("", "insufficient_scope");
+            refuse(http::StatusCode::FORBIDDEN, Some(("insufficient_scope", &message)), &message)
+        }
+        auth::Error::NoProject { ref issuer, ref subject } => {
+            info!(issuer = %issuer, subject = %subject, "valid token maps to no project; refused");
+            crate::telemetry::oauth_token(issuer, "no_project");
+            refuse(http::StatusCode::FORBIDDEN, None, &message)
+        }
+        auth::Error::OAuth(_) => {
+            crate::telemetry::oauth_token("", "invalid");
+            refuse(http::StatusCode::UNAUTHORIZED, Some(("invalid_token", &message)), &message)
+        }
+        _ => refuse(http::StatusCode::UNAUTHORIZED, Some(("invalid_token", &message)), &message),
+    }
+}
+
+/// `GET /.well-known/oauth-protected-resource[/path]` (RFC 9728), when
+/// `[auth.oauth]` is configured; outside the guard, as clients read it
+/// before they have a token.
+fn resource_metadata(gateway: Gateway) -> axum::Router {
+    use axum::response::IntoResponse;
+    let answer = move || {
+        let gateway = gateway.clone();
+        async move {
+            match gateway.oauth() {
+                Some(v) => axum::Json(v.metadata()).into_response(),
+                None => (http::StatusCode::NOT_FOUND, "OAuth is not configured ([auth.oauth])").into_response(),
+            }
+        }
+    };
+    axum::Router::new()
+        .route(oauth::WELL_KNOWN, axum::routing::get(answer.clone()))
+        .route(&format!("{}/{{*resource}}", oauth::WELL_KNOWN), axum::routing::get(answer))
 }
 
 /// `GET /healthz` (the process answers), `GET /readyz` (store open, every
@@ -926,24 +984,14 @@ fn operations(gateway: Gateway) -> axum::Router {
         )
 }
 
-/// The requests (not notifications or responses) in a JSON-RPC message or batch.
-fn requests(message: &Value) -> impl Iterator<Item = &Value> {
-    let all = match message {
-        Value::Array(batch) => batch.as_slice(),
-        one => std::slice::from_ref(one),
-    };
-    all.iter()
-        .filter(|m| m.get("id").is_some() && m.get("method").is_some())
-}
-
-/// Whether a JSON-RPC message holds a request.
+/// Whether a JSON-RPC message is a request (not a notification or response).
 fn is_request(message: &Value) -> bool {
-    requests(message).next().is_some()
+    message.get("id").is_some() && message.get("method").is_some()
 }
 
-/// Whether a JSON-RPC message holds a request that carries no `_meta.token` of its own.
+/// Whether a JSON-RPC message is a request that carries no `_meta.token` of its own.
 fn needs_credentials(message: &Value) -> bool {
-    requests(message).any(|m| m.pointer("/params/_meta/token").is_none())
+    is_request(message) && message.pointer("/params/_meta/token").is_none()
 }
 
 /// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).
@@ -959,12 +1007,13 @@ pub fn parse_jsonrpc(body: &[u8]) -> Result<Value, (i32, String)> {
         m.get("jsonrpc") == Some(&json!("2.0"))
             && (m.get("method").is_some_and(Value::is_string) || m.get("result").is_some() || m.get("error").is_some())
     };
-    let ok = match &value {
-        Value::Object(_) => valid(&value),
-        Value::Array(batch) => !batch.is_empty() && batch.iter().all(valid),
-        _ => false,
-    };
-    if !ok {
+    if value.is_array() {
+        // JSON-RPC batching was removed from MCP in 2025-06-18, and rmcp
+        // answers none of the revisions that had it with a batch.
+        let message = "invalid request: JSON-RPC batches are not supported by this protocol revision; send each message on its own";
+        return Err((-32600, message.to_string()));
+    }
+    if !valid(&value) {
         let message = "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"";
         return Err((-32600, message.to_string()));
     }
@@ -985,6 +1034,10 @@ mod tests {
         assert_eq!(jsonrpc_shape_error(b"{not json").unwrap().0, -32700);
         assert_eq!(jsonrpc_shape_error(b"{\"foo\": 1}").unwrap().0, -32600);
         assert_eq!(jsonrpc_shape_error(b"[]").unwrap().0, -32600);
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+        let (code, message) = jsonrpc_shape_error(batch).unwrap();
+        assert_eq!(code, -32600);
+        assert!(message.contains("batches are not supported"), "{message}");
         assert_eq!(jsonrpc_shape_error(b"42").unwrap().0, -32600);
         assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
         assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_none());

@@ -265,6 +265,10 @@ pub struct AuditRow {
     pub latency_ms: u64,
     /// Results returned by a discovery.
     pub result_count: Option<u64>,
+    /// The OAuth subject of the caller, when it signed in with OAuth.
+    pub subject: Option<String>,
+    /// The issuer of that caller's token.
+    pub issuer: Option<String>,
 }
 
 /// How a meta-tool call ended.
@@ -659,7 +663,8 @@ impl Store {
         let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
         let mut rows = self.with(|c| {
             let mut stmt = c.prepare(
-                "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count
+                "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
+                        subject, issuer
                  FROM audit_log WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2",
             )?;
             stmt.query_map(params![project_id, limit as i64], |r| {
@@ -673,6 +678,8 @@ impl Store {
                     outcome: Outcome::parse(&r.get::<_, String>(6)?),
                     latency_ms: r.get::<_, i64>(7)? as u64,
                     result_count: r.get::<_, Option<i64>>(8)?.map(|n| n as u64),
+                    subject: r.get(9)?,
+                    issuer: r.get(10)?,
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
@@ -772,8 +779,9 @@ fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()>
     let tx = conn.transaction()?;
     {
         let mut audit = tx.prepare_cached(
-            "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
+                                    subject, issuer)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?;
         let mut touch = tx.prepare_cached("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2")?;
         for w in writes {
@@ -794,6 +802,8 @@ fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()>
                 r.outcome.as_str(),
                 r.latency_ms as i64,
                 r.result_count.map(|n| n as i64),
+                r.subject,
+                r.issuer,
             ])?;
         }
     }
@@ -812,6 +822,8 @@ pub fn audit_row(request_id: &str, meta_tool: &str) -> AuditRow {
         outcome: Outcome::Ok,
         latency_ms: 0,
         result_count: None,
+        subject: None,
+        issuer: None,
     }
 }
 

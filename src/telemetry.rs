@@ -107,6 +107,13 @@ pub fn rate_limited() {
     counter!("mcp_gateway_rate_limited_total").increment(1);
 }
 
+/// An OAuth access token checked at the HTTP listener. `issuer` is a
+/// trusted one, or empty when the token did not get that far (a claimed
+/// issuer is the caller's input, so never a label).
+pub fn oauth_token(issuer: &str, outcome: &'static str) {
+    counter!("mcp_gateway_oauth_tokens_total", "issuer" => issuer.to_string(), "outcome" => outcome).increment(1);
+}
+
 /// The catalog was rebuilt.
 pub fn catalog_size(tools: usize) {
     gauge!("mcp_gateway_catalog_tools").set(tools as f64);
