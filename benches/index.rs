@@ -6,6 +6,8 @@
 mod common;
 #[path = "../tests/fake_index/mod.rs"]
 mod fake_index;
+#[path = "../tests/common/oauth.rs"]
+mod oauth;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -41,16 +43,19 @@ async fn main() {
     // The fake's VibeCheck adds 20 ms of its own.
     fake.fault("vibecheck", slow(80));
 
+    // Signed in as Index's authorization server says (a real oidc-provider).
+    let index_as = oauth::jwt_provider();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let resource = format!("http://{addr}/mcp");
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("gateway.toml");
-    std::fs::write(&config, fake.config("")).unwrap();
+    std::fs::write(&config, fake.signed_in_config(&resource, &index_as.issuer, &[], "me", "")).unwrap();
     let config = config.to_str().unwrap();
-    cli(config, &["project", "create", "bench"]);
-    cli(config, &["grant", "--project", "bench", "--server", "index"]);
-    let token = cli(config, &["token", "issue", "--project", "bench"]);
-    fake.accept(&token);
+    cli(config, &["project", "create", "p"]);
+    cli(config, &["grant", "--project", "p", "--server", "index"]);
+    let token = index_as.token("me", &resource, "mcp:tools privy:token:exchange").await;
 
-    let (url, _gateway) = common::spawn(&["serve", "--http", "127.0.0.1:0", "--config", config]).await;
+    let (url, _gateway) = common::spawn(&["serve", "--http", &addr.to_string(), "--config", config]).await;
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
     );

@@ -7,6 +7,7 @@ mod fake_index;
 
 use std::time::{Duration, Instant};
 
+use common::oauth::{jwt_provider, other_provider};
 use common::*;
 use fake_index::{FakeIndex, Fault, INTENT_A, INTENT_B, ME, user_id};
 use rmcp::model::CallToolResult;
@@ -14,13 +15,31 @@ use serde_json::{Value, json};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-/// A gateway whose project `p` is granted `index`, and a client with p's token (accepted by the fake).
-async fn setup(fake: &FakeIndex, index_extra: &str) -> (Gateway, Client) {
-    let gw = Gateway::start(&fake.config(index_extra)).await;
+/// The subject Index's authorization server signs the caller in as.
+const SUBJECT: &str = "index-user-1";
+
+/// A gateway that trusts Index's authorization server (a real OAuth
+/// server, as `[index] oauth_issuer`) and maps [`SUBJECT`] to project `p`,
+/// granted `index`; `head` goes before the rest.
+async fn index_gateway(fake: &FakeIndex, head: &str, index_extra: &str) -> Gateway {
+    let gw = Gateway::start_knowing_url(|url| {
+        let others = [other_provider().issuer.as_str()];
+        let config = fake.signed_in_config(url, &jwt_provider().issuer, &others, SUBJECT, index_extra);
+        format!("{head}{config}")
+    })
+    .await;
     gw.cli(&["project", "create", "p"]);
     gw.cli(&["grant", "--project", "p", "--server", "index"]);
-    let token = gw.issue_token("p");
-    fake.accept(&token);
+    gw
+}
+
+/// A gateway (see [`index_gateway`]) and a client signed in with a token
+/// from Index's authorization server, which the fake exchanges.
+async fn setup(fake: &FakeIndex, index_extra: &str) -> (Gateway, Client) {
+    let gw = index_gateway(fake, "", index_extra).await;
+    let token = jwt_provider()
+        .token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange")
+        .await;
     let client = gw.client_with_token(&token).await.unwrap();
     wait_for_tool(&client, "index:discover_filter").await;
     (gw, client)
@@ -418,35 +437,46 @@ async fn invalid_arguments_are_all_reported_before_any_network_call() {
 }
 
 #[tokio::test]
-async fn missing_or_refused_auth_is_a_tool_error_with_a_www_authenticate_hint() {
+async fn only_a_token_from_indexs_own_authorization_server_reaches_the_exchange() {
     let fake = FakeIndex::start(3).await;
-    let gw = Gateway::start(&format!("{ANONYMOUS}{}", fake.config(""))).await;
+    let gw = index_gateway(&fake, ANONYMOUS, "").await;
+    let filter = json!({ "intentIds": [INTENT_A] });
+    let not_signed_in = |r: &CallToolResult| {
+        assert_error(r, "not signed in to Index Network");
+        let hint = r.meta.as_ref().and_then(|m| m.get("mcp/www_authenticate"));
+        assert!(hint.and_then(Value::as_str).is_some_and(|h| h.starts_with("Bearer ")), "{r:?}");
+    };
+
+    // Anonymous, a gateway token, and a token from another trusted issuer:
+    // each gets the same "how to connect" tool error, and nothing reaches Index.
     let anonymous = gw.client().await;
     wait_for_tool(&anonymous, "index:discover_filter").await;
-    let r = execute(&anonymous, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
-    assert_error(&r, "authorization required");
-    let hint = r
-        .meta
-        .as_ref()
-        .and_then(|m| m.get("mcp/www_authenticate"))
-        .expect("WWW-Authenticate hint");
-    assert!(hint.as_str().unwrap().starts_with("Bearer "));
+    not_signed_in(&execute(&anonymous, "index:discover_filter", filter.clone()).await);
+    let gateway_token = gw.issue_token("p");
+    let with_gateway_token = gw.client_with_token(&gateway_token).await.unwrap();
+    not_signed_in(&execute(&with_gateway_token, "index:discover_filter", filter.clone()).await);
+    let company_token = other_provider().token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange").await;
+    let with_company_token = gw.client_with_token(&company_token).await.unwrap();
+    not_signed_in(&execute(&with_company_token, "index:discover_filter", filter.clone()).await);
     assert_eq!(fake.calls("exchange"), 0);
+    assert!(fake.bearers().is_empty(), "no bearer reached Index");
 
-    // A token the exchange does not know, then one without the scope.
-    gw.cli(&["grant", "--project", "local", "--server", "index"]);
-    let token = gw.issue_token("local");
-    let client = gw.client_with_token(&token).await.unwrap();
-    assert_error(
-        &execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await,
-        "Token exchange failed (404): token_not_found",
-    );
-    fake.accept(&token);
-    fake.set_scope("openid");
-    let r = execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
+    // Index's token without the exchange scope: refused by Index, said clearly.
+    let unscoped = jwt_provider().token(SUBJECT, &gw.url, "mcp:tools").await;
+    let client = gw.client_with_token(&unscoped).await.unwrap();
+    let r = execute(&client, "index:discover_filter", filter.clone()).await;
     assert_error(&r, "privy:token:exchange");
     assert!(r.meta.as_ref().is_some_and(|m| m.contains_key("mcp/www_authenticate")));
-    assert!(!gw.log().contains(&token), "the caller's token reached the log");
+
+    // With the scope it works, and the only bearers Index ever saw are Index's tokens.
+    let token = jwt_provider().token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange").await;
+    let client = gw.client_with_token(&token).await.unwrap();
+    assert_ok(&execute(&client, "index:discover_filter", filter).await);
+    assert_eq!(fake.bearers(), [unscoped.clone(), token.clone()]);
+    let log = gw.log();
+    for secret in [&gateway_token, &company_token, &unscoped, &token] {
+        assert!(!log.contains(secret.as_str()), "a caller's token reached the log");
+    }
 }
 
 #[tokio::test]

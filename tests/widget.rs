@@ -47,11 +47,14 @@ fn mime_and_text(contents: &ResourceContents) -> (String, String) {
 #[tokio::test]
 async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromium() {
     let fake = FakeIndex::start(8).await;
-    let gw = Gateway::start(&format!("{ANONYMOUS}{}", fake.config(""))).await;
+    let index_as = common::oauth::jwt_provider();
+    let gw = Gateway::start_knowing_url(|url| {
+        format!("{ANONYMOUS}{}", fake.signed_in_config(url, &index_as.issuer, &[], "me", ""))
+    })
+    .await;
     gw.cli(&["project", "create", "p"]);
     gw.cli(&["grant", "--project", "p", "--server", "index"]);
-    let token = gw.issue_token("p");
-    fake.accept(&token);
+    let token = index_as.token("me", &gw.url, "mcp:tools privy:token:exchange").await;
     let client = gw.client_with_token(&token).await.unwrap();
     let result = eventually(Duration::from_secs(10), "a discover_filter result", || async {
         let r = execute(

@@ -26,7 +26,7 @@ const SNIPPET: usize = 500;
 pub enum Error {
     /// The upstream request carried no bearer token.
     #[error(
-        "authorization required: call the gateway with a bearer token (Authorization: Bearer …); it is exchanged for an Index Network access token"
+        "not signed in to Index Network: connect to this gateway with an access token from Index Network's authorization server (OAuth sign-in; the gateway's [index] oauth_issuer); a gateway token is never sent to Index"
     )]
     MissingAuth,
     /// The exchanged token may not be used for the Protocol API.

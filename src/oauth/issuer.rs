@@ -114,6 +114,9 @@ impl Issuer {
                 ErrorKind::InvalidIssuer => "the token names another issuer".into(),
                 ErrorKind::InvalidSignature => "the signature does not verify".into(),
                 ErrorKind::MissingRequiredClaim(c) => format!("the token has no '{c}' claim"),
+                ErrorKind::Base64(_) | ErrorKind::Json(_) | ErrorKind::Utf8(_) | ErrorKind::InvalidToken => {
+                    "the token is malformed".into()
+                }
                 other => format!("{other:?}"),
             })
         })?;

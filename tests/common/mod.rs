@@ -2,6 +2,8 @@
 //! config, watch its log, and talk MCP to it with the rmcp client.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod oauth;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -50,11 +52,28 @@ impl Gateway {
 
     /// Like [`Gateway::start`], with extra environment variables.
     pub async fn start_with(config: &str, env: &[(&str, &str)]) -> Gateway {
+        Self::start_at("127.0.0.1:0", config, env).await
+    }
+
+    /// Starts on a port known before the config is written, for configs that
+    /// name the gateway's own URL (the OAuth audience): `config` gets
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub async fn start_knowing_url(config: impl FnOnce(&str) -> String) -> Gateway {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        Self::start_at(&format!("127.0.0.1:{port}"), &config(&url), &[]).await
+    }
+
+    async fn start_at(addr: &str, config: &str, env: &[(&str, &str)]) -> Gateway {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("gateway.toml");
         std::fs::write(&path, config).unwrap();
         let mut child = tokio::process::Command::new(bin())
-            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .args(["serve", "--http", addr, "--config"])
             .arg(&path)
             .envs(env.iter().copied())
             .env("RUST_LOG", "info")

@@ -85,8 +85,10 @@ pub struct VibeFailure {
 
 #[derive(Default)]
 struct Data {
-    accepted: HashSet<String>,
-    scope: String,
+    /// Index's authorization server; the exchange accepts only its tokens.
+    issuer: Option<String>,
+    /// Every bearer the exchange was shown.
+    bearers: Vec<String>,
     privy: HashSet<String>,
     users: Vec<User>,
     intents: Vec<Intent>,
@@ -123,7 +125,6 @@ impl FakeIndex {
     /// one of the caller's intents; user `n` has stake `1000 - n`.
     pub async fn start(others: usize) -> FakeIndex {
         let mut data = Data {
-            scope: "openid privy:token:exchange".into(),
             fresh_matches: 3,
             ..Data::default()
         };
@@ -198,14 +199,41 @@ impl FakeIndex {
         )
     }
 
-    /// Accept `token` at the exchange.
-    pub fn accept(&self, token: &str) {
-        self.data.lock().unwrap().accepted.insert(token.into());
+    /// A gateway config for callers signed in with Index's authorization
+    /// server `issuer` (a real OAuth server): `[auth.oauth]` for the gateway
+    /// at `gateway_url` trusting it and `others`, `subject` mapped to project
+    /// `p`, and `[index]` pointing at this fake with `oauth_issuer = issuer`
+    /// plus `index_extra`. The fake trusts the same issuer.
+    pub fn signed_in_config(
+        &self,
+        gateway_url: &str,
+        issuer: &str,
+        others: &[&str],
+        subject: &str,
+        index_extra: &str,
+    ) -> String {
+        self.trust(issuer);
+        let issuers: String = std::iter::once(issuer)
+            .chain(others.iter().copied())
+            .map(|i| format!("[[auth.oauth.issuers]]\nissuer = \"{i}\"\n"))
+            .collect();
+        format!(
+            "[auth.oauth]\naudience = \"{gateway_url}\"\n{issuers}\
+             [[auth.oauth.projects]]\nproject = \"p\"\nsubjects = [\"{subject}\"]\n{}",
+            self.config(&format!("oauth_issuer = \"{issuer}\"\n{index_extra}"))
+        )
     }
 
-    /// The scope the exchange reports.
-    pub fn set_scope(&self, scope: &str) {
-        self.data.lock().unwrap().scope = scope.into();
+    /// Index's own authorization server: as the real exchange does
+    /// (`validateToken(['privy:token:exchange'])`), only access tokens it
+    /// signed, unexpired, with that scope and a `jti`, are exchanged.
+    pub fn trust(&self, issuer: &str) {
+        self.data.lock().unwrap().issuer = Some(issuer.into());
+    }
+
+    /// Every bearer token the exchange was shown, in order.
+    pub fn bearers(&self) -> Vec<String> {
+        self.data.lock().unwrap().bearers.clone()
     }
 
     /// Makes `route` (`exchange`, `new`, `filter`, `vibecheck`) misbehave.
@@ -377,20 +405,51 @@ async fn exchange(State(fake): State<FakeIndex>, headers: HeaderMap) -> Response
     let Some(token) = bearer(&headers) else {
         return error_response(401, json!({ "error": "Missing bearer token." }), None);
     };
-    let mut d = fake.data.lock().unwrap();
-    if !d.accepted.contains(&token) {
-        return error_response(404, json!({ "error": "token_not_found" }), None);
-    }
-    if !d.scope.split_whitespace().any(|s| s == "privy:token:exchange") {
+    let issuer = {
+        let mut d = fake.data.lock().unwrap();
+        d.bearers.push(token.clone());
+        d.issuer.clone()
+    };
+    let claims = match verify_index_token(issuer.as_deref(), &token).await {
+        Some(c) => c,
+        None => return error_response(401, json!({ "error": "Unauthorized" }), None),
+    };
+    let scope = claims["scope"].as_str().unwrap_or_default().to_string();
+    if !scope.split_whitespace().any(|s| s == "privy:token:exchange") {
         return error_response(403, json!({ "error": "insufficient_scope" }), None);
     }
+    if claims.get("jti").is_none() {
+        let body = json!({ "error": "invalid_token", "error_description": "Token missing jti claim" });
+        return error_response(400, body, None);
+    }
+    let mut d = fake.data.lock().unwrap();
     let privy = format!("privy-{}", d.privy.len() + 1);
     d.privy.insert(privy.clone());
     Json(json!({
         "privyAccessToken": privy, "expiresAt": 1_900_000_000_000u64, "issuedAt": 1_800_000_000_000u64,
-        "userId": ME, "scope": d.scope,
+        "userId": ME, "scope": scope,
     }))
     .into_response()
+}
+
+/// The claims of `token` if Index's authorization server signed it (its
+/// current JWKS) and it has not expired.
+async fn verify_index_token(issuer: Option<&str>, token: &str) -> Option<Value> {
+    let issuer = issuer?;
+    let header = jsonwebtoken::decode_header(token).ok()?;
+    let config: Value = reqwest::get(format!("{issuer}/.well-known/openid-configuration"))
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    let keys: jsonwebtoken::jwk::JwkSet = reqwest::get(config["jwks_uri"].as_str()?).await.ok()?.json().await.ok()?;
+    let key = keys.find(header.kid.as_deref()?)?;
+    let mut validation = jsonwebtoken::Validation::new(header.alg);
+    validation.set_issuer(&[issuer]);
+    validation.validate_aud = false;
+    let key = jsonwebtoken::DecodingKey::from_jwk(key).ok()?;
+    jsonwebtoken::decode::<Value>(token, &key, &validation).ok().map(|d| d.claims)
 }
 
 async fn discover_new(State(fake): State<FakeIndex>, headers: HeaderMap, mut form: Multipart) -> Response {
