@@ -1,13 +1,21 @@
 //! What the per-call checks cost: resolving a caller (token lookup, constant-time
 //! compare, project, grants) and queueing its audit row. Together they are the
-//! overhead projects and tokens add to every `tool_execute`.
+//! overhead projects and tokens add to every `tool_execute`. Also what an
+//! OAuth access token costs instead: an RS256 JWT from a real authorization
+//! server (`tests/oauth/provider.mjs`, so `scripts/setup` first), verified
+//! against its JWKS (cached) and mapped to a project.
 //! Run: `cargo bench --bench checks`.
 
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_gateway::auth::Authenticator;
+use mcp_gateway::config::Config;
+use mcp_gateway::oauth::Verifier;
 use mcp_gateway::store::{self, Search, Store};
+
+#[path = "../tests/common/oauth.rs"]
+mod oauth;
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -19,7 +27,19 @@ fn bench(c: &mut Criterion) {
         store.set_permission("p", server, Some("delete"), false).unwrap();
     }
     let (_, token) = store.issue_token("p", "bench").unwrap();
-    let auth = Authenticator::new(store.clone(), None);
+    let audience = "http://127.0.0.1:8931/mcp";
+    let provider = oauth::jwt_provider();
+    let toml = format!(
+        "[auth.oauth]\naudience = \"{audience}\"\nscopes = [\"mcp:tools\"]\n\
+         [[auth.oauth.issuers]]\nissuer = \"{}\"\n[[auth.oauth.projects]]\nproject = \"p\"\nsubjects = [\"alice\"]\n",
+        provider.issuer
+    );
+    let config = Config::parse(&toml, "bench", dir.path()).unwrap();
+    let verifier = Arc::new(Verifier::new(config.oauth.unwrap()));
+    let jwt = rt.block_on(provider.token("alice", audience, "mcp:tools"));
+    let auth = Authenticator::new(store.clone(), None, Some(verifier.clone()));
+    // The first token fetches the issuer's metadata and keys; later ones use the cache.
+    rt.block_on(auth.authenticate(Some(&jwt), None)).unwrap();
 
     let mut g = c.benchmark_group("checks");
     g.bench_function("authenticate (sqlite lookup + hash compare)", |b| {
@@ -27,6 +47,13 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("caller (token, project hint, grants)", |b| {
         b.iter(|| auth.caller(Some(&token), Some("p")).unwrap())
+    });
+    g.bench_function("oauth: verify an RS256 JWT (cached JWKS)", |b| {
+        b.to_async(&rt).iter(|| async { verifier.verify(&jwt).await.unwrap() })
+    });
+    g.bench_function("oauth: caller from a JWT (verify, map, project, grants)", |b| {
+        b.to_async(&rt)
+            .iter(|| async { auth.authenticate(Some(&jwt), Some("p")).await.unwrap() })
     });
     g.bench_function("audit row queued", |b| {
         b.to_async(&rt)

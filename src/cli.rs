@@ -71,11 +71,11 @@ pub struct Who {
 }
 
 impl Who {
-    fn caller(&self, gw: &Gateway) -> anyhow::Result<Caller> {
+    async fn caller(&self, gw: &Gateway) -> anyhow::Result<Caller> {
         if let Some(p) = &self.project {
             return Ok(gw.caller_for_project(p)?);
         }
-        gw.caller(self.token.as_deref(), None).map_err(|e| match e {
+        gw.authenticate(self.token.as_deref(), None).await.map_err(|e| match e {
             auth::Error::Unauthorized if self.token.is_none() => {
                 anyhow::anyhow!("no caller: pass --project NAME or --token TOKEN, or turn on [auth] allow_anonymous")
             }
@@ -256,7 +256,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 max_results: Some(max_results),
             };
             one_shot(&config, |gw| async move {
-                let caller = who.caller(&gw)?;
+                let caller = who.caller(&gw).await?;
                 let found = gw.discover(&caller, &args).await.map_err(anyhow::Error::msg)?;
                 if json {
                     println!("{}", serde_json::to_string_pretty(&found)?);
@@ -287,7 +287,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let arguments: Value = serde_json::from_str(&arguments).context("arguments must be a JSON object")?;
             one_shot(&config, |gw| async move {
-                let caller = who.caller(&gw)?;
+                let caller = who.caller(&gw).await?;
                 let result = match gw
                     .execute(
                         &caller,

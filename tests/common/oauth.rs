@@ -1,6 +1,7 @@
 //! A real OAuth authorization server for the tests: `oidc-provider` (npm)
 //! run by `tests/oauth/provider.mjs`, one per test binary and kind (JWT or
 //! opaque access tokens), stopped when the test binary exits (its stdin closes).
+#![allow(dead_code)] // each test binary and bench uses a different part
 
 use std::io::BufRead;
 use std::process::{Child, ChildStdin, Command, Stdio};
