@@ -73,6 +73,14 @@ pub enum Error {
         /// The parser's message, with line and column.
         message: String,
     },
+    /// An environment variable the configuration reads has an unusable value.
+    #[error("{var}: {message}")]
+    Env {
+        /// The variable.
+        var: &'static str,
+        /// What is wrong and what was expected.
+        message: String,
+    },
     /// The file parses but breaks a rule (duplicate names, missing command...).
     #[error("{path}:{line}: {key}: {message}")]
     Invalid {
@@ -85,6 +93,25 @@ pub enum Error {
         /// What is wrong and what was expected.
         message: String,
     },
+}
+
+/// The SQLite file a store setting names: a path, or `sqlite:` and a path.
+/// Any other URL scheme is refused rather than taken for a folder; the
+/// value itself is not repeated, as a database URL may hold a password.
+fn sqlite_path(value: &str) -> Result<&str, String> {
+    if let Some(path) = value.strip_prefix("sqlite://").or_else(|| value.strip_prefix("sqlite:")) {
+        return Ok(path);
+    }
+    match value.split_once("://") {
+        Some((scheme, _))
+            if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c)) =>
+        {
+            Err(format!(
+                "'{scheme}://…' is a {scheme} URL, but this build keeps its store in SQLite only: give a file path (e.g. data/mcp-gateway.db) or sqlite:PATH"
+            ))
+        }
+        _ => Ok(value),
+    }
 }
 
 /// The file as written. Doc comments double as the configuration reference.
@@ -580,10 +607,16 @@ impl Config {
             }
             (false, None) => None,
         };
-        let store_path = match std::env::var_os(crate::store::DB_ENV) {
-            Some(p) if !p.is_empty() => PathBuf::from(p),
+        let store_path = match std::env::var(crate::store::DB_ENV) {
+            Ok(p) if !p.is_empty() => PathBuf::from(sqlite_path(&p).map_err(|message| Error::Env {
+                var: crate::store::DB_ENV,
+                message,
+            })?),
             _ => match raw.store.path {
-                Some(p) => base.join(interpolate(&p).map_err(|m| invalid(0..0, "store.path".into(), m))?),
+                Some(p) => {
+                    let p = interpolate(&p).map_err(|m| invalid(0..0, "store.path".into(), m))?;
+                    base.join(sqlite_path(&p).map_err(|m| invalid(0..0, "store.path".into(), m))?)
+                }
                 None => base.join("mcp-gateway.db"),
             },
         };
@@ -1053,6 +1086,19 @@ url = "http://127.0.0.1:9/mcp"
         let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["everything", "remote", "index", "archives"]);
         assert!(matches!(c.servers[1].transport, Transport::Http { .. }));
+    }
+
+    #[test]
+    fn a_database_url_is_refused_not_taken_for_a_folder() {
+        assert_eq!(sqlite_path("data/gw.db"), Ok("data/gw.db"));
+        assert_eq!(sqlite_path("sqlite:data/gw.db"), Ok("data/gw.db"));
+        assert_eq!(sqlite_path("sqlite:///var/lib/gw.db"), Ok("/var/lib/gw.db"));
+        let err = sqlite_path("postgres://gw:hunter2@db.example.com/gw").unwrap_err();
+        assert!(err.contains("postgres URL") && err.contains("SQLite only"), "{err}");
+        assert!(!err.contains("hunter2"), "the password is not repeated: {err}");
+        let raw = "[store]\npath = \"mysql://root@localhost/gw\"\n";
+        let err = Config::parse(raw, "g.toml", Path::new("/tmp")).unwrap_err().to_string();
+        assert!(err.contains("store.path") && err.contains("mysql URL"), "{err}");
     }
 
     #[test]

@@ -93,6 +93,7 @@ pub struct Bench {
 
 /// Quality figures for one group of tasks.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Scores {
     /// Tasks scored.
     pub tasks: usize,

@@ -64,7 +64,9 @@ pub struct Found {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// 0..1; a fixed map of the BM25 score, comparable across queries.
-    pub relevance: f32,
+    /// Three decimals, held as the f64 that prints that way: an f32 widened
+    /// on the way into JSON would print as 0.08399999886751175.
+    pub relevance: f64,
     /// Why it was picked: matched terms and fields (BM25), or the cloud's reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<String>,
@@ -408,7 +410,7 @@ impl Gateway {
                     tool_name: entry.tool.name.to_string(),
                     server_name: entry.server.clone(),
                     description: entry.tool.description.as_deref().map(str::to_string),
-                    relevance: (r.relevance * 1000.0).round() / 1000.0,
+                    relevance: wire_score(r.relevance),
                     explanation: r.explanation,
                     tags: entry.tags.clone(),
                     input_schema: entry.tool.input_schema.clone(),
@@ -603,6 +605,11 @@ impl Gateway {
     }
 }
 
+/// A score rounded to three decimals, as it goes on the wire.
+pub fn wire_score(score: f32) -> f64 {
+    (f64::from(score) * 1000.0).round() / 1000.0
+}
+
 /// Name of the search meta-tool.
 pub const DISCOVERY: &str = "tool_discovery";
 /// Name of the execution meta-tool.
@@ -685,6 +692,14 @@ mod tests {
         assert!(matches!(many.query, OneOrMany::Many(ref v) if v.len() == 2));
         assert!(serde_json::from_value::<DiscoverArgs>(json!({"query": 5})).is_err());
         assert!(serde_json::from_value::<DiscoverArgs>(json!({"query": "x", "limit": 5})).is_err());
+    }
+
+    #[test]
+    fn scores_go_on_the_wire_with_three_decimals() {
+        let value = serde_json::to_value(wire_score(0.084)).unwrap();
+        assert_eq!(value.to_string(), "0.084");
+        assert_eq!(serde_json::to_value(wire_score(0.12345)).unwrap().to_string(), "0.123");
+        assert_eq!(serde_json::to_value(wire_score(1.0)).unwrap().to_string(), "1.0");
     }
 
     #[test]

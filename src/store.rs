@@ -130,6 +130,7 @@ impl Search {
 
 /// A project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Project {
     /// Row id.
     pub id: i64,
@@ -143,6 +144,7 @@ pub struct Project {
 
 /// A token's metadata (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TokenInfo {
     /// Row id; part of the token text.
     pub id: i64,
@@ -246,6 +248,7 @@ pub enum Access {
 
 /// One audit row. IDs and counts only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AuditRow {
     /// ISO 8601.
     pub at: String,

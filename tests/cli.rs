@@ -262,3 +262,90 @@ fn help_teaches() {
         assert!(stdout(&o).contains("--config"), "{sub} --help shows --config");
     }
 }
+
+/// Every key of a `--json` answer, outside tool-defined schemas.
+fn keys(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                if !matches!(k.as_str(), "inputSchema" | "outputSchema") {
+                    keys(v, out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_json_output_uses_camel_case_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("red", ""))).unwrap();
+    let ok = |args: &[&str]| {
+        let o = run(dir.path(), args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        o
+    };
+    ok(&["project", "create", "alpha"]);
+    ok(&["grant", "--project", "alpha", "--server", "red"]);
+    ok(&["search", "echo", "--json"]);
+    let outputs = [
+        vec!["token", "issue", "--project", "alpha", "--json"],
+        vec!["token", "list", "--json"],
+        vec!["project", "list", "--json"],
+        vec!["project", "show", "alpha", "--json"],
+        vec!["grant", "--project", "alpha", "--server", "red", "--tool", "echo", "--json"],
+        // `audit tail --json` is checked where calls have been made (tests/projects.rs).
+        vec!["servers", "--json"],
+        vec!["search", "echo the arguments", "--json"],
+    ];
+    for args in outputs {
+        let o = ok(&args);
+        let value: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)));
+        let mut found = Vec::new();
+        keys(&value, &mut found);
+        assert!(!found.is_empty(), "{args:?} printed no keys");
+        let camel = |k: &str| k.chars().next().is_some_and(|c| c.is_ascii_lowercase()) && !k.contains(['_', '-', ' ']);
+        let bad: Vec<&String> = found.iter().filter(|k| !camel(k)).collect();
+        assert!(bad.is_empty(), "{args:?}: keys not in camelCase: {bad:?}");
+    }
+}
+
+#[test]
+fn relevance_prints_with_three_decimals() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("red", ""))).unwrap();
+    let o = run(dir.path(), &["search", "count the words of a text", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let value: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let results = value["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        let printed = r["relevance"].to_string();
+        let decimals = printed.split_once('.').map_or(0, |(_, d)| d.len());
+        assert!(decimals <= 3, "relevance printed as {printed}");
+    }
+}
+
+#[test]
+fn a_database_url_in_mcp_gateway_db_is_refused_not_made_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gateway.toml"), ANONYMOUS).unwrap();
+    for command in [&["check"][..], &["project", "list"]] {
+        let o = Command::new(bin())
+            .args(command)
+            .current_dir(dir.path())
+            .env_remove("MCP_GATEWAY_CONFIG")
+            .env("MCP_GATEWAY_DB", "postgres://gw:hunter2@db.example.com/gw")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{command:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("MCP_GATEWAY_DB") && err.contains("postgres URL"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    assert!(!dir.path().join("postgres:").exists(), "no folder named after the URL");
+}

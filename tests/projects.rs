@@ -587,7 +587,7 @@ async fn the_operator_cli_manages_projects_tokens_grants_and_audit() {
     let rows = tail.as_array().unwrap();
     let outcomes: Vec<&str> = rows.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["ok", "ok"], "{tail}");
-    assert_eq!(rows[1]["tool_key"], "red:calculate");
+    assert_eq!(rows[1]["toolKey"], "red:calculate");
     let text = String::from_utf8(gw.cli(&["audit", "tail"]).stdout).unwrap();
     assert!(text.contains("denied") && text.contains("tool_execute"), "{text}");
 }
