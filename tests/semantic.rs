@@ -55,7 +55,7 @@ async fn without_a_model_hybrid_projects_get_bm25_and_one_message() {
         "{notice}"
     );
     discovery(&gw, &meaning, json!("convert a temperature")).await;
-    let said = gw.log().matches("semantic search is off").count();
+    let said = gw.log().matches("search: BM25F for every project").count();
     assert_eq!(said, 1, "{}", gw.log());
 }
 

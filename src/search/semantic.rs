@@ -82,7 +82,9 @@ pub enum Error {
     #[error("no embedding model in {0} (install it with `mcp-gateway model install`)")]
     Missing(String),
     /// This binary was built without the `semantic` feature.
-    #[error("this build has no semantic search (build with `--features semantic`)")]
+    #[error(
+        "this build has no hybrid search: build with `cargo build --release --features semantic`, then run `mcp-gateway model install` (README: Hybrid search)"
+    )]
     NotBuilt,
     /// The model folder is there but unusable.
     #[error("embedding model in {dir} cannot be used: {reason}")]
@@ -329,26 +331,32 @@ impl super::SearchProvider for Hybrid {
     }
 }
 
-/// Loads the model for a gateway, saying once what it means for search.
-/// `None` (BM25 only) when the model is missing or this build has none; an
-/// unusable model is an error.
+/// Loads the model for a gateway, saying in one line which search is in
+/// force and how to get hybrid. `None` (BM25F only) when the model is
+/// missing or this build has none; an unusable model is an error.
 pub fn start(config: Option<&SemanticConfig>) -> Result<Option<Arc<Semantic>>, Error> {
     let Some(config) = config else {
-        tracing::info!("semantic search is off ([search.semantic] enabled = false); hybrid projects use BM25");
+        tracing::info!("{}", off_line("[search.semantic] enabled = false"));
         return Ok(None);
     };
     let started = Instant::now();
     match Semantic::load(config) {
         Ok(s) => {
-            tracing::info!(model = %config.model_dir.display(), dim = s.dim(), ms = started.elapsed().as_millis() as u64, "semantic search ready");
+            tracing::info!(model = %config.model_dir.display(), dim = s.dim(), ms = started.elapsed().as_millis() as u64,
+                "search: BM25F by default; hybrid ready for projects set to it (mcp-gateway project set-search P hybrid)");
             Ok(Some(Arc::new(s)))
         }
         Err(e @ (Error::Missing(_) | Error::NotBuilt)) => {
-            tracing::info!("semantic search is off: {e}; hybrid projects use BM25");
+            tracing::info!("{}", off_line(&e.to_string()));
             Ok(None)
         }
         Err(e) => Err(e),
     }
+}
+
+/// The start-up line when hybrid search is unavailable, and why.
+fn off_line(why: &str) -> String {
+    format!("search: BM25F for every project (hybrid projects too); hybrid search is off: {why}")
 }
 
 /// The text embedded for a tool: server, name as words, description,
@@ -414,6 +422,13 @@ mod tests {
         };
         assert!(matches!(Semantic::load(&config), Err(Error::Missing(_))));
         assert!(start(Some(&config)).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_start_line_names_the_search_in_force_and_the_way_to_hybrid() {
+        let line = off_line(&Error::NotBuilt.to_string());
+        assert!(line.starts_with("search: BM25F"), "{line}");
+        assert!(line.contains("--features semantic") && line.contains("model install"), "{line}");
     }
 }
 
