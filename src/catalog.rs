@@ -552,10 +552,12 @@ fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::E
         // An idle server's tools are those of its last listing; a call starts it.
         .filter(|(_, st)| matches!(st.status, Status::Running | Status::Idle))
         .collect();
+    let about: Vec<Option<String>> = states.iter().map(|(s, _)| s.config.about()).collect();
     Snapshot::build(
         states
             .iter()
-            .map(|(s, st)| (s.name(), s.config.description.as_deref(), &st.tools[..])),
+            .zip(&about)
+            .map(|((s, st), about)| (s.name(), about.as_deref(), &st.tools[..])),
         rules,
     )
 }

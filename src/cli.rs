@@ -212,7 +212,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
         let file: McpServersFile =
             serde_json::from_str(&text).with_context(|| format!("{}: not an mcpServers JSON file", path.display()))?;
-        print!("{}", config::to_toml(&file).map_err(anyhow::Error::msg)?);
+        let imported = config::to_toml(&file).map_err(anyhow::Error::msg)?;
+        for (original, name) in &imported.renamed {
+            eprintln!("renamed '{original}' to '{name}' (a server name; the original is kept as its title)");
+        }
+        print!("{}", imported.toml);
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -406,7 +410,7 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 _ => None,
             };
             json!({
-                "name": s.name(), "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
+                "name": s.name(), "title": s.config.title, "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
                 "protocol": state.protocol, "transport": transport, "error": error,
             })
         })

@@ -28,7 +28,7 @@ pub use oauth::OAuthConfig;
 pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub use interpolate::interpolate;
-pub use mcp_servers::{McpServerEntry, McpServersFile, to_toml};
+pub use mcp_servers::{McpServerEntry, McpServersFile, server_name, to_toml};
 
 /// The default shipped with the binary, so `mcp-gateway serve` works anywhere.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../gateway.toml");
@@ -235,6 +235,9 @@ pub struct RawHttp {
 pub struct RawServer {
     /// Unique name; the prefix of every `toolKey` of this server (`name:tool`).
     pub name: Spanned<String>,
+    /// A display name (e.g. the original `mcpServers` key); shown by
+    /// `servers` and searched by `tool_discovery` with the description.
+    pub title: Option<String>,
     /// What the server is for; searched by `tool_discovery`.
     pub description: Option<String>,
     /// Program to run as a stdio child process.
@@ -338,6 +341,8 @@ impl Default for HttpConfig {
 pub struct ServerConfig {
     /// Unique name, free of `:`.
     pub name: String,
+    /// Display name.
+    pub title: Option<String>,
     /// What the server is for.
     pub description: Option<String>,
     /// How to reach it.
@@ -397,6 +402,7 @@ impl ServerConfig {
     fn builtin(name: &str, description: &str, timeout: Duration, builtin: Builtin) -> Self {
         Self {
             name: name.into(),
+            title: None,
             description: Some(description.into()),
             transport: Transport::Builtin(builtin),
             enabled: true,
@@ -415,6 +421,14 @@ impl ServerConfig {
             Transport::Builtin(Builtin::Index(c)) => c.unconfigured(),
             Transport::Builtin(Builtin::Archives(c)) => c.unconfigured(),
             _ => None,
+        }
+    }
+
+    /// What search reads about the server: its title and description.
+    pub fn about(&self) -> Option<String> {
+        match (&self.title, &self.description) {
+            (Some(t), Some(d)) => Some(format!("{t}. {d}")),
+            (t, d) => t.clone().or_else(|| d.clone()),
         }
     }
 
@@ -508,12 +522,21 @@ impl Config {
             .enumerate()
             .map(|(i, s)| (s.name.span(), format!("servers[{i}]"), s))
             .collect();
-        for (name, entry) in raw.mcp_servers {
+        let mut derived: BTreeMap<String, String> = BTreeMap::new();
+        for (original, entry) in raw.mcp_servers {
             let span = entry.span();
-            let key = format!("mcpServers.{name}");
+            let key = format!("mcpServers.{original}");
+            let name = server_name(&original);
+            if let Some(other) = derived.insert(name.clone(), original.clone()) {
+                return Err(invalid(
+                    span,
+                    key,
+                    format!("'{other}' and '{original}' both become server name '{name}'; rename one of them"),
+                ));
+            }
             let server = entry
                 .into_inner()
-                .into_raw(Spanned::new(span.clone(), name))
+                .into_raw(Spanned::new(span.clone(), name), &original)
                 .map_err(|m| invalid(span.clone(), key.clone(), m))?;
             entries.push((span, key, server));
         }
@@ -853,6 +876,7 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
         idle_timeout,
         tools_ttl,
         name: s.name.into_inner(),
+        title: s.title,
         description: s.description.map(|d| interp("description", &d)).transpose()?,
         transport,
         enabled: s.enabled,

@@ -131,6 +131,57 @@ fn import_turns_mcp_servers_json_into_a_config_that_checks() {
 }
 
 #[test]
+fn mcp_servers_keys_with_spaces_become_server_names_with_their_title_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    // As in a public benchmark's Claude Desktop config.
+    let json = r#"{"mcpServers": {"Ant Design Components": {"command": "DEMO_BIN", "args": ["demo-server"]}}}"#
+        .replace("DEMO_BIN", bin());
+    std::fs::write(dir.path().join("claude.json"), &json).unwrap();
+
+    let o = run(dir.path(), &["check", "--config", "claude.json"]);
+    assert!(o.status.success(), "the file is accepted as it is: {}", stderr(&o));
+    let o = run(dir.path(), &["servers", "--json", "--config", "claude.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let servers: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ant = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "ant-design-components")
+        .unwrap_or_else(|| panic!("{servers}"));
+    assert_eq!(ant["title"], "Ant Design Components");
+    assert_eq!(ant["status"], "running", "{ant}");
+
+    // The title is searchable.
+    let o = run(dir.path(), &["project", "create", "p", "--config", "claude.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(dir.path(), &["grant", "--project", "p", "--server", "ant-design-components", "--config", "claude.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(dir.path(), &["search", "ant design components", "--project", "p", "--json", "--config", "claude.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("ant-design-components:"), "{}", stdout(&o));
+
+    // import says what it renamed, and prints TOML that check accepts.
+    let o = run(dir.path(), &["import", "claude.json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("renamed 'Ant Design Components' to 'ant-design-components'"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(dir.path().join("gateway.toml"), stdout(&o)).unwrap();
+    let o = run(dir.path(), &["check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Only a real collision is refused, naming both keys.
+    let clash = r#"{"mcpServers": {"My Server": {"command": "a"}, "my-server": {"command": "b"}}}"#;
+    std::fs::write(dir.path().join("clash.json"), clash).unwrap();
+    let o = run(dir.path(), &["check", "--config", "clash.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'My Server' and 'my-server'"), "{}", stderr(&o));
+}
+
+#[test]
 fn the_embedded_default_serves_something_real_with_no_config_file() {
     let dir = tempfile::tempdir().unwrap(); // no gateway.toml here
     let o = run(dir.path(), &["search", "convert celsius to fahrenheit", "-n", "3"]);

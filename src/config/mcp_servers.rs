@@ -46,8 +46,9 @@ pub struct McpServerEntry {
 }
 
 impl McpServerEntry {
-    /// Converts to a `[[servers]]` entry named `name`.
-    pub fn into_raw(self, name: Spanned<String>) -> Result<RawServer, String> {
+    /// Converts to a `[[servers]]` entry named `name`; `original` (its key
+    /// in the file) becomes the title when it differs.
+    pub fn into_raw(self, name: Spanned<String>, original: &str) -> Result<RawServer, String> {
         if self.kind.as_deref() == Some("sse") {
             return Err("the legacy SSE transport is not supported; use the server's streamable HTTP endpoint".into());
         }
@@ -56,8 +57,10 @@ impl McpServerEntry {
         {
             return Err(format!("unknown type '{kind}'; expected stdio or http"));
         }
+        let title = (name.get_ref() != original).then(|| original.to_string());
         Ok(RawServer {
             name,
+            title,
             description: None,
             command: self.command,
             args: self.args,
@@ -76,8 +79,33 @@ impl McpServerEntry {
     }
 }
 
+/// A server name for an `mcpServers` key, which may hold spaces and other
+/// characters (`"Ant Design Components"` → `ant-design-components`): lower
+/// case, every run of other characters one `-`.
+pub fn server_name(key: &str) -> String {
+    let mut name = String::with_capacity(key.len());
+    for c in key.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '_' | '.') || (c == '-' && !name.ends_with('-')) {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.is_empty() && !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    let name = name.trim_end_matches('-');
+    if name.is_empty() { "server".into() } else { name.to_string() }
+}
+
+/// `import`'s output: the TOML, and which keys were renamed to what.
+#[derive(Debug)]
+pub struct Imported {
+    /// `[[servers]]` entries.
+    pub toml: String,
+    /// `(original key, server name)` for every key that was not a valid name.
+    pub renamed: Vec<(String, String)>,
+}
+
 /// Renders `mcpServers` entries as `[[servers]]` TOML, for `mcp-gateway import`.
-pub fn to_toml(file: &McpServersFile) -> Result<String, String> {
+pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
     #[derive(Serialize)]
     struct Out<'a> {
         servers: Vec<Entry<'a>>,
@@ -85,20 +113,36 @@ pub fn to_toml(file: &McpServersFile) -> Result<String, String> {
     #[derive(Serialize)]
     struct Entry<'a> {
         name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
         #[serde(flatten)]
         entry: &'a McpServerEntry,
     }
     let mut text = String::new();
-    for (name, entry) in &file.mcp_servers {
+    let mut renamed = Vec::new();
+    let mut taken: BTreeMap<String, &str> = BTreeMap::new();
+    for (original, entry) in &file.mcp_servers {
+        let name = server_name(original);
+        if let Some(other) = taken.insert(name.clone(), original) {
+            return Err(format!("'{other}' and '{original}' both become server name '{name}'; rename one of them"));
+        }
+        let title = (name != *original).then_some(original.as_str());
+        if title.is_some() {
+            renamed.push((original.clone(), name.clone()));
+        }
         let mut entry = entry.clone();
         // `[[servers]]` has no `type` or `disabled`: the transport follows from
         // command/url, and a disabled entry is `enabled = false`.
         entry.kind = None;
         let disabled = std::mem::take(&mut entry.disabled);
         let one = Out {
-            servers: vec![Entry { name, entry: &entry }],
+            servers: vec![Entry {
+                name: &name,
+                title,
+                entry: &entry,
+            }],
         };
-        let mut chunk = toml::to_string(&one).map_err(|e| format!("server '{name}': {e}"))?;
+        let mut chunk = toml::to_string(&one).map_err(|e| format!("server '{original}': {e}"))?;
         chunk = chunk.replace("disabled = false\n", "");
         if disabled {
             chunk.push_str("enabled = false\n");
@@ -106,7 +150,7 @@ pub fn to_toml(file: &McpServersFile) -> Result<String, String> {
         text.push_str(&chunk);
         text.push('\n');
     }
-    Ok(text)
+    Ok(Imported { toml: text, renamed })
 }
 
 #[cfg(test)]
@@ -126,7 +170,7 @@ mod tests {
           "globalShortcut": "Ctrl+Space"
         }"#;
         let file: McpServersFile = serde_json::from_str(json).unwrap();
-        let toml_text = to_toml(&file).unwrap();
+        let toml_text = to_toml(&file).unwrap().toml;
         let config = Config::parse(&toml_text, "imported", Path::new("/")).unwrap();
         let names: Vec<_> = config.servers.iter().map(|s| (s.name.as_str(), s.enabled)).collect();
         assert_eq!(
@@ -143,5 +187,28 @@ mod tests {
             toml_text.contains("${TOKEN:-x}"),
             "secrets stay as references: {toml_text}"
         );
+    }
+
+    #[test]
+    fn keys_that_are_not_server_names_are_renamed_and_kept_as_titles() {
+        assert_eq!(server_name("Ant Design Components"), "ant-design-components");
+        assert_eq!(server_name("  GitHub (work) / v2 "), "github-work-v2");
+        assert_eq!(server_name("fs.local_1"), "fs.local_1");
+        assert_eq!(server_name("服务"), "server");
+
+        let json = r#"{ "mcpServers": {
+            "Ant Design Components": { "command": "npx", "args": ["-y", "@jzone-mcp/antd-components-mcp"] },
+            "filesystem": { "command": "npx" } } }"#;
+        let file: McpServersFile = serde_json::from_str(json).unwrap();
+        let imported = to_toml(&file).unwrap();
+        assert_eq!(imported.renamed, [("Ant Design Components".to_string(), "ant-design-components".to_string())]);
+        let config = Config::parse(&imported.toml, "imported", Path::new("/")).unwrap();
+        let ant = config.servers.iter().find(|s| s.name == "ant-design-components").unwrap();
+        assert_eq!(ant.title.as_deref(), Some("Ant Design Components"));
+        assert_eq!(ant.about().as_deref(), Some("Ant Design Components"));
+
+        let clash = r#"{ "mcpServers": { "My Server": { "command": "a" }, "my-server": { "command": "b" } } }"#;
+        let err = to_toml(&serde_json::from_str(clash).unwrap()).unwrap_err();
+        assert!(err.contains("'My Server'") && err.contains("'my-server'"), "{err}");
     }
 }
