@@ -19,6 +19,7 @@
 //!   trusted issuers' JWKS, or RFC 7662 introspection; RFC 9728 metadata; token → project.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
+//! * [`watch`]: debounced file-system change notices (inotify).
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
@@ -48,3 +49,4 @@ pub mod store;
 pub mod telemetry;
 pub mod text;
 pub mod validate;
+pub mod watch;

@@ -1,7 +1,7 @@
-//! Hot reload: when the config file changes (checked every second) or the
-//! process gets SIGHUP, the new file is validated and its difference applied
-//! (see [`Gateway::reload`]). A file that does not validate is refused with
-//! its error, and the configuration in force stays.
+//! Hot reload: when the config file changes (inotify, see [`crate::watch`])
+//! or the process gets SIGHUP, the new file is validated and its difference
+//! applied (see [`Gateway::reload`]). A file that does not validate is
+//! refused with its error, and the configuration in force stays.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -12,8 +12,8 @@ use tracing::{info, warn};
 use crate::config::Config;
 use crate::gateway::Gateway;
 
-/// How often the file's modification time and size are looked at.
-const POLL: Duration = Duration::from_secs(1);
+/// Quiet time after a change before the file is read: editors write in steps.
+const DEBOUNCE: Duration = Duration::from_millis(200);
 
 /// What identifies one version of the file without reading it.
 type Stamp = Option<(SystemTime, u64)>;
@@ -32,16 +32,27 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
             None
         }
     };
+    // The folder, not the file: an editor that saves by renaming a new file
+    // over the old one would leave a watch on the file watching nothing.
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut changes = match crate::watch::watch(&[folder], false, DEBOUNCE) {
+        Ok(c) => {
+            info!(path = %path.display(), "watching the config file for changes");
+            Some(c)
+        }
+        Err(e) => {
+            warn!(path = %path.display(), error = %e, "cannot watch the config file; SIGHUP still reloads it");
+            None
+        }
+    };
     let mut seen = stamp(&path);
-    let mut tick = tokio::time::interval(POLL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let trigger = tokio::select! {
             _ = ct.cancelled() => return,
             Some(()) = async { hangup.as_mut()?.recv().await } => "SIGHUP",
-            _ = tick.tick() => {
+            Some(paths) = async { changes.as_mut()?.next().await } => {
                 let now = stamp(&path);
-                if now == seen {
+                if !paths.iter().any(|p| p.file_name() == path.file_name()) || now == seen {
                     continue;
                 }
                 seen = now;

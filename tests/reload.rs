@@ -163,8 +163,12 @@ async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
     );
 
     // A rule that hides one of steady's tools changes what the narrow session sees: now it is told.
+    // Saved as editors do: a new file renamed over the old one (a watch on
+    // the old file itself would miss it).
     let steady_rule = "[[rules]]\nserver = \"steady\"\npattern = [\"fail\"]\nenabled = false\n";
-    std::fs::write(gw.config_path(), format!("{after}{steady_rule}")).unwrap();
+    let swap = gw.dir.path().join(".gateway.toml.swp");
+    std::fs::write(&swap, format!("{after}{steady_rule}")).unwrap();
+    std::fs::rename(&swap, gw.config_path()).unwrap();
     eventually(
         Duration::from_secs(10),
         "tools/list_changed for the narrow session",
