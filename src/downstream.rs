@@ -310,12 +310,18 @@ impl ServerState {
 }
 
 /// Where each server's latest tool listing is kept across restarts (the
-/// store), so a lazy server's tools are known before it first starts.
+/// store), so a lazy server's tools are known before it first starts, and
+/// the protocol revision of its last good connection, so a restart skips
+/// the probe.
 pub trait ToolMemory: Send + Sync + std::fmt::Debug {
     /// The tools `server` listed last, if it was ever reached as configured now.
     fn recall(&self, server: &ServerConfig) -> Option<Vec<Tool>>;
     /// Keeps a fresh listing.
     fn remember(&self, server: &ServerConfig, tools: &[Tool]);
+    /// The revision `server` spoke last time it was reached as configured now.
+    fn recall_protocol(&self, server: &ServerConfig) -> Option<String>;
+    /// Keeps the revision of a good connection (after [`ToolMemory::remember`]).
+    fn remember_protocol(&self, server: &ServerConfig, protocol: &str);
 }
 
 /// One configured downstream server and its live state.

@@ -46,6 +46,29 @@ impl crate::downstream::ToolMemory for Store {
             tracing::warn!(server = %server.name, error = %e, "could not keep the tool listing");
         }
     }
+
+    fn recall_protocol(&self, server: &crate::config::ServerConfig) -> Option<String> {
+        self.with(|c| {
+            c.prepare_cached("SELECT protocol FROM server_tools WHERE server = ?1 AND transport = ?2")?
+                .query_row(params![server.name, transport_key(server)], |r| r.get(0))
+                .optional()
+        })
+        .ok()
+        .flatten()
+        .flatten()
+    }
+
+    fn remember_protocol(&self, server: &crate::config::ServerConfig, protocol: &str) {
+        let kept = self.with(|c| {
+            c.execute(
+                "UPDATE server_tools SET protocol = ?3 WHERE server = ?1 AND transport = ?2",
+                params![server.name, transport_key(server), protocol],
+            )
+        });
+        if let Err(e) = kept {
+            tracing::warn!(server = %server.name, error = %e, "could not keep the protocol revision");
+        }
+    }
 }
 
 fn transport_key(server: &crate::config::ServerConfig) -> String {

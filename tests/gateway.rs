@@ -767,3 +767,39 @@ async fn discovery_results_carry_what_a_model_needs() {
         "a readable summary for text-only clients"
     );
 }
+
+/// A stdio server that takes longer than rmcp's 10 s `server/discover`
+/// window to start (npx/uvx fetching a package, docker run, a loaded
+/// machine). Before, `initialize` followed the probe down the same pipe, the
+/// late answers broke the handshake, and the server restarted forever.
+/// Fifty of them start at once.
+#[tokio::test]
+async fn fifty_slow_starting_stdio_servers_connect_on_their_first_start() {
+    let slow = |i: usize| {
+        format!(
+            "[[servers]]\nname = \"slow{i}\"\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 11; exec '{}' demo-server\"]\nconnect_timeout_ms = 120000\n\n",
+            bin()
+        )
+    };
+    let config: String = std::iter::once(ANONYMOUS.to_string()).chain((0..50).map(slow)).collect();
+    let started = Instant::now();
+    let gw = Gateway::start(&config).await;
+    let readyz = gw.url.replace("/mcp", "/readyz");
+    let ready: Value = eventually(Duration::from_secs(110), "every server past connecting", || async {
+        let r = reqwest::get(&readyz).await.ok()?;
+        (r.status() == 200).then_some(())?;
+        r.json().await.ok()
+    })
+    .await;
+    eprintln!("50 slow servers running after {:?}", started.elapsed());
+    let servers = ready["servers"].as_array().unwrap();
+    let slow: Vec<&Value> = servers.iter().filter(|s| s["name"].as_str().unwrap().starts_with("slow")).collect();
+    assert_eq!(slow.len(), 50);
+    for s in slow {
+        assert_eq!(s["status"], "running", "{s}\n{}", gw.log());
+        assert_eq!(s["restarts"], 0, "{s}");
+    }
+    let client = gw.client().await;
+    let r = execute(&client, "slow49:calculate", json!({"expression": "6*7"})).await;
+    assert_eq!(text(&r), "6*7 = 42");
+}

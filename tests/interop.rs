@@ -33,6 +33,41 @@ fn everything_config() -> String {
 }
 
 #[tokio::test]
+async fn a_legacy_servers_revision_is_remembered_and_a_restart_skips_the_probe() {
+    let config = everything_config();
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = store_dir.path().join("gw.db");
+    let env = [("MCP_GATEWAY_DB", store.to_str().unwrap())];
+    let first = Gateway::start_with(&config, &env).await;
+    let running = |gw: &Gateway| {
+        gw.log()
+            .lines()
+            .find(|l| l.contains("downstream server running") && l.contains("server=everything"))
+            .map(str::to_string)
+    };
+    let line = eventually(Duration::from_secs(30), "everything running", || async { running(&first) }).await;
+    // server-everything (TypeScript SDK) refuses server/discover: probed, then initialize.
+    assert!(line.contains("handshake=\"probed, then initialize\""), "{line}");
+    assert!(line.contains("protocol=\"2025-"), "{line}");
+    let remembered = || async {
+        let db = rusqlite::Connection::open(&store).ok()?;
+        db.query_row("SELECT protocol FROM server_tools WHERE server = 'everything'", [], |r| {
+            r.get::<_, Option<String>>(0)
+        })
+        .ok()
+        .flatten()
+    };
+    let protocol = eventually(Duration::from_secs(10), "the revision in the store", remembered).await;
+    assert!(protocol.starts_with("2025-"), "{protocol}");
+    drop(first);
+
+    // The same store: straight to initialize.
+    let second = Gateway::start_with(&config, &env).await;
+    let line = eventually(Duration::from_secs(30), "everything running again", || async { running(&second) }).await;
+    assert!(line.contains("handshake=\"remembered\""), "{line}");
+}
+
+#[tokio::test]
 async fn server_everything_is_aggregated() {
     let gw = Gateway::start(&everything_config()).await;
     let client = gw.client().await;

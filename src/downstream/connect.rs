@@ -81,13 +81,13 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     // The child's process group, 0 while there is none.
     let group = AtomicU32::new(0);
     let connecting = async {
-        let conn = open(server, client, &group).await?;
+        let (conn, negotiated) = open(server, client, &group).await?;
         let tools = conn
             .peer()
             .list_all_tools()
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
-        Ok::<_, String>((conn, tools))
+        Ok::<_, String>((conn, tools, negotiated))
     };
     let connected = tokio::select! {
         r = tokio::time::timeout(timeout, connecting) => r,
@@ -96,7 +96,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
             return Ok(Ended::Stopped);
         }
     };
-    let (conn, tools) = match connected {
+    let (conn, tools, negotiated) = match connected {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             kill_group(&group);
@@ -113,8 +113,11 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
 
     let peer = conn.peer().clone();
     let protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
-    info!(server = %name, tools = tools.len(), protocol = protocol.as_deref().unwrap_or("?"), "downstream server running");
+    info!(server = %name, tools = tools.len(), protocol = protocol.as_deref().unwrap_or("?"), handshake = negotiated, "downstream server running");
     server.memory.remember(&server.config, &tools);
+    if let Some(p) = &protocol {
+        server.memory.remember_protocol(&server.config, p);
+    }
     *server.last_used.lock().expect("last_used lock") = std::time::Instant::now();
     server.publish(|s| {
         s.status = Status::Running;
@@ -217,25 +220,47 @@ async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &No
 }
 
 /// Opens the transport and negotiates: the newest revision first, falling
-/// back to the legacy `initialize` handshake.
-async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<Connection, String> {
-    let auto = ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::LATEST],
-        legacy_version: None,
+/// back to the legacy `initialize` handshake. Says how it went about it.
+///
+/// A child process gets only the `server/discover` probe, answered within
+/// `connect_timeout_ms` like the rest: rmcp's Auto mode waits 10 s, then
+/// sends `initialize` down the same pipe, and a server that starts slowly
+/// (`npx -y`, `uvx`, `docker run`, a loaded machine) answers both and breaks
+/// the handshake. A legacy server is offered `initialize` on a fresh start,
+/// and its revision is remembered, so it restarts without the probe.
+async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<(Connection, &'static str), String> {
+    let remembered = server
+        .memory
+        .recall_protocol(&server.config)
+        .and_then(|p| ProtocolVersion::KNOWN_VERSIONS.iter().find(|v| v.as_str() == p).cloned());
+    let (lifecycle, how) = match (&server.config.transport, remembered) {
+        (Transport::Stdio { .. }, Some(v)) if v.has_initialize() => (ClientLifecycleMode::Initialize, "remembered"),
+        (Transport::Stdio { .. }, known) => (
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::LATEST],
+            },
+            if known.is_some() { "remembered" } else { "probed" },
+        ),
+        _ => (
+            ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::LATEST],
+                legacy_version: None,
+            },
+            "probed",
+        ),
     };
-    match handshake(server, client.clone(), group, auto).await {
-        // rmcp's Auto falls back only when discovery fails outright; a server
-        // that answers it with the (older) revisions it speaks is offered the
-        // legacy handshake here, on a fresh transport.
-        Err(Failure::Handshake(e))
-            if matches!(&*e, ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. }
-                if server_supported.iter().any(ProtocolVersion::has_initialize)) =>
-        {
+    match handshake(server, client.clone(), group, lifecycle).await {
+        Ok(conn) => Ok((conn, how)),
+        // A server that answers the probe with an error, or with the (older)
+        // revisions it speaks, is offered the legacy handshake on a fresh transport.
+        Err(Failure::Handshake(e)) if is_legacy(&e) => {
             kill_group(group);
             debug!(server = %server.name(), "the server speaks only revisions with initialize");
-            handshake(server, client, group, ClientLifecycleMode::Initialize).await
+            handshake(server, client, group, ClientLifecycleMode::Initialize)
+                .await
+                .map(|conn| (conn, "probed, then initialize"))
         }
-        other => other,
+        Err(other) => Err(other),
     }
     .map_err(|failure| match failure {
         Failure::Setup(message) => message,
@@ -245,6 +270,19 @@ async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<
             Transport::Http { url, .. } => format!("cannot connect to {url}: {e}"),
         },
     })
+}
+
+/// Whether a failed probe says the server is legacy: a JSON-RPC error to
+/// `server/discover` (Discover mode does not fall back by itself), or a list
+/// of revisions that all have `initialize`.
+fn is_legacy(e: &ClientInitializeError) -> bool {
+    match e {
+        ClientInitializeError::JsonRpcError(_) => true,
+        ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. } => {
+            server_supported.iter().any(ProtocolVersion::has_initialize)
+        }
+        _ => false,
+    }
 }
 
 /// Why a connection attempt failed.

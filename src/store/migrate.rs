@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_hybrid_search.sql"),
     include_str!("../../migrations/0003_server_tools.sql"),
+    include_str!("../../migrations/0004_server_protocol.sql"),
     include_str!("../../migrations/0005_audit_subject.sql"),
 ];
 
