@@ -81,7 +81,7 @@ fn node_labels(answer: &Value) -> Vec<String> {
 async fn indexing_reports_what_it_did_and_skips_what_it_cannot_read() {
     let (gw, _client, _root) = start(false).await;
     let report = index(&gw);
-    assert_eq!(report["added"], 26, "{report}");
+    assert_eq!(report["added"], 29, "{report}");
     assert_eq!(report["ignored"], 1, "the PNG is not an archive file");
     let skipped: Vec<&str> = report["skipped"]
         .as_array()
@@ -101,7 +101,7 @@ async fn indexing_reports_what_it_did_and_skips_what_it_cannot_read() {
     let again = index(&gw);
     assert_eq!(
         (again["added"].as_u64(), again["unchanged"].as_u64()),
-        (Some(0), Some(26))
+        (Some(0), Some(29))
     );
 }
 
@@ -177,6 +177,46 @@ async fn exact_fuzzy_and_phrase_search_with_escaped_marked_highlights() {
         2
     );
     assert!(titles(&search(&client, json!({ "query": "xyzzyplugh" })).await).is_empty());
+}
+
+/// Pages saved by the tools people use carry their address in the tool's
+/// comment, not a canonical link: citations by URL to them resolve, and a
+/// link inside a code block is no citation.
+#[tokio::test]
+async fn citations_by_url_reach_pages_saved_by_chrome_and_single_file() {
+    let (_gw, client, _root) = start(true).await;
+    let note = search(
+        &client,
+        json!({ "query": "\"reading log\"", "limit": 1, "includeCitations": true }),
+    )
+    .await;
+    assert_eq!(titles(&note), ["Notes on saved pages: attention & vector search"]);
+    let citing = note["results"][0]["citations"]["citing"].as_array().unwrap();
+    let targets: Vec<(&str, bool)> = citing
+        .iter()
+        .map(|c| (c["targetUrl"].as_str().unwrap(), c["targetId"].is_string()))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            ("https://blog.example.net/posts/attention-explained", true),
+            ("https://docs.example.io/guides/vector-search", true)
+        ],
+        "both resolve to the saved pages; the code block's links are not citations"
+    );
+
+    for (query, source, date) in [
+        ("self-attention softmax", "https://blog.example.net/posts/attention-explained", Value::Null),
+        ("HNSW product quantization", "https://docs.example.io/guides/vector-search", json!("2024-03-14T10:00:00+01:00")),
+    ] {
+        let page = search(&client, json!({ "query": query, "limit": 1, "includeCitations": true })).await;
+        let document = &page["results"][0]["document"];
+        assert_eq!(document["source"], source, "{page}");
+        assert_eq!(document["date"], date, "{page}");
+        let cited = page["results"][0]["citations"]["cited"].as_array().unwrap();
+        assert_eq!(cited.len(), 1, "{page}");
+        assert_eq!(cited[0]["targetUrl"], source);
+    }
 }
 
 #[tokio::test]
@@ -292,7 +332,7 @@ async fn reindexing_is_incremental_and_searches_never_see_half_an_index() {
             &report["removed"],
             &report["unchanged"]
         ),
-        (&json!(1), &json!(1), &json!(1), &json!(24)),
+        (&json!(1), &json!(1), &json!(1), &json!(27)),
         "{report}"
     );
     let fresh = |q: &'static str| {

@@ -1,7 +1,10 @@
 //! One archived file to a document: title, source URL, date, plain text and
-//! links with the sentence around them. Markdown and text may open with
+//! links with the sentence around them. Markdown and text may open with YAML
 //! front matter (`title:`, `source:`/`url:`, `date:`); saved HTML pages give
-//! `<title>`, `<link rel="canonical">`/`og:url` and date `<meta>`s.
+//! `<title>`, `<link rel="canonical">`/`og:url`, date `<meta>`s, and what
+//! the tool that saved them wrote (Chrome and Edge, SingleFile, monolith).
+//! Well-kept parsers do the reading: pulldown-cmark, html5ever (scraper) and
+//! yaml-rust2.
 
 use std::sync::LazyLock;
 
@@ -81,13 +84,12 @@ pub fn parse(bytes: &[u8], kind: Kind, stem: &str) -> Result<Parsed, Unreadable>
     })
 }
 
-static MD_LINK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+[^)]*)?\)").unwrap());
 static BARE_URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"https?://[^\s<>"'\)\]]+"#).unwrap());
-static HEADING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^#{1,6}\s+(.+?)\s*#*\s*$").unwrap());
 
+/// Markdown (pulldown-cmark) or plain text, after YAML front matter.
 fn markdown(text: &str, stem: &str, is_markdown: bool) -> Parsed {
-    let (front, body) = front_matter(text);
+    let (front, body) = split_front_matter(text);
+    let front = front.map(front_matter).unwrap_or_default();
     let field = |names: &[&str]| {
         front
             .iter()
@@ -95,38 +97,14 @@ fn markdown(text: &str, stem: &str, is_markdown: bool) -> Parsed {
             .map(|(_, v)| v.clone())
             .filter(|v| !v.is_empty())
     };
-    let title = field(&["title"])
-        .or_else(|| {
-            is_markdown
-                .then(|| HEADING.captures(body).map(|c| c[1].to_string()))
-                .flatten()
-        })
-        .unwrap_or_else(|| stem.to_string());
-    let mut links = Vec::new();
-    let mut covered = Vec::new();
-    for c in MD_LINK.captures_iter(body) {
-        let whole = c.get(0).unwrap();
-        covered.push(whole.range());
-        if &c[1] == "!" {
-            continue;
-        }
-        links.push(Link {
-            url: c[3].to_string(),
-            context: sentence_around(body, whole.start(), whole.end()),
-        });
-    }
-    for m in BARE_URL.find_iter(body) {
-        if covered.iter().any(|r| r.contains(&m.start())) {
-            continue;
-        }
-        let url = m.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?']);
-        links.push(Link {
-            url: url.to_string(),
-            context: sentence_around(body, m.start(), m.end()),
-        });
-    }
+    let (heading, links) = if is_markdown {
+        markdown_links(body)
+    } else {
+        (None, bare_urls(body, 0..body.len()))
+    };
+    let title = field(&["title"]).or(heading).unwrap_or_else(|| stem.to_string());
     Parsed {
-        title: title.trim().to_string(),
+        title: one_line(title.trim()),
         source_url: field(&["source", "source_url", "url"]).filter(|u| u.contains("://")),
         date: field(&["date", "saved", "created"]),
         text: body.to_string(),
@@ -134,137 +112,156 @@ fn markdown(text: &str, stem: &str, is_markdown: bool) -> Parsed {
     }
 }
 
-/// `---` front matter as `key: value` pairs (quotes removed), and the rest.
-fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
-    let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
-        return (Vec::new(), text);
-    };
-    let Some(end) = rest.find("\n---") else {
-        return (Vec::new(), text);
-    };
-    let pairs = rest[..end]
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| {
-            let v = v.trim();
-            let v = v
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(v);
-            (k.trim().to_ascii_lowercase(), v.to_string())
-        })
-        .collect();
-    let body = rest[end + 4..]
-        .trim_start_matches(['-'])
-        .trim_start_matches(['\r', '\n']);
-    (pairs, body)
+/// The first heading and the links of a Markdown body, each link with its
+/// sentence from the source. Links and URLs inside code blocks and code
+/// spans are examples, not citations, and images are not links.
+fn markdown_links(body: &str) -> (Option<String>, Vec<Link>) {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut heading: Option<String> = None;
+    let mut in_heading = false;
+    let mut in_code = false;
+    // Inside a link or image: its text is not scanned for bare URLs.
+    let mut inside = 0usize;
+    let mut links = Vec::new();
+    for (event, range) in Parser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { .. }) if heading.is_none() => {
+                in_heading = true;
+                heading = Some(String::new());
+            }
+            Event::End(TagEnd::Heading(_)) => in_heading = false,
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                inside += 1;
+                links.push(Link {
+                    url: dest_url.to_string(),
+                    context: sentence_around(body, range.start, range.end),
+                });
+            }
+            Event::Start(Tag::Image { .. }) => inside += 1,
+            Event::Start(Tag::CodeBlock(_)) => in_code = true,
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::End(TagEnd::Link | TagEnd::Image) => inside = inside.saturating_sub(1),
+            Event::Text(t) => {
+                if in_heading && let Some(h) = heading.as_mut() {
+                    h.push_str(&t);
+                }
+                if inside == 0 && !in_code {
+                    links.extend(bare_urls(body, range));
+                }
+            }
+            Event::Code(t) if in_heading => heading.as_mut().into_iter().for_each(|h| h.push_str(&t)),
+            _ => {}
+        }
+    }
+    (heading.filter(|h| !h.trim().is_empty()), links)
 }
 
-static HTML_DROP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)<!--.*?-->|<(script|style|noscript|template)\b[^>]*>.*?</(script|style|noscript|template)\s*>")
-        .unwrap()
-});
-static HTML_TITLE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?is)<title[^>]*>(.*?)</title>").unwrap());
-static HTML_TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)<(/?)([a-zA-Z][a-zA-Z0-9]*)\b([^>]*)>").unwrap());
-static HTML_ATTR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?is)([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))"#).unwrap()
-});
-const BLOCK_TAGS: &[&str] = &[
-    "p",
-    "div",
-    "br",
-    "li",
-    "ul",
-    "ol",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "tr",
-    "table",
-    "section",
-    "article",
-    "header",
-    "footer",
-    "blockquote",
-    "pre",
-    "hr",
-    "title",
-];
-
-fn attributes(raw: &str) -> Vec<(String, String)> {
-    HTML_ATTR
-        .captures_iter(raw)
-        .map(|c| {
-            let value = c.get(2).or(c.get(3)).or(c.get(4)).map_or("", |m| m.as_str());
-            (c[1].to_ascii_lowercase(), decode_entities(value))
+/// Bare `http(s)://` URLs in `text[range]`, with their sentences.
+fn bare_urls(text: &str, range: std::ops::Range<usize>) -> Vec<Link> {
+    BARE_URL
+        .find_iter(&text[range.clone()])
+        .map(|m| {
+            let (start, end) = (range.start + m.start(), range.start + m.end());
+            Link {
+                url: m.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?']).to_string(),
+                context: sentence_around(text, start, end),
+            }
         })
         .collect()
 }
 
+/// `---` front matter and the rest of the text.
+fn split_front_matter(text: &str) -> (Option<&str>, &str) {
+    let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
+        return (None, text);
+    };
+    let Some(end) = rest.find("\n---") else {
+        return (None, text);
+    };
+    let body = rest[end + 4..].trim_start_matches('-').trim_start_matches(['\r', '\n']);
+    (Some(&rest[..end]), body)
+}
+
+/// Front matter as lower-case keys and their scalar values (YAML; a block
+/// that is not YAML gives nothing).
+fn front_matter(yaml: &str) -> Vec<(String, String)> {
+    use yaml_rust2::{Yaml, YamlLoader};
+    let Ok(docs) = YamlLoader::load_from_str(yaml) else {
+        return Vec::new();
+    };
+    let Some(Yaml::Hash(map)) = docs.into_iter().next() else {
+        return Vec::new();
+    };
+    map.into_iter()
+        .filter_map(|(k, v)| {
+            let value = match v {
+                Yaml::String(s) | Yaml::Real(s) => s,
+                Yaml::Integer(i) => i.to_string(),
+                Yaml::Boolean(b) => b.to_string(),
+                _ => return None,
+            };
+            Some((k.as_str()?.to_ascii_lowercase(), value.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Elements whose text is not page text.
+const SKIPPED_TAGS: &[&str] = &["script", "style", "noscript", "template", "head", "svg", "iframe"];
+/// Elements that break lines.
+const BLOCK_TAGS: &[&str] = &[
+    "p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table",
+    "section", "article", "header", "footer", "nav", "aside", "main", "figure", "figcaption", "blockquote", "pre",
+    "hr", "form",
+];
+
+/// Where a saving tool recorded the page's address and date.
+#[derive(Debug, Default, PartialEq)]
+struct Capture {
+    url: Option<String>,
+    date: Option<String>,
+}
+
+/// A saved web page, parsed as a browser would (html5ever): entities,
+/// comments, scripts and broken markup are the parser's business.
 fn html(page: &str, stem: &str) -> Parsed {
-    let page = HTML_DROP.replace_all(page, " ");
+    use scraper::Node;
+    let doc = scraper::Html::parse_document(page);
     let mut meta: Vec<(String, String)> = Vec::new();
     let mut canonical = None;
-    // Text with anchors tracked by byte position in the output.
-    let mut text = String::with_capacity(page.len() / 2);
+    let mut title = None;
+    let mut capture = Capture::default();
+    for node in doc.tree.root().descendants() {
+        match node.value() {
+            Node::Element(e) => match e.name() {
+                "title" if title.is_none() => {
+                    title = Some(node.children().filter_map(|c| c.value().as_text().map(|t| t.to_string())).collect::<String>());
+                }
+                "meta" => {
+                    if let (Some(name), Some(content)) = (e.attr("name").or(e.attr("property")), e.attr("content")) {
+                        meta.push((name.to_ascii_lowercase(), content.to_string()));
+                    }
+                }
+                "link" if e.attr("rel").is_some_and(|r| r.eq_ignore_ascii_case("canonical")) => {
+                    canonical = canonical.or(e.attr("href").map(str::to_string));
+                }
+                _ => {}
+            },
+            // Saving tools write their comment before or at the top of the page, never in its body.
+            Node::Comment(c) if !node.ancestors().any(|a| a.value().as_element().is_some_and(|e| e.name() == "body")) => {
+                let found = saved_by_tool(c);
+                capture.url = capture.url.or(found.url);
+                capture.date = capture.date.or(found.date);
+            }
+            _ => {}
+        }
+    }
+    let mut text = String::with_capacity(page.len() / 4);
     let mut anchors: Vec<(String, usize)> = Vec::new();
-    let mut open_anchor: Option<(String, usize)> = None;
-    let mut last = 0;
-    let body_start = page.to_ascii_lowercase().find("<body").unwrap_or(0);
-    for c in HTML_TAG.captures_iter(&page) {
-        let whole = c.get(0).unwrap();
-        if whole.start() >= body_start {
-            text.push_str(&decode_entities(&page[last..whole.start()]));
-        }
-        last = whole.end();
-        let closing = !c[1].is_empty();
-        let tag = c[2].to_ascii_lowercase();
-        match (tag.as_str(), closing) {
-            ("meta", _) => {
-                let attrs = attributes(&c[3]);
-                let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
-                if let (Some(name), Some(content)) = (get("name").or_else(|| get("property")), get("content")) {
-                    meta.push((name.to_ascii_lowercase(), content));
-                }
-            }
-            ("link", _) => {
-                let attrs = attributes(&c[3]);
-                let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
-                if get("rel").is_some_and(|r| r.eq_ignore_ascii_case("canonical")) {
-                    canonical = get("href");
-                }
-            }
-            ("a", false) => {
-                open_anchor = attributes(&c[3])
-                    .into_iter()
-                    .find(|(a, _)| a == "href")
-                    .map(|(_, href)| (href, text.len()));
-            }
-            ("a", true) => {
-                if let Some((href, start)) = open_anchor.take() {
-                    anchors.push((href, start));
-                }
-            }
-            (t, _) if BLOCK_TAGS.contains(&t) => text.push('\n'),
-            _ => text.push(' '),
-        }
-    }
-    if last >= body_start {
-        text.push_str(&decode_entities(&page[last..]));
-    }
+    visible_text(doc.tree.root(), &mut text, &mut anchors);
     let text = tidy(&text, &mut anchors);
-    let meta_of = |names: &[&str]| {
-        meta.iter()
-            .find(|(k, _)| names.contains(&k.as_str()))
-            .map(|(_, v)| v.clone())
-    };
-    let title = HTML_TITLE
-        .captures(&page)
-        .map(|c| decode_entities(c[1].trim()))
+    let meta_of = |names: &[&str]| meta.iter().find(|(k, _)| names.contains(&k.as_str())).map(|(_, v)| v.clone());
+    let title = title
+        .map(|t| one_line(t.trim()))
         .filter(|t| !t.is_empty())
         .or_else(|| meta_of(&["og:title", "title"]))
         .unwrap_or_else(|| stem.to_string());
@@ -278,17 +275,94 @@ fn html(page: &str, stem: &str) -> Parsed {
         .collect();
     Parsed {
         title: one_line(&title),
-        source_url: canonical.or_else(|| meta_of(&["og:url", "source", "url"])),
-        date: meta_of(&[
-            "date",
-            "article:published_time",
-            "dc.date",
-            "pubdate",
-            "og:updated_time",
-        ]),
+        // The page's own word first, then what the saving tool recorded.
+        source_url: canonical
+            .or_else(|| meta_of(&["og:url"]))
+            .or(capture.url)
+            .or_else(|| meta_of(&["source", "url"])),
+        date: meta_of(&["date", "article:published_time", "dc.date", "pubdate", "og:updated_time"]).or(capture.date),
         text,
         links,
     }
+}
+
+/// The text a reader sees, with each anchor's `href` and its position.
+fn visible_text(node: ego_tree::NodeRef<'_, scraper::Node>, text: &mut String, anchors: &mut Vec<(String, usize)>) {
+    for child in node.children() {
+        match child.value() {
+            scraper::Node::Text(t) => text.push_str(&t.text),
+            scraper::Node::Element(e) => {
+                let name = e.name();
+                if SKIPPED_TAGS.contains(&name) {
+                    continue;
+                }
+                let block = BLOCK_TAGS.contains(&name);
+                if block {
+                    text.push('\n');
+                } else if matches!(name, "td" | "th") {
+                    text.push(' ');
+                }
+                let start = text.len();
+                visible_text(child, text, anchors);
+                if name == "a"
+                    && let Some(href) = e.attr("href")
+                {
+                    anchors.push((href.trim().to_string(), start));
+                }
+                if block {
+                    text.push('\n');
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a saving tool's comment says: Chrome and Edge ("Save page as")
+/// write `saved from url=(0030)https://…` before `<html>`; SingleFile opens
+/// the page with `Page saved with SingleFile`, ` url: …` and ` saved date: …`;
+/// monolith writes `Saved from URL at RFC3339 using monolith vX`.
+fn saved_by_tool(comment: &str) -> Capture {
+    let comment = comment.trim();
+    if let Some(rest) = comment.strip_prefix("saved from url=(") {
+        let url = rest.split_once(')').map(|(_, u)| u.trim());
+        return Capture {
+            url: url.filter(|u| u.contains("://")).map(str::to_string),
+            date: None,
+        };
+    }
+    if comment.starts_with("Page saved with SingleFile") || comment.starts_with("Archive processed by SingleFile") {
+        let line = |key: &str| {
+            comment
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))
+                .filter(|v| !v.is_empty())
+        };
+        return Capture {
+            url: line("url:").filter(|u| u.contains("://")),
+            date: line("saved date:").map(|d| single_file_date(&d).unwrap_or(d)),
+        };
+    }
+    if let Some(rest) = comment.strip_prefix("Saved from ")
+        && let Some((url, rest)) = rest.split_once(" at ")
+        && rest.contains(" using ")
+    {
+        let date = rest.split_once(" using ").map(|(d, _)| d.trim().to_string());
+        return Capture {
+            url: url.contains("://").then(|| url.trim().to_string()),
+            date,
+        };
+    }
+    Capture::default()
+}
+
+/// SingleFile's date is JavaScript's `Date.toString()`
+/// (`Thu Mar 14 2024 10:00:00 GMT+0100 (Central European Standard Time)`); as RFC 3339.
+fn single_file_date(text: &str) -> Option<String> {
+    let without_zone_name = text.split(" (").next()?.trim();
+    chrono::DateTime::parse_from_str(without_zone_name, "%a %b %d %Y %H:%M:%S GMT%z")
+        .ok()
+        .map(|d| d.to_rfc3339())
 }
 
 /// Collapses runs of spaces and blank lines, moving anchor positions along.
@@ -326,33 +400,6 @@ fn tidy(text: &str, anchors: &mut [(String, usize)]) -> String {
         *at = map[(*at).min(text.len())];
     }
     out
-}
-
-fn decode_entities(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_string();
-    }
-    static ENTITY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"&(#x[0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+);").unwrap());
-    ENTITY
-        .replace_all(s, |c: &regex::Captures| {
-            let e = &c[1];
-            let decoded = match e {
-                "amp" => Some('&'),
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                "nbsp" => Some(' '),
-                "mdash" => Some('—'),
-                "ndash" => Some('–'),
-                "hellip" => Some('…'),
-                _ if e.starts_with("#x") => u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32),
-                _ if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
-                _ => None,
-            };
-            decoded.map_or_else(|| c[0].to_string(), String::from)
-        })
-        .into_owned()
 }
 
 /// The sentence (or line) of `text` around `start..end`, on one line.
@@ -438,6 +485,96 @@ mod tests {
         let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
         assert_eq!(urls, ["https://rustwasm.github.io/book/", "../notes/b.md"]);
         assert_eq!(p.links[0].context, "Start with the book.");
+    }
+
+    /// A long article saved by Chrome's "Save page as": the address only in
+    /// the `saved from url` comment, markup in scripts, a link in a comment,
+    /// `>` inside an attribute, unclosed `<p>`s and rarer entities.
+    #[test]
+    fn a_page_saved_by_chrome() {
+        let page = include_str!("../../tests/fixtures/archive/url-archive/saved/attention-chrome.html");
+        let p = parse(page.as_bytes(), Kind::Html, "attention-chrome").unwrap();
+        assert_eq!(p.title, "Attention, Explained … Slowly | Example Blog");
+        assert_eq!(p.source_url.as_deref(), Some("https://blog.example.net/posts/attention-explained"));
+        assert!(p.text.contains("By Ana Luís · 12 min read"), "{}", p.text);
+        assert!(p.text.contains("The idea isn\u{2019}t new"), "{}", p.text);
+        assert!(p.text.contains("values… then softmax(QKT/√d)V"), "{}", p.text);
+        assert!(p.text.contains("© 2024 Example Blog <blog@example.net> — all rights reserved."), "{}", p.text);
+        assert!(!p.text.contains("tracker") && !p.text.contains("console.log") && !p.text.contains("color: #333"));
+        let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "https://blog.example.net/",
+                "https://blog.example.net/about",
+                "https://arxiv.org/abs/1409.0473",
+                "https://arxiv.org/abs/1706.03762",
+                "../../research-archive/2025-05-23/transformers.md",
+            ],
+            "no link from the script, the comment, #top, javascript: or mailto:"
+        );
+        let paper = &p.links[3];
+        assert_eq!(paper.context, "For the original paper, read Attention Is All You Need.");
+    }
+
+    #[test]
+    fn a_page_saved_by_single_file() {
+        let page = include_str!("../../tests/fixtures/archive/url-archive/saved/vector-search-singlefile.html");
+        let p = parse(page.as_bytes(), Kind::Html, "x").unwrap();
+        assert_eq!(p.title, "Vector search guide");
+        assert_eq!(p.source_url.as_deref(), Some("https://docs.example.io/guides/vector-search"));
+        assert_eq!(p.date.as_deref(), Some("2024-03-14T10:00:00+01:00"));
+        assert!(p.text.starts_with("Vector search\n\nApproximate nearest neighbour"), "{:?}", p.text);
+    }
+
+    #[test]
+    fn saving_tools_comments() {
+        let monolith = "<!-- Saved from https://example.org/a at 2024-05-01T12:00:00Z using monolith v2.8.1 -->\n<html><body>x</body></html>";
+        let p = parse(monolith.as_bytes(), Kind::Html, "m").unwrap();
+        assert_eq!(p.source_url.as_deref(), Some("https://example.org/a"));
+        assert_eq!(p.date.as_deref(), Some("2024-05-01T12:00:00Z"));
+        // The page's own canonical link wins over the tool's record.
+        let both = "<!-- saved from url=(0021)https://example.org/b --><html><head><link rel=canonical href=https://example.org/canonical></head></html>";
+        assert_eq!(
+            parse(both.as_bytes(), Kind::Html, "b").unwrap().source_url.as_deref(),
+            Some("https://example.org/canonical")
+        );
+        // A comment in the body is page content, not a saving tool's record.
+        let quoted = "<html><body><!-- saved from url=(0021)https://example.org/c --><p>hi</body></html>";
+        assert_eq!(parse(quoted.as_bytes(), Kind::Html, "c").unwrap().source_url, None);
+        assert_eq!(single_file_date("Mon Jan 06 2025 08:30:00 GMT-0500 (Eastern Standard Time)").as_deref(), Some("2025-01-06T08:30:00-05:00"));
+        assert_eq!(single_file_date("yesterday"), None);
+    }
+
+    /// Links in code blocks and code spans are examples, not citations.
+    #[test]
+    fn markdown_code_holds_no_citations() {
+        let note = include_str!("../../tests/fixtures/archive/research-archive/2025-05-30/citing_saved_pages.md");
+        let p = parse(note.as_bytes(), Kind::Markdown, "x").unwrap();
+        assert_eq!(p.title, "Notes on saved pages: attention & vector search");
+        assert_eq!(p.date.as_deref(), Some("2025-05-30"));
+        let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "https://blog.example.net/posts/attention-explained",
+                "https://docs.example.io/guides/vector-search"
+            ]
+        );
+        assert!(p.links[1].context.starts_with("For retrieval, the [vector search guide]"), "{:?}", p.links[1]);
+    }
+
+    #[test]
+    fn front_matter_is_yaml() {
+        let md = "---\ntitle: >-\n  A folded\n  title\nurl: 'https://example.com/x'\ndate: 2025-01-02\nnested: {a: 1}\n---\nbody\n";
+        let p = parse(md.as_bytes(), Kind::Markdown, "f").unwrap();
+        assert_eq!(p.title, "A folded title");
+        assert_eq!(p.source_url.as_deref(), Some("https://example.com/x"));
+        assert_eq!(p.date.as_deref(), Some("2025-01-02"));
+        assert_eq!(p.text, "body\n");
+        // Not YAML: no fields, the block still leaves the text.
+        let p = parse(b"---\ntitle: [unclosed\n---\nbody\n", Kind::Markdown, "f").unwrap();
+        assert_eq!((p.title.as_str(), p.text.as_str()), ("f", "body\n"));
     }
 
     #[test]
