@@ -4,9 +4,11 @@
 //! `mcp-gateway archive index` walks the `[archives]` folders ([`indexer`]):
 //! documents, links and citations go to SQLite (`SEARCH_DB_PATH`), full text
 //! to a tantivy index beside it, incrementally. The server ([`ArchiveServer`])
-//! only reads both, so indexing can run while the gateway serves.
+//! reads both, and while it runs keeps them following the folders
+//! ([`follow`]), so indexing also runs while the gateway serves.
 
 mod db;
+mod follow;
 mod indexer;
 mod links;
 mod parse;
@@ -72,6 +74,8 @@ pub struct RawArchives {
     pub folders: Vec<String>,
     /// SQLite file (default `data/search.db` beside the config; `SEARCH_DB_PATH` wins).
     pub db_path: Option<String>,
+    /// Keep the index following the folders while serving (default true).
+    pub watch: Option<bool>,
 }
 
 /// One archive folder.
@@ -94,6 +98,8 @@ pub struct ArchivesConfig {
     pub db_path: PathBuf,
     /// The tantivy index folder, beside it.
     pub index_dir: PathBuf,
+    /// Index at start and after changes while serving.
+    pub watch: bool,
 }
 
 impl ArchivesConfig {
@@ -131,6 +137,7 @@ impl ArchivesConfig {
             folders,
             db_path,
             index_dir,
+            watch: raw.watch.unwrap_or(true),
         })
     }
 
@@ -188,14 +195,33 @@ impl Fields {
 #[derive(Debug, Clone)]
 pub struct ArchiveServer {
     archive: Arc<Archive>,
+    /// Keeps the index following the folders, with `[archives] watch`.
+    follower: Option<Arc<follow::Follower>>,
 }
 
 impl ArchiveServer {
-    /// A server over the archive of `config`.
+    /// A server over the archive of `config`; with `watch`, its index
+    /// follows the folders while the server lives (needs a tokio runtime).
     pub fn new(config: Arc<ArchivesConfig>) -> Self {
+        let follower = config.watch.then(|| Arc::new(follow::Follower::start(config.clone())));
         Self {
             archive: Arc::new(Archive::new(config)),
+            follower,
         }
+    }
+
+    /// How fresh the index is: when it was last committed, and whether it
+    /// follows the folders and is catching up with a change now.
+    fn freshness(&self) -> Value {
+        let indexed_at = std::fs::metadata(self.archive.config().index_dir.join("meta.json"))
+            .and_then(|m| m.modified())
+            .ok()
+            .map(|t| chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        json!({
+            "indexedAt": indexed_at,
+            "followsFolders": self.follower.is_some(),
+            "reindexing": self.follower.as_ref().is_some_and(|f| f.reindexing()),
+        })
     }
 
     fn tool() -> Tool {
@@ -233,8 +259,21 @@ impl ArchiveServer {
             .map_err(|e| format!("Failed to search local archives: {e}"))?
             .map_err(|e| format!("Failed to search local archives: {e}"))?;
         tracing::info!(tool = TOOL_NAME, results = answer.results.len(), "archive search");
-        let mut result = CallToolResult::success(vec![ContentBlock::text(answer.summary(&options))]);
-        result.structured_content = Some(answer.to_json(&options));
+        let index = self.freshness();
+        let mut summary = answer.summary(&options);
+        summary.push_str(&format!(
+            "\n\nIndex updated {}{}.",
+            index["indexedAt"].as_str().unwrap_or("never"),
+            match (index["followsFolders"] == true, index["reindexing"] == true) {
+                (_, true) => "; changes are being indexed now",
+                (true, false) => "; it follows the archive folders",
+                (false, false) => "; run mcp-gateway archive index after changes",
+            }
+        ));
+        let mut result = CallToolResult::success(vec![ContentBlock::text(summary)]);
+        let mut structured = answer.to_json(&options);
+        structured["index"] = index;
+        result.structured_content = Some(structured);
         Ok(result)
     }
 }

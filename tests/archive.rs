@@ -29,13 +29,19 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A gateway over a private copy of the fixture archive, which lives as long as the `TempDir`.
+/// A gateway over a private copy of the fixture archive, which lives as
+/// long as the `TempDir`; the index is built by `archive index` (when
+/// `index_first`), the server does not follow the folders itself.
 async fn start(index_first: bool) -> (Gateway, Client, tempfile::TempDir) {
+    start_with(index_first, "watch = false\n").await
+}
+
+async fn start_with(index_first: bool, archives: &str) -> (Gateway, Client, tempfile::TempDir) {
     let copy = tempfile::tempdir().unwrap();
     let archive = copy.path();
     copy_dir(&repo_path("tests/fixtures/archive"), archive);
     let config = format!(
-        "{ANONYMOUS}[archives]\nfolders = [\"{0}/research-archive\", \"{0}/url-archive\"]\ndb_path = \"{0}/data/search.db\"\n",
+        "{ANONYMOUS}[archives]\nfolders = [\"{0}/research-archive\", \"{0}/url-archive\"]\ndb_path = \"{0}/data/search.db\"\n{archives}",
         archive.display()
     );
     let gw = Gateway::start(&config).await;
@@ -382,6 +388,42 @@ async fn reindexing_is_incremental_and_searches_never_see_half_an_index() {
         seen.iter().all(|n| *n == 0 || *n == 50),
         "a search saw a partial index: {seen:?}"
     );
+}
+
+/// By default the serving gateway builds a missing index at start and
+/// follows the folders after: a new or edited file is found without running
+/// `archive index`, and the answer says how fresh the index is.
+#[tokio::test]
+async fn the_index_follows_the_folders_while_serving() {
+    let (_gw, client, root) = start_with(false, "").await;
+    let raft = eventually(Duration::from_secs(30), "the index built at start", || async {
+        let r = execute(&client, TOOL, json!({ "query": "raft leader election" })).await;
+        let answer = r.structured_content.filter(|_| r.is_error != Some(true))?;
+        (!titles(&answer).is_empty()).then_some(answer)
+    })
+    .await;
+    assert_eq!(titles(&raft)[0], "Raft Consensus in One Page");
+    assert_eq!(raft["index"]["followsFolders"], true, "{}", raft["index"]);
+    assert!(raft["index"]["indexedAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{}", raft["index"]);
+
+    let note = root.path().join("research-archive/2025-06-01/axolotl.md");
+    std::fs::create_dir_all(note.parent().unwrap()).unwrap();
+    std::fs::write(&note, "# Axolotl husbandry\n\nAxolotls regenerate limbs in cool water.\n").unwrap();
+    let found = eventually(Duration::from_secs(30), "the new note", || async {
+        let answer = search(&client, json!({ "query": "axolotl regenerate", "fuzzy": false })).await;
+        (titles(&answer).first().map(String::as_str) == Some("Axolotl husbandry")).then_some(answer)
+    })
+    .await;
+    assert_eq!(found["results"][0]["document"]["path"], "research-archive/2025-06-01/axolotl.md");
+
+    std::fs::remove_file(&note).unwrap();
+    eventually(Duration::from_secs(30), "the note gone", || async {
+        let answer = search(&client, json!({ "query": "axolotl", "fuzzy": false })).await;
+        titles(&answer).is_empty().then_some(())
+    })
+    .await;
+    let r = execute(&client, TOOL, json!({ "query": "raft" })).await;
+    assert!(text(&r).contains("it follows the archive folders"), "{}", text(&r));
 }
 
 #[tokio::test]

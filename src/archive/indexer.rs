@@ -83,6 +83,9 @@ fn open_index(dir: &Path) -> Result<Index, Error> {
     Ok(Index::open_or_create(directory, Fields::schema())?)
 }
 
+/// Longest wait for another indexer to finish.
+const WRITER_WAIT: Duration = Duration::from_secs(60);
+
 /// Brings the archive's stores up to date with its folders.
 pub fn index(config: &ArchivesConfig, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Report, Error> {
     let started = Instant::now();
@@ -91,12 +94,20 @@ pub fn index(config: &ArchivesConfig, progress: &mut dyn FnMut(Progress<'_>)) ->
     }
     let index = open_index(&config.index_dir)?;
     let fields = Fields::of(&index.schema())?;
-    let mut writer: IndexWriter = match index.writer_with_num_threads(1, WRITER_HEAP) {
-        Ok(w) => w,
-        Err(tantivy::TantivyError::LockFailure(..)) => {
-            return Err(Error::Busy(config.index_dir.display().to_string()));
+    // One writer at a time: `archive index` and a serving gateway that
+    // follows the folders wait for each other's run (incremental, so short).
+    let waited = Instant::now();
+    let mut writer: IndexWriter = loop {
+        match index.writer_with_num_threads(1, WRITER_HEAP) {
+            Ok(w) => break w,
+            Err(tantivy::TantivyError::LockFailure(..)) if waited.elapsed() < WRITER_WAIT => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(tantivy::TantivyError::LockFailure(..)) => {
+                return Err(Error::Busy(config.index_dir.display().to_string()));
+            }
+            Err(e) => return Err(e.into()),
         }
-        Err(e) => return Err(e.into()),
     };
     let mut conn = db::open(&config.db_path, true)?;
     let known = db::known(&conn)?;

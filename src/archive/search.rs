@@ -221,6 +221,11 @@ impl Archive {
         }
     }
 
+    /// Its settings.
+    pub fn config(&self) -> &ArchivesConfig {
+        &self.config
+    }
+
     fn open(&self) -> Result<Arc<Opened>, Error> {
         let mut slot = self.opened.lock().expect("archive lock");
         if let Some(o) = &*slot {
