@@ -45,11 +45,18 @@ async fn main() {
 
     // Signed in as Index's authorization server says (a real oidc-provider).
     let index_as = oauth::jwt_provider();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let resource = format!("http://{addr}/mcp");
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("gateway.toml");
-    std::fs::write(&config, fake.signed_in_config(&resource, &index_as.issuer, &[], "me", "")).unwrap();
+    std::fs::write(
+        &config,
+        fake.signed_in_config(&resource, &index_as.issuer, &[], "me", ""),
+    )
+    .unwrap();
     let config = config.to_str().unwrap();
     cli(config, &["project", "create", "p"]);
     cli(config, &["grant", "--project", "p", "--server", "index"]);

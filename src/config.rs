@@ -99,7 +99,10 @@ pub enum Error {
 /// Any other URL scheme is refused rather than taken for a folder; the
 /// value itself is not repeated, as a database URL may hold a password.
 fn sqlite_path(value: &str) -> Result<&str, String> {
-    if let Some(path) = value.strip_prefix("sqlite://").or_else(|| value.strip_prefix("sqlite:")) {
+    if let Some(path) = value
+        .strip_prefix("sqlite://")
+        .or_else(|| value.strip_prefix("sqlite:"))
+    {
         return Ok(path);
     }
     match value.split_once("://") {

@@ -186,7 +186,11 @@ pub fn metadata_url(resource: &str) -> String {
     let (scheme, rest) = resource.split_once("://").unwrap_or(("https", resource));
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
     let path = path.trim_end_matches('/');
-    let suffix = if path.is_empty() { String::new() } else { format!("/{path}") };
+    let suffix = if path.is_empty() {
+        String::new()
+    } else {
+        format!("/{path}")
+    };
     format!("{scheme}://{authority}{WELL_KNOWN}{suffix}")
 }
 

@@ -34,7 +34,10 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
     };
     // The folder, not the file: an editor that saves by renaming a new file
     // over the old one would leave a watch on the file watching nothing.
-    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut changes = match crate::watch::watch(&[folder], false, DEBOUNCE) {
         Ok(c) => {
             info!(path = %path.display(), "watching the config file for changes");

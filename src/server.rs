@@ -25,10 +25,10 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{Instrument, info, warn};
 
 use crate::auth::{self, Caller};
-use crate::oauth;
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
 use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
+use crate::oauth;
 use crate::ratelimit::Limiter;
 use crate::store::{Grants, Outcome};
 
@@ -838,10 +838,18 @@ async fn guard(
         },
         Some(_) => {
             let message = "the Authorization header must be 'Bearer <token>'";
-            return refuse(http::StatusCode::UNAUTHORIZED, Some(("invalid_request", message)), message);
+            return refuse(
+                http::StatusCode::UNAUTHORIZED,
+                Some(("invalid_request", message)),
+                message,
+            );
         }
         None if !gateway.allows_anonymous() && needs_credentials(&message) => {
-            return refuse(http::StatusCode::UNAUTHORIZED, None, &auth::Error::Unauthorized.to_string());
+            return refuse(
+                http::StatusCode::UNAUTHORIZED,
+                None,
+                &auth::Error::Unauthorized.to_string(),
+            );
         }
         None => {}
     }
@@ -875,28 +883,51 @@ fn refusal(
     match e {
         auth::Error::Store(e) => {
             tracing::error!(error = %e, "store unavailable");
-            (http::StatusCode::SERVICE_UNAVAILABLE, "the gateway's store is unavailable").into_response()
+            (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                "the gateway's store is unavailable",
+            )
+                .into_response()
         }
         auth::Error::OAuth(oauth::Error::Unavailable { ref issuer, .. }) => {
             warn!(issuer = %issuer, error = %message, "authorization server unavailable");
             crate::telemetry::oauth_token(issuer, "unavailable");
-            (http::StatusCode::SERVICE_UNAVAILABLE, axum::Json(unanswerable(UNAUTHORIZED, &message))).into_response()
+            (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(unanswerable(UNAUTHORIZED, &message)),
+            )
+                .into_response()
         }
         // The challenge's `scope` lists every scope required (RFC 6750 §3).
         auth::Error::OAuth(oauth::Error::InsufficientScope(_)) => {
             crate::telemetry::oauth_token("", "insufficient_scope");
-            refuse(http::StatusCode::FORBIDDEN, Some(("insufficient_scope", &message)), &message)
+            refuse(
+                http::StatusCode::FORBIDDEN,
+                Some(("insufficient_scope", &message)),
+                &message,
+            )
         }
-        auth::Error::NoProject { ref issuer, ref subject } => {
+        auth::Error::NoProject {
+            ref issuer,
+            ref subject,
+        } => {
             info!(issuer = %issuer, subject = %subject, "valid token maps to no project; refused");
             crate::telemetry::oauth_token(issuer, "no_project");
             refuse(http::StatusCode::FORBIDDEN, None, &message)
         }
         auth::Error::OAuth(_) => {
             crate::telemetry::oauth_token("", "invalid");
-            refuse(http::StatusCode::UNAUTHORIZED, Some(("invalid_token", &message)), &message)
+            refuse(
+                http::StatusCode::UNAUTHORIZED,
+                Some(("invalid_token", &message)),
+                &message,
+            )
         }
-        _ => refuse(http::StatusCode::UNAUTHORIZED, Some(("invalid_token", &message)), &message),
+        _ => refuse(
+            http::StatusCode::UNAUTHORIZED,
+            Some(("invalid_token", &message)),
+            &message,
+        ),
     }
 }
 
@@ -916,7 +947,10 @@ fn resource_metadata(gateway: Gateway) -> axum::Router {
     };
     axum::Router::new()
         .route(oauth::WELL_KNOWN, axum::routing::get(answer.clone()))
-        .route(&format!("{}/{{*resource}}", oauth::WELL_KNOWN), axum::routing::get(answer))
+        .route(
+            &format!("{}/{{*resource}}", oauth::WELL_KNOWN),
+            axum::routing::get(answer),
+        )
 }
 
 /// `GET /healthz` (the process answers), `GET /readyz` (store open, every

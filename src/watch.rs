@@ -67,13 +67,19 @@ mod tests {
         std::fs::write(&file, "one").unwrap();
         let mut changes = watch(&[dir.path()], false, Duration::from_millis(50)).unwrap();
         std::fs::write(&file, "two").unwrap();
-        let seen = tokio::time::timeout(Duration::from_secs(10), changes.next()).await.unwrap().unwrap();
+        let seen = tokio::time::timeout(Duration::from_secs(10), changes.next())
+            .await
+            .unwrap()
+            .unwrap();
         assert!(seen.iter().any(|p| p.file_name() == file.file_name()), "{seen:?}");
         // An editor's atomic save: write a temp file, rename it over.
         let temp = dir.path().join(".a.toml.swp");
         std::fs::write(&temp, "three").unwrap();
         std::fs::rename(&temp, &file).unwrap();
-        let seen = tokio::time::timeout(Duration::from_secs(10), changes.next()).await.unwrap().unwrap();
+        let seen = tokio::time::timeout(Duration::from_secs(10), changes.next())
+            .await
+            .unwrap()
+            .unwrap();
         assert!(seen.iter().any(|p| p.file_name() == file.file_name()), "{seen:?}");
     }
 }

@@ -212,8 +212,16 @@ async fn citations_by_url_reach_pages_saved_by_chrome_and_single_file() {
     );
 
     for (query, source, date) in [
-        ("self-attention softmax", "https://blog.example.net/posts/attention-explained", Value::Null),
-        ("HNSW product quantization", "https://docs.example.io/guides/vector-search", json!("2024-03-14T10:00:00+01:00")),
+        (
+            "self-attention softmax",
+            "https://blog.example.net/posts/attention-explained",
+            Value::Null,
+        ),
+        (
+            "HNSW product quantization",
+            "https://docs.example.io/guides/vector-search",
+            json!("2024-03-14T10:00:00+01:00"),
+        ),
     ] {
         let page = search(&client, json!({ "query": query, "limit": 1, "includeCitations": true })).await;
         let document = &page["results"][0]["document"];
@@ -404,17 +412,28 @@ async fn the_index_follows_the_folders_while_serving() {
     .await;
     assert_eq!(titles(&raft)[0], "Raft Consensus in One Page");
     assert_eq!(raft["index"]["followsFolders"], true, "{}", raft["index"]);
-    assert!(raft["index"]["indexedAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{}", raft["index"]);
+    assert!(
+        raft["index"]["indexedAt"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{}",
+        raft["index"]
+    );
 
     let note = root.path().join("research-archive/2025-06-01/axolotl.md");
     std::fs::create_dir_all(note.parent().unwrap()).unwrap();
-    std::fs::write(&note, "# Axolotl husbandry\n\nAxolotls regenerate limbs in cool water.\n").unwrap();
+    std::fs::write(
+        &note,
+        "# Axolotl husbandry\n\nAxolotls regenerate limbs in cool water.\n",
+    )
+    .unwrap();
     let found = eventually(Duration::from_secs(30), "the new note", || async {
         let answer = search(&client, json!({ "query": "axolotl regenerate", "fuzzy": false })).await;
         (titles(&answer).first().map(String::as_str) == Some("Axolotl husbandry")).then_some(answer)
     })
     .await;
-    assert_eq!(found["results"][0]["document"]["path"], "research-archive/2025-06-01/axolotl.md");
+    assert_eq!(
+        found["results"][0]["document"]["path"],
+        "research-archive/2025-06-01/axolotl.md"
+    );
 
     std::fs::remove_file(&note).unwrap();
     eventually(Duration::from_secs(30), "the note gone", || async {

@@ -153,11 +153,26 @@ fn mcp_servers_keys_with_spaces_become_server_names_with_their_title_kept() {
     assert_eq!(ant["status"], "running", "{ant}");
 
     // The title is searchable.
-    let o = run(dir.path(), &["project", "create", "p", "--config", "claude.json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(dir.path(), &["grant", "--project", "p", "--server", "ant-design-components", "--config", "claude.json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(dir.path(), &["search", "ant design components", "--project", "p", "--json", "--config", "claude.json"]);
+    for args in [
+        &["project", "create", "p"][..],
+        &["grant", "--project", "p", "--server", "ant-design-components"],
+    ] {
+        let o = run(dir.path(), &[args, &["--config", "claude.json"]].concat());
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    let o = run(
+        dir.path(),
+        &[
+            "search",
+            "ant design components",
+            "-n",
+            "3",
+            "--project",
+            "p",
+            "--config",
+            "claude.json",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("ant-design-components:"), "{}", stdout(&o));
 
@@ -333,7 +348,11 @@ fn keys(value: &serde_json::Value, out: &mut Vec<String>) {
 #[test]
 fn every_json_output_uses_camel_case_keys() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("red", ""))).unwrap();
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        format!("{ANONYMOUS}{}", chaos_server("red", "")),
+    )
+    .unwrap();
     let ok = |args: &[&str]| {
         let o = run(dir.path(), args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -347,7 +366,16 @@ fn every_json_output_uses_camel_case_keys() {
         vec!["token", "list", "--json"],
         vec!["project", "list", "--json"],
         vec!["project", "show", "alpha", "--json"],
-        vec!["grant", "--project", "alpha", "--server", "red", "--tool", "echo", "--json"],
+        vec![
+            "grant",
+            "--project",
+            "alpha",
+            "--server",
+            "red",
+            "--tool",
+            "echo",
+            "--json",
+        ],
         // `audit tail --json` is checked where calls have been made (tests/projects.rs).
         vec!["servers", "--json"],
         vec!["search", "echo the arguments", "--json"],
@@ -368,7 +396,11 @@ fn every_json_output_uses_camel_case_keys() {
 #[test]
 fn relevance_prints_with_three_decimals() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("gateway.toml"), format!("{ANONYMOUS}{}", chaos_server("red", ""))).unwrap();
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        format!("{ANONYMOUS}{}", chaos_server("red", "")),
+    )
+    .unwrap();
     let o = run(dir.path(), &["search", "count the words of a text", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let value: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -687,6 +687,11 @@ async fn malformed_requests_get_jsonrpc_errors() {
         ("{not json", "-32700"),
         (r#"{"hello": "world"}"#, "-32600"),
         ("[1, 2]", "-32600"),
+        // A well-formed batch: batching left MCP in 2025-06-18 (rmcp answered 415).
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+            "batches are not supported",
+        ),
     ] {
         let r = post(body, None).await.unwrap();
         assert_eq!(r.status(), 400, "{body}");
@@ -781,7 +786,9 @@ async fn fifty_slow_starting_stdio_servers_connect_on_their_first_start() {
             bin()
         )
     };
-    let config: String = std::iter::once(ANONYMOUS.to_string()).chain((0..50).map(slow)).collect();
+    let config: String = std::iter::once(ANONYMOUS.to_string())
+        .chain((0..50).map(slow))
+        .collect();
     let started = Instant::now();
     let gw = Gateway::start(&config).await;
     let readyz = gw.url.replace("/mcp", "/readyz");
@@ -793,7 +800,10 @@ async fn fifty_slow_starting_stdio_servers_connect_on_their_first_start() {
     .await;
     eprintln!("50 slow servers running after {:?}", started.elapsed());
     let servers = ready["servers"].as_array().unwrap();
-    let slow: Vec<&Value> = servers.iter().filter(|s| s["name"].as_str().unwrap().starts_with("slow")).collect();
+    let slow: Vec<&Value> = servers
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("slow"))
+        .collect();
     assert_eq!(slow.len(), 50);
     for s in slow {
         assert_eq!(s["status"], "running", "{s}\n{}", gw.log());

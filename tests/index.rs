@@ -444,7 +444,10 @@ async fn only_a_token_from_indexs_own_authorization_server_reaches_the_exchange(
     let not_signed_in = |r: &CallToolResult| {
         assert_error(r, "not signed in to Index Network");
         let hint = r.meta.as_ref().and_then(|m| m.get("mcp/www_authenticate"));
-        assert!(hint.and_then(Value::as_str).is_some_and(|h| h.starts_with("Bearer ")), "{r:?}");
+        assert!(
+            hint.and_then(Value::as_str).is_some_and(|h| h.starts_with("Bearer ")),
+            "{r:?}"
+        );
     };
 
     // Anonymous, a gateway token, and a token from another trusted issuer:
@@ -455,7 +458,9 @@ async fn only_a_token_from_indexs_own_authorization_server_reaches_the_exchange(
     let gateway_token = gw.issue_token("p");
     let with_gateway_token = gw.client_with_token(&gateway_token).await.unwrap();
     not_signed_in(&execute(&with_gateway_token, "index:discover_filter", filter.clone()).await);
-    let company_token = other_provider().token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange").await;
+    let company_token = other_provider()
+        .token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange")
+        .await;
     let with_company_token = gw.client_with_token(&company_token).await.unwrap();
     not_signed_in(&execute(&with_company_token, "index:discover_filter", filter.clone()).await);
     assert_eq!(fake.calls("exchange"), 0);
@@ -469,7 +474,9 @@ async fn only_a_token_from_indexs_own_authorization_server_reaches_the_exchange(
     assert!(r.meta.as_ref().is_some_and(|m| m.contains_key("mcp/www_authenticate")));
 
     // With the scope it works, and the only bearers Index ever saw are Index's tokens.
-    let token = jwt_provider().token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange").await;
+    let token = jwt_provider()
+        .token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange")
+        .await;
     let client = gw.client_with_token(&token).await.unwrap();
     assert_ok(&execute(&client, "index:discover_filter", filter).await);
     assert_eq!(fake.bearers(), [unscoped.clone(), token.clone()]);

@@ -45,15 +45,20 @@ async fn a_legacy_servers_revision_is_remembered_and_a_restart_skips_the_probe()
             .find(|l| l.contains("downstream server running") && l.contains("server=everything"))
             .map(str::to_string)
     };
-    let line = eventually(Duration::from_secs(30), "everything running", || async { running(&first) }).await;
+    let line = eventually(Duration::from_secs(30), "everything running", || async {
+        running(&first)
+    })
+    .await;
     // server-everything (TypeScript SDK) refuses server/discover: probed, then initialize.
     assert!(line.contains("handshake=\"probed, then initialize\""), "{line}");
     assert!(line.contains("protocol=\"2025-"), "{line}");
     let remembered = || async {
         let db = rusqlite::Connection::open(&store).ok()?;
-        db.query_row("SELECT protocol FROM server_tools WHERE server = 'everything'", [], |r| {
-            r.get::<_, Option<String>>(0)
-        })
+        db.query_row(
+            "SELECT protocol FROM server_tools WHERE server = 'everything'",
+            [],
+            |r| r.get::<_, Option<String>>(0),
+        )
         .ok()
         .flatten()
     };
@@ -63,7 +68,10 @@ async fn a_legacy_servers_revision_is_remembered_and_a_restart_skips_the_probe()
 
     // The same store: straight to initialize.
     let second = Gateway::start_with(&config, &env).await;
-    let line = eventually(Duration::from_secs(30), "everything running again", || async { running(&second) }).await;
+    let line = eventually(Duration::from_secs(30), "everything running again", || async {
+        running(&second)
+    })
+    .await;
     assert!(line.contains("handshake=\"remembered\""), "{line}");
 }
 

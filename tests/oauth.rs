@@ -24,7 +24,10 @@ fn config(url: &str, issuers: &str) -> String {
 }
 
 fn jwt_issuer(p: &Provider) -> String {
-    format!("[[auth.oauth.issuers]]\nissuer = \"{}\"\njwks_refresh_ms = 300\n", p.issuer)
+    format!(
+        "[[auth.oauth.issuers]]\nissuer = \"{}\"\njwks_refresh_ms = 300\n",
+        p.issuer
+    )
 }
 
 /// A gateway trusting `issuers`, with projects alpha (granted `a`) and beta (granted `b`).
@@ -66,16 +69,34 @@ async fn an_oauth_only_client_signs_in_through_the_authorization_server_and_uses
     let out = tokio::process::Command::new("node")
         .arg(scripts().join("client.mjs"))
         .args(["--url", &gw.url, "--login", "alice", "--scope", "mcp:tools"])
-        .args(["--query", "echo the arguments", "--execute", "a:echo", "--args", r#"{"hello":"world"}"#])
+        .args([
+            "--query",
+            "echo the arguments",
+            "--execute",
+            "a:echo",
+            "--args",
+            r#"{"hello":"world"}"#,
+        ])
         .output()
         .await
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "client failed: {stderr}\ngateway log:\n{}", gw.log());
+    assert!(
+        out.status.success(),
+        "client failed: {stderr}\ngateway log:\n{}",
+        gw.log()
+    );
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_eq!(answer["tools"], json!(["tool_discovery", "tool_execute"]));
-    assert_eq!(answer["accessTokenAud"], json!(gw.url), "the SDK asked for this resource (RFC 8707)");
-    assert!(answer["registeredClientId"].as_str().is_some_and(|c| !c.is_empty()), "registered by DCR");
+    assert_eq!(
+        answer["accessTokenAud"],
+        json!(gw.url),
+        "the SDK asked for this resource (RFC 8707)"
+    );
+    assert!(
+        answer["registeredClientId"].as_str().is_some_and(|c| !c.is_empty()),
+        "registered by DCR"
+    );
     let keys: Vec<&str> = answer["discovery"]["structuredContent"]["results"]
         .as_array()
         .unwrap()
@@ -87,7 +108,10 @@ async fn an_oauth_only_client_signs_in_through_the_authorization_server_and_uses
     let echoed = &answer["execute"]["structuredContent"];
     assert_eq!(echoed["arguments"], json!({"hello": "world"}), "{answer}");
     // Invariant 7: the caller's token reaches no ordinary downstream.
-    assert!(!echoed.to_string().contains("ey"), "a token-like value reached the server: {echoed}");
+    assert!(
+        !echoed.to_string().contains("ey"),
+        "a token-like value reached the server: {echoed}"
+    );
 
     // The audit log names the subject and issuer; no log line carries a token.
     let audit = String::from_utf8(gw.cli(&["audit", "tail", "--json"]).stdout).unwrap();
@@ -105,8 +129,14 @@ async fn refused_tokens_get_the_status_and_challenge_the_spec_names() {
     // No token: 401 naming the metadata, which names the issuer.
     let (status, challenge) = initialize(&gw, None).await;
     assert_eq!(status, 401);
-    assert!(challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")), "{challenge}");
-    for url in [metadata_url.clone(), gw.url.replace("/mcp", "/.well-known/oauth-protected-resource")] {
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+    for url in [
+        metadata_url.clone(),
+        gw.url.replace("/mcp", "/.well-known/oauth-protected-resource"),
+    ] {
         let metadata: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
         assert_eq!(metadata["resource"], json!(aud));
         assert_eq!(metadata["authorization_servers"], json!([provider.issuer]));
@@ -137,19 +167,34 @@ async fn refused_tokens_get_the_status_and_challenge_the_spec_names() {
     forged_payload["sub"] = json!("mallory");
     let forged = format!(
         "{header}.{}.{}",
-        base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, forged_payload.to_string()),
+        base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            forged_payload.to_string()
+        ),
         good.rsplit('.').next().unwrap()
     );
     let other = other_provider().token("alice", aud, "mcp:tools").await;
     let refused = [
         ("expired", provider.mint(expired).await, "expired"),
         ("not yet valid", provider.mint(premature).await, "not valid yet"),
-        ("another audience", provider.token("alice", "http://127.0.0.1:1/mcp", "mcp:tools").await, "not for this resource"),
-        ("untrusted issuer claim", provider.mint(foreign_iss).await, "not trusted"),
+        (
+            "another audience",
+            provider.token("alice", "http://127.0.0.1:1/mcp", "mcp:tools").await,
+            "not for this resource",
+        ),
+        (
+            "untrusted issuer claim",
+            provider.mint(foreign_iss).await,
+            "not trusted",
+        ),
         ("an issuer the gateway does not trust", other, "not trusted"),
         ("tampered signature", tampered, "signature"),
         ("payload changed after signing", forged, "signature"),
-        ("alg none", provider.mint_unsigned(provider.claims("alice", aud, "mcp:tools")).await, "invalid_token"),
+        (
+            "alg none",
+            provider.mint_unsigned(provider.claims("alice", aud, "mcp:tools")).await,
+            "invalid_token",
+        ),
         ("garbage", "not-a-token".to_string(), "invalid_token"),
     ];
     for (what, token, needle) in refused {
@@ -164,7 +209,10 @@ async fn refused_tokens_get_the_status_and_challenge_the_spec_names() {
     let unscoped = provider.token("alice", aud, "openid").await;
     let (status, challenge) = initialize(&gw, Some(&unscoped)).await;
     assert_eq!(status, 403);
-    assert!(challenge.contains("error=\"insufficient_scope\"") && challenge.contains("scope=\"mcp:tools\""), "{challenge}");
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"") && challenge.contains("scope=\"mcp:tools\""),
+        "{challenge}"
+    );
 
     // Valid, but mapped to no project: 403, never a default project.
     let stranger = provider.token("stranger", aud, "mcp:tools").await;
@@ -189,16 +237,24 @@ async fn signing_keys_rotate_without_a_restart() {
     let new = provider.token("alice", &aud, "mcp:tools").await;
     assert_ne!(old.split('.').next(), new.split('.').next(), "signed with another kid");
     // The new key is fetched on its unknown kid (at most once per jwks_refresh_ms).
-    eventually(Duration::from_secs(10), "a token signed by the new key is accepted", || async {
-        (initialize(&gw, Some(&new)).await.0 == 200).then_some(())
-    })
+    eventually(
+        Duration::from_secs(10),
+        "a token signed by the new key is accepted",
+        || async { (initialize(&gw, Some(&new)).await.0 == 200).then_some(()) },
+    )
     .await;
-    assert_eq!(initialize(&gw, Some(&old)).await.0, 200, "the old key is still published");
+    assert_eq!(
+        initialize(&gw, Some(&old)).await.0,
+        200,
+        "the old key is still published"
+    );
 
     provider.drop_old_keys().await;
-    eventually(Duration::from_secs(10), "a token signed by a removed key is refused", || async {
-        (initialize(&gw, Some(&old)).await.0 == 401).then_some(())
-    })
+    eventually(
+        Duration::from_secs(10),
+        "a token signed by a removed key is refused",
+        || async { (initialize(&gw, Some(&old)).await.0 == 401).then_some(()) },
+    )
     .await;
     assert_eq!(initialize(&gw, Some(&new)).await.0, 200);
 }
@@ -232,7 +288,10 @@ async fn two_oauth_subjects_in_two_projects_stay_isolated() {
             text(&unknown).replace("nosuch:echo", "K"),
             "another project's tool reads exactly as an unknown one"
         );
-        assert_ne!(execute(client, &format!("{mine}:echo"), json!({})).await.is_error, Some(true));
+        assert_ne!(
+            execute(client, &format!("{mine}:echo"), json!({})).await.is_error,
+            Some(true)
+        );
     }
 }
 

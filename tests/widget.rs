@@ -49,7 +49,10 @@ async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromiu
     let fake = FakeIndex::start(8).await;
     let index_as = common::oauth::jwt_provider();
     let gw = Gateway::start_knowing_url(|url| {
-        format!("{ANONYMOUS}{}", fake.signed_in_config(url, &index_as.issuer, &[], "me", ""))
+        format!(
+            "{ANONYMOUS}{}",
+            fake.signed_in_config(url, &index_as.issuer, &[], "me", "")
+        )
     })
     .await;
     gw.cli(&["project", "create", "p"]);

@@ -123,7 +123,9 @@ fn markdown_links(body: &str) -> (Option<String>, Vec<Link>) {
     // Inside a link or image: its text is not scanned for bare URLs.
     let mut inside = 0usize;
     let mut links = Vec::new();
-    for (event, range) in Parser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).into_offset_iter() {
+    for (event, range) in
+        Parser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).into_offset_iter()
+    {
         match event {
             Event::Start(Tag::Heading { .. }) if heading.is_none() => {
                 in_heading = true;
@@ -209,9 +211,36 @@ fn front_matter(yaml: &str) -> Vec<(String, String)> {
 const SKIPPED_TAGS: &[&str] = &["script", "style", "noscript", "template", "head", "svg", "iframe"];
 /// Elements that break lines.
 const BLOCK_TAGS: &[&str] = &[
-    "p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table",
-    "section", "article", "header", "footer", "nav", "aside", "main", "figure", "figcaption", "blockquote", "pre",
-    "hr", "form",
+    "p",
+    "div",
+    "br",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "tr",
+    "table",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "main",
+    "figure",
+    "figcaption",
+    "blockquote",
+    "pre",
+    "hr",
+    "form",
 ];
 
 /// Where a saving tool recorded the page's address and date.
@@ -234,7 +263,11 @@ fn html(page: &str, stem: &str) -> Parsed {
         match node.value() {
             Node::Element(e) => match e.name() {
                 "title" if title.is_none() => {
-                    title = Some(node.children().filter_map(|c| c.value().as_text().map(|t| t.to_string())).collect::<String>());
+                    title = Some(
+                        node.children()
+                            .filter_map(|c| c.value().as_text().map(|t| t.to_string()))
+                            .collect::<String>(),
+                    );
                 }
                 "meta" => {
                     if let (Some(name), Some(content)) = (e.attr("name").or(e.attr("property")), e.attr("content")) {
@@ -247,7 +280,11 @@ fn html(page: &str, stem: &str) -> Parsed {
                 _ => {}
             },
             // Saving tools write their comment before or at the top of the page, never in its body.
-            Node::Comment(c) if !node.ancestors().any(|a| a.value().as_element().is_some_and(|e| e.name() == "body")) => {
+            Node::Comment(c)
+                if !node
+                    .ancestors()
+                    .any(|a| a.value().as_element().is_some_and(|e| e.name() == "body")) =>
+            {
                 let found = saved_by_tool(c);
                 capture.url = capture.url.or(found.url);
                 capture.date = capture.date.or(found.date);
@@ -259,7 +296,11 @@ fn html(page: &str, stem: &str) -> Parsed {
     let mut anchors: Vec<(String, usize)> = Vec::new();
     visible_text(doc.tree.root(), &mut text, &mut anchors);
     let text = tidy(&text, &mut anchors);
-    let meta_of = |names: &[&str]| meta.iter().find(|(k, _)| names.contains(&k.as_str())).map(|(_, v)| v.clone());
+    let meta_of = |names: &[&str]| {
+        meta.iter()
+            .find(|(k, _)| names.contains(&k.as_str()))
+            .map(|(_, v)| v.clone())
+    };
     let title = title
         .map(|t| one_line(t.trim()))
         .filter(|t| !t.is_empty())
@@ -280,7 +321,14 @@ fn html(page: &str, stem: &str) -> Parsed {
             .or_else(|| meta_of(&["og:url"]))
             .or(capture.url)
             .or_else(|| meta_of(&["source", "url"])),
-        date: meta_of(&["date", "article:published_time", "dc.date", "pubdate", "og:updated_time"]).or(capture.date),
+        date: meta_of(&[
+            "date",
+            "article:published_time",
+            "dc.date",
+            "pubdate",
+            "og:updated_time",
+        ])
+        .or(capture.date),
         text,
         links,
     }
@@ -495,11 +543,19 @@ mod tests {
         let page = include_str!("../../tests/fixtures/archive/url-archive/saved/attention-chrome.html");
         let p = parse(page.as_bytes(), Kind::Html, "attention-chrome").unwrap();
         assert_eq!(p.title, "Attention, Explained … Slowly | Example Blog");
-        assert_eq!(p.source_url.as_deref(), Some("https://blog.example.net/posts/attention-explained"));
+        assert_eq!(
+            p.source_url.as_deref(),
+            Some("https://blog.example.net/posts/attention-explained")
+        );
         assert!(p.text.contains("By Ana Luís · 12 min read"), "{}", p.text);
         assert!(p.text.contains("The idea isn\u{2019}t new"), "{}", p.text);
         assert!(p.text.contains("values… then softmax(QKT/√d)V"), "{}", p.text);
-        assert!(p.text.contains("© 2024 Example Blog <blog@example.net> — all rights reserved."), "{}", p.text);
+        assert!(
+            p.text
+                .contains("© 2024 Example Blog <blog@example.net> — all rights reserved."),
+            "{}",
+            p.text
+        );
         assert!(!p.text.contains("tracker") && !p.text.contains("console.log") && !p.text.contains("color: #333"));
         let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
         assert_eq!(
@@ -522,9 +578,16 @@ mod tests {
         let page = include_str!("../../tests/fixtures/archive/url-archive/saved/vector-search-singlefile.html");
         let p = parse(page.as_bytes(), Kind::Html, "x").unwrap();
         assert_eq!(p.title, "Vector search guide");
-        assert_eq!(p.source_url.as_deref(), Some("https://docs.example.io/guides/vector-search"));
+        assert_eq!(
+            p.source_url.as_deref(),
+            Some("https://docs.example.io/guides/vector-search")
+        );
         assert_eq!(p.date.as_deref(), Some("2024-03-14T10:00:00+01:00"));
-        assert!(p.text.starts_with("Vector search\n\nApproximate nearest neighbour"), "{:?}", p.text);
+        assert!(
+            p.text.starts_with("Vector search\n\nApproximate nearest neighbour"),
+            "{:?}",
+            p.text
+        );
     }
 
     #[test]
@@ -542,7 +605,10 @@ mod tests {
         // A comment in the body is page content, not a saving tool's record.
         let quoted = "<html><body><!-- saved from url=(0021)https://example.org/c --><p>hi</body></html>";
         assert_eq!(parse(quoted.as_bytes(), Kind::Html, "c").unwrap().source_url, None);
-        assert_eq!(single_file_date("Mon Jan 06 2025 08:30:00 GMT-0500 (Eastern Standard Time)").as_deref(), Some("2025-01-06T08:30:00-05:00"));
+        assert_eq!(
+            single_file_date("Mon Jan 06 2025 08:30:00 GMT-0500 (Eastern Standard Time)").as_deref(),
+            Some("2025-01-06T08:30:00-05:00")
+        );
         assert_eq!(single_file_date("yesterday"), None);
     }
 
@@ -561,7 +627,13 @@ mod tests {
                 "https://docs.example.io/guides/vector-search"
             ]
         );
-        assert!(p.links[1].context.starts_with("For retrieval, the [vector search guide]"), "{:?}", p.links[1]);
+        assert!(
+            p.links[1]
+                .context
+                .starts_with("For retrieval, the [vector search guide]"),
+            "{:?}",
+            p.links[1]
+        );
     }
 
     #[test]

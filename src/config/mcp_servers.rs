@@ -92,7 +92,11 @@ pub fn server_name(key: &str) -> String {
         }
     }
     let name = name.trim_end_matches('-');
-    if name.is_empty() { "server".into() } else { name.to_string() }
+    if name.is_empty() {
+        "server".into()
+    } else {
+        name.to_string()
+    }
 }
 
 /// `import`'s output: the TOML, and which keys were renamed to what.
@@ -124,7 +128,9 @@ pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
     for (original, entry) in &file.mcp_servers {
         let name = server_name(original);
         if let Some(other) = taken.insert(name.clone(), original) {
-            return Err(format!("'{other}' and '{original}' both become server name '{name}'; rename one of them"));
+            return Err(format!(
+                "'{other}' and '{original}' both become server name '{name}'; rename one of them"
+            ));
         }
         let title = (name != *original).then_some(original.as_str());
         if title.is_some() {
@@ -201,9 +207,16 @@ mod tests {
             "filesystem": { "command": "npx" } } }"#;
         let file: McpServersFile = serde_json::from_str(json).unwrap();
         let imported = to_toml(&file).unwrap();
-        assert_eq!(imported.renamed, [("Ant Design Components".to_string(), "ant-design-components".to_string())]);
+        assert_eq!(
+            imported.renamed,
+            [("Ant Design Components".to_string(), "ant-design-components".to_string())]
+        );
         let config = Config::parse(&imported.toml, "imported", Path::new("/")).unwrap();
-        let ant = config.servers.iter().find(|s| s.name == "ant-design-components").unwrap();
+        let ant = config
+            .servers
+            .iter()
+            .find(|s| s.name == "ant-design-components")
+            .unwrap();
         assert_eq!(ant.title.as_deref(), Some("Ant Design Components"));
         assert_eq!(ant.about().as_deref(), Some("Ant Design Components"));
 

@@ -152,11 +152,16 @@ impl OAuthConfig {
         if !(audience.starts_with("https://") || audience.starts_with("http://")) {
             return Err((
                 "audience".into(),
-                format!("'{audience}' is not an absolute http(s) URI; use the gateway's public MCP URL, e.g. https://gateway.example.com/mcp"),
+                format!(
+                    "'{audience}' is not an absolute http(s) URI; use the gateway's public MCP URL, e.g. https://gateway.example.com/mcp"
+                ),
             ));
         }
         if raw.issuers.is_empty() {
-            return Err(("issuers".into(), "name at least one [[auth.oauth.issuers]] with an issuer URL".into()));
+            return Err((
+                "issuers".into(),
+                "name at least one [[auth.oauth.issuers]] with an issuer URL".into(),
+            ));
         }
         let mut issuers = Vec::with_capacity(raw.issuers.len());
         for (i, raw) in raw.issuers.into_iter().enumerate() {
@@ -174,7 +179,10 @@ impl OAuthConfig {
             if let Some(bad) = algorithms.iter().find(|a| !DEFAULT_ALGORITHMS.contains(&a.as_str())) {
                 return Err((
                     key("algorithms"),
-                    format!("'{bad}' is not accepted; choose among {}", DEFAULT_ALGORITHMS.join(", ")),
+                    format!(
+                        "'{bad}' is not accepted; choose among {}",
+                        DEFAULT_ALGORITHMS.join(", ")
+                    ),
                 ));
             }
             let introspection = match raw.introspection {
@@ -201,7 +209,10 @@ impl OAuthConfig {
             if let Some(iss) = &p.issuer
                 && !issuers.iter().any(|i| &i.issuer == iss)
             {
-                return Err((format!("projects[{i}].issuer"), format!("'{iss}' is not one of [[auth.oauth.issuers]]")));
+                return Err((
+                    format!("projects[{i}].issuer"),
+                    format!("'{iss}' is not one of [[auth.oauth.issuers]]"),
+                ));
             }
             projects.push(ProjectMap {
                 project: p.project,

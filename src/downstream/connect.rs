@@ -229,10 +229,12 @@ async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &No
 /// the handshake. A legacy server is offered `initialize` on a fresh start,
 /// and its revision is remembered, so it restarts without the probe.
 async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<(Connection, &'static str), String> {
-    let remembered = server
-        .memory
-        .recall_protocol(&server.config)
-        .and_then(|p| ProtocolVersion::KNOWN_VERSIONS.iter().find(|v| v.as_str() == p).cloned());
+    let remembered = server.memory.recall_protocol(&server.config).and_then(|p| {
+        ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .find(|v| v.as_str() == p)
+            .cloned()
+    });
     let (lifecycle, how) = match (&server.config.transport, remembered) {
         (Transport::Stdio { .. }, Some(v)) if v.has_initialize() => (ClientLifecycleMode::Initialize, "remembered"),
         (Transport::Stdio { .. }, known) => (

@@ -94,7 +94,12 @@ impl Issuer {
     }
 
     /// Verifies a JWT signed by this issuer.
-    pub(super) async fn verify_jwt(&self, token: &str, header: &Header, config: &OAuthConfig) -> Result<Identity, Error> {
+    pub(super) async fn verify_jwt(
+        &self,
+        token: &str,
+        header: &Header,
+        config: &OAuthConfig,
+    ) -> Result<Identity, Error> {
         if !self.algorithms.contains(&header.alg) {
             return Err(Error::Invalid(format!("algorithm {:?} is not accepted", header.alg)));
         }
@@ -167,13 +172,16 @@ impl Issuer {
         keys
     }
 
+    /// An endpoint the metadata names, or why it is missing.
+    async fn endpoint(&self, name: &str, pick: fn(&Metadata) -> Option<&String>) -> Result<String, Error> {
+        let metadata = self.metadata().await?;
+        pick(metadata)
+            .cloned()
+            .ok_or_else(|| self.unavailable(format!("its metadata has no {name}")))
+    }
+
     async fn fetch_keys(&self) -> Result<JwkSet, Error> {
-        let uri = self
-            .metadata()
-            .await?
-            .jwks_uri
-            .clone()
-            .ok_or_else(|| self.unavailable("its metadata has no jwks_uri"))?;
+        let uri = self.endpoint("jwks_uri", |m| m.jwks_uri.as_ref()).await?;
         let set: JwkSet = self.get_json(&uri).await.map_err(|e| self.unavailable(e))?;
         tracing::debug!(issuer = %self.config.issuer, keys = set.keys.len(), "fetched signing keys");
         Ok(set)
@@ -191,11 +199,8 @@ impl Issuer {
             return Ok(identity.clone());
         }
         let endpoint = self
-            .metadata()
-            .await?
-            .introspection_endpoint
-            .clone()
-            .ok_or_else(|| self.unavailable("its metadata has no introspection_endpoint"))?;
+            .endpoint("introspection_endpoint", |m| m.introspection_endpoint.as_ref())
+            .await?;
         let response = self
             .http
             .post(&endpoint)
@@ -214,7 +219,10 @@ impl Issuer {
         let identity = self.check_introspection(&answer, config)?;
         let unix_now = jsonwebtoken::get_current_timestamp();
         let exp = answer.get("exp").and_then(Value::as_u64).unwrap_or(u64::MAX);
-        let until = now + settings.cache_ttl.min(Duration::from_secs(exp.saturating_sub(unix_now)));
+        let until = now
+            + settings
+                .cache_ttl
+                .min(Duration::from_secs(exp.saturating_sub(unix_now)));
         let mut cache = self.introspected.lock().expect("introspection cache");
         if cache.len() >= MAX_INTROSPECTED {
             cache.retain(|_, (_, until)| *until > now);
@@ -247,10 +255,18 @@ impl Issuer {
         }
         let now = jsonwebtoken::get_current_timestamp();
         let leeway = config.leeway.as_secs();
-        if answer.get("exp").and_then(Value::as_u64).is_some_and(|exp| exp + leeway <= now) {
+        if answer
+            .get("exp")
+            .and_then(Value::as_u64)
+            .is_some_and(|exp| exp + leeway <= now)
+        {
             return Err(Error::Invalid("the token has expired".into()));
         }
-        if answer.get("nbf").and_then(Value::as_u64).is_some_and(|nbf| nbf > now + leeway) {
+        if answer
+            .get("nbf")
+            .and_then(Value::as_u64)
+            .is_some_and(|nbf| nbf > now + leeway)
+        {
             return Err(Error::Invalid("the token is not valid yet (nbf)".into()));
         }
         identity(&self.config.issuer, answer, config)
@@ -262,7 +278,9 @@ impl Issuer {
 fn metadata_urls(issuer: &str) -> [String; 2] {
     let issuer = issuer.trim_end_matches('/');
     let (scheme, rest) = issuer.split_once("://").unwrap_or(("https", issuer));
-    let (authority, path) = rest.split_once('/').map_or((rest, String::new()), |(a, p)| (a, format!("/{p}")));
+    let (authority, path) = rest
+        .split_once('/')
+        .map_or((rest, String::new()), |(a, p)| (a, format!("/{p}")));
     [
         format!("{scheme}://{authority}/.well-known/oauth-authorization-server{path}"),
         format!("{issuer}/.well-known/openid-configuration"),
@@ -273,7 +291,9 @@ fn metadata_urls(issuer: &str) -> [String; 2] {
 fn pick_key(set: &JwkSet, header: &Header) -> Option<Jwk> {
     let signs = |k: &&Jwk| {
         !matches!(k.common.public_key_use, Some(PublicKeyUse::Encryption))
-            && k.common.key_algorithm.is_none_or(|a| a.to_string() == format!("{:?}", header.alg))
+            && k.common
+                .key_algorithm
+                .is_none_or(|a| a.to_string() == format!("{:?}", header.alg))
     };
     match &header.kid {
         Some(kid) => set

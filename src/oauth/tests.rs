@@ -51,7 +51,11 @@ fn subjects_groups_then_the_claim_map_to_projects() {
     other.issuer = "https://other.example.com".into();
     assert_eq!(project_for(&c, &other), Some("beta"));
     assert_eq!(project_for(&c, &who("carol", &[], Some("zeta"))), Some("zeta"));
-    assert_eq!(project_for(&c, &who("carol", &[], None)), None, "no mapping, no project");
+    assert_eq!(
+        project_for(&c, &who("carol", &[], None)),
+        None,
+        "no mapping, no project"
+    );
 }
 
 #[test]
@@ -71,9 +75,15 @@ fn claims_become_an_identity() {
     assert_eq!(id.groups, ["x", "y"]);
     assert_eq!(id.project.as_deref(), Some("acme"));
     let scp = serde_json::json!({"sub": "bob", "scp": ["mcp:tools"]});
-    assert_eq!(identity("i", scp.as_object().unwrap(), &c).unwrap().scopes, ["mcp:tools"]);
+    assert_eq!(
+        identity("i", scp.as_object().unwrap(), &c).unwrap().scopes,
+        ["mcp:tools"]
+    );
     let anonymous = serde_json::json!({"scope": "mcp:tools"});
-    assert!(matches!(identity("i", anonymous.as_object().unwrap(), &c), Err(Error::Invalid(_))));
+    assert!(matches!(
+        identity("i", anonymous.as_object().unwrap(), &c),
+        Err(Error::Invalid(_))
+    ));
 }
 
 #[test]
@@ -113,7 +123,8 @@ fn challenges_name_the_metadata_scopes_and_error() {
 #[tokio::test]
 async fn unsigned_and_untrusted_tokens_are_refused_before_any_fetch() {
     let v = Verifier::new(config());
-    let b64 = |v: serde_json::Value| base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, v.to_string());
+    let b64 =
+        |v: serde_json::Value| base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, v.to_string());
     let claims = json!({"iss": "https://as.example.com", "sub": "alice", "aud": "https://gw.example.com/mcp", "exp": 4_000_000_000u64});
     let none = format!("{}.{}.", b64(json!({"alg": "none"})), b64(claims.clone()));
     assert!(matches!(v.verify(&none).await, Err(Error::Invalid(_))), "alg none");
@@ -121,6 +132,9 @@ async fn unsigned_and_untrusted_tokens_are_refused_before_any_fetch() {
     let err = v.verify(&hmac).await.unwrap_err().to_string();
     assert!(err.contains("HS256") && err.contains("not accepted"), "{err}");
     let foreign = json!({"iss": "https://evil.example.com", "sub": "alice"});
-    let err = v.verify(&format!("{}.{}.c2ln", b64(json!({"alg": "RS256"})), b64(foreign))).await.unwrap_err();
+    let err = v
+        .verify(&format!("{}.{}.c2ln", b64(json!({"alg": "RS256"})), b64(foreign)))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("not trusted"), "{err}");
 }

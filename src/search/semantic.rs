@@ -428,7 +428,10 @@ mod tests {
     fn the_start_line_names_the_search_in_force_and_the_way_to_hybrid() {
         let line = off_line(&Error::NotBuilt.to_string());
         assert!(line.starts_with("search: BM25F"), "{line}");
-        assert!(line.contains("--features semantic") && line.contains("model install"), "{line}");
+        assert!(
+            line.contains("--features semantic") && line.contains("model install"),
+            "{line}"
+        );
     }
 }
 

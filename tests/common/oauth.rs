@@ -133,7 +133,10 @@ impl Provider {
 
     /// Adds a signing key that signs from now on; the old ones stay published.
     pub async fn rotate(&self) -> String {
-        self.admin("rotate", json!({})).await["kid"].as_str().unwrap().to_string()
+        self.admin("rotate", json!({})).await["kid"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 
     /// Unpublishes every key but the newest.

@@ -443,13 +443,20 @@ async fn verify_index_token(issuer: Option<&str>, token: &str) -> Option<Value> 
         .json()
         .await
         .ok()?;
-    let keys: jsonwebtoken::jwk::JwkSet = reqwest::get(config["jwks_uri"].as_str()?).await.ok()?.json().await.ok()?;
+    let keys: jsonwebtoken::jwk::JwkSet = reqwest::get(config["jwks_uri"].as_str()?)
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
     let key = keys.find(header.kid.as_deref()?)?;
     let mut validation = jsonwebtoken::Validation::new(header.alg);
     validation.set_issuer(&[issuer]);
     validation.validate_aud = false;
     let key = jsonwebtoken::DecodingKey::from_jwk(key).ok()?;
-    jsonwebtoken::decode::<Value>(token, &key, &validation).ok().map(|d| d.claims)
+    jsonwebtoken::decode::<Value>(token, &key, &validation)
+        .ok()
+        .map(|d| d.claims)
 }
 
 async fn discover_new(State(fake): State<FakeIndex>, headers: HeaderMap, mut form: Multipart) -> Response {
