@@ -233,6 +233,8 @@ impl Upstream {
         info!(
             request_id,
             project = caller.project.id,
+            subject = caller.subject.as_deref().unwrap_or(""),
+            issuer = caller.issuer.as_deref().unwrap_or(""),
             meta_tool,
             tool_key = tool_key.as_deref().unwrap_or(""),
             outcome = ?answer.outcome,

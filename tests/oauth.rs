@@ -116,7 +116,13 @@ async fn an_oauth_only_client_signs_in_through_the_authorization_server_and_uses
     // The audit log names the subject and issuer; no log line carries a token.
     let audit = String::from_utf8(gw.cli(&["audit", "tail", "--json"]).stdout).unwrap();
     assert!(audit.contains("alice") && audit.contains(&provider.issuer), "{audit}");
-    assert!(!gw.log().contains("eyJ"), "a JWT reached the log");
+    let log = gw.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("tool_execute") && l.contains("subject=\"alice\"")),
+        "the call's log line names the subject:\n{log}"
+    );
+    assert!(!log.contains("eyJ"), "a JWT reached the log");
 }
 
 #[tokio::test]
