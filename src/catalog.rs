@@ -550,7 +550,7 @@ fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::E
         .iter()
         .map(|s| (s, s.state()))
         // An idle server's tools are those of its last listing; a call starts it.
-        .filter(|(_, st)| matches!(st.status, Status::Running | Status::Idle))
+        .filter(|(_, st)| matches!(st.status, Status::Running | Status::Idle | Status::SignInRequired))
         .collect();
     let about: Vec<Option<String>> = states.iter().map(|(s, _)| s.config.about()).collect();
     Snapshot::build(

@@ -1,4 +1,5 @@
-//! The command line: `serve`, `check`, `import`, `servers`, `search`, `call`, `demo-server`.
+//! The command line: `serve`, `check`, `import`, `servers`, `search`, `call`, the store's
+//! operator commands (`project`, `token`, `grant`, `secret`, `login`…), `demo-server`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use crate::server::{self, Upstream};
 
 mod admin;
 mod archive;
+mod credentials;
 mod model;
 
 /// How long in-flight requests may take to finish once shutdown starts.
@@ -57,6 +59,8 @@ Examples:
   mcp-gateway call demo:calculate '{\"expression\": \"2*21\"}'
   mcp-gateway project create research && mcp-gateway grant --project research --server demo
   mcp-gateway token issue --project research      prints a token, once
+  mcp-gateway secret set --project research --server github --header 'Authorization=Bearer ghp_…'
+  mcp-gateway login linear --project research     OAuth sign-in, the project's own account
   mcp-gateway import claude_desktop_config.json >> gateway.toml";
 
 /// Whom a one-shot `search` or `call` acts for.
@@ -155,6 +159,13 @@ pub enum Command {
     /// Read the audit log.
     #[command(subcommand)]
     Audit(admin::AuditCommand),
+    /// A project's own headers or env for a server, stored encrypted (set, list, remove).
+    #[command(subcommand)]
+    Secret(credentials::SecretCommand),
+    /// Sign a project in to a remote MCP server with OAuth (browser, PKCE); --status shows sign-ins.
+    Login(credentials::LoginArgs),
+    /// Forget a project's OAuth sign-in to a server.
+    Logout(credentials::LogoutArgs),
     /// Index and search the local archives ([archives] folders).
     #[command(subcommand)]
     Archive(archive::ArchiveCommand),
@@ -193,6 +204,10 @@ pub enum Command {
         /// requests, to see clients re-open expired sessions.
         #[arg(long, value_name = "MS", requires = "http")]
         session_idle_ms: Option<u64>,
+        /// With --http: require an OAuth access token (JWT) from this issuer
+        /// for this server's URL, as OAuth-protected MCP servers do.
+        #[arg(long, value_name = "ISSUER", requires = "http")]
+        require_jwt: Option<String>,
     },
 }
 
@@ -203,9 +218,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         conformance,
         http,
         session_idle_ms,
+        require_jwt,
     } = cli.command
     {
-        crate::demo::serve(chaos, conformance, http, session_idle_ms.map(Duration::from_millis)).await?;
+        crate::demo::serve(
+            chaos,
+            conformance,
+            http,
+            session_idle_ms.map(Duration::from_millis),
+            require_jwt,
+        )
+        .await?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Command::Import { path } = &cli.command {
@@ -324,6 +347,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Grant(a) => admin::grant(&config, a, true),
         Command::Revoke(a) => admin::grant(&config, a, false),
         Command::Audit(c) => admin::audit(&config, c),
+        Command::Secret(c) => credentials::secret(&config, c),
+        Command::Login(a) => credentials::login(&config, a).await,
+        Command::Logout(a) => credentials::logout(&config, a),
         Command::Archive(c) => archive::run(&config, c),
         Command::Model(c) => model::run(&config, c).await,
         Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } => unreachable!("handled above"),
@@ -409,9 +435,15 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 Status::Failed(e) | Status::NotConfigured(e) => Some(e.clone()),
                 _ => None,
             };
+            let transport = match state.status {
+                Status::SignInRequired => {
+                    format!("{transport}; takes only projects' own sign-ins (mcp-gateway login {} --project P)", s.name())
+                }
+                _ => transport,
+            };
             json!({
                 "name": s.name(), "title": s.config.title, "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
-                "protocol": state.protocol, "transport": transport, "error": error,
+                "protocol": state.protocol, "transport": transport, "error": error, "projectConnections": s.instance_count(),
             })
         })
         .collect();

@@ -47,6 +47,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a lazy server may sit without calls before it is stopped.
 pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Per-project connections a server runs at most, beside the shared one.
+pub const DEFAULT_MAX_INSTANCES: usize = 8;
 
 /// How long an HTTP server's tool list is trusted without a `list_changed`:
 /// a stateless (2026-07-28) server can only announce changes on a
@@ -275,6 +277,11 @@ pub struct RawServer {
     /// List the server's tools again after this long even without a
     /// `list_changed` (default 3600000 for `url` servers, never for others).
     pub tools_ttl_ms: Option<u64>,
+    /// Most connections (children for `command` servers) this server runs
+    /// for projects with their own credentials, beside the shared one (default 8).
+    pub max_instances: Option<usize>,
+    /// How `mcp-gateway login` signs projects in to this `url` server (OAuth).
+    pub oauth: Option<oauth::RawServerOAuth>,
 }
 
 /// When a server is started.
@@ -364,6 +371,10 @@ pub struct ServerConfig {
     pub idle_timeout: Option<Duration>,
     /// Tools listed again after this long, changed or not.
     pub tools_ttl: Option<Duration>,
+    /// Most per-project connections (children) beside the shared one.
+    pub max_instances: usize,
+    /// How projects sign in to it with OAuth (`mcp-gateway login`).
+    pub oauth: Option<oauth::ServerOAuth>,
 }
 
 /// How a downstream server is reached.
@@ -415,6 +426,8 @@ impl ServerConfig {
             lazy: false,
             idle_timeout: None,
             tools_ttl: None,
+            max_instances: DEFAULT_MAX_INSTANCES,
+            oauth: None,
         }
     }
 
@@ -874,10 +887,23 @@ fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, S
         Some(ms) => Some(millis("tools_ttl_ms", Some(ms), Duration::ZERO)?),
         None => matches!(transport, Transport::Http { .. }).then_some(DEFAULT_HTTP_TOOLS_TTL),
     };
+    let oauth = match s.oauth {
+        Some(_) if !matches!(transport, Transport::Http { .. }) => {
+            return Err(field_err("oauth", "`oauth` only applies to `url` servers".into()));
+        }
+        Some(raw) => Some(oauth::ServerOAuth::from_raw(raw).map_err(|(f, m)| field_err(&format!("oauth.{f}"), m))?),
+        None => None,
+    };
     Ok(ServerConfig {
         lazy,
         idle_timeout,
         tools_ttl,
+        oauth,
+        max_instances: match s.max_instances {
+            Some(0) => return Err(field_err("max_instances", "must be at least 1".into())),
+            Some(n) => n,
+            None => DEFAULT_MAX_INSTANCES,
+        },
         name: s.name.into_inner(),
         title: s.title,
         description: s.description.map(|d| interp("description", &d)).transpose()?,

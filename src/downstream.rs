@@ -7,7 +7,10 @@
 //! [`Registry::changed`] and reads each server's [`ServerState`].
 
 mod connect;
+mod instances;
 mod stdio;
+
+pub use instances::ProjectCredential;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -230,6 +233,22 @@ pub enum Error {
         /// The answer's size.
         bytes: u64,
     },
+    /// The server already runs `max_instances` per-project connections.
+    #[error(
+        "server '{server}' already runs {limit} connections for projects with their own credentials (max_instances); try again when one has gone idle, or raise max_instances"
+    )]
+    TooManyInstances {
+        /// The server.
+        server: String,
+        /// Its `max_instances`.
+        limit: usize,
+    },
+    /// The server takes only a project's own sign-in, and the caller's project has none.
+    #[error("server '{server}' takes only a project's own OAuth sign-in, and this project has none")]
+    SignInRequired {
+        /// The server.
+        server: String,
+    },
     /// Anything else the client library reported.
     #[error("server '{server}': {message}")]
     Other {
@@ -256,6 +275,10 @@ pub enum Status {
     /// Not started yet (lazy) or stopped for lack of calls (`idle_timeout_ms`);
     /// its tools are those of its last listing, and the next call starts it.
     Idle,
+    /// It answers only with an OAuth sign-in, and the configuration gives
+    /// none: projects reach it with their own (`mcp-gateway login`), and
+    /// its tools are those a project's connection listed.
+    SignInRequired,
 }
 
 impl Status {
@@ -268,6 +291,7 @@ impl Status {
             Status::Stopped => "stopped",
             Status::NotConfigured(_) => "unconfigured",
             Status::Idle => "idle",
+            Status::SignInRequired => "sign-in",
         }
     }
 }
@@ -277,6 +301,7 @@ impl std::fmt::Display for Status {
         match self {
             Status::Failed(e) => write!(f, "failed ({e})"),
             Status::NotConfigured(why) => write!(f, "{why}"),
+            Status::SignInRequired => f.write_str("waiting for sign-ins: it takes only projects' own OAuth sign-ins"),
             other => f.write_str(other.word()),
         }
     }
@@ -343,6 +368,16 @@ pub struct Downstream {
     /// Calls in flight, and when the last one ended (for `idle_timeout_ms`).
     busy: AtomicUsize,
     last_used: std::sync::Mutex<Instant>,
+    /// For a per-project instance: whose credential it runs with.
+    own: Option<ProjectCredential>,
+    /// For a per-project instance: the server it stands in for.
+    parent: std::sync::Weak<Downstream>,
+    /// Rung when its tools change (the catalog listens).
+    changed: Arc<Notify>,
+    /// Per-project instances of this server.
+    instances: instances::Instances,
+    /// Where instances' supervisors run.
+    tracker: TaskTracker,
 }
 
 /// Counts one call in flight for as long as it lives.
@@ -363,7 +398,13 @@ impl Drop for Busy<'_> {
 }
 
 impl Downstream {
-    fn new(config: ServerConfig, stop: CancellationToken, memory: Arc<dyn ToolMemory>) -> Self {
+    fn new(
+        config: ServerConfig,
+        stop: CancellationToken,
+        memory: Arc<dyn ToolMemory>,
+        tracker: TaskTracker,
+        changed: Arc<Notify>,
+    ) -> Self {
         // A lazy server never listed before starts once now, to learn its tools.
         let remembered = config.lazy.then(|| memory.recall(&config)).flatten();
         let mut state = ServerState::new(match config.unconfigured() {
@@ -385,6 +426,11 @@ impl Downstream {
             wake: Notify::new(),
             busy: AtomicUsize::new(0),
             last_used: std::sync::Mutex::new(Instant::now()),
+            own: None,
+            parent: std::sync::Weak::new(),
+            changed,
+            instances: Default::default(),
+            tracker,
         }
     }
 
@@ -412,9 +458,12 @@ impl Downstream {
         self.last_used.lock().expect("last_used lock").elapsed()
     }
 
-    /// The connection, starting an idle server first (bounded by its `connect_timeout_ms`).
+    /// The connection, starting an idle server first (bounded by its
+    /// `connect_timeout_ms`); a per-project instance is also waited for
+    /// while it connects, as it starts on the call that needs it.
     async fn ready_peer(&self) -> Result<Peer<RoleClient>, Error> {
-        if self.state.borrow().status == Status::Idle {
+        let status = self.state.borrow().status.clone();
+        if status == Status::Idle || (self.own.is_some() && status == Status::Connecting) {
             self.wake.notify_one();
             let mut rx = self.state.subscribe();
             let started = rx.wait_for(|s| !matches!(s.status, Status::Idle | Status::Connecting));
@@ -428,6 +477,9 @@ impl Downstream {
         match (&state.status, &state.peer) {
             (Status::Running, Some(peer)) if !peer.is_transport_closed() => Ok(peer.clone()),
             (Status::Running, _) => Err(Error::Closed {
+                server: self.name().to_string(),
+            }),
+            (Status::SignInRequired, _) => Err(Error::SignInRequired {
                 server: self.name().to_string(),
             }),
             (status, _) => Err(Error::NotRunning {
@@ -620,8 +672,9 @@ impl Downstream {
 
     fn publish(&self, f: impl FnOnce(&mut ServerState)) {
         self.state.send_modify(f);
-        if self.stop.is_cancelled() {
-            // Removed or replaced by a reload: its name's gauges are no longer its own.
+        if self.stop.is_cancelled() || self.own.is_some() {
+            // Removed or replaced by a reload: its name's gauges are no longer
+            // its own. A per-project instance never had them.
             return;
         }
         let state = self.state.borrow();
@@ -756,6 +809,8 @@ impl Registry {
                 config.clone(),
                 self.ct.child_token(),
                 self.memory.clone(),
+                self.tracker.clone(),
+                self.changed.clone(),
             ));
             if config.enabled && config.unconfigured().is_none() {
                 self.tracker.spawn(supervise(server.clone(), self.changed.clone()));
@@ -785,6 +840,8 @@ pub(super) enum Ended {
     Stopped,
     /// It had no calls for `idle_timeout_ms`; the next call starts it again.
     Idle,
+    /// It refused the configured credential (HTTP 401): only projects' own sign-ins reach it.
+    SignInRequired,
 }
 
 /// The life of one server: connect, serve until the connection ends, back
@@ -817,16 +874,35 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
                 backoff = BACKOFF_START;
                 continue;
             }
+            Ok(Ended::SignInRequired) => {
+                info!(server = %name, "downstream server takes only projects' own sign-ins; its tools come from a signed-in project's connection");
+                server.publish(|s| {
+                    s.status = Status::SignInRequired;
+                    s.peer = None;
+                    if s.tools.is_empty() {
+                        s.tools = server.memory.recall(&server.config).unwrap_or_default().into();
+                    }
+                });
+                changed.notify_one();
+                // Nothing to retry: a reload with a credential restarts it.
+                ct.cancelled().await;
+                break;
+            }
             Ok(Ended::Closed) => "connection closed (the server exited)".to_string(),
             Err(e) => e,
         };
-        warn!(server = %name, error = %failure, retry_in_ms = backoff.as_millis() as u64, "downstream server failed");
+        let instance = server.own.is_some();
+        warn!(server = %name, error = %failure, retry_in_ms = (!instance).then_some(backoff.as_millis() as u64), "downstream server failed");
         server.publish(|s| {
             s.status = Status::Failed(failure);
             s.tools = Arc::from([]);
             s.peer = None;
         });
         changed.notify_one();
+        if instance {
+            // A project's own connection is tried again by its next call, not in the background.
+            return;
+        }
         if started.elapsed() > HEALTHY_AFTER {
             backoff = BACKOFF_START;
         }

@@ -14,7 +14,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::{Catalog, KEY_SEPARATOR};
-use crate::config::Config;
+use crate::config::{Builtin, Config, Transport};
+use crate::credentials::{self, Vault};
 use crate::downstream::{self, Registry};
 use crate::search::cloud::CloudSearch;
 use crate::search::semantic::{self, Hybrid};
@@ -113,6 +114,9 @@ pub enum ExecuteError {
     /// The downstream call failed (server down, timeout, crash, protocol error).
     #[error(transparent)]
     Downstream(#[from] downstream::Error),
+    /// The project's own credential for the server cannot be used.
+    #[error(transparent)]
+    Credential(#[from] crate::credentials::Error),
     /// The result is larger than the server's `max_result_bytes`.
     #[error(
         "the result of '{key}' is {bytes} bytes, more than this server's limit of {limit} bytes (max_result_bytes); ask for less, e.g. a smaller page or range"
@@ -136,6 +140,8 @@ impl ExecuteError {
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
             ExecuteError::Downstream(_) => "TOOL_EXECUTION_ERROR",
             ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
+            ExecuteError::Credential(crate::credentials::Error::SignInRequired { .. }) => "SIGN_IN_REQUIRED",
+            ExecuteError::Credential(_) => "CREDENTIAL_ERROR",
         }
     }
 
@@ -179,6 +185,7 @@ pub struct Gateway {
     catalog: Arc<Catalog>,
     auth: Authenticator,
     store: Arc<Store>,
+    vault: Arc<Vault>,
     cloud: Option<Arc<CloudSearch>>,
 }
 
@@ -266,11 +273,18 @@ impl Gateway {
         let catalog = Catalog::new(&registry, config.rules.clone(), semantic)?;
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
+        let vault = Arc::new(Vault::new(store.clone()));
+        tracker.spawn(credentials::list_through_projects(
+            registry.clone(),
+            vault.clone(),
+            ct.child_token(),
+        ));
         Ok(Running {
             gateway: Gateway {
                 registry,
                 catalog,
                 auth,
+                vault,
                 store,
                 cloud,
             },
@@ -311,6 +325,7 @@ impl Gateway {
     /// the catalog reflects that (for one-shot CLI commands and tests).
     pub async fn ready(&self) {
         self.registry.settled().await;
+        credentials::lend_listings(&self.registry, &self.vault).await;
         if let Err(e) = self.catalog.refresh(&self.registry) {
             tracing::error!(error = %e, "catalog rebuild failed");
         }
@@ -484,9 +499,33 @@ impl Gateway {
         let mut meta = meta.unwrap_or_default();
         // Invariant: a caller's token reaches only a server declared for its
         // issuer; a gateway token is never a credential, so it reaches none.
-        if let Some(credential) = &caller.credential
-            && server.config.caller_token_issuer() == Some(credential.issuer())
-        {
+        let caller_token = caller
+            .credential
+            .as_ref()
+            .filter(|c| server.config.caller_token_issuer() == Some(c.issuer()));
+        let own = self.vault.for_server(&caller.project, &server.config).await?;
+        let target = match (&server.config.transport, own) {
+            (_, None) => {
+                server.drop_instance(caller.project.id);
+                server.clone()
+            }
+            // Index takes a bearer per call: the caller's own Index token, else the project's.
+            (Transport::Builtin(Builtin::Index(_)), Some(own)) => {
+                if caller_token.is_none()
+                    && let Some(token) = credentials::bearer(&own, &server.config.name).await?
+                {
+                    meta.insert(downstream::CALLER_TOKEN_META.into(), token.into());
+                }
+                server.clone()
+            }
+            (Transport::Builtin(_), Some(_)) => server.clone(),
+            (_, Some(own)) => {
+                // A sign-in that needs the person again fails here, with the command to run.
+                credentials::fresh_token(&own, &server.config.name).await?;
+                server.instance(own.as_ref().clone())?
+            }
+        };
+        if let Some(credential) = caller_token {
             meta.insert(downstream::CALLER_TOKEN_META.into(), credential.expose().into());
         }
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
@@ -500,8 +539,15 @@ impl Gateway {
                 limit,
             }
         };
-        let result = server.call_tool(params, progress).await.map_err(|e| match e {
+        let result = target.call_tool(params, progress).await.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
+            downstream::Error::SignInRequired { server } => {
+                ExecuteError::Credential(credentials::Error::SignInRequired {
+                    project: caller.project.name.clone(),
+                    server,
+                    why: "the server takes only a project's own sign-in, and this project has none".into(),
+                })
+            }
             e => e.into(),
         })?;
         if let CallToolResponse::Complete(r) = &result {

@@ -14,6 +14,9 @@
 //!   tool rules; the one view of what a caller may see.
 //! * [`search`]: BM25 (tantivy) over the catalog.
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, the audit log.
+//! * [`secrets`]: the key that seals credentials at rest (AES-256-GCM), and sealing.
+//! * [`credentials`]: per-project credentials for downstream servers: `secret` headers and
+//!   env, OAuth sign-ins to remote servers (`login`); opened per call, cached until changed.
 //! * [`auth`]: who is calling: gateway token, OAuth access token or anonymous; project, grants.
 //! * [`oauth`]: the gateway as an OAuth 2.1 protected resource: JWTs checked against
 //!   trusted issuers' JWKS, or RFC 7662 introspection; RFC 9728 metadata; token → project.
@@ -35,6 +38,7 @@ pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod credentials;
 pub mod demo;
 pub mod downstream;
 pub mod eval;
@@ -44,6 +48,7 @@ pub mod oauth;
 pub mod ratelimit;
 pub mod reload;
 pub mod search;
+pub mod secrets;
 pub mod server;
 pub mod store;
 pub mod telemetry;

@@ -9,7 +9,10 @@
 //! caller wait (back-pressure) rather than drop rows, and [`Store::close`]
 //! flushes what is queued.
 
+mod credentials;
 mod migrate;
+
+pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

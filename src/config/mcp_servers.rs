@@ -75,6 +75,8 @@ impl McpServerEntry {
             start: None,
             idle_timeout_ms: None,
             tools_ttl_ms: None,
+            max_instances: None,
+            oauth: None,
         })
     }
 }

@@ -243,3 +243,60 @@ impl OAuthConfig {
         self.issuers.iter().any(|i| i.issuer == issuer)
     }
 }
+
+/// A `url` server's `oauth = { … }`: how `mcp-gateway login` signs a
+/// project in to it. Without it, login registers by dynamic client
+/// registration (RFC 7591) and asks for the scopes the server advertises.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServerOAuth {
+    /// A client registered by hand at the server's authorization server.
+    pub client_id: Option<String>,
+    /// Its secret, for a confidential client (use `${ENV}`).
+    pub client_secret: Option<String>,
+    /// Scopes to ask for (default: those the server advertises).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// Validated `oauth = { … }` of a server.
+#[derive(Clone, PartialEq)]
+pub struct ServerOAuth {
+    /// Pre-registered client id; `None`: dynamic registration.
+    pub client_id: Option<String>,
+    /// Its secret; `Debug` hides it.
+    pub client_secret: Option<String>,
+    /// Scopes to ask for.
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for ServerOAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerOAuth")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "[hidden]"))
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+impl ServerOAuth {
+    /// Checks a raw entry; errors name the field.
+    pub fn from_raw(raw: RawServerOAuth) -> Result<Self, (String, String)> {
+        let client_secret = raw
+            .client_secret
+            .map(|s| interpolate(&s).map_err(|m| ("client_secret".to_string(), m)))
+            .transpose()?;
+        if client_secret.is_some() && raw.client_id.is_none() {
+            return Err((
+                "client_secret".into(),
+                "`client_secret` needs the `client_id` it belongs to".into(),
+            ));
+        }
+        Ok(Self {
+            client_id: raw.client_id,
+            client_secret,
+            scopes: raw.scopes,
+        })
+    }
+}

@@ -86,8 +86,8 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
             .peer()
             .list_all_tools()
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
-        Ok::<_, String>((conn, tools, negotiated))
+            .map_err(|e| Refused::Failed(format!("tools/list failed: {e}")))?;
+        Ok::<_, Refused>((conn, tools, negotiated))
     };
     let connected = tokio::select! {
         r = tokio::time::timeout(timeout, connecting) => r,
@@ -98,7 +98,11 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     };
     let (conn, tools, negotiated) = match connected {
         Ok(Ok(v)) => v,
-        Ok(Err(e)) => {
+        Ok(Err(Refused::SignInRequired)) if server.own.is_none() => return Ok(Ended::SignInRequired),
+        Ok(Err(Refused::SignInRequired)) => {
+            return Err("the server refused this project's credential (HTTP 401)".into());
+        }
+        Ok(Err(Refused::Failed(e))) => {
             kill_group(&group);
             return Err(e);
         }
@@ -115,6 +119,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
     info!(server = %name, tools = tools.len(), protocol = protocol.as_deref().unwrap_or("?"), handshake = negotiated, "downstream server running");
     server.memory.remember(&server.config, &tools);
+    server.lend_listing(&tools);
     if let Some(p) = &protocol {
         server.memory.remember_protocol(&server.config, p);
     }
@@ -211,6 +216,7 @@ async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &No
             }
             info!(server = %name, tools = tools.len(), why, "downstream tools changed");
             server.memory.remember(&server.config, &tools);
+            server.lend_listing(&tools);
             server.publish(|s| s.tools = tools.into());
             changed.notify_one();
         }
@@ -228,7 +234,7 @@ async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &No
 /// (`npx -y`, `uvx`, `docker run`, a loaded machine) answers both and breaks
 /// the handshake. A legacy server is offered `initialize` on a fresh start,
 /// and its revision is remembered, so it restarts without the probe.
-async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<(Connection, &'static str), String> {
+async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<(Connection, &'static str), Refused> {
     let remembered = server.memory.recall_protocol(&server.config).and_then(|p| {
         ProtocolVersion::KNOWN_VERSIONS
             .iter()
@@ -265,13 +271,49 @@ async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<
         Err(other) => Err(other),
     }
     .map_err(|failure| match failure {
-        Failure::Setup(message) => message,
-        Failure::Handshake(e) => match &server.config.transport {
+        Failure::Setup(message) => Refused::Failed(message),
+        Failure::Handshake(e) if needs_sign_in(&e) => Refused::SignInRequired,
+        Failure::Handshake(e) => Refused::Failed(match &server.config.transport {
             Transport::Stdio { .. } => format!("handshake failed: {e}"),
             Transport::Builtin(_) => format!("handshake with the built-in server failed: {e}"),
             Transport::Http { url, .. } => format!("cannot connect to {url}: {e}"),
-        },
+        }),
     })
+}
+
+/// Why a connection could not be opened.
+pub(super) enum Refused {
+    /// The server wants an OAuth sign-in (HTTP 401) that this connection lacks.
+    SignInRequired,
+    /// Anything else, in words for the status line.
+    Failed(String),
+}
+
+/// Whether the handshake ended on the server's 401: an OAuth-protected
+/// server that this connection brought no (valid) token to.
+fn needs_sign_in(e: &ClientInitializeError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    use rmcp::transport::worker::WorkerQuitReason;
+    type HttpError = StreamableHttpError<reqwest::Error>;
+    let is_401 = |e: &HttpError| matches!(e, StreamableHttpError::AuthRequired(_));
+    // Neither the handshake error nor the worker's quit reason names the
+    // error it holds as its source, so each is opened by hand.
+    let mut source: Option<&(dyn std::error::Error + 'static)> = match e {
+        ClientInitializeError::TransportError { error, .. } => Some(error.error.as_ref()),
+        other => Some(other),
+    };
+    while let Some(error) = source {
+        if error.downcast_ref::<HttpError>().is_some_and(is_401) {
+            return true;
+        }
+        if let Some(WorkerQuitReason::Fatal { error, .. }) = error.downcast_ref::<WorkerQuitReason<HttpError>>()
+            && is_401(error)
+        {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }
 
 /// Whether a failed probe says the server is legacy: a JSON-RPC error to
@@ -355,8 +397,17 @@ async fn handshake(
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(custom)
                 .max_sse_event_size(answer_limit);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            client.serve_with_lifecycle(transport, lifecycle).await
+            match server.own.as_ref().and_then(|own| own.sign_in.clone()) {
+                // A project signed in with OAuth: its token on every request, refreshed when due.
+                Some(signed_in) => {
+                    let transport = StreamableHttpClientTransport::with_client(signed_in, config);
+                    client.serve_with_lifecycle(transport, lifecycle).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    client.serve_with_lifecycle(transport, lifecycle).await
+                }
+            }
         }
     };
     connected.map_err(|e| Failure::Handshake(Box::new(e)))

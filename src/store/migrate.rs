@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0003_server_tools.sql"),
     include_str!("../../migrations/0004_server_protocol.sql"),
     include_str!("../../migrations/0005_audit_subject.sql"),
+    include_str!("../../migrations/0006_credentials.sql"),
 ];
 
 /// Brings the database up to date; refuses one written by a newer binary.

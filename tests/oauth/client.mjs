@@ -2,7 +2,7 @@
 // TypeScript SDK's OAuth support does the MCP authorization flow (401 →
 // protected-resource metadata → authorization-server metadata → dynamic
 // client registration → authorization code + PKCE with the `resource`
-// parameter → token), and this script plays the user at oidc-provider's
+// parameter → token), and person.mjs plays the user at oidc-provider's
 // login and consent pages over HTTP.
 //
 //   node client.mjs --url http://127.0.0.1:PORT/mcp --login alice [--scope "mcp:tools"]
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { playUser } from './person.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,59 +33,6 @@ if (!args.url) {
 
 // Never served: the code is read from the Location header that points here.
 const REDIRECT_URI = 'http://127.0.0.1:1/callback';
-
-/** The user agent's cookie jar, by name (one host: the provider). */
-const cookies = new Map();
-function remember(response) {
-  for (const line of response.headers.getSetCookie()) {
-    const [pair] = line.split(';');
-    const eq = pair.indexOf('=');
-    cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1));
-  }
-}
-const cookieHeader = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-
-/** Follows redirects by hand (to keep cookies) until one leaves for the redirect URI. */
-async function browse(url, init = {}) {
-  let next = new URL(url);
-  let request = init;
-  for (let hops = 0; hops < 20; hops += 1) {
-    if (next.href.startsWith(REDIRECT_URI)) return { redirectedTo: next };
-    const response = await fetch(next, { ...request, redirect: "manual", headers: { ...request.headers, cookie: cookieHeader() } })
-      .catch((e) => { throw new Error(`${next.href}: ${e.cause ?? e}`); });
-    remember(response);
-    const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location) {
-      next = new URL(location, next);
-      request = {};
-      continue;
-    }
-    if (!response.ok) throw new Error(`${next.href}: HTTP ${response.status}: ${await response.text()}`);
-    return { page: await response.text(), at: next };
-  }
-  throw new Error('too many redirects');
-}
-
-/** Signs in as `login` and consents, as a person would in the browser. */
-async function playUser(authorizationUrl) {
-  let step = await browse(authorizationUrl);
-  while (!step.redirectedTo) {
-    const action = /<form[^>]*action="([^"]+)"/.exec(step.page)?.[1];
-    if (!action) throw new Error(`no form at ${step.at.href}`);
-    const form = step.page.includes('name="login"')
-      ? { prompt: 'login', login: args.login, password: 'any' }
-      : { prompt: 'consent' };
-    step = await browse(new URL(action, step.at), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
-    });
-  }
-  const { redirectedTo } = step;
-  const error = redirectedTo.searchParams.get('error');
-  if (error) throw new Error(`authorization refused: ${error}: ${redirectedTo.searchParams.get('error_description')}`);
-  return redirectedTo.searchParams.get('code');
-}
 
 /** What the SDK needs remembered during the flow, in memory. */
 class MemoryProvider {
@@ -111,7 +59,22 @@ class MemoryProvider {
   saveTokens(tokens) { this.saved = tokens; }
   saveCodeVerifier(v) { this.verifier = v; }
   codeVerifier() { return this.verifier; }
-  async redirectToAuthorization(url) { this.code = await playUser(url); }
+  async redirectToAuthorization(url) {
+    this.code = (await playUser(url, args.login, REDIRECT_URI)).searchParams.get('code');
+  }
+}
+
+/** The last HTTP refusal the SDK met (MCP endpoint, metadata, token), for the failure message. */
+let refusal;
+async function watchedFetch(url, init) {
+  const response = await fetch(url, init);
+  // A GET on the MCP endpoint is the optional SSE stream: a 404 or 405 there is no refusal.
+  const sseProbe = (init?.method ?? 'GET') === 'GET' && String(url) === new URL(args.url).href;
+  if (response.status >= 400 && !sseProbe) {
+    refusal = `HTTP ${response.status} from ${init?.method ?? 'GET'} ${url}`
+      + `, WWW-Authenticate: ${response.headers.get('www-authenticate') ?? '(none)'}`;
+  }
+  return response;
 }
 
 const structured = (r) => ({ structuredContent: r.structuredContent, isError: r.isError ?? false, content: r.content });
@@ -121,12 +84,13 @@ async function main() {
   const url = new URL(args.url);
   const client = new Client({ name: 'oauth-test-client', version: '1.0.0' });
   try {
-    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: auth }));
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: auth, fetch: watchedFetch }));
     throw new Error('the gateway let an unauthenticated client in');
   } catch (e) {
     if (!(e instanceof UnauthorizedError)) throw e;
   }
-  const transport = new StreamableHTTPClientTransport(url, { authProvider: auth });
+  refusal = undefined; // that first 401 was the expected one
+  const transport = new StreamableHTTPClientTransport(url, { authProvider: auth, fetch: watchedFetch });
   await transport.finishAuth(auth.code);
   const signedIn = new Client({ name: 'oauth-test-client', version: '1.0.0' });
   await signedIn.connect(transport);
@@ -150,5 +114,6 @@ async function main() {
 
 main().catch((e) => {
   console.error(`oauth client failed: ${e.stack ?? e}`);
+  if (refusal) console.error(`last refusal: ${refusal}`);
   process.exit(1);
 });

@@ -14,12 +14,19 @@
 // key rotation and craft refused tokens with the provider's real keys:
 //   POST /test/rotate   -> a new signing key signs from now on; old keys stay published
 //   POST /test/drop-old -> unpublish every key but the newest
-//   POST /test/mint {"claims":{...}, "alg":"none"?} -> a JWT with exactly these claims
+//   POST /test/mint {"claims":{...}, "kid":K?, "alg":"none"?} -> a JWT with exactly
+//        these claims, signed by the newest key or key K (dropped keys too), or unsigned
+//   POST /test/revoke {"login":"alice"} -> revoke every grant of that user, as an
+//        administrator would: their refresh tokens stop working
 
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { exportJWK, generateKeyPair, SignJWT, base64url } from 'jose';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
+// oidc-provider's own in-memory adapter, but one store for every Provider
+// instance: its default gives each instance a fresh store, so a key swap
+// would forget registered clients, grants, sessions and opaque tokens.
+import { createMemoryAdapter } from 'oidc-provider/lib/adapters/memory_adapter.js';
 
 // stdout carries only the ready line (the test reads it, then stops
 // reading); oidc-provider's own notices go to stderr.
@@ -40,8 +47,12 @@ const RESOURCE_SCOPES = 'mcp:tools mcp:admin privy:token:exchange';
 // Groups of the test users, as an IdP's directory would give them.
 const GROUPS = { alice: ['team-a'], bob: ['team-b'], carol: [] };
 
-/** Signing keys, newest last; each a private JWK with kid, alg and use. */
+/** Every signing key made, newest last; each a private JWK with kid, alg and use.
+ * The JWKS publishes keys[dropped..]; dropped ones stay here so /test/mint can
+ * still sign with them. */
 const keys = [];
+let dropped = 0;
+const published = () => keys.slice(dropped);
 async function addKey() {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = await exportJWK(privateKey);
@@ -50,15 +61,31 @@ async function addKey() {
   return jwk.kid;
 }
 
+const memory = createMemoryAdapter();
+/** Grant ids by account, so /test/revoke can find a user's grants. */
+const grantsOf = new Map();
+function adapter(model) {
+  const inner = memory(model);
+  if (model === 'Grant') {
+    const upsert = inner.upsert.bind(inner);
+    inner.upsert = async (id, payload, expiresIn) => {
+      if (payload.accountId) grantsOf.set(payload.accountId, (grantsOf.get(payload.accountId) ?? new Set()).add(id));
+      return upsert(id, payload, expiresIn);
+    };
+  }
+  return inner;
+}
 let issuer;
-let provider;
+/** The current provider's request handler. */
+let handle;
 
 /** A provider over the current keys (oidc-provider's key set is fixed per
- * instance; the default in-memory adapter is module-wide, so clients,
- * grants and sessions survive a swap). The newest key signs. */
+ * instance, so rotation swaps instances; the shared adapter keeps clients,
+ * grants and sessions). The newest key signs. */
 function build() {
-  const jwks = { keys: [...keys].reverse().map((k) => k.jwk) };
+  const jwks = { keys: published().reverse().map((k) => k.jwk) };
   const p = new Provider(issuer, {
+    adapter,
     jwks,
     features: {
       devInteractions: { enabled: true },
@@ -73,7 +100,7 @@ function build() {
         getResourceServerInfo: (_ctx, resourceIndicator) => {
           const url = new URL(resourceIndicator);
           if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
-            throw new Error('only loopback resources');
+            throw new errors.InvalidTarget('this test provider serves loopback resources only');
           }
           return {
             scope: RESOURCE_SCOPES,
@@ -85,6 +112,8 @@ function build() {
         },
       },
     },
+    // OAuth 2.1: authorization code only (no implicit or hybrid flows).
+    responseTypes: ['code'],
     // Listed so clients may register with them (DCR); granted per resource above.
     scopes: ['openid', 'offline_access', ...RESOURCE_SCOPES.split(' ')],
     extraTokenClaims: (_ctx, token) =>
@@ -94,7 +123,7 @@ function build() {
     clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
   });
   p.on('server_error', (_ctx, err) => console.error('provider error:', err));
-  return p;
+  handle = p.callback();
 }
 
 async function body(req) {
@@ -109,12 +138,14 @@ function json(res, status, value) {
   res.end(JSON.stringify(value));
 }
 
-async function mint({ claims, alg }) {
+async function mint({ claims, kid, alg }) {
   if (alg === 'none') {
     const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
     return `${header}.${base64url.encode(JSON.stringify(claims))}.`;
   }
-  const { jwk, privateKey } = keys[keys.length - 1];
+  const key = kid === undefined ? keys[keys.length - 1] : keys.find((k) => k.jwk.kid === kid);
+  if (!key) throw new Error(`no key ${kid}; known: ${keys.map((k) => k.jwk.kid).join(', ')}`);
+  const { jwk, privateKey } = key;
   return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'at+jwt' }).sign(privateKey);
 }
 
@@ -125,15 +156,24 @@ async function admin(req, res) {
   switch (path) {
     case '/test/rotate': {
       const kid = await addKey();
-      provider = build();
-      return json(res, 200, { kid, kids: keys.map((k) => k.jwk.kid) });
+      build();
+      return json(res, 200, { kid, kids: published().map((k) => k.jwk.kid) });
     }
     case '/test/drop-old':
-      keys.splice(0, keys.length - 1);
-      provider = build();
-      return json(res, 200, { kids: keys.map((k) => k.jwk.kid) });
+      dropped = keys.length - 1;
+      build();
+      return json(res, 200, { kids: published().map((k) => k.jwk.kid) });
     case '/test/mint':
       return json(res, 200, { token: await mint(input) });
+    case '/test/revoke': {
+      const grants = [...(grantsOf.get(input.login) ?? [])];
+      for (const id of grants) {
+        await memory('RefreshToken').revokeByGrantId(id);
+        await memory('Grant').destroy(id);
+      }
+      grantsOf.delete(input.login);
+      return json(res, 200, { revoked: grants.length });
+    }
     default:
       return json(res, 404, { error: 'unknown test endpoint' });
   }
@@ -144,16 +184,16 @@ const server = http.createServer((req, res) => {
     admin(req, res).catch((e) => json(res, 500, { error: String(e) }));
     return;
   }
-  // RFC 8414 metadata is the same document as OpenID discovery's.
-  if (req.url === '/.well-known/oauth-authorization-server') req.url = '/.well-known/openid-configuration';
-  provider.callback()(req, res);
+  // oidc-provider serves discovery at both /.well-known/oauth-authorization-server
+  // (RFC 8414, which the MCP SDK tries first) and /.well-known/openid-configuration.
+  handle(req, res);
 });
 
 await addKey();
 server.listen(Number(args.port), '127.0.0.1', () => {
   const { port } = server.address();
   issuer = `http://127.0.0.1:${port}`;
-  provider = build();
+  build();
   process.stdout.write(`${JSON.stringify({ issuer, port })}\n`);
 });
 

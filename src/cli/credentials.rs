@@ -1,0 +1,372 @@
+//! `secret`, `login` and `logout`: a project's own credentials for
+//! downstream servers. Values are sealed before they reach the store and
+//! are never printed.
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+
+use crate::config::{Builtin, Config, ServerConfig, Transport};
+use crate::credentials::{Vault, sign_in};
+use crate::secrets::Key;
+use crate::store::{CredentialKind, Project, Store};
+
+/// `secret …`.
+#[derive(Debug, Subcommand)]
+pub enum SecretCommand {
+    /// Store a header (url servers) or environment variable (command
+    /// servers) that only this project's calls to the server carry. A
+    /// VALUE of `-` is read from stdin, which keeps it out of shell history.
+    Set {
+        #[command(flatten)]
+        target: Target,
+        /// NAME=VALUE of an HTTP header, e.g. `Authorization=Bearer ghp_…`.
+        #[arg(
+            long,
+            value_name = "NAME=VALUE",
+            conflicts_with = "env",
+            required_unless_present = "env"
+        )]
+        header: Option<String>,
+        /// NAME=VALUE of an environment variable of the server's child process.
+        #[arg(long, value_name = "NAME=VALUE")]
+        env: Option<String>,
+    },
+    /// List stored credentials: names, never values.
+    List {
+        /// Only this project's.
+        #[arg(long)]
+        project: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a header or variable; the project's connection that used it is closed on its next call.
+    Remove {
+        #[command(flatten)]
+        target: Target,
+        /// The header's name.
+        #[arg(long, value_name = "NAME", conflicts_with = "env", required_unless_present = "env")]
+        header: Option<String>,
+        /// The variable's name.
+        #[arg(long, value_name = "NAME")]
+        env: Option<String>,
+    },
+}
+
+/// Whose credential, for which server.
+#[derive(Debug, Args)]
+pub struct Target {
+    /// The project (name or id).
+    #[arg(long)]
+    project: String,
+    /// The server, as named in the config.
+    #[arg(long)]
+    server: String,
+}
+
+/// `login`.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The server to sign in to (a `url` server, or `index`).
+    #[arg(required_unless_present = "status")]
+    server: Option<String>,
+    /// The project whose account this is (name or id).
+    #[arg(long, required_unless_present = "status")]
+    project: Option<String>,
+    /// Show each project's sign-ins instead (with --project: that project's).
+    #[arg(long)]
+    status: bool,
+    /// Print the sign-in URL only; do not try to open a browser.
+    #[arg(long)]
+    no_browser: bool,
+    /// How long to wait for the browser to come back, in seconds.
+    #[arg(long, default_value_t = 300)]
+    wait_secs: u64,
+    /// Print JSON (with --status).
+    #[arg(long)]
+    json: bool,
+}
+
+/// `logout`.
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The server.
+    server: String,
+    /// The project (name or id).
+    #[arg(long)]
+    project: String,
+}
+
+fn open_store(config: &Config) -> anyhow::Result<Arc<Store>> {
+    Ok(Arc::new(Store::open(&config.store_path)?))
+}
+
+fn project(store: &Store, name: &str) -> anyhow::Result<Project> {
+    Ok(store
+        .project(name)?
+        .ok_or_else(|| crate::store::Error::NoProject(name.to_string()))?)
+}
+
+fn server<'c>(config: &'c Config, name: &str) -> anyhow::Result<&'c ServerConfig> {
+    config.servers.iter().find(|s| s.name == name).with_context(|| {
+        let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
+        format!(
+            "no server '{name}' in {} (servers: {})",
+            config.source,
+            names.join(", ")
+        )
+    })
+}
+
+/// Splits `NAME=VALUE`, reading VALUE from stdin when it is `-`.
+fn name_value(arg: &str) -> anyhow::Result<(String, String)> {
+    let Some((name, value)) = arg.split_once('=') else {
+        bail!("expected NAME=VALUE (a VALUE of - reads it from stdin)");
+    };
+    let value = if value == "-" {
+        let mut read = String::new();
+        std::io::stdin()
+            .read_to_string(&mut read)
+            .context("reading the value from stdin")?;
+        read.trim_end_matches(['\r', '\n']).to_string()
+    } else {
+        value.to_string()
+    };
+    if name.is_empty() || value.is_empty() {
+        bail!("both NAME and VALUE must be non-empty");
+    }
+    Ok((name.to_string(), value))
+}
+
+/// Checks that `server` takes a credential of `kind` named `name` (and that
+/// a header's value is one), without ever echoing the value.
+fn check_kind(server: &ServerConfig, kind: CredentialKind, name: &str, value: &str) -> anyhow::Result<()> {
+    match (&server.transport, kind) {
+        (Transport::Http { .. }, CredentialKind::Header) => {
+            name.parse::<http::HeaderName>()
+                .map_err(|_| anyhow::anyhow!("'{name}' is not a valid HTTP header name"))?;
+            value.parse::<http::HeaderValue>().map_err(|_| {
+                anyhow::anyhow!("the value of header '{name}' has characters HTTP headers cannot carry")
+            })?;
+            Ok(())
+        }
+        (Transport::Stdio { .. }, CredentialKind::Env) => {
+            if name.contains(['=', '\0']) || value.contains('\0') {
+                bail!("'{name}' is not a valid environment variable");
+            }
+            Ok(())
+        }
+        (Transport::Builtin(Builtin::Index(_)), CredentialKind::Header)
+            if name.eq_ignore_ascii_case("authorization") =>
+        {
+            if !value.starts_with("Bearer ") {
+                bail!("Index takes `--header Authorization=\"Bearer <Index access token>\"`");
+            }
+            Ok(())
+        }
+        (Transport::Http { .. }, _) => bail!("'{}' is a url server: it takes --header", server.name),
+        (Transport::Stdio { .. }, _) => bail!("'{}' is a command server: it takes --env", server.name),
+        (Transport::Builtin(Builtin::Index(_)), _) => {
+            bail!("the Index built-in takes `--header Authorization=\"Bearer <token>\"` or `mcp-gateway login index`")
+        }
+        (Transport::Builtin(_), _) => bail!("the built-in '{}' takes no credentials", server.name),
+    }
+}
+
+/// Runs a `secret` command.
+pub fn secret(config: &Config, cmd: SecretCommand) -> anyhow::Result<ExitCode> {
+    let store = open_store(config)?;
+    match cmd {
+        SecretCommand::Set { target, header, env } => {
+            let (kind, arg) = match (header, env) {
+                (Some(h), _) => (CredentialKind::Header, h),
+                (None, Some(e)) => (CredentialKind::Env, e),
+                (None, None) => unreachable!("clap requires one"),
+            };
+            let (name, value) = name_value(&arg)?;
+            let server = server(config, &target.server)?;
+            check_kind(server, kind, &name, &value)?;
+            let p = project(&store, &target.project)?;
+            Vault::new(store.clone()).set(&p, &server.name, kind, &name, &value)?;
+            let key = Key::require(store.path())?;
+            println!(
+                "project '{}': {} {name} set for '{}' (encrypted with key {}); it applies from the next call",
+                p.name,
+                kind.as_str(),
+                server.name,
+                key.id()
+            );
+        }
+        SecretCommand::List { project, json } => {
+            let rows = store.credential_list(project.as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if rows.is_empty() {
+                println!("no credentials stored");
+            } else {
+                println!("{:<16} {:<16} {:<7} {:<24} SET", "PROJECT", "SERVER", "KIND", "NAME");
+            }
+            for r in rows {
+                let name = if r.kind == CredentialKind::OAuth {
+                    "(sign-in)"
+                } else {
+                    &r.name
+                };
+                println!(
+                    "{:<16} {:<16} {:<7} {:<24} {}",
+                    r.project,
+                    r.server,
+                    r.kind.as_str(),
+                    name,
+                    r.set_at
+                );
+            }
+        }
+        SecretCommand::Remove { target, header, env } => {
+            let (kind, name) = match (header, env) {
+                (Some(h), _) => (CredentialKind::Header, h),
+                (None, Some(e)) => (CredentialKind::Env, e),
+                (None, None) => unreachable!("clap requires one"),
+            };
+            let p = project(&store, &target.project)?;
+            if store.remove_credential(p.id, &target.server, kind, Some(&name))? == 0 {
+                bail!(
+                    "project '{}' has no {} {name} for '{}' (see `mcp-gateway secret list`)",
+                    p.name,
+                    kind.as_str(),
+                    target.server
+                );
+            }
+            println!(
+                "project '{}': {} {name} for '{}' removed; its connection closes on its next call",
+                p.name,
+                kind.as_str(),
+                target.server
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `login`.
+pub async fn login(config: &Config, args: LoginArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(config)?;
+    if args.status {
+        return status(&store, args.project.as_deref(), args.json);
+    }
+    let (Some(server_name), Some(project_name)) = (&args.server, &args.project) else {
+        bail!("login needs SERVER and --project (or --status)");
+    };
+    let server = server(config, server_name)?;
+    if sign_in::base_url(server).is_none() {
+        bail!(
+            "'{}' does not sign in with OAuth: only url servers do, and the Index built-in with [index] oauth_issuer set",
+            server.name
+        );
+    }
+    let p = project(&store, project_name)?;
+    let key = Arc::new(Key::find_or_create(store.path())?);
+    let pending = sign_in::begin(&store, key, &p, server).await?;
+    eprintln!(
+        "Sign project '{}' in to '{}': open this URL in a browser and sign in as that project's account:\n\n  {}\n",
+        p.name,
+        server.name,
+        pending.url()
+    );
+    if !args.no_browser {
+        open_browser(pending.url());
+    }
+    eprintln!("waiting for the browser to come back (up to {} s)…", args.wait_secs);
+    pending.finish(Duration::from_secs(args.wait_secs)).await?;
+    println!(
+        "project '{}' is signed in to '{}'; its tokens are stored encrypted in {} and refreshed when due",
+        p.name,
+        server.name,
+        store.path().display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `login --status`: every sign-in's state.
+fn status(store: &Store, project_filter: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let rows: Vec<_> = store
+        .credential_list(project_filter)?
+        .into_iter()
+        .filter(|r| r.kind == CredentialKind::OAuth)
+        .collect();
+    let key = if rows.is_empty() {
+        None
+    } else {
+        Some(Key::require(store.path())?)
+    };
+    let mut statuses = Vec::new();
+    for info in rows {
+        let p = project(store, &info.project)?;
+        let Some(row) = store.credential(p.id, &info.server, CredentialKind::OAuth, "")? else {
+            continue;
+        };
+        let key = key.as_ref().expect("a key when rows exist");
+        statuses.push(sign_in::status(key, &p, &info.server, &row)?);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&statuses)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if statuses.is_empty() {
+        println!("no sign-ins (mcp-gateway login SERVER --project P)");
+    } else {
+        println!(
+            "{:<16} {:<16} {:<15} {:<21} REFRESH",
+            "PROJECT", "SERVER", "STATE", "EXPIRES"
+        );
+    }
+    for s in statuses {
+        println!(
+            "{:<16} {:<16} {:<15} {:<21} {}",
+            s.project,
+            s.server,
+            s.state,
+            s.expires_at.as_deref().unwrap_or("-"),
+            if s.refreshable { "yes" } else { "no" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `logout`: forgets the project's tokens for the server.
+pub fn logout(config: &Config, args: LogoutArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(config)?;
+    let p = project(&store, &args.project)?;
+    if store.remove_credential(p.id, &args.server, CredentialKind::OAuth, None)? == 0 {
+        bail!("project '{}' is not signed in to '{}'", p.name, args.server);
+    }
+    println!(
+        "project '{}' is signed out of '{}' (its tokens are deleted here; the authorization server may still list the grant)",
+        p.name, args.server
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens `url` in the desktop's browser when there is a desktop; the URL is printed either way.
+fn open_browser(url: &str) {
+    let desktop = ["DISPLAY", "WAYLAND_DISPLAY", "BROWSER"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    if !desktop && !cfg!(target_os = "macos") {
+        return;
+    }
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let _ = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}

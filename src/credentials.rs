@@ -1,0 +1,332 @@
+//! Per-project credentials for downstream servers: headers and environment
+//! variables set with `mcp-gateway secret`, and OAuth sign-ins made with
+//! `mcp-gateway login`, sealed in the store ([`crate::secrets`]).
+//!
+//! On each call the [`Vault`] reads the calling project's rows for the
+//! server (one indexed read) and opens them only when they changed since
+//! last time, so a secret set, rotated or removed by another process takes
+//! effect on the next call without a restart.
+
+pub mod sign_in;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use sha2::Digest;
+
+use crate::config::ServerConfig;
+use crate::downstream::ProjectCredential;
+use crate::secrets::{self, Key};
+use crate::store::{self, CredentialKind, Project, SealedCredential, Store};
+
+/// Why a project's credential could not be used. Never carries a value.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The key is missing, malformed or not the one that sealed the values.
+    #[error("project '{project}' has credentials for '{server}' that cannot be opened: {source}")]
+    Sealed {
+        /// The project.
+        project: String,
+        /// The server.
+        server: String,
+        /// Why.
+        source: secrets::Error,
+    },
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+    /// The OAuth sign-in needs the person again (refresh refused, expired, never made).
+    #[error(
+        "project '{project}' must sign in to '{server}' again ({why}); run `mcp-gateway login {server} --project {project}`"
+    )]
+    SignInRequired {
+        /// The project.
+        project: String,
+        /// The server.
+        server: String,
+        /// What the authorization server said, in words.
+        why: String,
+    },
+    /// The sign-in could not be used for another reason (network, metadata).
+    #[error("project '{project}''s sign-in to '{server}' cannot be used now: {reason}")]
+    SignIn {
+        /// The project.
+        project: String,
+        /// The server.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The associated data a value is sealed under: the row it belongs to.
+pub fn row_aad(project_id: i64, server: &str, kind: CredentialKind, name: &str) -> String {
+    format!(
+        "mcp-gateway/credential/v1\0{project_id}\0{server}\0{}\0{name}",
+        kind.as_str()
+    )
+}
+
+/// Opened credentials, cached per (project, server) by the fingerprint of their rows.
+#[derive(Debug)]
+pub struct Vault {
+    store: Arc<Store>,
+    key: OnceLock<Arc<Key>>,
+    opened: Mutex<HashMap<(i64, String), Arc<ProjectCredential>>>,
+}
+
+impl Vault {
+    /// A vault over `store`; the key is read when a credential first needs it.
+    pub fn new(store: Arc<Store>) -> Self {
+        Self {
+            store,
+            key: OnceLock::new(),
+            opened: Mutex::default(),
+        }
+    }
+
+    /// The key that opens the store's credentials.
+    pub fn key(&self) -> Result<Arc<Key>, secrets::Error> {
+        if let Some(key) = self.key.get() {
+            return Ok(key.clone());
+        }
+        let key = Arc::new(Key::require(self.store.path())?);
+        Ok(self.key.get_or_init(|| key).clone())
+    }
+
+    /// Seals and stores one header or variable for `project` at `server`,
+    /// creating the key file on the first one.
+    pub fn set(
+        &self,
+        project: &Project,
+        server: &str,
+        kind: CredentialKind,
+        name: &str,
+        value: &str,
+    ) -> Result<(), Error> {
+        let sealed_err = |source| Error::Sealed {
+            project: project.name.clone(),
+            server: server.to_string(),
+            source,
+        };
+        let key = Key::find_or_create(self.store.path()).map_err(sealed_err)?;
+        let sealed = key.seal(&row_aad(project.id, server, kind, name), value.as_bytes());
+        self.store
+            .put_credential(project.id, server, kind, name, key.id(), &sealed, true)?;
+        Ok(())
+    }
+
+    /// `project`'s own credential for `server`, or `None` when it has none
+    /// and shares the server's configured connection.
+    pub async fn for_server(
+        &self,
+        project: &Project,
+        server: &ServerConfig,
+    ) -> Result<Option<Arc<ProjectCredential>>, Error> {
+        let rows = self.store.credentials(project.id, &server.name)?;
+        if rows.is_empty() {
+            self.opened
+                .lock()
+                .expect("vault lock")
+                .remove(&(project.id, server.name.clone()));
+            return Ok(None);
+        }
+        let fingerprint = fingerprint(&rows);
+        let cache_key = (project.id, server.name.clone());
+        if let Some(open) = self.opened.lock().expect("vault lock").get(&cache_key)
+            && open.fingerprint == fingerprint
+        {
+            return Ok(Some(open.clone()));
+        }
+        let opened = Arc::new(self.open(project, server, &rows, fingerprint).await?);
+        self.opened
+            .lock()
+            .expect("vault lock")
+            .insert(cache_key, opened.clone());
+        Ok(Some(opened))
+    }
+
+    async fn open(
+        &self,
+        project: &Project,
+        server: &ServerConfig,
+        rows: &[SealedCredential],
+        fingerprint: String,
+    ) -> Result<ProjectCredential, Error> {
+        let sealed_err = |source| Error::Sealed {
+            project: project.name.clone(),
+            server: server.name.clone(),
+            source,
+        };
+        let key = self.key().map_err(sealed_err)?;
+        let mut headers = BTreeMap::new();
+        let mut env = BTreeMap::new();
+        let mut sign_in = None;
+        for row in rows {
+            match row.kind {
+                CredentialKind::OAuth => {
+                    let client = sign_in::client(&self.store, key.clone(), project, server)
+                        .await
+                        .map_err(|e| sign_in::explain(e, project, &server.name))?;
+                    sign_in = Some(client);
+                }
+                kind => {
+                    let aad = row_aad(project.id, &server.name, kind, &row.name);
+                    let value = key.open(&row.key_id, &aad, &row.sealed).map_err(sealed_err)?;
+                    let value = String::from_utf8(value).map_err(|_| sealed_err(secrets::Error::Corrupt))?;
+                    let into = if kind == CredentialKind::Env {
+                        &mut env
+                    } else {
+                        &mut headers
+                    };
+                    into.insert(row.name.clone(), value);
+                }
+            }
+        }
+        Ok(ProjectCredential {
+            project_id: project.id,
+            project: project.name.clone(),
+            headers,
+            env,
+            sign_in,
+            fingerprint,
+        })
+    }
+}
+
+/// How often servers waiting for sign-ins are checked for a project to list their tools through.
+const LISTING_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Keeps servers that take only projects' own sign-ins listed (see
+/// [`lend_listings`]), checking every [`LISTING_CHECK`] until `ct` is cancelled.
+pub async fn list_through_projects(
+    registry: Arc<crate::downstream::Registry>,
+    vault: Arc<Vault>,
+    ct: tokio_util::sync::CancellationToken,
+) {
+    let mut tick = tokio::time::interval(LISTING_CHECK);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => lend_listings(&registry, &vault).await,
+            _ = ct.cancelled() => return,
+        }
+    }
+}
+
+/// For each server that takes only projects' own sign-ins and has no
+/// tools yet, connects its first project with a credential; that
+/// connection's listing becomes the server's (remembered across restarts).
+pub async fn lend_listings(registry: &crate::downstream::Registry, vault: &Vault) {
+    for server in registry.servers() {
+        let state = server.state();
+        if state.status != crate::downstream::Status::SignInRequired || !state.tools.is_empty() {
+            continue;
+        }
+        let projects = match vault.store.projects_with_credentials(server.name()) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(server = %server.name(), error = %e, "cannot read which projects hold credentials");
+                continue;
+            }
+        };
+        for project in projects {
+            let opened = vault.for_server(&project, &server.config).await;
+            let instance = match opened.map(|o| o.map(|own| server.instance(own.as_ref().clone()))) {
+                Ok(Some(Ok(instance))) => instance,
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::info!(server = %server.name(), project = %project.name, error = %e, "cannot list tools through this project");
+                    continue;
+                }
+            };
+            instance.settled().await;
+            if !server.state().tools.is_empty() {
+                break;
+            }
+        }
+    }
+}
+
+/// Tells apart credentials that were set anew: header and variable values
+/// by their sealed bytes, a sign-in by when it was made (a token refresh
+/// keeps the sign-in, and its connection).
+fn fingerprint(rows: &[SealedCredential]) -> String {
+    let mut hash = sha2::Sha256::new();
+    for row in rows {
+        hash.update(row.kind.as_str());
+        hash.update([0]);
+        hash.update(&row.name);
+        hash.update([0]);
+        match row.kind {
+            CredentialKind::OAuth => hash.update(&row.set_at),
+            _ => hash.update(&row.sealed),
+        }
+        hash.update([0]);
+    }
+    crate::text::hex(&hash.finalize()[..12])
+}
+
+/// The bearer token `credential` holds for a server that takes one rather
+/// than a connection (the Index built-in): the sign-in's access token,
+/// refreshed when due, else an `Authorization: Bearer …` secret.
+pub async fn bearer(credential: &ProjectCredential, server: &str) -> Result<Option<String>, Error> {
+    if let Some(token) = fresh_token(credential, server).await? {
+        return Ok(Some(token));
+    }
+    Ok(credential
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .and_then(|(_, value)| value.strip_prefix("Bearer ").or(value.strip_prefix("bearer ")))
+        .map(str::to_string))
+}
+
+/// The sign-in's access token, refreshed first when it is about to expire;
+/// `None` without a sign-in. A refused refresh names the command to run.
+pub async fn fresh_token(credential: &ProjectCredential, server: &str) -> Result<Option<String>, Error> {
+    let Some(client) = &credential.sign_in else {
+        return Ok(None);
+    };
+    let project = &credential.project;
+    client
+        .get_access_token()
+        .await
+        .map(Some)
+        .map_err(|e| sign_in::explain_named(e, project, server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: CredentialKind, name: &str, sealed: &[u8], set_at: &str) -> SealedCredential {
+        SealedCredential {
+            kind,
+            name: name.into(),
+            key_id: "k".into(),
+            sealed: sealed.to_vec(),
+            set_at: set_at.into(),
+        }
+    }
+
+    #[test]
+    fn a_new_value_changes_the_fingerprint_but_a_refreshed_sign_in_does_not() {
+        let header = |v: &[u8]| row(CredentialKind::Header, "X-Account", v, "t0");
+        let oauth = |at: &str| row(CredentialKind::OAuth, "", b"tokens", at);
+        assert_eq!(fingerprint(&[header(b"a")]), fingerprint(&[header(b"a")]));
+        assert_ne!(fingerprint(&[header(b"a")]), fingerprint(&[header(b"b")]));
+        let mut refreshed = oauth("t1");
+        refreshed.sealed = b"other tokens".to_vec();
+        assert_eq!(fingerprint(&[oauth("t1")]), fingerprint(&[refreshed]));
+        assert_ne!(fingerprint(&[oauth("t1")]), fingerprint(&[oauth("t2")]));
+    }
+
+    #[test]
+    fn rows_are_bound_to_project_server_kind_and_name() {
+        let a = row_aad(1, "github", CredentialKind::Header, "Authorization");
+        assert_ne!(a, row_aad(2, "github", CredentialKind::Header, "Authorization"));
+        assert_ne!(a, row_aad(1, "linear", CredentialKind::Header, "Authorization"));
+        assert_ne!(a, row_aad(1, "github", CredentialKind::Env, "Authorization"));
+    }
+}

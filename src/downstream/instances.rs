@@ -1,0 +1,177 @@
+//! A server's per-project instances: for a project that holds its own
+//! credential, a connection (an HTTP session, or a child process for a
+//! `command` server) of its own, beside the shared one.
+//!
+//! An instance is a [`Downstream`] like any other, supervised by the same
+//! code: it starts on the call that needs it and stops after
+//! `idle_timeout_ms` without calls (five minutes by default); the next call
+//! starts it again. Its tools are not listed for the catalog: the shared
+//! connection's listing stands for every project. An instance whose
+//! credential changed (set anew, removed, signed in again) is stopped, and
+//! calls already on it end with it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use rmcp::transport::auth::AuthClient;
+use tracing::{Instrument, info};
+
+use super::{Downstream, Error, Status, ToolMemory};
+use crate::config::{DEFAULT_LAZY_IDLE_TIMEOUT, ServerConfig, Transport};
+
+/// A project's own credential for one server, opened. `Debug` shows names, never values.
+#[derive(Clone)]
+pub struct ProjectCredential {
+    /// The project's id.
+    pub project_id: i64,
+    /// Its name, for logs and errors.
+    pub project: String,
+    /// Headers sent to a `url` server, over the configured ones.
+    pub headers: BTreeMap<String, String>,
+    /// Environment of a `command` server's child, over the configured one.
+    pub env: BTreeMap<String, String>,
+    /// An OAuth sign-in: a client that adds the project's access token to
+    /// every request and refreshes it when due.
+    pub sign_in: Option<AuthClient<reqwest::Client>>,
+    /// Changes whenever any value is set anew.
+    pub fingerprint: String,
+}
+
+impl std::fmt::Debug for ProjectCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectCredential")
+            .field("project", &self.project)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("sign_in", &self.sign_in.is_some())
+            .finish()
+    }
+}
+
+/// Instances of one server by project id.
+#[derive(Debug, Default)]
+pub(super) struct Instances {
+    by_project: std::sync::Mutex<HashMap<i64, Arc<Downstream>>>,
+}
+
+/// Instances remember nothing: the shared connection's listing is the server's.
+#[derive(Debug)]
+struct Forgetful;
+
+impl ToolMemory for Forgetful {
+    fn recall(&self, _: &ServerConfig) -> Option<Vec<rmcp::model::Tool>> {
+        None
+    }
+    fn remember(&self, _: &ServerConfig, _: &[rmcp::model::Tool]) {}
+    fn recall_protocol(&self, _: &ServerConfig) -> Option<String> {
+        None
+    }
+    fn remember_protocol(&self, _: &ServerConfig, _: &str) {}
+}
+
+/// Whether an instance holds a connection or a child (counted against `max_instances`).
+fn holds_connection(server: &Downstream) -> bool {
+    matches!(server.state.borrow().status, Status::Connecting | Status::Running)
+}
+
+impl Downstream {
+    /// The connection `credential`'s project uses: its own instance, started
+    /// (or woken) as needed. An instance made with an older credential is
+    /// stopped first. Past `max_instances`, a clear error.
+    pub fn instance(self: &Arc<Self>, credential: ProjectCredential) -> Result<Arc<Downstream>, Error> {
+        let mut instances = self.instances.by_project.lock().expect("instances lock");
+        if let Some(current) = instances.get(&credential.project_id) {
+            let same = current
+                .own
+                .as_ref()
+                .is_some_and(|c| c.fingerprint == credential.fingerprint);
+            let ended = current.stop.is_cancelled() || matches!(current.state.borrow().status, Status::Failed(_));
+            if same && !ended {
+                if holds_connection(current) || self.live_instances(&instances) < self.config.max_instances {
+                    return Ok(current.clone());
+                }
+                return Err(self.too_many());
+            }
+            if !same {
+                info!(server = %self.name(), project = %credential.project, "project credential changed; closing the connection that used the old one");
+            }
+            current.stop.cancel();
+            instances.remove(&credential.project_id);
+        }
+        if self.live_instances(&instances) >= self.config.max_instances {
+            return Err(self.too_many());
+        }
+        let instance = self.spawn_instance(credential);
+        instances.insert(instance.own.as_ref().expect("an instance").project_id, instance.clone());
+        Ok(instance)
+    }
+
+    /// Stops `project_id`'s instance, if it has one (its credential was removed).
+    pub fn drop_instance(&self, project_id: i64) {
+        let gone = self
+            .instances
+            .by_project
+            .lock()
+            .expect("instances lock")
+            .remove(&project_id);
+        if let Some(gone) = gone {
+            info!(server = %self.name(), project_id, "project credential removed; closing its own connection");
+            gone.stop.cancel();
+        }
+    }
+
+    /// Instances that hold a connection or child now.
+    pub fn instance_count(&self) -> usize {
+        self.live_instances(&self.instances.by_project.lock().expect("instances lock"))
+    }
+
+    fn live_instances(&self, instances: &HashMap<i64, Arc<Downstream>>) -> usize {
+        instances.values().filter(|i| holds_connection(i)).count()
+    }
+
+    fn too_many(&self) -> Error {
+        Error::TooManyInstances {
+            server: self.name().to_string(),
+            limit: self.config.max_instances,
+        }
+    }
+
+    /// Gives a fresh listing of this instance to the server it stands in
+    /// for, when that server has no connection of its own to list with.
+    pub(super) fn lend_listing(&self, tools: &[rmcp::model::Tool]) {
+        let Some(parent) = self.parent.upgrade() else { return };
+        if parent.state.borrow().status != Status::SignInRequired || parent.state.borrow().tools[..] == *tools {
+            return;
+        }
+        info!(server = %parent.name(), tools = tools.len(), "tools listed through a project's own sign-in");
+        parent.memory.remember(&parent.config, tools);
+        parent.publish(|s| s.tools = tools.to_vec().into());
+        parent.changed.notify_one();
+    }
+
+    fn spawn_instance(self: &Arc<Self>, credential: ProjectCredential) -> Arc<Downstream> {
+        let mut config = self.config.clone();
+        match &mut config.transport {
+            Transport::Stdio { env, .. } => env.extend(credential.env.clone()),
+            Transport::Http { headers, .. } => headers.extend(credential.headers.clone()),
+            Transport::Builtin(_) => {}
+        }
+        config.lazy = false;
+        config.idle_timeout = Some(config.idle_timeout.unwrap_or(DEFAULT_LAZY_IDLE_TIMEOUT));
+        let project = credential.project.clone();
+        let mut instance = Downstream::new(
+            config,
+            self.stop.child_token(),
+            Arc::new(Forgetful),
+            self.tracker.clone(),
+            Arc::new(tokio::sync::Notify::new()),
+        );
+        instance.own = Some(credential);
+        instance.parent = Arc::downgrade(self);
+        let instance = Arc::new(instance);
+        let span = tracing::info_span!("instance", project = %project);
+        self.tracker
+            .spawn(super::supervise(instance.clone(), Arc::new(tokio::sync::Notify::new())).instrument(span));
+        instance
+    }
+}
