@@ -464,7 +464,10 @@ impl Downstream {
     async fn ready_peer(&self) -> Result<Peer<RoleClient>, Error> {
         let status = self.state.borrow().status.clone();
         if status == Status::Idle || (self.own.is_some() && status == Status::Connecting) {
-            self.wake.notify_one();
+            if status == Status::Idle {
+                // Only then: a permit left unused would wake it again the moment it next goes idle.
+                self.wake.notify_one();
+            }
             let mut rx = self.state.subscribe();
             let started = rx.wait_for(|s| !matches!(s.status, Status::Idle | Status::Connecting));
             let _ = tokio::time::timeout(self.config.connect_timeout, started).await;

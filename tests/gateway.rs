@@ -308,22 +308,6 @@ async fn gateway_before_http_demo(demo_args: &[&str], settings: &str) -> (tokio:
     (demo, gw, client)
 }
 
-/// A demo server over streamable HTTP on `addr` (with `extra` arguments); returns it and its URL.
-async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Child, String) {
-    let mut demo = tokio::process::Command::new(bin())
-        .args(["demo-server", "--chaos", "--http", addr])
-        .args(extra)
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(demo.stderr.take().unwrap()));
-    let line = lines.next_line().await.unwrap().unwrap();
-    // Keep reading: a closed pipe would break the server's next log line.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (demo, line.trim_start_matches("listening on ").trim().to_string())
-}
-
 #[tokio::test]
 async fn http_downstreams_that_fail_drop_or_vanish_harm_nobody_and_are_reconnected() {
     // One that answers 500 to everything, one that drops every connection.

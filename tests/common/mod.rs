@@ -135,20 +135,25 @@ impl Gateway {
 
     /// Runs an `mcp-gateway` command against this gateway's config (and so its store).
     pub fn cli(&self, args: &[&str]) -> std::process::Output {
-        let out = std::process::Command::new(bin())
-            .args(args)
-            .arg("--config")
-            .arg(self.config_path())
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .env_remove("MCP_GATEWAY_TOKEN")
-            .output()
-            .unwrap();
+        let out = self.cli_output(args);
         assert!(
             out.status.success(),
             "mcp-gateway {args:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         out
+    }
+
+    /// Like [`Gateway::cli`], for a command that may fail.
+    pub fn cli_output(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new(bin())
+            .args(args)
+            .arg("--config")
+            .arg(self.config_path())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env_remove("MCP_GATEWAY_TOKEN")
+            .output()
+            .unwrap()
     }
 
     /// Issues a token for `project` and returns its secret.
@@ -196,6 +201,22 @@ impl Drop for Gateway {
             signal(pid, nix::sys::signal::Signal::SIGTERM);
         }
     }
+}
+
+/// A demo server over streamable HTTP on `addr` (with `extra` arguments); returns it and its URL.
+pub async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Child, String) {
+    let mut demo = tokio::process::Command::new(bin())
+        .args(["demo-server", "--chaos", "--http", addr])
+        .args(extra)
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(demo.stderr.take().unwrap()));
+    let line = lines.next_line().await.unwrap().unwrap();
+    // Keep reading: a closed pipe would break the server's next log line.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (demo, line.trim_start_matches("listening on ").trim().to_string())
 }
 
 /// Sends a signal to a process.

@@ -1,0 +1,344 @@
+//! Per-project credentials, end to end: the real gateway binary, real
+//! downstream servers that report which credential reached them (the demo
+//! server's `whoami`, checked at the server), a real OAuth authorization
+//! server (`oidc-provider`) in front of an OAuth-protected MCP server, and
+//! `mcp-gateway login` with its browser played headless.
+
+mod common;
+
+use std::time::Duration;
+
+use common::oauth::{login, short_lived_provider};
+use common::*;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+fn whoami(r: &CallToolResult) -> Value {
+    assert_ne!(r.is_error, Some(true), "whoami failed: {}", text(r));
+    r.structured_content
+        .clone()
+        .expect("whoami answers with structuredContent")
+}
+
+/// Creates `project`, grants it `server`, and connects a client with a fresh gateway token.
+async fn project_client(gw: &Gateway, project: &str, server: &str) -> (Client, String) {
+    gw.cli(&["project", "create", project]);
+    gw.cli(&["grant", "--project", project, "--server", server]);
+    let token = gw.issue_token(project);
+    let client = gw.client_with_token(&token).await.unwrap();
+    (client, token)
+}
+
+/// Every file of the store (database, WAL, shared memory) as bytes.
+fn store_bytes(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("gateway.db") && !name.ends_with(".key") {
+            all.extend(std::fs::read(entry.path()).unwrap());
+        }
+    }
+    all
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test]
+async fn two_projects_use_one_oauth_server_each_as_its_own_account() {
+    let provider = short_lived_provider();
+    let (_demo, url) = http_demo("127.0.0.1:0", &["--require-jwt", &provider.issuer]).await;
+    let gw = Gateway::start(&format!(
+        "[store]\npath = \"gateway.db\"\n\n[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n"
+    ))
+    .await;
+    let (alpha, _) = project_client(&gw, "alpha", "remote").await;
+    let (beta, _) = project_client(&gw, "beta", "remote").await;
+    let (gamma, _) = project_client(&gw, "gamma", "remote").await;
+
+    // No shared credential: the server waits for projects' sign-ins.
+    let servers: Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
+    assert_eq!(servers[0]["status"], "sign-in", "{servers}");
+
+    let said = login(&gw.config_path(), "remote", "alpha", "alice").await;
+    assert!(said.contains("project 'alpha' is signed in to 'remote'"), "{said}");
+    login(&gw.config_path(), "remote", "beta", "bob").await;
+
+    // Its tools are listed through a signed-in project's connection.
+    wait_for_tool(&alpha, "remote:whoami").await;
+    let first = whoami(&execute(&alpha, "remote:whoami", json!({})).await);
+    assert_eq!(first["subject"], "alice");
+    assert_eq!(
+        whoami(&execute(&beta, "remote:whoami", json!({})).await)["subject"],
+        "bob"
+    );
+    // Tokens live 20 s, under rmcp's 30 s margin: each call refreshes first.
+    let second = whoami(&execute(&alpha, "remote:whoami", json!({})).await);
+    assert_eq!(second["subject"], "alice");
+    assert_ne!(first["tokenId"], second["tokenId"], "the access token was refreshed");
+
+    let status: Value = serde_json::from_slice(&gw.cli(&["login", "--status", "--json"]).stdout).unwrap();
+    let states: Vec<_> = status
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["project"].as_str().unwrap(),
+                s["state"].as_str().unwrap(),
+                s["refreshable"].as_bool(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [("alpha", "signedIn", Some(true)), ("beta", "signedIn", Some(true))]
+    );
+
+    // A project that never signed in is told how to.
+    let r = execute(&gamma, "remote:whoami", json!({})).await;
+    assert_eq!(error_code(&r), "SIGN_IN_REQUIRED");
+    assert!(
+        text(&r).contains("mcp-gateway login remote --project gamma"),
+        "{}",
+        text(&r)
+    );
+
+    // The authorization server revokes alice's grant: her next refresh is
+    // refused, and the call says which command signs her in again.
+    provider.revoke("alice").await;
+    let r = execute(&alpha, "remote:whoami", json!({})).await;
+    assert_eq!(error_code(&r), "SIGN_IN_REQUIRED", "{}", text(&r));
+    assert!(
+        text(&r).contains("mcp-gateway login remote --project alpha"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(
+        whoami(&execute(&beta, "remote:whoami", json!({})).await)["subject"],
+        "bob"
+    );
+
+    // Signing in again works without a restart.
+    login(&gw.config_path(), "remote", "alpha", "alice").await;
+    assert_eq!(
+        whoami(&execute(&alpha, "remote:whoami", json!({})).await)["subject"],
+        "alice"
+    );
+
+    let log = gw.log();
+    assert!(!log.contains("eyJ"), "a token reached the gateway's log");
+}
+
+#[tokio::test]
+async fn each_project_sends_its_own_header_and_the_store_alone_reveals_none() {
+    let (_demo, url) = http_demo("127.0.0.1:0", &[]).await;
+    let gw = Gateway::start(&format!(
+        "[store]\npath = \"gateway.db\"\n\n[[servers]]\nname = \"remote\"\nurl = \"{url}\"\nheaders = {{ X-Account = \"shared\" }}\n"
+    ))
+    .await;
+    let (alpha, alpha_token) = project_client(&gw, "alpha", "remote").await;
+    let (beta, _) = project_client(&gw, "beta", "remote").await;
+    let (gamma, _) = project_client(&gw, "gamma", "remote").await;
+    wait_for_tool(&alpha, "remote:whoami").await;
+    let alpha_secret = "alpha-account-7f3a9c";
+    let beta_secret = "beta-account-c41d0e";
+    gw.cli(&[
+        "secret",
+        "set",
+        "--project",
+        "alpha",
+        "--server",
+        "remote",
+        "--header",
+        &format!("X-Account={alpha_secret}"),
+    ]);
+    gw.cli(&[
+        "secret",
+        "set",
+        "--project",
+        "beta",
+        "--server",
+        "remote",
+        "--header",
+        &format!("X-Account={beta_secret}"),
+    ]);
+
+    // Checked at the server: each project's calls carry its own header, never another's.
+    let account = |r: CallToolResult| whoami(&r)["xAccount"].as_str().unwrap().to_string();
+    for _ in 0..3 {
+        assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), alpha_secret);
+        assert_eq!(account(execute(&beta, "remote:whoami", json!({})).await), beta_secret);
+        assert_eq!(account(execute(&gamma, "remote:whoami", json!({})).await), "shared");
+    }
+
+    // Rotated: the next call carries the new value; removed: the shared one.
+    let rotated = "alpha-account-rotated-55e1";
+    gw.cli(&[
+        "secret",
+        "set",
+        "--project",
+        "alpha",
+        "--server",
+        "remote",
+        "--header",
+        &format!("X-Account={rotated}"),
+    ]);
+    assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), rotated);
+    let listed = String::from_utf8(gw.cli(&["secret", "list"]).stdout).unwrap();
+    assert!(listed.contains("alpha") && listed.contains("X-Account"), "{listed}");
+    gw.cli(&[
+        "secret",
+        "remove",
+        "--project",
+        "alpha",
+        "--server",
+        "remote",
+        "--header",
+        "X-Account",
+    ]);
+    assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), "shared");
+    gw.cli(&[
+        "secret",
+        "set",
+        "--project",
+        "alpha",
+        "--server",
+        "remote",
+        "--header",
+        &format!("X-Account={alpha_secret}"),
+    ]);
+    assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), alpha_secret);
+
+    // The store alone holds no value; its key sits beside it, private.
+    let key_file = gw.dir.path().join("gateway.db.key");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&key_file).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    let bytes = store_bytes(gw.dir.path());
+    assert!(!bytes.is_empty());
+    for value in [alpha_secret, beta_secret, rotated] {
+        assert!(!contains(&bytes, value), "'{value}' is readable in the store file");
+    }
+
+    // A copy of the store without its key opens no secret, and says so.
+    let copy = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(gw.dir.path()).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("gateway.db") && !name.ends_with(".key") {
+            std::fs::copy(entry.path(), copy.path().join(&name)).unwrap();
+        }
+    }
+    std::fs::write(
+        copy.path().join("gateway.toml"),
+        std::fs::read_to_string(gw.config_path()).unwrap(),
+    )
+    .unwrap();
+    let out = std::process::Command::new(bin())
+        .args(["call", "remote:whoami", "--project", "alpha", "--config"])
+        .arg(copy.path().join("gateway.toml"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        said.contains("CREDENTIAL_ERROR") && said.contains("key is missing"),
+        "{said}"
+    );
+    assert!(!said.contains(alpha_secret));
+
+    // Error paths a caller or operator can reach carry no value either.
+    let bad = gw.cli_output(&[
+        "secret",
+        "set",
+        "--project",
+        "alpha",
+        "--server",
+        "remote",
+        "--header",
+        "X-Account=new\nline-9d2c",
+    ]);
+    assert!(!bad.status.success());
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(said.contains("X-Account") && !said.contains("line-9d2c"), "{said}");
+    let log = gw.log();
+    for value in [alpha_secret, beta_secret, rotated, alpha_token.as_str()] {
+        assert!(!log.contains(value), "'{value}' reached the gateway's log");
+    }
+}
+
+#[tokio::test]
+async fn each_project_with_its_own_env_gets_its_own_child_stopped_when_idle() {
+    let gw = Gateway::start(&format!(
+        "[store]\npath = \"gateway.db\"\n\n{}",
+        chaos_server(
+            "local",
+            "env = { DEMO_ACCOUNT = \"shared\" }\nidle_timeout_ms = 1500\nmax_instances = 2"
+        )
+    ))
+    .await;
+    let mut clients = Vec::new();
+    for project in ["alpha", "beta", "gamma", "delta"] {
+        clients.push(project_client(&gw, project, "local").await.0);
+    }
+    for project in ["alpha", "beta", "gamma"] {
+        gw.cli(&[
+            "secret",
+            "set",
+            "--project",
+            project,
+            "--server",
+            "local",
+            "--env",
+            &format!("DEMO_ACCOUNT={project}-account"),
+        ]);
+    }
+    let [alpha, beta, gamma, delta] = &clients[..] else {
+        unreachable!()
+    };
+    wait_for_tool(delta, "local:whoami").await;
+
+    let shared = whoami(&execute(delta, "local:whoami", json!({})).await);
+    let a = whoami(&execute(alpha, "local:whoami", json!({})).await);
+    let b = whoami(&execute(beta, "local:whoami", json!({})).await);
+    assert_eq!(shared["account"], "shared");
+    assert_eq!(a["account"], "alpha-account");
+    assert_eq!(b["account"], "beta-account");
+    let pids: Vec<u64> = [&shared, &a, &b].iter().map(|w| w["pid"].as_u64().unwrap()).collect();
+    assert!(
+        pids[0] != pids[1] && pids[1] != pids[2] && pids[0] != pids[2],
+        "three children: {pids:?}"
+    );
+    // The same project keeps its child.
+    assert_eq!(
+        whoami(&execute(alpha, "local:whoami", json!({})).await)["pid"],
+        a["pid"]
+    );
+
+    // Past max_instances (2), a clear error; nothing else is disturbed.
+    let r = execute(gamma, "local:whoami", json!({})).await;
+    assert_eq!(error_code(&r), "TOOL_EXECUTION_ERROR");
+    assert!(text(&r).contains("max_instances"), "{}", text(&r));
+    assert_eq!(whoami(&execute(beta, "local:whoami", json!({})).await)["pid"], b["pid"]);
+
+    // Idle children stop; then gamma gets one of its own.
+    for pid in &pids[1..] {
+        let pid = *pid as u32;
+        eventually(Duration::from_secs(15), "an idle project child to stop", || async {
+            (!alive(pid)).then_some(())
+        })
+        .await;
+    }
+    let g = whoami(&execute(gamma, "local:whoami", json!({})).await);
+    assert_eq!(g["account"], "gamma-account");
+    // An idle project's next call starts its child again.
+    let again = whoami(&execute(alpha, "local:whoami", json!({})).await);
+    assert_eq!(again["account"], "alpha-account");
+    assert_ne!(again["pid"], a["pid"]);
+    assert!(
+        !gw.log().contains("alpha-account"),
+        "an env value reached the gateway's log"
+    );
+}
