@@ -573,3 +573,48 @@ async fn without_a_protocol_url_the_index_server_is_listed_as_not_configured() {
     let r = execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
     assert_eq!(error_code(&r), "TOOL_NOT_FOUND");
 }
+
+#[tokio::test]
+async fn a_projects_own_index_credential_serves_a_caller_with_only_a_gateway_token() {
+    let fake = FakeIndex::start(3).await;
+    let gw = index_gateway(&fake, "", "").await;
+    let gateway_token = gw.issue_token("p");
+    let client = gw.client_with_token(&gateway_token).await.unwrap();
+    wait_for_tool(&client, "index:discover_filter").await;
+    let filter = json!({ "intentIds": [INTENT_A] });
+    assert_error(
+        &execute(&client, "index:discover_filter", filter.clone()).await,
+        "not signed in to Index Network",
+    );
+
+    // The project's operator signs it in to Index's authorization server once;
+    // a caller holding only a gateway token then reaches Index as that account.
+    let said = common::oauth::login(&gw.config_path(), "index", "p", SUBJECT).await;
+    assert!(said.contains("signed in to 'index'"), "{said}");
+    assert_ok(&execute(&client, "index:discover_filter", filter.clone()).await);
+    let bearers = fake.bearers();
+    assert_eq!(bearers.len(), 1, "one exchange");
+    assert_ne!(bearers[0], gateway_token, "the gateway token never reaches Index");
+
+    // Or an Index access token kept as the project's secret.
+    gw.cli(&["logout", "index", "--project", "p"]);
+    let index_token = jwt_provider().token(SUBJECT, &fake.base, "privy:token:exchange").await;
+    gw.cli(&[
+        "secret",
+        "set",
+        "--project",
+        "p",
+        "--server",
+        "index",
+        "--header",
+        &format!("Authorization=Bearer {index_token}"),
+    ]);
+    assert_ok(&execute(&client, "index:discover_filter", filter).await);
+    assert_eq!(fake.bearers().last(), Some(&index_token));
+    assert!(!fake.bearers().contains(&gateway_token));
+    let log = gw.log();
+    assert!(
+        !log.contains(&index_token) && !log.contains(&gateway_token),
+        "a token reached the log"
+    );
+}
