@@ -3,7 +3,9 @@
 //! overhead projects and tokens add to every `tool_execute`. Also what an
 //! OAuth access token costs instead: an RS256 JWT from a real authorization
 //! server (`tests/oauth/provider.mjs`, so `scripts/setup` first), verified
-//! against its JWKS (cached) and mapped to a project.
+//! against its JWKS (cached) and mapped to a project. And what per-project
+//! credentials add to each call: the read of the project's rows for the
+//! server (none, or a header whose opened value is cached).
 //! Run: `cargo bench --bench checks`.
 
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_gateway::auth::Authenticator;
 use mcp_gateway::config::Config;
+use mcp_gateway::credentials::Vault;
 use mcp_gateway::oauth::Verifier;
 use mcp_gateway::store::{self, Search, Store};
 
@@ -41,7 +44,34 @@ fn bench(c: &mut Criterion) {
     // The first token fetches the issuer's metadata and keys; later ones use the cache.
     rt.block_on(auth.authenticate(Some(&jwt), None)).unwrap();
 
+    let remote = Config::parse(
+        "[[servers]]\nname = \"remote\"\nurl = \"http://127.0.0.1:9/mcp\"\n",
+        "bench",
+        dir.path(),
+    )
+    .unwrap()
+    .servers
+    .remove(0);
+    let vault = Vault::new(store.clone());
+    let without = store.project("p").unwrap().unwrap();
+    let with = store.create_project("q", Some(Search::Bm25)).unwrap();
+    vault
+        .set(&with, "remote", store::CredentialKind::Header, "X-Account", "q-account")
+        .unwrap();
+    assert!(rt.block_on(vault.for_server(&with, &remote)).unwrap().is_some());
+
     let mut g = c.benchmark_group("checks");
+    g.bench_function("credentials: project without its own (one indexed read)", |b| {
+        b.to_async(&rt)
+            .iter(|| async { vault.for_server(&without, &remote).await.unwrap() })
+    });
+    g.bench_function(
+        "credentials: project with a header (read, fingerprint, cached open)",
+        |b| {
+            b.to_async(&rt)
+                .iter(|| async { vault.for_server(&with, &remote).await.unwrap() })
+        },
+    );
     g.bench_function("authenticate (sqlite lookup + hash compare)", |b| {
         b.iter(|| store.authenticate(&token).unwrap().unwrap())
     });

@@ -168,7 +168,7 @@ impl Vault {
                 CredentialKind::OAuth => {
                     let client = sign_in::client(&self.store, key.clone(), project, server)
                         .await
-                        .map_err(|e| sign_in::explain(e, project, &server.name))?;
+                        .map_err(|e| sign_in::explain(e, &project.name, &server.name))?;
                     sign_in = Some(client);
                 }
                 kind => {
@@ -293,7 +293,7 @@ pub async fn fresh_token(credential: &ProjectCredential, server: &str) -> Result
         .get_access_token()
         .await
         .map(Some)
-        .map_err(|e| sign_in::explain_named(e, project, server))
+        .map_err(|e| sign_in::explain(e, project, server))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
 //!   tool rules; the one view of what a caller may see.
 //! * [`search`]: BM25 (tantivy) over the catalog.
-//! * [`store`]: SQLite: projects, tokens (hashed), grants, the audit log.
+//! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log.
 //! * [`secrets`]: the key that seals credentials at rest (AES-256-GCM), and sealing.
 //! * [`credentials`]: per-project credentials for downstream servers: `secret` headers and
 //!   env, OAuth sign-ins to remote servers (`login`); opened per call, cached until changed.

@@ -370,3 +370,59 @@ fn open_browser(url: &str) {
         .stderr(std::process::Stdio::null())
         .spawn();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values of every shape a secret may take: printable, quotes, control
+    /// characters, line breaks, non-ASCII; a small xorshift keeps it repeatable.
+    fn values(count: usize) -> Vec<String> {
+        const ALPHABET: &[char] = &[
+            'a', 'Z', '0', '9', ' ', '"', '\'', '\\', '\n', '\r', '\t', '\0', '=', ':', 'é', '鍵', '🔑', '\u{7f}', '-',
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..count)
+            .map(|_| {
+                let len = 6 + (next() % 40) as usize;
+                let body: String = (0..len)
+                    .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                    .collect();
+                format!("sv{body}")
+            })
+            .collect()
+    }
+
+    fn servers() -> Vec<ServerConfig> {
+        let config = Config::parse(
+            "[[servers]]\nname = \"remote\"\nurl = \"http://127.0.0.1:9/mcp\"\n\n[[servers]]\nname = \"local\"\ncommand = \"true\"\n\n[index]\nprotocol_api_url = \"http://127.0.0.1:9/api\"\n",
+            "test.toml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        config.servers
+    }
+
+    #[test]
+    fn no_refusal_ever_carries_the_value() {
+        let servers = servers();
+        for value in values(500) {
+            for server in &servers {
+                for kind in [CredentialKind::Header, CredentialKind::Env] {
+                    for name in ["X-Account", "Authorization", "API_KEY"] {
+                        if let Err(e) = check_kind(server, kind, name, &value) {
+                            let said = format!("{e:#}");
+                            assert!(!said.contains(&value), "{said}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

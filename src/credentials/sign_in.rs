@@ -145,13 +145,9 @@ pub async fn client(
     Ok(AuthClient::new(reqwest::Client::new(), manager))
 }
 
-/// Maps rmcp's error for `project` at `server` to ours: what needs the person again, and what does not.
-pub fn explain(e: AuthError, project: &Project, server: &str) -> Error {
-    explain_named(e, &project.name, server)
-}
-
-/// [`explain`] by project name.
-pub fn explain_named(e: AuthError, project: &str, server: &str) -> Error {
+/// Maps rmcp's error for `project` at `server` to ours: what needs the
+/// person again (a missing or refused sign-in), and what does not.
+pub fn explain(e: AuthError, project: &str, server: &str) -> Error {
     let project = project.to_string();
     let server = server.to_string();
     match e {

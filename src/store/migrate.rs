@@ -89,7 +89,7 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 5);
+        assert_eq!(tables, 6);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant
