@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::oauth::{login, short_lived_provider};
+use common::oauth::short_lived_provider;
 use common::*;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -29,6 +29,13 @@ async fn project_client(gw: &Gateway, project: &str, server: &str) -> (Client, S
     let token = gw.issue_token(project);
     let client = gw.client_with_token(&token).await.unwrap();
     (client, token)
+}
+
+/// Runs `mcp-gateway secret WORDS…` (no word holds a space).
+fn secret(gw: &Gateway, words: &str) {
+    let mut args = vec!["secret"];
+    args.extend(words.split(' '));
+    gw.cli(&args);
 }
 
 /// Every file of the store (database, WAL, shared memory) as bytes.
@@ -146,26 +153,14 @@ async fn each_project_sends_its_own_header_and_the_store_alone_reveals_none() {
     wait_for_tool(&alpha, "remote:whoami").await;
     let alpha_secret = "alpha-account-7f3a9c";
     let beta_secret = "beta-account-c41d0e";
-    gw.cli(&[
-        "secret",
-        "set",
-        "--project",
-        "alpha",
-        "--server",
-        "remote",
-        "--header",
-        &format!("X-Account={alpha_secret}"),
-    ]);
-    gw.cli(&[
-        "secret",
-        "set",
-        "--project",
-        "beta",
-        "--server",
-        "remote",
-        "--header",
-        &format!("X-Account={beta_secret}"),
-    ]);
+    secret(
+        &gw,
+        &format!("set --project alpha --server remote --header X-Account={alpha_secret}"),
+    );
+    secret(
+        &gw,
+        &format!("set --project beta --server remote --header X-Account={beta_secret}"),
+    );
 
     // Checked at the server: each project's calls carry its own header, never another's.
     let account = |r: CallToolResult| whoami(&r)["xAccount"].as_str().unwrap().to_string();
@@ -177,40 +172,19 @@ async fn each_project_sends_its_own_header_and_the_store_alone_reveals_none() {
 
     // Rotated: the next call carries the new value; removed: the shared one.
     let rotated = "alpha-account-rotated-55e1";
-    gw.cli(&[
-        "secret",
-        "set",
-        "--project",
-        "alpha",
-        "--server",
-        "remote",
-        "--header",
-        &format!("X-Account={rotated}"),
-    ]);
+    secret(
+        &gw,
+        &format!("set --project alpha --server remote --header X-Account={rotated}"),
+    );
     assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), rotated);
     let listed = String::from_utf8(gw.cli(&["secret", "list"]).stdout).unwrap();
     assert!(listed.contains("alpha") && listed.contains("X-Account"), "{listed}");
-    gw.cli(&[
-        "secret",
-        "remove",
-        "--project",
-        "alpha",
-        "--server",
-        "remote",
-        "--header",
-        "X-Account",
-    ]);
+    secret(&gw, "remove --project alpha --server remote --header X-Account");
     assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), "shared");
-    gw.cli(&[
-        "secret",
-        "set",
-        "--project",
-        "alpha",
-        "--server",
-        "remote",
-        "--header",
-        &format!("X-Account={alpha_secret}"),
-    ]);
+    secret(
+        &gw,
+        &format!("set --project alpha --server remote --header X-Account={alpha_secret}"),
+    );
     assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), alpha_secret);
 
     // The store alone holds no value; its key sits beside it, private.
@@ -284,16 +258,10 @@ async fn each_project_with_its_own_env_gets_its_own_child_stopped_when_idle() {
         clients.push(project_client(&gw, project, "local").await.0);
     }
     for project in ["alpha", "beta", "gamma"] {
-        gw.cli(&[
-            "secret",
-            "set",
-            "--project",
-            project,
-            "--server",
-            "local",
-            "--env",
-            &format!("DEMO_ACCOUNT={project}-account"),
-        ]);
+        secret(
+            &gw,
+            &format!("set --project {project} --server local --env DEMO_ACCOUNT={project}-account"),
+        );
     }
     let [alpha, beta, gamma, delta] = &clients[..] else {
         unreachable!()

@@ -589,7 +589,7 @@ async fn a_projects_own_index_credential_serves_a_caller_with_only_a_gateway_tok
 
     // The project's operator signs it in to Index's authorization server once;
     // a caller holding only a gateway token then reaches Index as that account.
-    let said = common::oauth::login(&gw.config_path(), "index", "p", SUBJECT).await;
+    let said = login(&gw.config_path(), "index", "p", SUBJECT).await;
     assert!(said.contains("signed in to 'index'"), "{said}");
     assert_ok(&execute(&client, "index:discover_filter", filter.clone()).await);
     let bearers = fake.bearers();

@@ -333,3 +333,69 @@ pub fn alive(pid: u32) -> bool {
 pub fn repo_path(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
+
+/// Runs `mcp-gateway login SERVER --project PROJECT --no-browser` on
+/// `config` and plays its browser as `user` (`browser.mjs`): sign-in page,
+/// consent, redirect back to the command's loopback listener. Returns the
+/// command's stdout; panics with its stderr when it fails.
+pub async fn login(config: &std::path::Path, server: &str, project: &str, user: &str) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(bin())
+        .args([
+            "login",
+            server,
+            "--project",
+            project,
+            "--no-browser",
+            "--wait-secs",
+            "60",
+            "--config",
+        ])
+        .arg(config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mcp-gateway login starts");
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    let url = loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("login prints the sign-in URL")
+            .unwrap()
+            .unwrap_or_else(|| panic!("login ended without a URL:\n{said}"));
+        said.push_str(&line);
+        said.push('\n');
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_string();
+        }
+    };
+    let browser = tokio::process::Command::new("node")
+        .arg(oauth::scripts().join("browser.mjs"))
+        .args(["--url", &url, "--login", user])
+        .output()
+        .await
+        .expect("node runs browser.mjs");
+    assert!(
+        browser.status.success(),
+        "browser: {}",
+        String::from_utf8_lossy(&browser.stderr)
+    );
+    let rest = tokio::spawn(async move {
+        let mut rest = String::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            rest.push_str(&line);
+            rest.push('\n');
+        }
+        rest
+    });
+    let mut stdout = String::new();
+    tokio::io::AsyncReadExt::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout)
+        .await
+        .unwrap();
+    let status = child.wait().await.unwrap();
+    let rest = rest.await.unwrap();
+    assert!(status.success(), "login failed:\n{said}{rest}");
+    stdout
+}
