@@ -59,7 +59,8 @@ async fn two_projects_use_one_oauth_server_each_as_its_own_account() {
     let provider = short_lived_provider();
     let (_demo, url) = http_demo("127.0.0.1:0", &["--require-jwt", &provider.issuer]).await;
     let gw = Gateway::start(&format!(
-        "[store]\npath = \"gateway.db\"\n\n[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n"
+        "[store]\npath = \"gateway.db\"\n\n[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n\n\
+         [[servers]]\nname = \"misconfigured\"\nurl = \"{url}\"\nheaders = {{ Authorization = \"Bearer not-a-token\" }}\n"
     ))
     .await;
     let (alpha, _) = project_client(&gw, "alpha", "remote").await;
@@ -69,6 +70,15 @@ async fn two_projects_use_one_oauth_server_each_as_its_own_account() {
     // No shared credential: the server waits for projects' sign-ins.
     let servers: Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
     assert_eq!(servers[0]["status"], "sign-in", "{servers}");
+    // With a configured credential, a 401 is that credential's fault.
+    assert_eq!(servers[1]["status"], "failed", "{servers}");
+    assert!(
+        servers[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused the configured credential"),
+        "{servers}"
+    );
 
     let said = login(&gw.config_path(), "remote", "alpha", "alice").await;
     assert!(said.contains("project 'alpha' is signed in to 'remote'"), "{said}");

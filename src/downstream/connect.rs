@@ -98,10 +98,13 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     };
     let (conn, tools, negotiated) = match connected {
         Ok(Ok(v)) => v,
-        Ok(Err(Refused::SignInRequired)) if server.own.is_none() => return Ok(Ended::SignInRequired),
-        Ok(Err(Refused::SignInRequired)) => {
+        Ok(Err(Refused::SignInRequired)) if server.own.is_some() => {
             return Err("the server refused this project's credential (HTTP 401)".into());
         }
+        Ok(Err(Refused::SignInRequired)) if configured_authorization(server) => {
+            return Err("the server refused the configured credential (HTTP 401): check its `headers`".into());
+        }
+        Ok(Err(Refused::SignInRequired)) => return Ok(Ended::SignInRequired),
         Ok(Err(Refused::Failed(e))) => {
             kill_group(&group);
             return Err(e);
@@ -287,6 +290,13 @@ pub(super) enum Refused {
     SignInRequired,
     /// Anything else, in words for the status line.
     Failed(String),
+}
+
+/// Whether the configuration gives the server an `Authorization` header
+/// (then a 401 is a wrong credential, not a server waiting for sign-ins).
+fn configured_authorization(server: &Downstream) -> bool {
+    matches!(&server.config.transport, Transport::Http { headers, .. }
+        if headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")))
 }
 
 /// Whether the handshake ended on the server's 401: an OAuth-protected
