@@ -189,6 +189,13 @@ async fn each_project_sends_its_own_header_and_the_store_alone_reveals_none() {
     assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), rotated);
     let listed = String::from_utf8(gw.cli(&["secret", "list"]).stdout).unwrap();
     assert!(listed.contains("alpha") && listed.contains("X-Account"), "{listed}");
+    let shown = String::from_utf8(gw.cli(&["project", "show", "alpha", "--json"]).stdout).unwrap();
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["credentials"][0]["name"], "X-Account", "{shown}");
+    assert_eq!(shown["credentials"][0]["kind"], "header", "{shown}");
+    for output in [listed, shown.to_string()] {
+        assert!(!output.contains(rotated) && !output.contains(beta_secret), "{output}");
+    }
     secret(&gw, "remove --project alpha --server remote --header X-Account");
     assert_eq!(account(execute(&alpha, "remote:whoami", json!({})).await), "shared");
     secret(

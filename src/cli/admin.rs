@@ -200,8 +200,11 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 .ok_or_else(|| crate::store::Error::NoProject(project.clone()))?;
             let tokens = store.tokens(Some(&project))?;
             let permissions = store.permissions(p.id)?;
+            let credentials = store.credential_list(Some(&project))?;
             if json {
-                return print_json(&json!({ "project": p, "tokens": tokens, "permissions": permissions }));
+                return print_json(
+                    &json!({ "project": p, "tokens": tokens, "permissions": permissions, "credentials": credentials }),
+                );
             }
             println!(
                 "project {} (id {}), search {}, created {}",
@@ -223,6 +226,16 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                     |t| format!("{}:{t}", g.server),
                 );
                 println!("  {} {what}", if g.enabled { "allow" } else { "deny " });
+            }
+            if !credentials.is_empty() {
+                println!("own credentials (names only):");
+            }
+            for c in &credentials {
+                let what = match c.kind {
+                    crate::store::CredentialKind::OAuth => "OAuth sign-in".to_string(),
+                    kind => format!("{} {}", kind.as_str(), c.name),
+                };
+                println!("  {} {what}, set {}", c.server, c.set_at);
             }
             println!("tokens:");
             for t in tokens {
