@@ -794,6 +794,8 @@ async fn fifty_slow_starting_stdio_servers_connect_on_their_first_start() {
         assert_eq!(s["restarts"], 0, "{s}");
     }
     let client = gw.client().await;
+    // The catalog is rebuilt off the request path, just after the servers come up.
+    wait_for_tool(&client, "slow49:calculate").await;
     let r = execute(&client, "slow49:calculate", json!({"expression": "6*7"})).await;
     assert_eq!(text(&r), "6*7 = 42");
 }

@@ -21,6 +21,9 @@ pub enum SecretCommand {
     /// Store a header (url servers) or environment variable (command
     /// servers) that only this project's calls to the server carry. A
     /// VALUE of `-` is read from stdin, which keeps it out of shell history.
+    #[command(after_help = "Examples:
+  mcp-gateway secret set --project alice --server github --header 'Authorization=Bearer ghp_…'
+  echo \"$LINEAR_KEY\" | mcp-gateway secret set --project bob --server linear --env LINEAR_API_KEY=-")]
     Set {
         #[command(flatten)]
         target: Target,
@@ -71,6 +74,12 @@ pub struct Target {
 
 /// `login`.
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  mcp-gateway login linear --project alice   prints the URL; opens a browser if any
+  mcp-gateway login index --project alice    Index's authorization server
+  mcp-gateway login --status --json          signedIn, expired or signInRequired
+
+The browser must reach this machine's loopback port; on a remote host, forward it (ssh -L).")]
 pub struct LoginArgs {
     /// The server to sign in to (a `url` server, or `index`).
     #[arg(required_unless_present = "status")]
