@@ -110,10 +110,16 @@ async fn two_projects_use_one_oauth_server_each_as_its_own_account() {
             )
         })
         .collect();
-    assert_eq!(
-        states,
-        [("alpha", "signedIn", Some(true)), ("beta", "signedIn", Some(true))]
+    // `expired` only if this machine took 20 s since the last refresh; either way it refreshes.
+    let usable = |state: &str| state == "signedIn" || state == "expired";
+    assert!(
+        states.len() == 2
+            && states
+                .iter()
+                .all(|(_, state, refreshable)| usable(state) && *refreshable == Some(true)),
+        "{states:?}"
     );
+    assert_eq!((states[0].0, states[1].0), ("alpha", "beta"));
 
     // A project that never signed in is told how to.
     let r = execute(&gamma, "remote:whoami", json!({})).await;
@@ -266,7 +272,7 @@ async fn each_project_with_its_own_env_gets_its_own_child_stopped_when_idle() {
         "[store]\npath = \"gateway.db\"\n\n{}",
         chaos_server(
             "local",
-            "env = { DEMO_ACCOUNT = \"shared\" }\nidle_timeout_ms = 1500\nmax_instances = 2"
+            "env = { DEMO_ACCOUNT = \"shared\" }\nidle_timeout_ms = 5000\nmax_instances = 2"
         )
     ))
     .await;
@@ -311,7 +317,7 @@ async fn each_project_with_its_own_env_gets_its_own_child_stopped_when_idle() {
     // Idle children stop; then gamma gets one of its own.
     for pid in &pids[1..] {
         let pid = *pid as u32;
-        eventually(Duration::from_secs(15), "an idle project child to stop", || async {
+        eventually(Duration::from_secs(30), "an idle project child to stop", || async {
             (!alive(pid)).then_some(())
         })
         .await;
