@@ -6,7 +6,9 @@
 //! Run: `cargo bench --bench load` (LOAD_SESSIONS=16, LOAD_SECONDS=10 by
 //! default; LOAD_SECONDS=600 is the 10-minute soak). The gateway reaches the
 //! demo over HTTP, or with LOAD_DOWNSTREAM=stdio as its child process (the
-//! direct calls always go to the demo over HTTP).
+//! direct calls always go to the demo over HTTP). LOAD_MIX=execute leaves
+//! out `tool_discovery`, so the gateway's own CPU per call (user + system
+//! time of its process, from /proc) is the CPU of one `tool_execute`.
 
 use std::time::{Duration, Instant};
 
@@ -41,6 +43,25 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// User + system CPU time the process has used so far (all its threads).
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // pid (comm) state … : fields after the last ')' start at field 3; utime and stime are 14 and 15.
+    let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+    let fields: Vec<u64> = after.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect();
+    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+    Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second())
+}
+
+fn clock_ticks_per_second() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
 fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     v.as_object().unwrap().clone()
 }
@@ -67,6 +88,7 @@ async fn main() {
     let seconds = setting("LOAD_SECONDS", 10);
     let (demo_url, _demo) = spawn(&["demo-server", "--http", "127.0.0.1:0"]).await;
     let stdio = std::env::var("LOAD_DOWNSTREAM").is_ok_and(|d| d == "stdio");
+    let execute_only = std::env::var("LOAD_MIX").is_ok_and(|m| m == "execute");
     let downstream = if stdio {
         format!("command = \"{}\"\nargs = [\"demo-server\"]", common::BIN)
     } else {
@@ -114,6 +136,7 @@ async fn main() {
 
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
+    let cpu_before = cpu_time(gw_pid);
     let workers: Vec<_> = (0..sessions)
         .map(|n| {
             let (gw_url, demo_url) = (gw_url.clone(), demo_url.clone());
@@ -145,6 +168,9 @@ async fn main() {
                         .is_ok_and(|r| r.is_error != Some(true));
                     s.execute.push(t.elapsed());
                     s.errors += u64::from(!ok);
+                    if execute_only {
+                        continue;
+                    }
 
                     let t = Instant::now();
                     let ok = via
@@ -170,6 +196,7 @@ async fn main() {
         all.errors += s.errors;
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu = cpu_time(gw_pid).saturating_sub(cpu_before);
     let rss_after = rss_kib(gw_pid);
     for v in [&mut all.direct, &mut all.execute, &mut all.discovery] {
         v.sort();
@@ -199,6 +226,16 @@ async fn main() {
         "added by the gateway (tool_execute - direct): p50 {:.3} ms, p99 {:.3} ms",
         pct(&all.execute, 0.5) - pct(&all.direct, 0.5),
         pct(&all.execute, 0.99) - pct(&all.direct, 0.99)
+    );
+    println!(
+        "gateway CPU: {:.2} s user+system, {:.0} µs per call{}",
+        cpu.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / gateway_calls.max(1) as f64,
+        if execute_only {
+            " (tool_execute only)"
+        } else {
+            " (tool_execute and tool_discovery alternating)"
+        }
     );
     println!("gateway RSS: {} KiB before, {} KiB after", rss_before, rss_after);
     let samples = sampler.await.unwrap();
