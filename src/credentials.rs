@@ -96,7 +96,7 @@ impl Vault {
     }
 
     /// Seals and stores one header or variable for `project` at `server`,
-    /// creating the key file on the first one.
+    /// creating the key file on the first one; the id of the key used.
     pub fn set(
         &self,
         project: &Project,
@@ -104,7 +104,7 @@ impl Vault {
         kind: CredentialKind,
         name: &str,
         value: &str,
-    ) -> Result<(), Error> {
+    ) -> Result<String, Error> {
         let sealed_err = |source| Error::Sealed {
             project: project.name.clone(),
             server: server.to_string(),
@@ -114,7 +114,7 @@ impl Vault {
         let sealed = key.seal(&row_aad(project.id, server, kind, name), value.as_bytes());
         self.store
             .put_credential(project.id, server, kind, name, key.id(), &sealed, true)?;
-        Ok(())
+        Ok(key.id().to_string())
     }
 
     /// `project`'s own credential for `server`, or `None` when it has none

@@ -201,14 +201,12 @@ pub fn secret(config: &Config, cmd: SecretCommand) -> anyhow::Result<ExitCode> {
             let server = server(config, &target.server)?;
             check_kind(server, kind, &name, &value)?;
             let p = project(&store, &target.project)?;
-            Vault::new(store.clone()).set(&p, &server.name, kind, &name, &value)?;
-            let key = Key::require(store.path())?;
+            let key_id = Vault::new(store.clone()).set(&p, &server.name, kind, &name, &value)?;
             println!(
-                "project '{}': {} {name} set for '{}' (encrypted with key {}); it applies from the next call",
+                "project '{}': {} {name} set for '{}' (encrypted with key {key_id}); it applies from the next call",
                 p.name,
                 kind.as_str(),
                 server.name,
-                key.id()
             );
         }
         SecretCommand::List { project, json } => {

@@ -1,0 +1,341 @@
+//! `[[servers]]`: one downstream server as written, checked field by field
+//! into a [`ServerConfig`] (how it is reached, its limits, lazy start, idle
+//! stop, per-project instances and OAuth sign-in settings).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::interpolate::interpolate;
+use super::oauth;
+use super::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HTTP_TOOLS_TTL, DEFAULT_LAZY_IDLE_TIMEOUT,
+    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RESULT_BYTES,
+};
+use crate::archive::ArchivesConfig;
+use crate::index::IndexConfig;
+
+/// One `[[servers]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    /// Unique name; the prefix of every `toolKey` of this server (`name:tool`).
+    pub name: Spanned<String>,
+    /// A display name (e.g. the original `mcpServers` key); shown by
+    /// `servers` and searched by `tool_discovery` with the description.
+    pub title: Option<String>,
+    /// What the server is for; searched by `tool_discovery`.
+    pub description: Option<String>,
+    /// Program to run as a stdio child process.
+    pub command: Option<String>,
+    /// Arguments of `command`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment of the child process.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Working directory of the child, relative to this file.
+    pub cwd: Option<String>,
+    /// Streamable HTTP endpoint of a remote server.
+    pub url: Option<String>,
+    /// Extra HTTP headers sent to `url` (e.g. `Authorization`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Set to false to keep the entry without starting it.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Per-call timeout in milliseconds (default 60000).
+    pub timeout_ms: Option<u64>,
+    /// Connect-and-list timeout in milliseconds (default 30000).
+    pub connect_timeout_ms: Option<u64>,
+    /// Largest result passed on, in bytes of JSON (default 32 MiB); a larger one is refused.
+    pub max_result_bytes: Option<u64>,
+    /// `eager` (default): started with the gateway; `lazy`: on the first call that needs it.
+    pub start: Option<Start>,
+    /// Stop the server after this long without calls; the next call starts it
+    /// again (default 300000 for lazy servers, never for eager ones).
+    pub idle_timeout_ms: Option<u64>,
+    /// List the server's tools again after this long even without a
+    /// `list_changed` (default 3600000 for `url` servers, never for others).
+    pub tools_ttl_ms: Option<u64>,
+    /// Most connections (children for `command` servers) this server runs
+    /// for projects with their own credentials, beside the shared one (default 8).
+    pub max_instances: Option<usize>,
+    /// How `mcp-gateway login` signs projects in to this `url` server (OAuth).
+    pub oauth: Option<oauth::RawServerOAuth>,
+}
+
+/// When a server is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Start {
+    /// With the gateway.
+    Eager,
+    /// On the first call that needs it; its tools are known from its last listing.
+    Lazy,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One validated downstream server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// Unique name, free of `:`.
+    pub name: String,
+    /// Display name.
+    pub title: Option<String>,
+    /// What the server is for.
+    pub description: Option<String>,
+    /// How to reach it.
+    pub transport: Transport,
+    /// Whether the gateway starts it.
+    pub enabled: bool,
+    /// Per-call timeout.
+    pub timeout: Duration,
+    /// Connect-and-list timeout.
+    pub connect_timeout: Duration,
+    /// Largest result passed on, in bytes of JSON.
+    pub max_result_bytes: u64,
+    /// Started on the first call that needs it, not with the gateway.
+    pub lazy: bool,
+    /// Stopped after this long without calls, started again on the next.
+    pub idle_timeout: Option<Duration>,
+    /// Tools listed again after this long, changed or not.
+    pub tools_ttl: Option<Duration>,
+    /// Most per-project connections (children) beside the shared one.
+    pub max_instances: usize,
+    /// How projects sign in to it with OAuth (`mcp-gateway login`).
+    pub oauth: Option<oauth::ServerOAuth>,
+}
+
+/// How a downstream server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        /// Program (resolved against the config's folder when it contains a `/`).
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment.
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// A remote streamable HTTP endpoint.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Extra headers.
+        headers: BTreeMap<String, String>,
+    },
+    /// A server implemented inside the gateway, reached over an in-memory pipe.
+    Builtin(Builtin),
+}
+
+/// The servers the gateway implements itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Builtin {
+    /// Index Network discovery (`[index]`).
+    Index(std::sync::Arc<IndexConfig>),
+    /// Local archives search (`[archives]`).
+    Archives(std::sync::Arc<ArchivesConfig>),
+}
+
+impl ServerConfig {
+    /// A server the gateway implements itself, with the usual limits.
+    pub(super) fn builtin(name: &str, description: &str, timeout: Duration, builtin: Builtin) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            transport: Transport::Builtin(builtin),
+            enabled: true,
+            timeout,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            lazy: false,
+            idle_timeout: None,
+            tools_ttl: None,
+            max_instances: DEFAULT_MAX_INSTANCES,
+            oauth: None,
+        }
+    }
+
+    /// Why this server cannot start, for built-ins that lack their settings.
+    pub fn unconfigured(&self) -> Option<String> {
+        match &self.transport {
+            Transport::Builtin(Builtin::Index(c)) => c.unconfigured(),
+            Transport::Builtin(Builtin::Archives(c)) => c.unconfigured(),
+            _ => None,
+        }
+    }
+
+    /// What search reads about the server: its title and description.
+    pub fn about(&self) -> Option<String> {
+        match (&self.title, &self.description) {
+            (Some(t), Some(d)) => Some(format!("{t}. {d}")),
+            (t, d) => t.clone().or_else(|| d.clone()),
+        }
+    }
+
+    /// Whether the server runs inside the gateway.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.transport, Transport::Builtin(_))
+    }
+
+    /// The issuer whose OAuth access tokens this server may receive from the
+    /// caller: only a built-in that declares one (Index exchanges its own
+    /// authorization server's tokens). Every other server gets none.
+    pub fn caller_token_issuer(&self) -> Option<&str> {
+        match &self.transport {
+            Transport::Builtin(Builtin::Index(c)) => c.oauth_issuer.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// Server names become `toolKey` prefixes and prompt namespaces.
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("server name is empty".into());
+    }
+    if name.contains(':') {
+        return Err(format!(
+            "server name '{name}' may not contain ':' (it separates server and tool in a toolKey)"
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
+    {
+        return Err(format!(
+            "server name '{name}' has '{c}'; use letters, digits, '-', '_' and '.'"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks one server; an error names the field and says what was expected.
+pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, String)> {
+    let field_err = |f: &str, m: String| (f.to_string(), m);
+    let interp = |f: &str, v: &str| interpolate(v).map_err(|m| field_err(f, m));
+    let transport = match (s.command, s.url) {
+        (Some(_), Some(_)) => {
+            return Err(field_err(
+                "url",
+                "both `command` and `url` are set; a server is either a stdio child (`command`) \
+                 or a streamable HTTP endpoint (`url`)"
+                    .into(),
+            ));
+        }
+        (None, None) => {
+            return Err(field_err(
+                "command",
+                "missing `command` (stdio child process) or `url` (streamable HTTP endpoint)".into(),
+            ));
+        }
+        (Some(command), None) => {
+            if !s.headers.is_empty() {
+                return Err(field_err("headers", "`headers` only apply to `url` servers".into()));
+            }
+            let command = interp("command", &command)?;
+            if command.trim().is_empty() {
+                return Err(field_err("command", "`command` is empty".into()));
+            }
+            let command = if command.contains('/') && Path::new(&command).is_relative() {
+                base.join(&command).display().to_string()
+            } else {
+                command
+            };
+            let args = s
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| interp(&format!("args[{i}]"), a))
+                .collect::<Result<_, _>>()?;
+            let env = s
+                .env
+                .iter()
+                .map(|(k, v)| Ok::<_, (String, String)>((k.clone(), interp(&format!("env.{k}"), v)?)))
+                .collect::<Result<_, _>>()?;
+            let cwd = s.cwd.map(|c| interp("cwd", &c).map(|c| base.join(c))).transpose()?;
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            }
+        }
+        (None, Some(url)) => {
+            if !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
+                return Err(field_err(
+                    "url",
+                    "`args`, `env` and `cwd` only apply to `command` servers".into(),
+                ));
+            }
+            let url = interp("url", &url)?;
+            match url.parse::<http::Uri>() {
+                Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
+                _ => {
+                    return Err(field_err("url", format!("'{url}' is not an http:// or https:// URL")));
+                }
+            }
+            let headers = s
+                .headers
+                .iter()
+                .map(|(k, v)| Ok::<_, (String, String)>((k.clone(), interp(&format!("headers.{k}"), v)?)))
+                .collect::<Result<_, _>>()?;
+            Transport::Http { url, headers }
+        }
+    };
+    let millis = |f: &str, v: Option<u64>, default: Duration| match v {
+        Some(0) => Err(field_err(f, "must be at least 1 millisecond".into())),
+        Some(ms) => Ok(Duration::from_millis(ms)),
+        None => Ok(default),
+    };
+    let lazy = s.start == Some(Start::Lazy);
+    let idle_timeout = match s.idle_timeout_ms {
+        Some(ms) => Some(millis("idle_timeout_ms", Some(ms), Duration::ZERO)?),
+        None => lazy.then_some(DEFAULT_LAZY_IDLE_TIMEOUT),
+    };
+    let tools_ttl = match s.tools_ttl_ms {
+        Some(ms) => Some(millis("tools_ttl_ms", Some(ms), Duration::ZERO)?),
+        None => matches!(transport, Transport::Http { .. }).then_some(DEFAULT_HTTP_TOOLS_TTL),
+    };
+    let oauth = match s.oauth {
+        Some(_) if !matches!(transport, Transport::Http { .. }) => {
+            return Err(field_err("oauth", "`oauth` only applies to `url` servers".into()));
+        }
+        Some(raw) => Some(oauth::ServerOAuth::from_raw(raw).map_err(|(f, m)| field_err(&format!("oauth.{f}"), m))?),
+        None => None,
+    };
+    Ok(ServerConfig {
+        lazy,
+        idle_timeout,
+        tools_ttl,
+        oauth,
+        max_instances: match s.max_instances {
+            Some(0) => return Err(field_err("max_instances", "must be at least 1".into())),
+            Some(n) => n,
+            None => DEFAULT_MAX_INSTANCES,
+        },
+        name: s.name.into_inner(),
+        title: s.title,
+        description: s.description.map(|d| interp("description", &d)).transpose()?,
+        transport,
+        enabled: s.enabled,
+        timeout: millis("timeout_ms", s.timeout_ms, DEFAULT_CALL_TIMEOUT)?,
+        connect_timeout: millis("connect_timeout_ms", s.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT)?,
+        max_result_bytes: match s.max_result_bytes {
+            Some(0) => return Err(field_err("max_result_bytes", "must be at least 1 byte".into())),
+            Some(n) => n,
+            None => DEFAULT_MAX_RESULT_BYTES,
+        },
+    })
+}
