@@ -5,7 +5,10 @@
 //! server (`tests/oauth/provider.mjs`, so `scripts/setup` first), verified
 //! against its JWKS (cached) and mapped to a project. And what per-project
 //! credentials add to each call: the read of the project's rows for the
-//! server (none, or a header whose opened value is cached).
+//! server (none, or a header whose opened value is cached). Callers and
+//! credentials are cached while the store's access generation stays the
+//! same: a request then pays one one-row read, measured here too, and the
+//! reads behind it only after a change.
 //! Run: `cargo bench --bench checks`.
 
 use std::sync::Arc;
@@ -58,24 +61,45 @@ fn bench(c: &mut Criterion) {
     vault
         .set(&with, "remote", store::CredentialKind::Header, "X-Account", "q-account")
         .unwrap();
-    assert!(rt.block_on(vault.for_server(&with, &remote)).unwrap().is_some());
+    let generation = store.access_generation().unwrap();
+    assert!(
+        rt.block_on(vault.for_server(&with, &remote, generation))
+            .unwrap()
+            .is_some()
+    );
+    // A generation no read has seen yet makes the vault read the rows again.
+    let changed = std::cell::Cell::new(generation);
+    let after_a_change = || {
+        changed.set(changed.get() + 1);
+        changed.get()
+    };
 
     let mut g = c.benchmark_group("checks");
-    g.bench_function("credentials: project without its own (one indexed read)", |b| {
+    g.bench_function("access generation (the one read every request makes)", |b| {
+        b.iter(|| store.access_generation().unwrap())
+    });
+    g.bench_function("credentials: unchanged generation (cached)", |b| {
         b.to_async(&rt)
-            .iter(|| async { vault.for_server(&without, &remote).await.unwrap() })
+            .iter(|| async { vault.for_server(&with, &remote, generation).await.unwrap() })
     });
     g.bench_function(
-        "credentials: project with a header (read, fingerprint, cached open)",
+        "credentials: after a change, project without its own (one indexed read)",
         |b| {
             b.to_async(&rt)
-                .iter(|| async { vault.for_server(&with, &remote).await.unwrap() })
+                .iter(|| async { vault.for_server(&without, &remote, after_a_change()).await.unwrap() })
+        },
+    );
+    g.bench_function(
+        "credentials: after a change, project with a header (read, fingerprint, cached open)",
+        |b| {
+            b.to_async(&rt)
+                .iter(|| async { vault.for_server(&with, &remote, after_a_change()).await.unwrap() })
         },
     );
     g.bench_function("authenticate (sqlite lookup + hash compare)", |b| {
         b.iter(|| store.authenticate(&token).unwrap().unwrap())
     });
-    g.bench_function("caller (token, project hint, grants)", |b| {
+    g.bench_function("caller (token, project hint, grants; unchanged generation)", |b| {
         b.iter(|| auth.caller(Some(&token), Some("p")).unwrap())
     });
     g.bench_function("oauth: verify an RS256 JWT (cached JWKS)", |b| {

@@ -6,7 +6,10 @@
 //! tokens (hashed in the store) and, with `[auth.oauth]`, access tokens from
 //! trusted authorization servers ([`crate::oauth`]), mapped to a project.
 
-use std::sync::Arc;
+mod known;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use crate::oauth::{self, Verifier};
 use crate::store::{self, Grants, Project, Store};
@@ -37,6 +40,9 @@ pub struct Caller {
     pub subject: Option<String>,
     /// The OAuth issuer of the token.
     pub issuer: Option<String>,
+    /// The store's access generation this caller was resolved at; what is
+    /// cached about the caller's project holds while it stays the same.
+    pub generation: i64,
 }
 
 /// An OAuth access token as the caller presented it. `Debug` never prints it.
@@ -99,6 +105,7 @@ pub struct Authenticator {
     store: Arc<Store>,
     anonymous_project: Option<String>,
     oauth: Option<Arc<Verifier>>,
+    known: Arc<Mutex<known::Known>>,
 }
 
 impl Authenticator {
@@ -109,6 +116,7 @@ impl Authenticator {
             store,
             anonymous_project,
             oauth,
+            known: Arc::default(),
         }
     }
 
@@ -133,12 +141,13 @@ impl Authenticator {
             subject: identity.subject.clone(),
             issuer: identity.issuer.clone(),
         })?;
+        let mut known = self.known()?;
         // A mapped project that does not exist is no project either (default deny).
-        let project = self.store.project(project)?.ok_or_else(|| Error::NoProject {
+        let project = self.project(&mut known, project)?.ok_or_else(|| Error::NoProject {
             subject: identity.subject.clone(),
             issuer: identity.issuer.clone(),
         })?;
-        let mut caller = self.caller_of(project, None)?;
+        let mut caller = self.caller_of(&mut known, project, None)?;
         caller.credential = Some(Credential {
             token: token.into(),
             issuer: identity.issuer.as_str().into(),
@@ -167,36 +176,83 @@ impl Authenticator {
     }
 
     /// The caller behind `token` (or anonymous), checked against `hint`
-    /// (`_meta.projectId`). Reads the store inline (see [`crate::store`]).
+    /// (`_meta.projectId`). Reads the store inline (see [`crate::store`]):
+    /// the access generation always, the rest when it moved.
     pub fn caller(&self, token: Option<&str>, hint: Option<&str>) -> Result<Caller, Error> {
-        let store = &self.store;
         let token = token.map(str::trim).filter(|t| !t.is_empty());
+        let mut known = self.known()?;
         let (project, token_id) = match token {
-            Some(t) => match store.authenticate(t)? {
-                Some((id, project)) => (project, Some(id)),
-                None => return Err(Error::Unauthorized),
-            },
+            Some(t) => {
+                let key = known::token_key(t);
+                let now = Instant::now();
+                match known.token(&key, now) {
+                    Some((id, project, due)) => {
+                        if due {
+                            self.store.record_token_use(id);
+                        }
+                        (project, Some(id))
+                    }
+                    None => match self.store.authenticate(t)? {
+                        Some((id, project)) => {
+                            known.remember_token(key, id, &project, now);
+                            (project, Some(id))
+                        }
+                        None => return Err(Error::Unauthorized),
+                    },
+                }
+            }
             None => match &self.anonymous_project {
-                Some(name) => (store.project(name)?.ok_or(Error::Unauthorized)?, None),
+                Some(name) => (self.project(&mut known, name)?.ok_or(Error::Unauthorized)?, None),
                 None => return Err(Error::Unauthorized),
             },
         };
-        let caller = self.caller_of(project, token_id)?;
+        let caller = self.caller_of(&mut known, project, token_id)?;
         check_hint(&caller, hint)?;
         Ok(caller)
     }
 
     /// The caller an operator acts as with `--project` on the command line.
     pub fn caller_for_project(&self, name: &str) -> Result<Caller, store::Error> {
+        let mut known = self.known()?;
         let project = self
-            .store
-            .project(name)?
+            .project(&mut known, name)?
             .ok_or_else(|| store::Error::NoProject(name.to_string()))?;
-        self.caller_of(project, None)
+        self.caller_of(&mut known, project, None)
     }
 
-    fn caller_of(&self, project: Project, token_id: Option<i64>) -> Result<Caller, store::Error> {
-        let grants = Arc::new(Grants::from_permissions(self.store.permissions(project.id)?));
+    /// What is known about callers, up to date with the store's generation.
+    fn known(&self) -> Result<std::sync::MutexGuard<'_, known::Known>, store::Error> {
+        let generation = self.store.access_generation()?;
+        let mut known = self.known.lock().expect("known callers lock");
+        known.follow(generation);
+        Ok(known)
+    }
+
+    fn project(&self, known: &mut known::Known, name: &str) -> Result<Option<Project>, store::Error> {
+        if let Some(p) = known.project(name) {
+            return Ok(Some(p));
+        }
+        let project = self.store.project(name)?;
+        if let Some(p) = &project {
+            known.remember_project(p);
+        }
+        Ok(project)
+    }
+
+    fn caller_of(
+        &self,
+        known: &mut known::Known,
+        project: Project,
+        token_id: Option<i64>,
+    ) -> Result<Caller, store::Error> {
+        let grants = match known.grants(project.id) {
+            Some(g) => g,
+            None => {
+                let g = Arc::new(Grants::from_permissions(self.store.permissions(project.id)?));
+                known.remember_grants(project.id, g.clone());
+                g
+            }
+        };
         Ok(Caller {
             project,
             token_id,
@@ -204,6 +260,7 @@ impl Authenticator {
             credential: None,
             subject: None,
             issuer: None,
+            generation: known.generation(),
         })
     }
 
@@ -268,6 +325,27 @@ mod tests {
             auth.caller(Some("mgw_1_wrong"), None),
             Err(Error::Unauthorized)
         ));
+    }
+
+    /// Callers are cached, yet a revocation or a grant made by another
+    /// process sharing the store applies at the very next call.
+    #[test]
+    fn changes_from_another_process_apply_at_the_next_call() {
+        let (dir, store, auth) = setup(None);
+        store.create_project("alpha", Some(store::Search::Bm25)).unwrap();
+        let (info, token) = store.issue_token("alpha", "").unwrap();
+        let first = auth.caller(Some(&token), None).unwrap();
+        assert!(!first.grants.allows("fs", "read"));
+        assert_eq!(auth.caller(Some(&token), None).unwrap().generation, first.generation);
+
+        let other = Store::open(&dir.path().join("a.db")).unwrap();
+        other.set_permission("alpha", "fs", None, true).unwrap();
+        let granted = auth.caller(Some(&token), None).unwrap();
+        assert!(granted.grants.allows("fs", "read"));
+        assert!(granted.generation > first.generation);
+
+        other.revoke_token(info.id).unwrap();
+        assert!(matches!(auth.caller(Some(&token), None), Err(Error::Unauthorized)));
     }
 
     #[test]

@@ -68,12 +68,21 @@ pub fn row_aad(project_id: i64, server: &str, kind: CredentialKind, name: &str) 
     )
 }
 
-/// Opened credentials, cached per (project, server) by the fingerprint of their rows.
+/// Opened credentials, cached per (project, server): rows are read again
+/// only when the store's access generation moved, and opened again only
+/// when their fingerprint changed.
 #[derive(Debug)]
 pub struct Vault {
     store: Arc<Store>,
     key: OnceLock<Arc<Key>>,
-    opened: Mutex<HashMap<(i64, String), Arc<ProjectCredential>>>,
+    checked: Mutex<HashMap<(i64, String), Checked>>,
+}
+
+/// What a project holds for a server, as read at one access generation.
+#[derive(Debug)]
+struct Checked {
+    generation: i64,
+    credential: Option<Arc<ProjectCredential>>,
 }
 
 impl Vault {
@@ -82,7 +91,7 @@ impl Vault {
         Self {
             store,
             key: OnceLock::new(),
-            opened: Mutex::default(),
+            checked: Mutex::default(),
         }
     }
 
@@ -118,33 +127,41 @@ impl Vault {
     }
 
     /// `project`'s own credential for `server`, or `None` when it has none
-    /// and shares the server's configured connection.
+    /// and shares the server's configured connection. `generation` is the
+    /// store's access generation the caller was resolved at.
     pub async fn for_server(
         &self,
         project: &Project,
         server: &ServerConfig,
+        generation: i64,
     ) -> Result<Option<Arc<ProjectCredential>>, Error> {
-        let rows = self.store.credentials(project.id, &server.name)?;
-        if rows.is_empty() {
-            self.opened
-                .lock()
-                .expect("vault lock")
-                .remove(&(project.id, server.name.clone()));
-            return Ok(None);
-        }
-        let fingerprint = fingerprint(&rows);
         let cache_key = (project.id, server.name.clone());
-        if let Some(open) = self.opened.lock().expect("vault lock").get(&cache_key)
-            && open.fingerprint == fingerprint
-        {
-            return Ok(Some(open.clone()));
-        }
-        let opened = Arc::new(self.open(project, server, &rows, fingerprint).await?);
-        self.opened
-            .lock()
-            .expect("vault lock")
-            .insert(cache_key, opened.clone());
-        Ok(Some(opened))
+        let previous = {
+            let checked = self.checked.lock().expect("vault lock");
+            match checked.get(&cache_key) {
+                Some(c) if c.generation == generation => return Ok(c.credential.clone()),
+                Some(c) => c.credential.clone(),
+                None => None,
+            }
+        };
+        let rows = self.store.credentials(project.id, &server.name)?;
+        let credential = if rows.is_empty() {
+            None
+        } else {
+            let fingerprint = fingerprint(&rows);
+            match previous {
+                Some(open) if open.fingerprint == fingerprint => Some(open),
+                _ => Some(Arc::new(self.open(project, server, &rows, fingerprint).await?)),
+            }
+        };
+        self.checked.lock().expect("vault lock").insert(
+            cache_key,
+            Checked {
+                generation,
+                credential: credential.clone(),
+            },
+        );
+        Ok(credential)
     }
 
     async fn open(
@@ -230,8 +247,11 @@ pub async fn lend_listings(registry: &crate::downstream::Registry, vault: &Vault
                 continue;
             }
         };
+        let Ok(generation) = vault.store.access_generation() else {
+            continue;
+        };
         for project in projects {
-            let opened = vault.for_server(&project, &server.config).await;
+            let opened = vault.for_server(&project, &server.config, generation).await;
             let instance = match opened.map(|o| o.map(|own| server.instance(own.as_ref().clone()))) {
                 Ok(Some(Ok(instance))) => instance,
                 Ok(_) => continue,

@@ -503,7 +503,10 @@ impl Gateway {
             .credential
             .as_ref()
             .filter(|c| server.config.caller_token_issuer() == Some(c.issuer()));
-        let own = self.vault.for_server(&caller.project, &server.config).await?;
+        let own = self
+            .vault
+            .for_server(&caller.project, &server.config, caller.generation)
+            .await?;
         let target = match (&server.config.transport, own) {
             (_, None) => {
                 server.drop_instance(caller.project.id);

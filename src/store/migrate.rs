@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0004_server_protocol.sql"),
     include_str!("../../migrations/0005_audit_subject.sql"),
     include_str!("../../migrations/0006_credentials.sql"),
+    include_str!("../../migrations/0007_access_generation.sql"),
 ];
 
 /// Brings the database up to date; refuses one written by a newer binary.
@@ -89,7 +90,7 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 6);
+        assert_eq!(tables, 7);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant
