@@ -13,11 +13,13 @@
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
 //!   tool rules; the one view of what a caller may see.
 //! * [`search`]: BM25 (tantivy) over the catalog.
-//! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log.
+//! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log
+//!   (written behind the request path), and the access generation that callers' caches follow.
 //! * [`secrets`]: the key that seals credentials at rest (AES-256-GCM), and sealing.
 //! * [`credentials`]: per-project credentials for downstream servers: `secret` headers and
 //!   env, OAuth sign-ins to remote servers (`login`); opened per call, cached until changed.
-//! * [`auth`]: who is calling: gateway token, OAuth access token or anonymous; project, grants.
+//! * [`auth`]: who is calling: gateway token, OAuth access token or anonymous; project, grants
+//!   (cached while the store's access generation holds).
 //! * [`oauth`]: the gateway as an OAuth 2.1 protected resource: JWTs checked against
 //!   trusted issuers' JWKS, or RFC 7662 introspection; RFC 9728 metadata; token → project.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.

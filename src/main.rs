@@ -3,14 +3,24 @@ use std::process::ExitCode;
 use clap::Parser;
 use mcp_gateway::cli::{self, Cli};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(e) = cli::init_logging(&cli) {
         eprintln!("mcp-gateway: {e:#}");
         return ExitCode::from(2);
     }
-    match cli::run(cli).await {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cli.worker_threads())
+        .enable_all()
+        .build();
+    let runtime = match runtime {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcp-gateway: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(cli::run(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("mcp-gateway: {e:#}");

@@ -1,18 +1,20 @@
-//! The SQLite store: projects, tokens, tool permissions and the audit log.
+//! The SQLite store: projects, tokens, tool permissions, credentials and
+//! the audit log ([`audit`]).
 //!
-//! Reads on the request path (token, project, grants) run inline: in WAL mode
-//! a reader never waits for a writer, and a cached point query (~20 µs) is
-//! cheaper than the hop to tokio's blocking pool (~100 µs measured, see
-//! `benches/checks.rs`). Every write on the request path goes to a writer
-//! thread with its own connection: audit rows travel through a bounded
-//! channel and are batched into one transaction; a full channel makes the
-//! caller wait (back-pressure) rather than drop rows, and [`Store::close`]
-//! flushes what is queued.
+//! Reads on the request path (token, project, grants, credentials) run
+//! inline: in WAL mode a reader never waits for a writer, and a cached point
+//! query is cheaper than the hop to tokio's blocking pool (see
+//! `benches/checks.rs`). What they answer is cached by its users while the
+//! access generation ([`generation`]) stays the same, so a request pays one
+//! one-row read. Writes on the request path (audit rows, a token's last use)
+//! go to the writer thread ([`audit`]).
 
+mod audit;
 mod credentials;
 mod generation;
 mod migrate;
 
+pub use audit::{AuditRow, Outcome, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 
 use std::collections::HashMap;
@@ -25,16 +27,10 @@ use serde::Serialize;
 use sha2::Digest;
 use tokio::sync::mpsc;
 
+use audit::{AUDIT_QUEUE, Write, write_behind};
+
 /// Environment variable that overrides the store path.
 pub const DB_ENV: &str = "MCP_GATEWAY_DB";
-/// Audit rows that may wait in memory before callers are slowed down.
-const AUDIT_QUEUE: usize = 4096;
-/// Rows written per transaction at most.
-const AUDIT_BATCH: usize = 512;
-/// How long the writer lets rows gather once one arrives: under load one
-/// transaction, and one wake-up of the writer, carries many calls' rows
-/// (a commit per call was a tenth of the gateway's CPU per call).
-const AUDIT_LINGER: Duration = Duration::from_millis(10);
 /// How long a connection waits for another writer's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Prefix of every token, so a leaked one is recognisable (e.g. by secret scanners).
@@ -275,73 +271,6 @@ pub enum Access {
     Nothing,
     /// Tool overrides decide; ask [`Grants::allows`].
     PerTool,
-}
-
-/// One audit row. IDs and counts only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditRow {
-    /// ISO 8601.
-    pub at: String,
-    /// The gateway's id for the upstream call (also in the logs).
-    pub request_id: String,
-    /// The caller's project, when known.
-    pub project_id: Option<i64>,
-    /// The caller's token, when one was used.
-    pub token_id: Option<i64>,
-    /// `tool_discovery` or `tool_execute`.
-    pub meta_tool: String,
-    /// The `toolKey` of an execute.
-    pub tool_key: Option<String>,
-    /// What happened.
-    pub outcome: Outcome,
-    /// Wall time of the call.
-    pub latency_ms: u64,
-    /// Results returned by a discovery.
-    pub result_count: Option<u64>,
-    /// The OAuth subject of the caller, when it signed in with OAuth.
-    pub subject: Option<String>,
-    /// The issuer of that caller's token.
-    pub issuer: Option<String>,
-}
-
-/// How a meta-tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Answered.
-    Ok,
-    /// The downstream tool answered `isError: true`.
-    ToolError,
-    /// Refused: no or bad token, or a tool outside the caller's view.
-    Denied,
-    /// Could not run (bad arguments, server down, protocol error).
-    Failed,
-    /// Ran past its timeout.
-    Timeout,
-}
-
-impl Outcome {
-    /// The column value (also the metrics label).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::ToolError => "tool_error",
-            Outcome::Denied => "denied",
-            Outcome::Failed => "failed",
-            Outcome::Timeout => "timeout",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        match s {
-            "ok" => Outcome::Ok,
-            "tool_error" => Outcome::ToolError,
-            "denied" => Outcome::Denied,
-            "timeout" => Outcome::Timeout,
-            _ => Outcome::Failed,
-        }
-    }
 }
 
 /// The store. Cheap to share behind an `Arc`.
@@ -691,48 +620,6 @@ impl Store {
         self.writes.lock().expect("writes lock").clone()
     }
 
-    /// Queues an audit row; waits if the writer is behind, never drops it.
-    pub async fn audit(&self, row: AuditRow) {
-        match self.sender() {
-            Some(tx) => {
-                if tx.send(Write::Audit(row)).await.is_err() {
-                    tracing::error!("audit writer stopped; a row could not be queued");
-                }
-            }
-            None => tracing::error!(request_id = %row.request_id, "audit row after the store was closed"),
-        }
-    }
-
-    /// The newest audit rows, newest last.
-    pub fn audit_tail(&self, project: Option<&str>, limit: usize) -> Result<Vec<AuditRow>, Error> {
-        let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
-        let mut rows = self.with(|c| {
-            let mut stmt = c.prepare(
-                "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-                        subject, issuer
-                 FROM audit_log WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2",
-            )?;
-            stmt.query_map(params![project_id, limit as i64], |r| {
-                Ok(AuditRow {
-                    at: r.get(0)?,
-                    request_id: r.get(1)?,
-                    project_id: r.get(2)?,
-                    token_id: r.get(3)?,
-                    meta_tool: r.get(4)?,
-                    tool_key: r.get(5)?,
-                    outcome: Outcome::parse(&r.get::<_, String>(6)?),
-                    latency_ms: r.get::<_, i64>(7)? as u64,
-                    result_count: r.get::<_, Option<i64>>(8)?.map(|n| n as u64),
-                    subject: r.get(9)?,
-                    issuer: r.get(10)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
-        })?;
-        rows.reverse();
-        Ok(rows)
-    }
-
     /// Flushes queued audit rows and stops the writer. Later rows are refused with an error log.
     pub fn close(&self) {
         drop(self.writes.lock().expect("writes lock").take());
@@ -770,107 +657,6 @@ fn project_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Project>
         optimization: Search::parse(r.get(at + 2)?),
         created_at: r.get(at + 3)?,
     })
-}
-
-/// A write the request path hands to the writer thread.
-#[derive(Debug)]
-enum Write {
-    Audit(AuditRow),
-    TokenUsed { id: i64, at: String },
-}
-
-/// The writer thread: batches writes into transactions; on failure keeps the
-/// batch and retries, so a locked or full disk delays audit rows but loses
-/// none while the gateway runs.
-fn write_behind(mut conn: Connection, mut rx: mpsc::Receiver<Write>) {
-    let mut batch = Vec::with_capacity(AUDIT_BATCH);
-    let mut delay = Duration::from_millis(50);
-    loop {
-        if batch.is_empty() {
-            match rx.blocking_recv() {
-                Some(row) => batch.push(row),
-                None => return,
-            }
-            std::thread::sleep(AUDIT_LINGER);
-        }
-        while batch.len() < AUDIT_BATCH {
-            match rx.try_recv() {
-                Ok(row) => batch.push(row),
-                Err(_) => break,
-            }
-        }
-        match insert_batch(&mut conn, &batch) {
-            Ok(()) => {
-                batch.clear();
-                delay = Duration::from_millis(50);
-            }
-            Err(e) => {
-                let closed = rx.is_closed() && rx.is_empty();
-                tracing::error!(error = %explain(&e), rows = batch.len(), "audit write failed; retrying");
-                if closed && delay >= Duration::from_secs(2) {
-                    tracing::error!(
-                        rows = batch.len(),
-                        "audit rows lost at shutdown: the store stayed unwritable"
-                    );
-                    return;
-                }
-                std::thread::sleep(delay);
-                delay = (delay * 2).min(Duration::from_secs(2));
-            }
-        }
-    }
-}
-
-fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()> {
-    let tx = conn.transaction()?;
-    {
-        let mut audit = tx.prepare_cached(
-            "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-                                    subject, issuer)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?;
-        let mut touch = tx.prepare_cached("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2")?;
-        for w in writes {
-            let r = match w {
-                Write::Audit(r) => r,
-                Write::TokenUsed { id, at } => {
-                    touch.execute(params![at, id])?;
-                    continue;
-                }
-            };
-            audit.execute(params![
-                r.at,
-                r.request_id,
-                r.project_id,
-                r.token_id,
-                r.meta_tool,
-                r.tool_key,
-                r.outcome.as_str(),
-                r.latency_ms as i64,
-                r.result_count.map(|n| n as i64),
-                r.subject,
-                r.issuer,
-            ])?;
-        }
-    }
-    tx.commit()
-}
-
-/// An audit row stamped now.
-pub fn audit_row(request_id: &str, meta_tool: &str) -> AuditRow {
-    AuditRow {
-        at: now(),
-        request_id: request_id.to_string(),
-        project_id: None,
-        token_id: None,
-        meta_tool: meta_tool.to_string(),
-        tool_key: None,
-        outcome: Outcome::Ok,
-        latency_ms: 0,
-        result_count: None,
-        subject: None,
-        issuer: None,
-    }
 }
 
 #[cfg(test)]
@@ -942,22 +728,6 @@ mod tests {
             Some(Search::Cloud)
         );
         assert!(matches!(s.issue_token("nope", ""), Err(Error::NoProject(_))));
-    }
-
-    #[tokio::test]
-    async fn audit_rows_are_flushed_on_close() {
-        let (_dir, s) = store();
-        for i in 0..1000 {
-            let mut row = audit_row(&format!("r{i}"), "tool_execute");
-            row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };
-            s.audit(row).await;
-        }
-        s.close();
-        let conn = Connection::open(s.path()).unwrap();
-        let n: i64 = conn
-            .query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 1000);
     }
 
     #[test]

@@ -114,9 +114,13 @@ async fn an_oauth_only_client_signs_in_through_the_authorization_server_and_uses
         "a token reached the server: {echoed}"
     );
 
-    // The audit log names the subject and issuer; no log line carries a token.
-    let audit = String::from_utf8(gw.cli(&["audit", "tail", "--json"]).stdout).unwrap();
-    assert!(audit.contains("alice") && audit.contains(&provider.issuer), "{audit}");
+    // The audit log names the subject and issuer (its writer batches rows, so
+    // they land a moment after the answer); no log line carries a token.
+    eventually(Duration::from_secs(5), "the call's audit row", || async {
+        let audit = String::from_utf8(gw.cli(&["audit", "tail", "--json"]).stdout).unwrap();
+        (audit.contains("alice") && audit.contains(&provider.issuer)).then_some(())
+    })
+    .await;
     let log = gw.log();
     assert!(
         log.lines()

@@ -309,7 +309,7 @@ async fn every_call_is_audited_under_concurrent_load() {
     wait_ready(&warmup, "red:calculate").await;
     warmup.cancel().await.unwrap();
     let store = gw.dir.path().join("mcp-gateway.db");
-    let before = count_rows(&store);
+    let before = settled_rows(&store).await;
 
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
@@ -494,6 +494,20 @@ async fn a_full_disk_delays_audit_rows_but_loses_none() {
     assert_eq!(executes(), i64::from(calls), "each call once");
 }
 
+/// The audit row count once the writer has caught up: rows are written a
+/// moment after their answers, so the count must hold still.
+async fn settled_rows(store: &std::path::Path) -> i64 {
+    let mut last = count_rows(store);
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = count_rows(store);
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
 fn count_rows(store: &std::path::Path) -> i64 {
     let conn = rusqlite::Connection::open(store).unwrap();
     conn.query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
@@ -579,11 +593,17 @@ async fn the_operator_cli_manages_projects_tokens_grants_and_audit() {
         Some(false)
     );
 
-    let tail: Value = serde_json::from_slice(
-        &gw.cli(&["audit", "tail", "--project", "one", "-n", "2", "--json"])
-            .stdout,
-    )
-    .unwrap();
+    // The audit writer batches rows: they land a moment after the answers.
+    let tail: Value = eventually(Duration::from_secs(5), "the last call's audit row", || async {
+        let tail: Value = serde_json::from_slice(
+            &gw.cli(&["audit", "tail", "--project", "one", "-n", "2", "--json"])
+                .stdout,
+        )
+        .unwrap();
+        let last = tail.as_array().unwrap().last().cloned().unwrap_or_default();
+        (last["toolKey"] == "red:calculate" && last["outcome"] == "ok").then_some(tail)
+    })
+    .await;
     let rows = tail.as_array().unwrap();
     let outcomes: Vec<&str> = rows.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["ok", "ok"], "{tail}");
