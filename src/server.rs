@@ -230,7 +230,11 @@ impl Upstream {
         let latency = started.elapsed();
         let server = tool_key.as_deref().and_then(split_key).map(|(s, _)| s);
         crate::telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
+        // The access log has its own target, so an operator can keep it apart
+        // or off (`RUST_LOG=info,mcp_gateway::calls=off`): every call is in the
+        // audit log too.
         info!(
+            target: "mcp_gateway::calls",
             request_id,
             project = caller.project.id,
             subject = caller.subject.as_deref().unwrap_or(""),
@@ -846,7 +850,7 @@ async fn guard(
                 message,
             );
         }
-        None if !gateway.allows_anonymous() && needs_credentials(&message) => {
+        None if !gateway.allows_anonymous() && message.needs_credentials() => {
             return refuse(
                 http::StatusCode::UNAUTHORIZED,
                 None,
@@ -856,7 +860,7 @@ async fn guard(
         None => {}
     }
     if let Some(limiter) = &limiter
-        && is_request(&message)
+        && message.is_request()
         && let Err(wait) = limiter.check(&budget, std::time::Instant::now())
     {
         let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
@@ -1021,39 +1025,92 @@ fn operations(gateway: Gateway) -> axum::Router {
 }
 
 /// Whether a JSON-RPC message is a request (not a notification or response).
-fn is_request(message: &Value) -> bool {
-    message.get("id").is_some() && message.get("method").is_some()
-}
-
-/// Whether a JSON-RPC message is a request that carries no `_meta.token` of its own.
-fn needs_credentials(message: &Value) -> bool {
-    is_request(message) && message.pointer("/params/_meta/token").is_none()
-}
-
 /// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).
 fn unanswerable(code: i32, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
 }
 
-/// A request body parsed, or what is wrong with it as a JSON-RPC error code and message.
-pub fn parse_jsonrpc(body: &[u8]) -> Result<Value, (i32, String)> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|e| (-32700, format!("parse error: the message is not JSON ({e})")))?;
-    let valid = |m: &Value| {
-        m.get("jsonrpc") == Some(&json!("2.0"))
-            && (m.get("method").is_some_and(Value::is_string) || m.get("result").is_some() || m.get("error").is_some())
-    };
-    if value.is_array() {
+/// What the guard reads of a JSON-RPC message. The rest is skipped without
+/// being built: rmcp parses the message for real, once.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Envelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    id: Present,
+    #[serde(default, borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
+    #[serde(default)]
+    params: Option<EnvelopeParams>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct EnvelopeParams {
+    #[serde(default, rename = "_meta")]
+    meta: Option<EnvelopeMeta>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct EnvelopeMeta {
+    #[serde(default)]
+    token: Present,
+}
+
+/// Whether a member is there at all (`null` counts), its value skipped.
+#[derive(Debug, Default)]
+struct Present(bool);
+
+impl<'de> serde::Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Present(true))
+    }
+}
+
+impl Envelope<'_> {
+    /// A request (an id and a method), not a notification or a response.
+    pub fn is_request(&self) -> bool {
+        self.id.0 && self.method.is_some()
+    }
+
+    /// A request that carries no `_meta.token` of its own.
+    fn needs_credentials(&self) -> bool {
+        self.is_request()
+            && !self
+                .params
+                .as_ref()
+                .and_then(|p| p.meta.as_ref())
+                .is_some_and(|m| m.token.0)
+    }
+}
+
+/// A request body's envelope, or what is wrong with it as a JSON-RPC error
+/// code and message.
+pub fn parse_jsonrpc(body: &[u8]) -> Result<Envelope<'_>, (i32, String)> {
+    let not_json = |e: serde_json::Error| (-32700, format!("parse error: the message is not JSON ({e})"));
+    let invalid = "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"";
+    if body.trim_ascii_start().starts_with(b"[") {
         // JSON-RPC batching was removed from MCP in 2025-06-18, and rmcp
         // answers none of the revisions that had it with a batch.
+        serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(not_json)?;
         let message = "invalid request: JSON-RPC batches are not supported by this protocol revision; send each message on its own";
         return Err((-32600, message.to_string()));
     }
-    if !valid(&value) {
-        let message = "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"";
-        return Err((-32600, message.to_string()));
+    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| match e.classify() {
+        // Well-formed JSON of the wrong shape (a number, a non-string method).
+        serde_json::error::Category::Data => (-32600, invalid.to_string()),
+        _ => not_json(e),
+    })?;
+    let valid = envelope.jsonrpc.as_deref() == Some("2.0")
+        && (envelope.method.is_some() || envelope.result.0 || envelope.error.0);
+    if !valid {
+        return Err((-32600, invalid.to_string()));
     }
-    Ok(value)
+    Ok(envelope)
 }
 
 /// What is wrong with a request body, as a JSON-RPC error code and message.
@@ -1077,6 +1134,36 @@ mod tests {
         assert_eq!(jsonrpc_shape_error(b"42").unwrap().0, -32600);
         assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
         assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_none());
+        assert_eq!(
+            jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":5}"#)
+                .unwrap()
+                .0,
+            -32600
+        );
+        assert_eq!(
+            jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":"x""#)
+                .unwrap()
+                .0,
+            -32700
+        );
+    }
+
+    #[test]
+    fn the_envelope_tells_requests_and_their_tokens() {
+        let call =
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}"#;
+        let call = parse_jsonrpc(call).unwrap();
+        assert!(call.is_request() && call.needs_credentials());
+        let own = br#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"_meta":{"token":"mgw_1_x"}}}"#;
+        let own = parse_jsonrpc(own).unwrap();
+        assert!(
+            own.is_request() && !own.needs_credentials(),
+            "a null id is still a request"
+        );
+        let note = parse_jsonrpc(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert!(!note.is_request() && !note.needs_credentials());
+        let escaped = parse_jsonrpc(br#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#).unwrap();
+        assert!(escaped.is_request());
     }
 
     #[test]

@@ -20,7 +20,7 @@ const AUDIT_BATCH: usize = 512;
 /// How long the writer lets rows gather once one arrives: under load one
 /// transaction, and one wake-up of the writer, carries many calls' rows
 /// (a commit per call was a tenth of the gateway's CPU per call).
-const AUDIT_LINGER: Duration = Duration::from_millis(10);
+const AUDIT_LINGER: Duration = Duration::from_millis(25);
 
 /// One audit row. IDs and counts only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
