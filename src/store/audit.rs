@@ -152,7 +152,11 @@ pub(super) fn write_behind(mut conn: Connection, mut rx: mpsc::Receiver<Write>) 
                 Some(row) => batch.push(row),
                 None => return,
             }
-            std::thread::sleep(AUDIT_LINGER);
+            // Rows already waiting need writing, not waiting for: the linger
+            // must never cap the writer's throughput.
+            if rx.len() < AUDIT_BATCH {
+                std::thread::sleep(AUDIT_LINGER);
+            }
         }
         while batch.len() < AUDIT_BATCH {
             match rx.try_recv() {
