@@ -25,7 +25,8 @@
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
 //! * [`watch`]: debounced file-system change notices (inotify).
-//! * [`server`]: the upstream MCP server over stdio and streamable HTTP.
+//! * [`server`]: the upstream MCP server over stdio and streamable HTTP; `server/guard.rs`
+//!   is the HTTP guard in front of it (JSON-RPC shape, credentials, rate limits).
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`telemetry`]: Prometheus metrics (`GET /metrics`).

@@ -1,0 +1,326 @@
+//! The HTTP guard in front of rmcp's streamable HTTP service, and the
+//! JSON-RPC envelope it reads: shape errors, credentials, rate limits.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tracing::{info, warn};
+
+use super::UNAUTHORIZED;
+use crate::auth;
+use crate::gateway::Gateway;
+use crate::oauth;
+use crate::ratelimit::Limiter;
+
+/// Largest request body accepted (the rmcp default).
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// What the HTTP guard needs.
+#[derive(Debug, Clone)]
+pub(super) struct Guarded {
+    gateway: Gateway,
+    limiter: Option<Arc<Limiter>>,
+}
+
+impl Guarded {
+    pub(super) fn new(gateway: Gateway, limiter: Option<Arc<Limiter>>) -> Self {
+        Self { gateway, limiter }
+    }
+}
+
+/// JSON-RPC error code (server-defined range) of a request over its caller's rate.
+pub const RATE_LIMITED: i32 = -32029;
+
+/// The HTTP guard in front of rmcp: a POST whose body is not JSON-RPC gets
+/// the JSON-RPC error the spec names (-32700, -32600) instead of a bare 415; a
+/// bearer token is checked here (401 when invalid) and the caller attached to
+/// the request; a request with no credentials at all gets 401 unless anonymous
+/// access is on; a caller over `[http] requests_per_minute` gets 429 with
+/// `Retry-After`.
+pub(super) async fn guard(
+    axum::extract::State(Guarded { gateway, limiter }): axum::extract::State<Guarded>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return (http::StatusCode::PAYLOAD_TOO_LARGE, "request body larger than 4 MiB").into_response(),
+    };
+    let message = match parse_jsonrpc(&bytes) {
+        Ok(m) => m,
+        Err((code, message)) => {
+            return (http::StatusCode::BAD_REQUEST, axum::Json(unanswerable(code, &message))).into_response();
+        }
+    };
+    let oauth = gateway.oauth().cloned();
+    // RFC 6750 §3 challenges; with OAuth on they also say where the
+    // protected-resource metadata is (RFC 9728 §5.1), which is how an MCP
+    // client finds the authorization server.
+    let refuse = |status: http::StatusCode, error: Option<(&str, &str)>, message: &str| {
+        let challenge = match (&oauth, error) {
+            (Some(v), e) => v.challenge(e),
+            (None, Some((code, _))) => format!("Bearer realm=\"mcp-gateway\", error=\"{code}\""),
+            (None, None) => "Bearer realm=\"mcp-gateway\"".to_string(),
+        };
+        let body = unanswerable(UNAUTHORIZED, message);
+        (status, [(http::header::WWW_AUTHENTICATE, challenge)], axum::Json(body)).into_response()
+    };
+    let header = parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .map(|v| v.to_str().map(auth::bearer));
+    let mut budget = "anonymous".to_string();
+    match header {
+        Some(Ok(Some(token))) => match gateway.authenticate(Some(token), None).await {
+            Ok(caller) => {
+                if let Some(id) = caller.token_id {
+                    budget = format!("token:{id}");
+                } else if let (Some(issuer), Some(subject)) = (&caller.issuer, &caller.subject) {
+                    crate::telemetry::oauth_token(issuer, "accepted");
+                    budget = format!("oauth:{issuer}#{subject}");
+                }
+                parts.extensions.insert(caller);
+            }
+            Err(e) => return refusal(e, refuse),
+        },
+        Some(_) => {
+            let message = "the Authorization header must be 'Bearer <token>'";
+            return refuse(
+                http::StatusCode::UNAUTHORIZED,
+                Some(("invalid_request", message)),
+                message,
+            );
+        }
+        None if !gateway.allows_anonymous() && message.needs_credentials() => {
+            return refuse(
+                http::StatusCode::UNAUTHORIZED,
+                None,
+                &auth::Error::Unauthorized.to_string(),
+            );
+        }
+        None => {}
+    }
+    if let Some(limiter) = &limiter
+        && message.is_request()
+        && let Err(wait) = limiter.check(&budget, std::time::Instant::now())
+    {
+        let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+        crate::telemetry::rate_limited();
+        let message = format!("too many requests; retry in {seconds} s ([http] requests_per_minute)");
+        return (
+            http::StatusCode::TOO_MANY_REQUESTS,
+            [(http::header::RETRY_AFTER, seconds.to_string())],
+            axum::Json(unanswerable(RATE_LIMITED, &message)),
+        )
+            .into_response();
+    }
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+/// The HTTP answer to a refused caller: 401 for a missing or invalid token,
+/// 403 for a valid one that lacks a scope or maps to no project, 503 when
+/// the store or an authorization server is unreachable.
+fn refusal(
+    e: auth::Error,
+    refuse: impl Fn(http::StatusCode, Option<(&str, &str)>, &str) -> axum::response::Response,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let message = e.to_string();
+    match e {
+        auth::Error::Store(e) => {
+            tracing::error!(error = %e, "store unavailable");
+            (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                "the gateway's store is unavailable",
+            )
+                .into_response()
+        }
+        auth::Error::OAuth(oauth::Error::Unavailable { ref issuer, .. }) => {
+            warn!(issuer = %issuer, error = %message, "authorization server unavailable");
+            crate::telemetry::oauth_token(issuer, "unavailable");
+            (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(unanswerable(UNAUTHORIZED, &message)),
+            )
+                .into_response()
+        }
+        // The challenge's `scope` lists every scope required (RFC 6750 §3).
+        auth::Error::OAuth(oauth::Error::InsufficientScope(_)) => {
+            crate::telemetry::oauth_token("", "insufficient_scope");
+            refuse(
+                http::StatusCode::FORBIDDEN,
+                Some(("insufficient_scope", &message)),
+                &message,
+            )
+        }
+        auth::Error::NoProject {
+            ref issuer,
+            ref subject,
+        } => {
+            info!(issuer = %issuer, subject = %subject, "valid token maps to no project; refused");
+            crate::telemetry::oauth_token(issuer, "no_project");
+            refuse(http::StatusCode::FORBIDDEN, None, &message)
+        }
+        auth::Error::OAuth(_) => {
+            crate::telemetry::oauth_token("", "invalid");
+            refuse(
+                http::StatusCode::UNAUTHORIZED,
+                Some(("invalid_token", &message)),
+                &message,
+            )
+        }
+        _ => refuse(
+            http::StatusCode::UNAUTHORIZED,
+            Some(("invalid_token", &message)),
+            &message,
+        ),
+    }
+}
+
+/// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).
+pub(super) fn unanswerable(code: i32, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
+}
+
+/// What the guard reads of a JSON-RPC message. The rest is skipped without
+/// being built: rmcp parses the message for real, once.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Envelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    id: Present,
+    #[serde(default, borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
+    #[serde(default)]
+    params: Option<EnvelopeParams>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct EnvelopeParams {
+    #[serde(default, rename = "_meta")]
+    meta: Option<EnvelopeMeta>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct EnvelopeMeta {
+    #[serde(default)]
+    token: Present,
+}
+
+/// Whether a member is there at all (`null` counts), its value skipped.
+#[derive(Debug, Default)]
+struct Present(bool);
+
+impl<'de> serde::Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Present(true))
+    }
+}
+
+impl Envelope<'_> {
+    /// A request (an id and a method), not a notification or a response.
+    pub fn is_request(&self) -> bool {
+        self.id.0 && self.method.is_some()
+    }
+
+    /// A request that carries no `_meta.token` of its own.
+    fn needs_credentials(&self) -> bool {
+        self.is_request()
+            && !self
+                .params
+                .as_ref()
+                .and_then(|p| p.meta.as_ref())
+                .is_some_and(|m| m.token.0)
+    }
+}
+
+/// A request body's envelope, or what is wrong with it as a JSON-RPC error
+/// code and message.
+pub fn parse_jsonrpc(body: &[u8]) -> Result<Envelope<'_>, (i32, String)> {
+    let not_json = |e: serde_json::Error| (-32700, format!("parse error: the message is not JSON ({e})"));
+    let invalid = "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"";
+    if body.trim_ascii_start().starts_with(b"[") {
+        // JSON-RPC batching was removed from MCP in 2025-06-18, and rmcp
+        // answers none of the revisions that had it with a batch.
+        serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(not_json)?;
+        let message = "invalid request: JSON-RPC batches are not supported by this protocol revision; send each message on its own";
+        return Err((-32600, message.to_string()));
+    }
+    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| match e.classify() {
+        // Well-formed JSON of the wrong shape (a number, a non-string method).
+        serde_json::error::Category::Data => (-32600, invalid.to_string()),
+        _ => not_json(e),
+    })?;
+    let valid = envelope.jsonrpc.as_deref() == Some("2.0")
+        && (envelope.method.is_some() || envelope.result.0 || envelope.error.0);
+    if !valid {
+        return Err((-32600, invalid.to_string()));
+    }
+    Ok(envelope)
+}
+
+/// What is wrong with a request body, as a JSON-RPC error code and message.
+pub(super) fn jsonrpc_shape_error(body: &[u8]) -> Option<(i32, String)> {
+    parse_jsonrpc(body).err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_bodies_get_jsonrpc_codes() {
+        assert_eq!(jsonrpc_shape_error(b"{not json").unwrap().0, -32700);
+        assert_eq!(jsonrpc_shape_error(b"{\"foo\": 1}").unwrap().0, -32600);
+        assert_eq!(jsonrpc_shape_error(b"[]").unwrap().0, -32600);
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+        let (code, message) = jsonrpc_shape_error(batch).unwrap();
+        assert_eq!(code, -32600);
+        assert!(message.contains("batches are not supported"), "{message}");
+        assert_eq!(jsonrpc_shape_error(b"42").unwrap().0, -32600);
+        assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
+        assert!(jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_none());
+        assert_eq!(
+            jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":5}"#)
+                .unwrap()
+                .0,
+            -32600
+        );
+        assert_eq!(
+            jsonrpc_shape_error(br#"{"jsonrpc":"2.0","id":1,"method":"x""#)
+                .unwrap()
+                .0,
+            -32700
+        );
+    }
+
+    #[test]
+    fn the_envelope_tells_requests_and_their_tokens() {
+        let call =
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}"#;
+        let call = parse_jsonrpc(call).unwrap();
+        assert!(call.is_request() && call.needs_credentials());
+        let own = br#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"_meta":{"token":"mgw_1_x"}}}"#;
+        let own = parse_jsonrpc(own).unwrap();
+        assert!(
+            own.is_request() && !own.needs_credentials(),
+            "a null id is still a request"
+        );
+        let note = parse_jsonrpc(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert!(!note.is_request() && !note.needs_credentials());
+        let escaped = parse_jsonrpc(br#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#).unwrap();
+        assert!(escaped.is_request());
+    }
+}
