@@ -111,7 +111,7 @@ pub enum Command {
         /// Threads that run calls (default: half the CPU cores, at least one).
         /// A call is mostly waiting on sockets and pipes, and handing it between
         /// threads costs more than it gives until the gateway is busy: on two
-        /// cores one thread spends 10–14% less CPU per call (README, "Load").
+        /// cores one thread spends 10–14% less CPU per call (README, "CPU per call").
         /// Search and embedding run on their own threads either way.
         #[arg(long, value_name = "N", env = "MCP_GATEWAY_THREADS")]
         threads: Option<std::num::NonZeroUsize>,
