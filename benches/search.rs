@@ -85,6 +85,7 @@ fn bench(c: &mut Criterion) {
                     queries: vec![queries[i % queries.len()].to_string()],
                     context: None,
                     limit: 10,
+                    prior: None,
                 };
                 v.search(&request)
             })
@@ -111,6 +112,7 @@ fn hybrid(_: &mut Criterion) {
         Semantic::load(&SemanticConfig {
             model_dir: root.join(DEFAULT_MODEL_DIR),
             cache_path: root.join(DEFAULT_CACHE_PATH),
+            auto_install: false,
         })
         .expect("the model is installed (scripts/setup)"),
     );
@@ -155,6 +157,7 @@ fn hybrid(_: &mut Criterion) {
                     queries: vec![queries[i % queries.len()].to_string()],
                     context: None,
                     limit: 10,
+                    prior: None,
                 };
                 let started = Instant::now();
                 runtime.block_on(provider.search(&view, &request)).unwrap();

@@ -166,7 +166,8 @@ impl Authenticator {
             return Ok(());
         };
         if self.store.project(name)?.is_none() {
-            self.store.create_project(name, Some(store::Search::Bm25))?;
+            self.store
+                .create_project(name, Some(store::Search::for_new_projects()))?;
             tracing::info!(project = %name, "created the anonymous project");
         }
         for server in servers {

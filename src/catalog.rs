@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use rmcp::model::Tool;
 use serde_json::Value;
 use tokio::sync::watch;
@@ -14,7 +14,7 @@ use tracing::{debug, error};
 
 use crate::downstream::{Registry, Status};
 use crate::search::semantic::{self, Semantic, Vectors};
-use crate::search::{self, Ranked};
+use crate::search::{self, Ranked, learning};
 use crate::store::{Access, Grants};
 
 pub mod rules;
@@ -283,24 +283,11 @@ impl View {
 
     /// BM25F-ranked tools for `request`, among those the caller may use,
     /// each with the terms that matched and where; several queries are
-    /// ranked one by one and fused.
+    /// ranked one by one and fused. The project's learned prior, if any,
+    /// lifts the tools it used for these words.
     pub fn search(&self, request: &search::Request) -> Vec<Ranked> {
-        let lists = request
-            .queries
-            .iter()
-            .map(|query| {
-                let one = one_query(query, request, per_query_pool(request));
-                self.snapshot
-                    .index
-                    .search(&one, self.visible())
-                    .into_iter()
-                    .map(|hit| Ranked {
-                        key: self.snapshot.entries[hit.ordinal as usize].key.clone(),
-                        relevance: hit.relevance,
-                        explanation: hit.explanation,
-                    })
-                    .collect()
-            })
+        let lists = (0..request.queries.len())
+            .map(|q| self.rank_query(request, q, None))
             .collect();
         search::fuse(lists, request.limit)
     }
@@ -311,60 +298,128 @@ impl View {
     /// snapshot's tool embeddings are not computed yet.
     pub fn hybrid(&self, request: &search::Request, query_vectors: &[Vec<f32>], alpha: f32) -> Option<Vec<Ranked>> {
         let vectors = self.snapshot.vectors.get()?;
-        let pool = per_query_pool(request);
-        let lists = request
-            .queries
+        let lists = query_vectors
             .iter()
-            .zip(query_vectors)
-            .map(|(query, vector)| {
-                let one = one_query(query, request, HYBRID_CANDIDATES);
-                let mut lexical: HashMap<u32, search::bm25::Hit> = self
-                    .snapshot
-                    .index
-                    .rank(&one, self.visible())
-                    .into_iter()
-                    .map(|h| (h.ordinal, h))
-                    .collect();
-                let mut scored: Vec<(f32, u32, f32)> = self
-                    .snapshot
-                    .entries
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| self.allows(e))
-                    .map(|(i, _)| {
-                        let ordinal = i as u32;
-                        let cosine = vectors.cosine(ordinal, vector);
-                        let bm25 = lexical.get(&ordinal).map_or(0.0, |h| h.relevance);
-                        (semantic::blend(bm25, cosine, alpha), ordinal, cosine)
-                    })
-                    .collect();
-                let cut = pool.min(scored.len());
-                if cut > 0 && cut < scored.len() {
-                    scored.select_nth_unstable_by(cut - 1, |a, b| b.0.total_cmp(&a.0));
-                    scored.truncate(cut);
-                }
-                scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-                // Only the kept lexical hits are explained: most of the 50 drop out.
-                lexical.retain(|ordinal, _| scored.iter().any(|(_, o, _)| o == ordinal));
-                self.snapshot.index.explain_hits(&one, lexical.values_mut());
-                scored
-                    .into_iter()
-                    .map(|(score, ordinal, cosine)| {
-                        let meaning = format!("meaning: {cosine:.2}");
-                        let explanation = match lexical.remove(&ordinal).and_then(|h| h.explanation) {
-                            Some(terms) => format!("{terms}; {meaning}"),
-                            None => meaning,
-                        };
-                        Ranked {
-                            key: self.snapshot.entries[ordinal as usize].key.clone(),
-                            relevance: score,
-                            explanation: Some(explanation),
-                        }
-                    })
-                    .collect()
-            })
+            .take(request.queries.len())
+            .enumerate()
+            .map(|(q, vector)| self.rank_query(request, q, Some((vectors, vector, alpha))))
             .collect();
         Some(search::fuse(lists, request.limit))
+    }
+
+    /// The analyzed terms of `query`, as search and learning see them.
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        self.snapshot
+            .index
+            .query_terms(&one_query(query, &search::Request::default(), 0))
+    }
+
+    /// Query `q` of `request` ranked alone: BM25F, blended with meaning when
+    /// `semantic` is given (every visible tool competes), then lifted by the
+    /// prior; only the kept lexical hits are explained.
+    fn rank_query(
+        &self,
+        request: &search::Request,
+        q: usize,
+        semantic: Option<(&Vectors, &[f32], f32)>,
+    ) -> Vec<Ranked> {
+        let query = &request.queries[q];
+        let pool = per_query_pool(request);
+        let boosts = self.boosts(request, query);
+        let depth = if semantic.is_some() || !boosts.is_empty() {
+            HYBRID_CANDIDATES.max(pool)
+        } else {
+            pool
+        };
+        let one = one_query(query, request, depth);
+        let mut lexical: HashMap<u32, search::bm25::Hit> = self
+            .snapshot
+            .index
+            .rank(&one, self.visible())
+            .into_iter()
+            .map(|h| (h.ordinal, h))
+            .collect();
+        let lift = |score: f32, ordinal: u32| match boosts.get(&ordinal) {
+            Some((boost, _)) => learning::boosted(score, *boost),
+            None => score,
+        };
+        // (score, ordinal, cosine)
+        let mut scored: Vec<(f32, u32, Option<f32>)> = match semantic {
+            Some((vectors, vector, alpha)) => self
+                .snapshot
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| self.allows(e))
+                .map(|(i, _)| {
+                    let ordinal = i as u32;
+                    let cosine = vectors.cosine(ordinal, vector);
+                    let bm25 = lexical.get(&ordinal).map_or(0.0, |h| h.relevance);
+                    (
+                        lift(semantic::blend(bm25, cosine, alpha), ordinal),
+                        ordinal,
+                        Some(cosine),
+                    )
+                })
+                .collect(),
+            None => {
+                let mut scored: Vec<_> = lexical
+                    .values()
+                    .map(|h| (lift(h.relevance, h.ordinal), h.ordinal, None))
+                    .collect();
+                // Tools the words alone did not reach, on their learned pull.
+                scored.extend(
+                    boosts
+                        .iter()
+                        .filter(|(o, _)| !lexical.contains_key(o))
+                        .map(|(&o, (boost, _))| (learning::boosted(0.0, *boost), o, None)),
+                );
+                scored
+            }
+        };
+        let cut = pool.min(scored.len());
+        if cut > 0 && cut < scored.len() {
+            scored.select_nth_unstable_by(cut - 1, |a, b| b.0.total_cmp(&a.0));
+            scored.truncate(cut);
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        lexical.retain(|ordinal, _| scored.iter().any(|(_, o, _)| o == ordinal));
+        self.snapshot.index.explain_hits(&one, lexical.values_mut());
+        scored
+            .into_iter()
+            .map(|(score, ordinal, cosine)| {
+                let reasons: Vec<String> = [
+                    lexical.remove(&ordinal).and_then(|h| h.explanation),
+                    cosine.map(|c| format!("meaning: {c:.2}")),
+                    boosts.get(&ordinal).map(|(_, why)| why.clone()),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                Ranked {
+                    key: self.snapshot.entries[ordinal as usize].key.clone(),
+                    relevance: score,
+                    explanation: (!reasons.is_empty()).then(|| reasons.join("; ")),
+                    query: q,
+                }
+            })
+            .collect()
+    }
+
+    /// The prior's boosts for `query`, by ordinal, among the tools this view allows.
+    fn boosts(&self, request: &search::Request, query: &str) -> HashMap<u32, (f32, String)> {
+        let Some(prior) = &request.prior else {
+            return HashMap::new();
+        };
+        prior
+            .boosts(&self.query_terms(query))
+            .into_iter()
+            .filter_map(|(key, boost)| {
+                let ordinal = *self.snapshot.by_key.get(&key)?;
+                self.allows(&self.snapshot.entries[ordinal as usize])
+                    .then_some((ordinal, boost))
+            })
+            .collect()
     }
 
     /// The index's filter for this view.
@@ -395,6 +450,7 @@ fn one_query(query: &str, request: &search::Request, limit: usize) -> search::Re
         queries: vec![query.to_string()],
         context: request.context.clone(),
         limit,
+        prior: None,
     }
 }
 
@@ -429,8 +485,8 @@ pub struct Catalog {
     rules: ArcSwap<Rules>,
     /// Counts installed snapshots; subscribers hear of each.
     installed: watch::Sender<u64>,
-    /// The embedding model, if semantic search is on.
-    semantic: Option<Arc<Semantic>>,
+    /// The embedding model, once loaded (it may arrive after start).
+    semantic: ArcSwapOption<Semantic>,
 }
 
 impl Catalog {
@@ -441,15 +497,22 @@ impl Catalog {
             current: ArcSwap::from_pointee(snapshot_of(registry, &rules)?),
             rules: ArcSwap::from_pointee(rules),
             installed: watch::Sender::new(0),
-            semantic,
+            semantic: ArcSwapOption::new(semantic),
         });
         this.embed(this.snapshot());
         Ok(this)
     }
 
-    /// The embedding model, if semantic search is on.
-    pub fn semantic(&self) -> Option<&Arc<Semantic>> {
-        self.semantic.as_ref()
+    /// The embedding model, if it is loaded.
+    pub fn semantic(&self) -> Option<Arc<Semantic>> {
+        self.semantic.load_full()
+    }
+
+    /// Puts a model that arrived after start (fetched in the background) to
+    /// work: the current snapshot's tools are embedded, then hybrid answers.
+    pub fn set_semantic(self: &Arc<Self>, semantic: Arc<Semantic>) {
+        self.semantic.store(Some(semantic));
+        self.embed(self.snapshot());
     }
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
@@ -479,7 +542,7 @@ impl Catalog {
     /// Computes `snapshot`'s tool embeddings on a blocking thread (cached
     /// ones are reused); given up if a newer snapshot replaces it meanwhile.
     fn embed(self: &Arc<Self>, snapshot: Arc<Snapshot>) {
-        let Some(semantic) = self.semantic.clone() else { return };
+        let Some(semantic) = self.semantic() else { return };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -682,6 +745,7 @@ mod tests {
                 queries: vec!["performs".into()],
                 context: None,
                 limit: 1000,
+                prior: None,
             };
             let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|r| r.key).collect();
             for (server, tools) in &catalog {

@@ -193,6 +193,11 @@ pub enum Command {
         /// Share of BM25 in the hybrid score (0..1; the rest is the embedding model's cosine).
         #[arg(long, default_value_t = crate::search::semantic::DEFAULT_ALPHA)]
         alpha: f32,
+        /// Measure learning from use instead: replay the tune side (tasks, steps and
+        /// paraphrases.jsonl) as discoveries followed by successful executes, then score
+        /// the held-out half after 0, 10, 100 and 1,000 calls.
+        #[arg(long)]
+        replay: bool,
     },
     /// Run the built-in demo MCP server (what the default config aggregates).
     DemoServer {
@@ -257,8 +262,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         json,
         weights,
         alpha,
+        replay,
     } = &cli.command
     {
+        if *replay {
+            return eval_replay(&config, data, *json).await;
+        }
         return eval(&config, data, *json, *weights, *alpha).await;
     }
     match cli.command {
@@ -376,7 +385,7 @@ async fn eval(
         bail!("--alpha must be between 0 and 1, got {alpha}");
     }
     let bench = crate::eval::Bench::load(data)?;
-    let semantic = crate::search::semantic::start(config.semantic.as_ref())?;
+    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
     let started = std::time::Instant::now();
     let report = crate::eval::report(&bench, weights, semantic, alpha).await?;
     if json {
@@ -408,6 +417,54 @@ async fn eval(
             c.at,
             100.0 * c.precision,
             100.0 * c.kept
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval --replay`: held-out quality before and after replayed use, for
+/// BM25 and (with the model) hybrid search.
+async fn eval_replay(config: &Config, data: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+    use crate::eval::replay;
+    let bench = crate::eval::Bench::load(data)?;
+    let paraphrases = replay::load_paraphrases(data)?;
+    let history = replay::history(&bench, &paraphrases);
+    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
+    let view = bench.view(Default::default(), semantic.as_deref())?;
+    let mut points = Vec::new();
+    for with_failures in [false, true] {
+        points.extend(replay::replay("bm25", &crate::search::Bm25, &view, &bench, &history, with_failures).await?);
+        if let Some(model) = &semantic {
+            let hybrid = crate::search::semantic::Hybrid::new(model.clone());
+            points.extend(replay::replay("hybrid", &hybrid, &view, &bench, &history, with_failures).await?);
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&points)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "history: {} tune-side calls ({} of them paraphrases); scored: held-out single-tool tasks, and multi-step tasks one query per step\n",
+        history.len(),
+        paraphrases.iter().map(|p| p.queries.len()).sum::<usize>()
+    );
+    println!(
+        "{:<8} {:>6} {:>7} {:>9} | {:>7} {:>7} {:>7} | {:>7} {:>7} {:>7}",
+        "SEARCH", "CALLS", "TAUGHT", "FAILURES", "R@1", "R@5", "MRR@10", "STEP R@1", "R@5", "MRR@10"
+    );
+    for p in &points {
+        println!(
+            "{:<8} {:>6} {:>7} {:>9} | {:>7.3} {:>7.3} {:>7.3} | {:>8.3} {:>7.3} {:>7.3}",
+            p.search,
+            p.calls,
+            p.taught,
+            if p.with_failures { "yes" } else { "no" },
+            p.single.recall_at_1,
+            p.single.recall_at_5,
+            p.single.mrr_at_10,
+            p.steps.recall_at_1,
+            p.steps.recall_at_5,
+            p.steps.mrr_at_10
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -161,6 +161,8 @@ pub struct RawSearch {
     pub cloud: Option<Spanned<RawCloud>>,
     /// The local embedding model used by projects whose search is `hybrid`.
     pub semantic: Option<Spanned<RawSemantic>>,
+    /// Learning from use.
+    pub learning: Option<Spanned<RawLearning>>,
 }
 
 /// `[search.semantic]`.
@@ -173,6 +175,36 @@ pub struct RawSemantic {
     pub model_dir: Option<String>,
     /// Embeddings cache, relative to this file (default `data/embeddings.db`).
     pub cache_path: Option<String>,
+    /// Fetch the model in the background when it is missing (default true).
+    pub auto_install: Option<bool>,
+}
+
+/// `[search.learning]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLearning {
+    /// Learn from each project's use (default true).
+    pub enabled: Option<bool>,
+    /// `"text"` (default) or `"hashed"`: how query terms are kept.
+    pub terms: Option<Spanned<String>>,
+}
+
+/// Validated `[search.learning]`: learning from use (`src/learning.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LearningConfig {
+    /// Learn from use and blend it into ranking (default true).
+    pub enabled: bool,
+    /// Keep query terms as salted hashes instead of text.
+    pub hash_terms: bool,
+}
+
+impl Default for LearningConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            hash_terms: false,
+        }
+    }
 }
 
 /// `[search.cloud]`.
@@ -258,6 +290,8 @@ pub struct Config {
     pub cloud: Option<CloudConfig>,
     /// The local embedding model, unless turned off.
     pub semantic: Option<SemanticConfig>,
+    /// Learning from use.
+    pub learning: LearningConfig,
 }
 
 /// Validated `[http]`.
@@ -330,6 +364,7 @@ impl Config {
             ("[store]", self.store_path != new.store_path),
             ("[search.cloud]", self.cloud != new.cloud),
             ("[search.semantic]", self.semantic != new.semantic),
+            ("[search.learning]", self.learning != new.learning),
         ]
         .into_iter()
         .filter_map(|(section, differs)| differs.then_some(section))
@@ -555,7 +590,28 @@ impl Config {
                     semantic.cache_path,
                     crate::search::semantic::DEFAULT_CACHE_PATH,
                 )?,
+                auto_install: semantic.auto_install.unwrap_or(true),
             }),
+        };
+
+        let (_, learning) = section(raw.search.learning);
+        let hash_terms = match learning.terms {
+            None => false,
+            Some(t) => match t.get_ref().as_str() {
+                "text" => false,
+                "hashed" => true,
+                other => {
+                    return Err(invalid(
+                        t.span(),
+                        "search.learning.terms".into(),
+                        format!("must be \"text\" or \"hashed\", not \"{other}\""),
+                    ));
+                }
+            },
+        };
+        let learning = LearningConfig {
+            enabled: learning.enabled.unwrap_or(true),
+            hash_terms,
         };
 
         let at_least_one = |v: Option<Spanned<u32>>, key: &str| match v {
@@ -583,6 +639,7 @@ impl Config {
             rules,
             cloud,
             semantic,
+            learning,
         })
     }
 

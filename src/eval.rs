@@ -17,8 +17,11 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::rules::Rules;
 use crate::catalog::{Snapshot, View};
 use crate::search::bm25::Weights;
+use crate::search::learning::Prior;
 use crate::search::semantic::{Hybrid, Semantic};
 use crate::search::{self, Bm25, SearchProvider};
+
+pub mod replay;
 use crate::store::Grants;
 
 /// Why the benchmark could not be loaded.
@@ -181,16 +184,45 @@ impl Bench {
 pub enum Asking {
     /// The whole task as one string.
     Whole,
-    /// One query per step.
+    /// One query per step, as the benchmark wrote the steps.
     Steps,
+    /// The task's own sentences, split naively: what a model that was
+    /// told "one query per step" might send without rewriting anything.
+    Sentences,
 }
 
-/// Ranked tools for one request, best first.
-pub async fn rank(provider: &impl SearchProvider, view: &View, queries: Vec<String>) -> Vec<search::Ranked> {
+/// `text` split into sentences and clauses at `.`, `?`, `!`, `;`, `:`, `,`
+/// and " then "; pieces without a letter are dropped.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut marked = text.to_string();
+    for joint in [" and then ", " then "] {
+        marked = marked.replace(joint, ". ");
+    }
+    let pieces: Vec<String> = marked
+        .split(['.', '?', '!', ';', ':', ','])
+        .map(str::trim)
+        .filter(|p| p.chars().any(char::is_alphabetic))
+        .map(str::to_string)
+        .collect();
+    if pieces.is_empty() {
+        vec![text.to_string()]
+    } else {
+        pieces
+    }
+}
+
+/// Ranked tools for one request, best first, with a project's learned `prior` if given.
+pub async fn rank(
+    provider: &impl SearchProvider,
+    view: &View,
+    queries: Vec<String>,
+    prior: Option<&Prior>,
+) -> Vec<search::Ranked> {
     let request = search::Request {
         queries,
         context: None,
         limit: 10,
+        prior: prior.cloned(),
     };
     provider.search(view, &request).await.unwrap_or_default()
 }
@@ -210,7 +242,7 @@ pub struct Cutoff {
 pub async fn calibration(view: &View, tasks: &[&Task]) -> Vec<Cutoff> {
     let mut seen: Vec<(f32, bool)> = Vec::new();
     for task in tasks.iter().filter(|t| t.kind == "single") {
-        for r in rank(&Bm25, view, vec![task.query.clone()]).await {
+        for r in rank(&Bm25, view, vec![task.query.clone()], None).await {
             seen.push((r.relevance, task.relevant.contains(&r.key)));
         }
     }
@@ -253,13 +285,29 @@ pub fn score_task(task: &Task, ranked: &[String]) -> [f64; 4] {
 
 /// Scores every task of `tasks` with `provider`.
 pub async fn evaluate(provider: &impl SearchProvider, view: &View, tasks: &[&Task], asking: Asking) -> Scores {
+    evaluate_with(provider, view, tasks, asking, None).await
+}
+
+/// [`evaluate`] with a project's learned `prior`.
+pub async fn evaluate_with(
+    provider: &impl SearchProvider,
+    view: &View,
+    tasks: &[&Task],
+    asking: Asking,
+    prior: Option<&Prior>,
+) -> Scores {
     let mut sums = [0.0; 4];
     for task in tasks {
         let queries = match asking {
             Asking::Steps if !task.steps.is_empty() => task.steps.clone(),
+            Asking::Sentences => sentences(&task.query),
             _ => vec![task.query.clone()],
         };
-        let ranked: Vec<String> = rank(provider, view, queries).await.into_iter().map(|r| r.key).collect();
+        let ranked: Vec<String> = rank(provider, view, queries, prior)
+            .await
+            .into_iter()
+            .map(|r| r.key)
+            .collect();
         let s = score_task(task, &ranked);
         for i in 0..4 {
             sums[i] += s[i];
@@ -307,6 +355,7 @@ async fn score_groups(
             ("single", Asking::Whole, "single"),
             ("multi", Asking::Whole, "multi/whole"),
             ("multi", Asking::Steps, "multi/steps"),
+            ("multi", Asking::Sentences, "multi/sentences"),
         ] {
             let tasks: Vec<&Task> = bench
                 .tasks
@@ -357,6 +406,22 @@ mod tests {
     }
 
     #[test]
+    fn tasks_split_into_sentences_and_clauses() {
+        assert_eq!(
+            sentences("the pods misbehave: read their logs. Then fix it; open a PR and then ping #dev!"),
+            [
+                "the pods misbehave",
+                "read their logs",
+                "Then fix it",
+                "open a PR",
+                "ping #dev"
+            ]
+        );
+        assert_eq!(sentences("just one thing"), ["just one thing"]);
+        assert_eq!(sentences("..."), ["..."]);
+    }
+
+    #[test]
     fn multi_tasks_score_step_coverage() {
         let t = task("multi", &["a:1", "b:2"], &[&["a:1", "a:1b"], &["b:2"]]);
         assert_eq!(score_task(&t, &keys(&["a:1b", "x"])), [0.5, 0.5, 0.5, 0.5]);
@@ -393,6 +458,7 @@ mod tests {
             model_dir: semantic::with_model::installed_model(),
             // Shared with a gateway run from the repo: same model, same texts, same keys.
             cache_path: root.join(semantic::DEFAULT_CACHE_PATH),
+            auto_install: false,
         };
         let model = Arc::new(Semantic::load(&config).unwrap());
         let view = bench.view(Weights::default(), Some(&model)).unwrap();

@@ -17,6 +17,7 @@ use crate::catalog::{Catalog, KEY_SEPARATOR};
 use crate::config::{Builtin, Config, Transport};
 use crate::credentials::{self, Vault};
 use crate::downstream::{self, Registry};
+use crate::learning::{Learning, Trail};
 use crate::search::cloud::CloudSearch;
 use crate::search::semantic::{self, Hybrid};
 use crate::search::{self, Bm25, Ranked, SearchProvider};
@@ -82,6 +83,9 @@ pub struct Found {
     /// Behaviour hints.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
+    /// Which of the request's queries found it (for learning from use).
+    #[serde(skip)]
+    pub query: usize,
 }
 
 /// Arguments of `tool_execute`.
@@ -187,6 +191,7 @@ pub struct Gateway {
     store: Arc<Store>,
     vault: Arc<Vault>,
     cloud: Option<Arc<CloudSearch>>,
+    learning: Arc<Learning>,
 }
 
 /// Why the gateway could not start.
@@ -248,6 +253,8 @@ pub struct Answer {
     pub outcome: Outcome,
     /// Results of a discovery.
     pub result_count: Option<u64>,
+    /// What learning from use links to this call.
+    pub trail: Trail,
 }
 
 /// A fresh id for one upstream call, for logs and the audit row: a counter
@@ -277,16 +284,34 @@ impl Gateway {
     pub fn start(config: &Config, ct: CancellationToken) -> Result<Running, StartError> {
         crate::telemetry::install();
         let semantic = semantic::start(config.semantic.as_ref())?;
+        let fetch = match &semantic {
+            semantic::Start::Fetch(c) => Some(c.clone()),
+            _ => None,
+        };
         let store = Arc::new(Store::open(&config.store_path)?);
         let oauth = config.oauth.clone().map(|c| Arc::new(crate::oauth::Verifier::new(c)));
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
         let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
-        let catalog = Catalog::new(&registry, config.rules.clone(), semantic)?;
+        let catalog = Catalog::new(&registry, config.rules.clone(), semantic.ready())?;
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
+        if let Some(config) = fetch {
+            let (catalog, ct) = (catalog.clone(), ct.child_token());
+            tracker.spawn(async move {
+                tokio::select! {
+                    model = semantic::fetch(config) => {
+                        if let Some(model) = model {
+                            catalog.set_semantic(model);
+                        }
+                    }
+                    _ = ct.cancelled() => {}
+                }
+            });
+        }
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
         let vault = Arc::new(Vault::new(store.clone()));
+        let learning = Arc::new(Learning::new(store.clone(), config.learning.clone())?);
         tracker.spawn(credentials::list_through_projects(
             registry.clone(),
             vault.clone(),
@@ -300,6 +325,7 @@ impl Gateway {
                 vault,
                 store,
                 cloud,
+                learning,
             },
             tracker,
             ct,
@@ -391,6 +417,11 @@ impl Gateway {
             queries,
             context: args.context.clone(),
             limit,
+            prior: None,
+        };
+        let local = search::Request {
+            prior: self.learning.prior(caller),
+            ..request.clone()
         };
         let (ranked, provider, notice) = match (caller.project.optimization, &self.cloud) {
             (None, _) => {
@@ -403,15 +434,16 @@ impl Gateway {
                     results: Vec::new(),
                     provider: None,
                     notice: Some(notice),
+                    terms: Vec::new(),
                 });
             }
-            (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
+            (Some(Search::Bm25), _) => (Bm25.search(&view, &local).await?, Search::Bm25, None),
             (Some(Search::Hybrid), _) => {
-                let (ranked, provider, why_not) = self.local(&view, &request).await?;
+                let (ranked, provider, why_not) = self.local(&view, &local).await?;
                 (ranked, provider, why_not.map(|why| format!("{why}; BM25 answered")))
             }
             (Some(Search::Cloud), None) => {
-                let (ranked, provider, _) = self.local(&view, &request).await?;
+                let (ranked, provider, _) = self.local(&view, &local).await?;
                 let why = format!(
                     "cloud search is not configured ([search.cloud]); {} answered",
                     provider.label()
@@ -423,7 +455,7 @@ impl Gateway {
                 Err(reason) => {
                     tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; local search answers");
                     crate::telemetry::search_fallback("cloud");
-                    let (ranked, provider, _) = self.local(&view, &request).await?;
+                    let (ranked, provider, _) = self.local(&view, &local).await?;
                     let why = format!("cloud search failed ({reason}); {} answered", provider.label());
                     (ranked, provider, Some(why))
                 }
@@ -444,13 +476,20 @@ impl Gateway {
                     input_schema: entry.tool.input_schema.clone(),
                     output_schema: entry.tool.output_schema.clone(),
                     annotations: entry.tool.annotations.clone(),
+                    query: r.query,
                 })
             })
             .collect();
+        let terms = if self.learning.enabled() {
+            request.queries.iter().map(|q| view.query_terms(q)).collect()
+        } else {
+            Vec::new()
+        };
         Ok(Discovery {
             results,
             provider: Some(provider),
             notice,
+            terms,
         })
     }
 
@@ -464,7 +503,7 @@ impl Gateway {
         let why_not = match self.catalog.semantic() {
             None => "hybrid search needs the embedding model, and none is loaded (see `mcp-gateway model install`)"
                 .to_string(),
-            Some(model) => match Hybrid::new(model.clone()).search(view, request).await {
+            Some(model) => match Hybrid::new(model).search(view, request).await {
                 Ok(ranked) => return Ok((ranked, Search::Hybrid, None)),
                 Err(why) => {
                     crate::telemetry::search_fallback("hybrid");
@@ -576,7 +615,15 @@ impl Gateway {
     }
 
     /// `tool_discovery` from raw arguments to the answer the caller sees.
-    pub async fn answer_discovery(&self, caller: &Caller, arguments: Option<JsonObject>) -> Answer {
+    /// `session` names the caller's session, so a later execute in it can
+    /// be linked to this discovery (learning from use).
+    pub async fn answer_discovery(
+        &self,
+        caller: &Caller,
+        arguments: Option<JsonObject>,
+        session: &str,
+        request_id: &str,
+    ) -> Answer {
         let discovery = match parse_args::<DiscoverArgs>(arguments) {
             Ok(args) => self.discover(caller, &args).await,
             Err(e) => Err(e),
@@ -584,18 +631,22 @@ impl Gateway {
         match discovery {
             Ok(d) => {
                 let count = d.results.len() as u64;
+                let found = d.results.iter().map(|f| (f.tool_key.clone(), f.query)).collect();
+                let trail = self.learning.discovered(session, caller, request_id, &d.terms, found);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
                 r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
                 Answer {
                     result: r.into(),
                     outcome: Outcome::Ok,
                     result_count: Some(count),
+                    trail,
                 }
             }
             Err(e) => Answer {
                 result: usage_error(DISCOVERY, &e).into(),
                 outcome: Outcome::Failed,
                 result_count: None,
+                trail: Trail::default(),
             },
         }
     }
@@ -607,6 +658,7 @@ impl Gateway {
         args: Result<ExecuteArgs, String>,
         meta: Option<JsonObject>,
         progress: Option<downstream::Relay>,
+        session: &str,
     ) -> Answer {
         let args = match args {
             Ok(a) => a,
@@ -615,17 +667,18 @@ impl Gateway {
                     result: usage_error(EXECUTE, &e).into(),
                     outcome: Outcome::Failed,
                     result_count: None,
+                    trail: Trail::default(),
                 };
             }
         };
-        match self.execute(caller, args, meta, progress).await {
+        let tool_key = args.tool_key.clone();
+        let (result, outcome) = match self.execute(caller, args, meta, progress).await {
             Ok(result) => {
-                let failed = matches!(&result, CallToolResponse::Complete(r) if r.is_error == Some(true));
-                Answer {
-                    result,
-                    outcome: if failed { Outcome::ToolError } else { Outcome::Ok },
-                    result_count: None,
-                }
+                let outcome = match &result {
+                    CallToolResponse::Complete(r) if r.is_error == Some(true) => Outcome::ToolError,
+                    _ => Outcome::Ok,
+                };
+                (result, outcome)
             }
             Err(e) => {
                 let outcome = match &e {
@@ -633,16 +686,25 @@ impl Gateway {
                     ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
                     _ => Outcome::Failed,
                 };
-                Answer {
-                    result: e.into_result().into(),
-                    outcome,
-                    result_count: None,
-                }
+                (e.into_result().into(), outcome)
             }
+        };
+        // Only a finished, successful call teaches: not one still asking for input.
+        let succeeded = outcome == Outcome::Ok && matches!(result, CallToolResponse::Complete(_));
+        let trail = match outcome {
+            Outcome::Denied => Trail::default(),
+            _ => self.learning.executed(session, caller, &tool_key, succeeded).await,
+        };
+        Answer {
+            result,
+            outcome,
+            result_count: None,
+            trail,
         }
     }
 
-    /// Records one meta-tool call in the audit log: IDs and counts only.
+    /// Records one meta-tool call in the audit log: IDs and counts, and
+    /// what learning from use links to it.
     #[allow(clippy::too_many_arguments)]
     pub async fn audit(
         &self,
@@ -653,6 +715,7 @@ impl Gateway {
         outcome: Outcome,
         latency: Duration,
         result_count: Option<u64>,
+        trail: Trail,
     ) {
         let mut row = store::audit_row(request_id, meta_tool);
         row.project_id = caller.map(|c| c.project.id);
@@ -663,6 +726,9 @@ impl Gateway {
         row.result_count = result_count;
         row.subject = caller.and_then(|c| c.subject.clone());
         row.issuer = caller.and_then(|c| c.issuer.clone());
+        row.query_terms = trail.query_terms;
+        row.ranked_keys = trail.ranked_keys;
+        (row.follows, row.rank) = trail.follows.unzip();
         self.store.audit(row).await;
     }
 }
@@ -688,6 +754,9 @@ pub struct Discovery {
     /// Why results are empty or came from a fallback.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// The analyzed terms of each query (for learning from use).
+    #[serde(skip)]
+    pub terms: Vec<Vec<String>>,
 }
 
 impl Discovery {

@@ -12,7 +12,8 @@
 //! * [`downstream`]: one supervised connection per server: status, tools, restarts.
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
 //!   tool rules; the one view of what a caller may see.
-//! * [`search`]: BM25 (tantivy) over the catalog.
+//! * [`search`]: BM25F (tantivy), hybrid (a local embedding model) and cloud search over the
+//!   catalog, and the learned prior each project's use adds (`search/learning.rs`).
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log
 //!   (written behind the request path), and the access generation that callers' caches follow.
 //! * [`secrets`]: the key that seals credentials at rest (AES-256-GCM), and sealing.
@@ -23,6 +24,8 @@
 //! * [`oauth`]: the gateway as an OAuth 2.1 protected resource: JWTs checked against
 //!   trusted issuers' JWKS, or RFC 7662 introspection; RFC 9728 metadata; token → project.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller.
+//! * [`learning`]: learning from use at run time: links each execute to the discovery that
+//!   found its tool, and teaches the project's prior.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
 //! * [`watch`]: debounced file-system change notices (inotify).
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP; `server/guard.rs`
@@ -47,6 +50,7 @@ pub mod downstream;
 pub mod eval;
 pub mod gateway;
 pub mod index;
+pub mod learning;
 pub mod oauth;
 pub mod ratelimit;
 pub mod reload;

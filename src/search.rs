@@ -6,10 +6,12 @@
 //! `POST /catalog/search` that falls back to the best local search).
 //!
 //! Several queries are ranked one by one and [`fuse`]d, so one call serves
-//! both paraphrases of one need and the steps of a task.
+//! both paraphrases of one need and the steps of a task. A project's
+//! [`learning`] (the tools it ran after finding them) adds a bounded boost.
 
 pub mod bm25;
 pub mod cloud;
+pub mod learning;
 pub mod semantic;
 
 use std::collections::HashMap;
@@ -27,6 +29,8 @@ pub struct Request {
     pub context: Option<String>,
     /// How many results at most.
     pub limit: usize,
+    /// What the project's use taught, blended into local rankings.
+    pub prior: Option<learning::Prior>,
 }
 
 /// One tool a provider picked.
@@ -38,6 +42,8 @@ pub struct Ranked {
     pub relevance: f32,
     /// Why it was picked (matched terms and fields, or the provider's reason).
     pub explanation: Option<String>,
+    /// Which of the request's queries found it (its best, after fusion).
+    pub query: usize,
 }
 
 /// A way of ranking the tools of a view.
@@ -109,6 +115,7 @@ mod tests {
                 key: k.to_string(),
                 relevance: 0.9 - i as f32 / 10.0,
                 explanation: None,
+                query: 0,
             })
             .collect()
     }

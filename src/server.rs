@@ -33,6 +33,7 @@ use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
 use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
+use crate::learning::Trail;
 use crate::oauth;
 use crate::ratelimit::Limiter;
 use crate::store::{Grants, Outcome};
@@ -204,13 +205,19 @@ impl Upstream {
                         Outcome::Denied,
                         started.elapsed(),
                         None,
+                        Trail::default(),
                     )
                     .await;
                 return Err(auth_error(e));
             }
         };
+        let session = session_key(&ctx, &caller);
         let (answer, tool_key) = if meta_tool == DISCOVERY {
-            (self.gateway.answer_discovery(&caller, request.arguments).await, None)
+            let answer = self
+                .gateway
+                .answer_discovery(&caller, request.arguments, &session, &request_id)
+                .await;
+            (answer, None)
         } else {
             let args = parse_args::<ExecuteArgs>(request.arguments);
             let key = args.as_ref().ok().map(|a| a.tool_key.clone());
@@ -223,11 +230,11 @@ impl Upstream {
                 token,
             });
             tokio::select! {
-                a = self.gateway.answer_execute(&caller, args, meta, progress) => (a, key),
+                a = self.gateway.answer_execute(&caller, args, meta, progress, &session) => (a, key),
                 // The upstream client cancelled: dropping the call cancels it downstream.
                 _ = ctx.ct.cancelled() => {
                     info!(request_id, "call cancelled by the client");
-                    self.gateway.audit(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None).await;
+                    self.gateway.audit(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None, Trail::default()).await;
                     return Err(ErrorData::internal_error("request cancelled", None));
                 }
             }
@@ -260,6 +267,7 @@ impl Upstream {
                 answer.outcome,
                 latency,
                 answer.result_count,
+                answer.trail,
             )
             .await;
         Ok(complete(answer.result))
@@ -288,6 +296,26 @@ impl Upstream {
         let mut servers = self.gateway.registry().servers();
         servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
         servers
+    }
+}
+
+/// Which session a call belongs to, for linking an execute to the discovery
+/// before it: the `Mcp-Session-Id` of an HTTP session; otherwise (stdio, and
+/// stateless 2026-07-28 requests) the caller itself.
+fn session_key(ctx: &RequestContext<RoleServer>, caller: &Caller) -> String {
+    let session = ctx
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok());
+    match session {
+        Some(id) => format!("session:{id}"),
+        None => format!(
+            "caller:{}:{}:{}",
+            caller.project.id,
+            caller.token_id.unwrap_or(0),
+            caller.subject.as_deref().unwrap_or("")
+        ),
     }
 }
 

@@ -12,10 +12,12 @@
 mod audit;
 mod credentials;
 mod generation;
+mod learning;
 mod migrate;
 
 pub use audit::{AuditRow, Outcome, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
+pub use learning::{Association, Use};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -142,6 +144,17 @@ impl Search {
             Search::Bm25 => "BM25",
             Search::Hybrid => "hybrid search",
             Search::Cloud => "cloud search",
+        }
+    }
+
+    /// What new projects, and the anonymous project, start with: the best
+    /// local search this build has (hybrid answers with BM25 until the
+    /// embedding model is there).
+    pub fn for_new_projects() -> Self {
+        if cfg!(feature = "semantic") {
+            Search::Hybrid
+        } else {
+            Search::Bm25
         }
     }
 

@@ -19,6 +19,15 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The innermost cause of an error ("connection refused", not "error sending request").
+pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

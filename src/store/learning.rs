@@ -1,0 +1,150 @@
+//! What projects learned from use (`search_learning`, see
+//! `src/search/learning.rs`), and the salt of hashed query terms. Uses are
+//! queued to the writer thread like audit rows; reading and resetting run
+//! inline.
+
+use rusqlite::params;
+
+use super::audit::Write;
+use super::{Error, Store, now};
+
+/// One learned association: `term` led to `tool_key`, with its decayable weight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Association {
+    /// An analyzed query term, or its salted hash.
+    pub term: String,
+    /// `server:tool`.
+    pub tool_key: String,
+    /// See `migrations/0008_search_learning.sql`.
+    pub weight: f64,
+}
+
+/// One successful use to learn from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Use {
+    /// The caller's project.
+    pub project_id: i64,
+    /// The terms of the query that found the tool (as stored).
+    pub terms: Vec<String>,
+    /// The tool run.
+    pub tool_key: String,
+    /// The use's weight (`search::learning::weight_of_use`).
+    pub weight: f64,
+}
+
+impl Store {
+    /// Everything project `project_id` learned.
+    pub fn learned(&self, project_id: i64) -> Result<Vec<Association>, Error> {
+        self.with(|c| {
+            c.prepare_cached("SELECT term, tool_key, weight FROM search_learning WHERE project_id = ?1")?
+                .query_map([project_id], |r| {
+                    Ok(Association {
+                        term: r.get(0)?,
+                        tool_key: r.get(1)?,
+                        weight: r.get(2)?,
+                    })
+                })?
+                .collect()
+        })
+    }
+
+    /// The salt hashed terms are made with (one per store).
+    pub fn learning_salt(&self) -> Result<Vec<u8>, Error> {
+        self.with(|c| c.query_row("SELECT salt FROM learning_salt WHERE id = 1", [], |r| r.get(0)))
+    }
+
+    /// Queues a use to learn from; waits if the writer is behind, like audit rows.
+    pub async fn learn(&self, learned: Use) {
+        if let Some(tx) = self.sender() {
+            if tx.send(Write::Learn(learned)).await.is_err() {
+                tracing::error!("store writer stopped; a use could not be learned");
+            }
+        }
+    }
+
+    /// Forgets what `project` learned; returns how many associations went.
+    /// Moves the access generation, so every gateway on this store drops
+    /// what it holds in memory at its next request.
+    pub fn reset_learning(&self, project: &str) -> Result<usize, Error> {
+        let project = self.require_project(project)?;
+        self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            let n = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", [project.id])?;
+            tx.execute("UPDATE access_generation SET n = n + 1", [])?;
+            tx.commit()?;
+            Ok(n)
+        })
+    }
+}
+
+/// Adds `u` to its associations, inside the writer's transaction.
+pub(super) fn insert(tx: &rusqlite::Transaction<'_>, u: &Use) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO search_learning (project_id, term, tool_key, weight, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (project_id, term, tool_key)
+         DO UPDATE SET weight = weight + excluded.weight, last_used_at = excluded.last_used_at",
+    )?;
+    let at = now();
+    for term in &u.terms {
+        stmt.execute(params![u.project_id, term, u.tool_key, u.weight, at])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Search;
+
+    #[tokio::test]
+    async fn uses_add_up_per_project_and_reset_forgets_one_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("gw.db")).unwrap();
+        let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
+        let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
+        let use_of = |p: i64, tool: &str| Use {
+            project_id: p,
+            terms: vec!["deploy".into(), "app".into()],
+            tool_key: tool.into(),
+            weight: 1.5,
+        };
+        s.learn(use_of(a.id, "k8s:apply")).await;
+        s.learn(use_of(a.id, "k8s:apply")).await;
+        s.learn(use_of(b.id, "fly:deploy")).await;
+        // The writer batches: wait for the rows.
+        let mut learned = Vec::new();
+        for _ in 0..100 {
+            learned = s.learned(a.id).unwrap();
+            if learned.iter().any(|x| x.weight == 3.0) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        learned.sort_by(|x, y| x.term.cmp(&y.term));
+        assert_eq!(
+            learned,
+            vec![
+                Association {
+                    term: "app".into(),
+                    tool_key: "k8s:apply".into(),
+                    weight: 3.0
+                },
+                Association {
+                    term: "deploy".into(),
+                    tool_key: "k8s:apply".into(),
+                    weight: 3.0
+                },
+            ]
+        );
+        let generation = s.access_generation().unwrap();
+        assert_eq!(s.reset_learning("a").unwrap(), 2);
+        assert!(
+            s.access_generation().unwrap() > generation,
+            "other gateways drop their copy"
+        );
+        assert!(s.learned(a.id).unwrap().is_empty());
+        assert_eq!(s.learned(b.id).unwrap().len(), 2, "b keeps what it learned");
+        assert!(matches!(s.reset_learning("nope"), Err(Error::NoProject(_))));
+        assert_eq!(s.learning_salt().unwrap().len(), 16);
+    }
+}
