@@ -19,7 +19,9 @@ type Client = RunningService<RoleClient, ()>;
 
 async fn stdio(args: &[&str]) -> Client {
     let cmd = tokio::process::Command::new(BIN).configure(|c| {
-        c.args(args).env("RUST_LOG", "warn");
+        c.args(args)
+            .env("RUST_LOG", "warn")
+            .env("MCP_GATEWAY_MODEL_URL", common::OFFLINE_MODEL_URL);
     });
     let (t, _) = TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::null())

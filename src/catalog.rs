@@ -296,13 +296,18 @@ impl View {
     /// cosine similarity of `query_vectors` (one unit vector per query) to
     /// every visible tool, then fused like [`View::search`]. `None` while the
     /// snapshot's tool embeddings are not computed yet.
-    pub fn hybrid(&self, request: &search::Request, query_vectors: &[Vec<f32>], alpha: f32) -> Option<Vec<Ranked>> {
+    pub fn hybrid<V: AsRef<[f32]>>(
+        &self,
+        request: &search::Request,
+        query_vectors: &[V],
+        alpha: f32,
+    ) -> Option<Vec<Ranked>> {
         let vectors = self.snapshot.vectors.get()?;
         let lists = query_vectors
             .iter()
             .take(request.queries.len())
             .enumerate()
-            .map(|(q, vector)| self.rank_query(request, q, Some((vectors, vector, alpha))))
+            .map(|(q, vector)| self.rank_query(request, q, Some((vectors, vector.as_ref(), alpha))))
             .collect();
         Some(search::fuse(lists, request.limit))
     }
@@ -345,23 +350,25 @@ impl View {
         };
         // (score, ordinal, cosine)
         let mut scored: Vec<(f32, u32, Option<f32>)> = match semantic {
-            Some((vectors, vector, alpha)) => self
-                .snapshot
-                .entries
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| self.allows(e))
-                .map(|(i, _)| {
-                    let ordinal = i as u32;
-                    let cosine = vectors.cosine(ordinal, vector);
-                    let bm25 = lexical.get(&ordinal).map_or(0.0, |h| h.relevance);
-                    (
-                        lift(semantic::blend(bm25, cosine, alpha), ordinal),
-                        ordinal,
-                        Some(cosine),
-                    )
-                })
-                .collect(),
+            Some((vectors, vector, alpha)) => {
+                // By ordinal: a scan of every tool reads it in order, with no lookups.
+                let mut bm25 = vec![0f32; self.snapshot.entries.len()];
+                for h in lexical.values() {
+                    bm25[h.ordinal as usize] = h.relevance;
+                }
+                self.snapshot
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| self.allows(e))
+                    .map(|(i, _)| {
+                        let ordinal = i as u32;
+                        let cosine = vectors.cosine(ordinal, vector);
+                        let score = lift(semantic::blend(bm25[i], cosine, alpha), ordinal);
+                        (score, ordinal, Some(cosine))
+                    })
+                    .collect()
+            }
             None => {
                 let mut scored: Vec<_> = lexical
                     .values()
@@ -487,6 +494,18 @@ pub struct Catalog {
     installed: watch::Sender<u64>,
     /// The embedding model, once loaded (it may arrive after start).
     semantic: ArcSwapOption<Semantic>,
+    /// Why there is no model, while there is none.
+    hybrid_off: ArcSwap<String>,
+}
+
+/// Which search answers projects set to hybrid, now, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchStatus {
+    /// `hybrid`, or `bm25` while hybrid cannot answer.
+    pub in_force: &'static str,
+    /// One sentence for people.
+    pub detail: String,
 }
 
 impl Catalog {
@@ -498,6 +517,7 @@ impl Catalog {
             rules: ArcSwap::from_pointee(rules),
             installed: watch::Sender::new(0),
             semantic: ArcSwapOption::new(semantic),
+            hybrid_off: ArcSwap::from_pointee("no embedding model is loaded".to_string()),
         });
         this.embed(this.snapshot());
         Ok(this)
@@ -513,6 +533,45 @@ impl Catalog {
     pub fn set_semantic(self: &Arc<Self>, semantic: Arc<Semantic>) {
         self.semantic.store(Some(semantic));
         self.embed(self.snapshot());
+    }
+
+    /// Records why there is no model (shown until one arrives).
+    pub fn set_hybrid_off(&self, why: impl Into<String>) {
+        self.hybrid_off.store(Arc::new(why.into()));
+    }
+
+    /// Why there is no model, while there is none.
+    pub fn hybrid_off(&self) -> Arc<String> {
+        self.hybrid_off.load_full()
+    }
+
+    /// Which search answers projects set to hybrid, now.
+    pub fn search_status(&self) -> SearchStatus {
+        let snapshot = self.snapshot();
+        match self.semantic() {
+            Some(_) if snapshot.has_vectors() => SearchStatus {
+                in_force: "hybrid",
+                detail: format!(
+                    "BM25F blended with the embedding model over {} tools, for projects set to hybrid \
+                     (new projects are); projects set to bm25 use BM25F",
+                    snapshot.len()
+                ),
+            },
+            Some(_) => SearchStatus {
+                in_force: "bm25",
+                detail: format!(
+                    "BM25F while the embeddings of {} tools are computed; hybrid answers when they are ready",
+                    snapshot.len()
+                ),
+            },
+            None => SearchStatus {
+                in_force: "bm25",
+                detail: format!(
+                    "BM25F for every project; hybrid search is off: {}",
+                    self.hybrid_off.load()
+                ),
+            },
+        }
     }
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
@@ -762,6 +821,60 @@ mod tests {
             }
             assert!(view.get("nowhere:read_file").is_none());
         }
+    }
+
+    /// The prior lifts a tool the project used for these words, reaches one
+    /// the words miss, and never shows a tool the caller may not see.
+    #[test]
+    fn learned_use_lifts_and_reaches_only_visible_tools() {
+        use crate::search::learning::{Learned, Prior, TermKeys};
+        use std::sync::RwLock;
+        let plain = |name: &str, d: &str| {
+            let mut t = tool(name, json!({"type": "object"}));
+            t.description = Some(d.to_string().into());
+            t
+        };
+        let fs = [
+            plain("read_file", "Read a text file from disk"),
+            plain("stat", "File size and times"),
+        ];
+        let secret = [plain("wipe", "Erase a file for good")];
+        let snapshot = Arc::new(
+            Snapshot::build([("fs", None, &fs[..]), ("vault", None, &secret[..])], &Rules::default()).unwrap(),
+        );
+        let view = View::new(snapshot, Arc::new(Grants::all_of(["fs"])));
+        let mut learned = Learned::default();
+        for _ in 0..5 {
+            learned.record(&view.query_terms("how big is this file"), "fs:stat", 0);
+            learned.record(&view.query_terms("how big is this file"), "vault:wipe", 0);
+        }
+        let request = |prior| search::Request {
+            queries: vec!["how big is this file".into()],
+            context: None,
+            limit: 10,
+            prior,
+        };
+        let before: Vec<String> = view.search(&request(None)).into_iter().map(|r| r.key).collect();
+        assert_ne!(before.first().map(String::as_str), Some("fs:stat"), "{before:?}");
+        let prior = Prior {
+            learned: Arc::new(RwLock::new(learned)),
+            keys: TermKeys::Text,
+            now: 0,
+        };
+        let after = view.search(&request(Some(prior)));
+        assert_eq!(after[0].key, "fs:stat", "{after:?}");
+        assert!(
+            after[0]
+                .explanation
+                .as_deref()
+                .unwrap()
+                .contains("used 5 times for 'big'"),
+            "{after:?}"
+        );
+        assert!(
+            after.iter().all(|r| r.key != "vault:wipe"),
+            "hidden stays hidden: {after:?}"
+        );
     }
 
     #[test]

@@ -529,6 +529,8 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 detail
             );
         }
+        let search = gw.catalog().search_status();
+        println!("\nsearch: {} ({})", search.in_force, search.detail);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -540,7 +542,8 @@ async fn serve(
     http: Option<SocketAddr>,
     stdio: bool,
 ) -> anyhow::Result<ExitCode> {
-    let running = Gateway::start(&config, CancellationToken::new())?;
+    let mut running = Gateway::start(&config, CancellationToken::new())?;
+    running.fetch_missing_model();
     let stop_watching = CancellationToken::new();
     if let Some(path) = path {
         let watch = crate::reload::watch(path, running.gateway.clone(), config.clone(), stop_watching.clone());

@@ -216,9 +216,28 @@ pub struct Running {
     pub gateway: Gateway,
     tracker: TaskTracker,
     ct: CancellationToken,
+    /// The model to fetch, when it is missing and may be fetched.
+    fetch: Option<semantic::SemanticConfig>,
 }
 
 impl Running {
+    /// Fetches a missing embedding model in the background (`serve` does;
+    /// one-shot commands do not), then puts hybrid search to work.
+    pub fn fetch_missing_model(&mut self) {
+        let Some(config) = self.fetch.take() else { return };
+        let (catalog, ct) = (self.gateway.catalog.clone(), self.ct.child_token());
+        catalog.set_hybrid_off(semantic::FETCHING);
+        self.tracker.spawn(async move {
+            tokio::select! {
+                model = semantic::fetch(config) => match model {
+                    Ok(model) => catalog.set_semantic(model),
+                    Err(why) => catalog.set_hybrid_off(why),
+                },
+                _ = ct.cancelled() => {}
+            }
+        });
+    }
+
     /// Stops every downstream (children get their grace period), waits for
     /// them, and flushes the audit log.
     pub async fn shutdown(self) {
@@ -284,9 +303,16 @@ impl Gateway {
     pub fn start(config: &Config, ct: CancellationToken) -> Result<Running, StartError> {
         crate::telemetry::install();
         let semantic = semantic::start(config.semantic.as_ref())?;
-        let fetch = match &semantic {
-            semantic::Start::Fetch(c) => Some(c.clone()),
-            _ => None,
+        let (fetch, hybrid_off) = match &semantic {
+            semantic::Start::Fetch(c) => (
+                Some(c.clone()),
+                Some(format!(
+                    "no embedding model in {} yet: `serve` fetches it on first start (or run `mcp-gateway model install`)",
+                    c.model_dir.display()
+                )),
+            ),
+            semantic::Start::Off(why) => (None, Some(why.clone())),
+            semantic::Start::Ready(_) => (None, None),
         };
         let store = Arc::new(Store::open(&config.store_path)?);
         let oauth = config.oauth.clone().map(|c| Arc::new(crate::oauth::Verifier::new(c)));
@@ -295,20 +321,10 @@ impl Gateway {
         let tracker = TaskTracker::new();
         let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
         let catalog = Catalog::new(&registry, config.rules.clone(), semantic.ready())?;
-        tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
-        if let Some(config) = fetch {
-            let (catalog, ct) = (catalog.clone(), ct.child_token());
-            tracker.spawn(async move {
-                tokio::select! {
-                    model = semantic::fetch(config) => {
-                        if let Some(model) = model {
-                            catalog.set_semantic(model);
-                        }
-                    }
-                    _ = ct.cancelled() => {}
-                }
-            });
+        if let Some(why) = hybrid_off {
+            catalog.set_hybrid_off(why);
         }
+        tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
         let vault = Arc::new(Vault::new(store.clone()));
         let learning = Arc::new(Learning::new(store.clone(), config.learning.clone())?);
@@ -329,6 +345,7 @@ impl Gateway {
             },
             tracker,
             ct,
+            fetch,
         })
     }
 
@@ -501,8 +518,7 @@ impl Gateway {
         request: &search::Request,
     ) -> Result<(Vec<Ranked>, Search, Option<String>), String> {
         let why_not = match self.catalog.semantic() {
-            None => "hybrid search needs the embedding model, and none is loaded (see `mcp-gateway model install`)"
-                .to_string(),
+            None => format!("hybrid search is off: {}", self.catalog.hybrid_off()),
             Some(model) => match Hybrid::new(model).search(view, request).await {
                 Ok(ranked) => return Ok((ranked, Search::Hybrid, None)),
                 Err(why) => {
@@ -769,7 +785,7 @@ impl Discovery {
         }
         if self.results.is_empty() {
             if self.provider.is_some() {
-                out.push_str("No matching tools. Try other words, or several shorter queries.");
+                out.push_str("No matching tools. Try other words, or one query per step, each a complete need.");
             }
             return out;
         }

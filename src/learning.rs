@@ -47,14 +47,22 @@ struct Found {
     taught: HashSet<String>,
 }
 
+/// One project's associations and the access generation they were read at.
+struct Loaded {
+    generation: i64,
+    learned: Arc<RwLock<Learned>>,
+}
+
 /// The learning service of one gateway.
 pub struct Learning {
     store: Arc<Store>,
     config: LearningConfig,
     keys: TermKeys,
-    /// Per project: the access generation it was loaded at, and what it learned.
-    projects: Mutex<HashMap<i64, (i64, Arc<RwLock<Learned>>)>>,
+    /// Per project, what it learned, as loaded and taught since.
+    projects: Mutex<HashMap<i64, Loaded>>,
     sessions: Mutex<HashMap<String, VecDeque<Found>>>,
+    /// Unix seconds now (a fixed time in replays, so they repeat exactly).
+    clock: fn() -> i64,
 }
 
 impl std::fmt::Debug for Learning {
@@ -77,7 +85,13 @@ impl Learning {
             keys,
             projects: Mutex::default(),
             sessions: Mutex::default(),
+            clock: unix_now,
         })
+    }
+
+    /// The same service reading time from `clock` (unix seconds).
+    pub fn with_clock(self, clock: fn() -> i64) -> Self {
+        Self { clock, ..self }
     }
 
     /// Whether discovery blends in what was learned.
@@ -101,27 +115,30 @@ impl Learning {
         Some(Prior {
             learned,
             keys: self.keys.clone(),
-            now: unix_now(),
+            now: (self.clock)(),
         })
     }
 
     /// The project's associations, read from the store when this gateway has
     /// none or the access generation moved (a reset from any process).
     fn learned(&self, project_id: i64, generation: i64) -> Result<Arc<RwLock<Learned>>, store::Error> {
-        if let Some((at, learned)) = self.projects.lock().expect("learning lock").get(&project_id)
-            && *at == generation
+        if let Some(loaded) = self.projects.lock().expect("learning lock").get(&project_id)
+            && loaded.generation == generation
         {
-            return Ok(learned.clone());
+            return Ok(loaded.learned.clone());
         }
         let mut learned = Learned::default();
         for a in self.store.learned(project_id)? {
             learned.add(&a.term, &a.tool_key, a.weight);
         }
         let learned = Arc::new(RwLock::new(learned));
-        self.projects
-            .lock()
-            .expect("learning lock")
-            .insert(project_id, (generation, learned.clone()));
+        self.projects.lock().expect("learning lock").insert(
+            project_id,
+            Loaded {
+                generation,
+                learned: learned.clone(),
+            },
+        );
         Ok(learned)
     }
 
@@ -199,7 +216,7 @@ impl Learning {
             ((found.request_id.clone(), rank as u32 + 1), lesson)
         };
         if let Some(terms) = lesson {
-            let at = unix_now();
+            let at = (self.clock)();
             if let Ok(learned) = self.learned(caller.project.id, caller.generation) {
                 learned
                     .write()

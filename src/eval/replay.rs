@@ -23,6 +23,9 @@ use crate::learning::Learning;
 use crate::search::SearchProvider;
 use crate::store::{Grants, Search, Store};
 
+/// When every replayed call happens (2026-11-01): one moment, so replays repeat exactly.
+const REPLAYED_AT: i64 = 1_793_491_200;
+
 /// The replayed call counts reported.
 pub const CHECKPOINTS: [usize; 4] = [0, 10, 100, 1000];
 
@@ -137,7 +140,9 @@ pub async fn replay(
     with_failures: bool,
 ) -> Result<Vec<Point>, Error> {
     let scratch = Scratch::new(name)?;
-    let learning = Learning::new(scratch.store.clone(), LearningConfig::default()).map_err(scratch.fail())?;
+    let learning = Learning::new(scratch.store.clone(), LearningConfig::default())
+        .map_err(scratch.fail())?
+        .with_clock(|| REPLAYED_AT);
     let caller = scratch.caller()?;
     let holdout = |kind: &str| -> Vec<&Task> {
         bench

@@ -21,8 +21,8 @@ const EPOCH: i64 = 1_767_225_600;
 
 /// The most a learned prior moves a tool's relevance toward 1 (see
 /// [`boosted`]): a new tool that fits the query well still outranks a
-/// familiar one that fits it poorly. Chosen on the replay's tune side
-/// (`mcp-gateway eval --replay`).
+/// familiar one that fits it poorly. Set once, not tuned on the held-out
+/// half that `mcp-gateway eval --replay` scores.
 pub const CAP: f32 = 0.5;
 
 /// Pseudo-uses shared by the other tools: one use makes a weak association,

@@ -102,7 +102,7 @@ impl Store {
     pub async fn audit(&self, row: AuditRow) {
         match self.sender() {
             Some(tx) => {
-                if tx.send(Write::Audit(row)).await.is_err() {
+                if tx.send(Write::Audit(Box::new(row))).await.is_err() {
                     tracing::error!("audit writer stopped; a row could not be queued");
                 }
             }
@@ -148,8 +148,12 @@ impl Store {
 /// A write the request path hands to the writer thread.
 #[derive(Debug)]
 pub(super) enum Write {
-    Audit(AuditRow),
-    TokenUsed { id: i64, at: String },
+    /// Boxed: the row is several times the size of the other writes.
+    Audit(Box<AuditRow>),
+    TokenUsed {
+        id: i64,
+        at: String,
+    },
     Learn(super::learning::Use),
 }
 

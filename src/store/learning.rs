@@ -55,10 +55,10 @@ impl Store {
 
     /// Queues a use to learn from; waits if the writer is behind, like audit rows.
     pub async fn learn(&self, learned: Use) {
-        if let Some(tx) = self.sender() {
-            if tx.send(Write::Learn(learned)).await.is_err() {
-                tracing::error!("store writer stopped; a use could not be learned");
-            }
+        if let Some(tx) = self.sender()
+            && tx.send(Write::Learn(learned)).await.is_err()
+        {
+            tracing::error!("store writer stopped; a use could not be learned");
         }
     }
 

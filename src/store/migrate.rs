@@ -91,7 +91,7 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 7);
+        assert_eq!(tables, 9);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant

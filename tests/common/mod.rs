@@ -16,10 +16,21 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-/// The gateway binary cargo built for these tests.
+/// The gateway binary cargo built for these tests. Every gateway they start
+/// runs as on a machine without network for its model: `serve` would fetch
+/// a missing embedding model, and each test's config sits in its own folder.
 pub fn bin() -> &'static str {
+    static OFFLINE: std::sync::Once = std::sync::Once::new();
+    OFFLINE.call_once(|| {
+        // SAFETY: set once, before this process spawns the children that read
+        // it; nothing in the tests reads the environment from C code meanwhile.
+        unsafe { std::env::set_var("MCP_GATEWAY_MODEL_URL", OFFLINE_MODEL_URL) };
+    });
     env!("CARGO_BIN_EXE_mcp-gateway")
 }
+
+/// Where test gateways "fetch" a missing model: port 9 (discard) refuses at once.
+pub const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
 
 /// Lets callers without a token in, as project "local" (granted every server).
 pub const ANONYMOUS: &str = "[auth]\nallow_anonymous = true\nanonymous_project = \"local\"\n\n";

@@ -1,0 +1,94 @@
+//! Learning from use, end to end through the binary: a discovery, then a
+//! successful execute of a tool it found, teaches the project; the next
+//! discovery ranks that tool higher and says why. A failed execute teaches
+//! nothing, another project learns nothing, the audit log links the two
+//! calls, and `project reset-learning` forgets.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn explanation_of<'a>(results: &'a [Value], key: &str) -> Option<&'a str> {
+    results
+        .iter()
+        .find(|r| r["toolKey"] == key)
+        .and_then(|r| r["explanation"].as_str())
+}
+
+fn rank_of(results: &[Value], key: &str) -> Option<usize> {
+    results.iter().position(|r| r["toolKey"] == key)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_found_and_run_tool_rises_for_those_words_in_that_project_only() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
+    gw.cli(&["project", "create", "other"]);
+    gw.cli(&["grant", "--project", "other", "--server", "alpha"]);
+    let other = gw.issue_token("other");
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:sha256").await;
+
+    // "checksum" is in no tool's text; "text" is in many.
+    let query = json!("checksum this text");
+    let before = discover(&client, query.clone()).await;
+    let found_at = rank_of(&before, "alpha:sha256").expect("found among the answers");
+    assert!(found_at > 0, "not first yet: {before:?}");
+    let r = execute(&client, "alpha:sha256", json!({ "text": "abc" })).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+
+    let after = discover(&client, query.clone()).await;
+    assert_eq!(rank_of(&after, "alpha:sha256"), Some(0), "{after:?}");
+    let why = explanation_of(&after, "alpha:sha256").unwrap();
+    assert!(why.contains("used once for 'checksum'"), "{why}");
+
+    // Another project's history is its own.
+    let theirs = gw.client_with_token(&other).await.unwrap();
+    let seen = discover(&theirs, query.clone()).await;
+    assert!(
+        !explanation_of(&seen, "alpha:sha256").unwrap_or("").contains("used"),
+        "{seen:?}"
+    );
+
+    // A failed call of a found tool teaches nothing.
+    let failing = discover(&client, json!("please fail for me")).await;
+    assert!(rank_of(&failing, "alpha:fail").is_some(), "{failing:?}");
+    let r = execute(&client, "alpha:fail", json!({})).await;
+    assert_eq!(r.is_error, Some(true));
+    let again = discover(&client, json!("please fail for me")).await;
+    assert!(
+        !explanation_of(&again, "alpha:fail").unwrap_or("").contains("used"),
+        "{again:?}"
+    );
+
+    // The audit log links the execute to the discovery that found its tool.
+    let rows: Vec<Value> = eventually(Duration::from_secs(10), "audit rows", || async {
+        let out = gw.cli(&["audit", "tail", "--project", "local", "-n", "50", "--json"]);
+        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let failed_run = |r: &Value| r["toolKey"] == "alpha:fail" && r["metaTool"] == "tool_execute";
+        rows.iter().any(failed_run).then_some(rows)
+    })
+    .await;
+    let run = rows
+        .iter()
+        .find(|r| r["metaTool"] == "tool_execute" && r["toolKey"] == "alpha:sha256")
+        .unwrap();
+    let found_by = rows
+        .iter()
+        .find(|r| r["requestId"] == run["follows"])
+        .unwrap_or_else(|| panic!("the discovery it follows is logged: {rows:#?}"));
+    assert_eq!(found_by["metaTool"], "tool_discovery");
+    assert_eq!(found_by["queryTerms"], r#"[["checksum","text"]]"#);
+    assert_eq!(run["rank"], found_at as u64 + 1);
+
+    // Forgetting applies to the running gateway at its next request.
+    let out = gw.cli(&["project", "reset-learning", "local"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let forgot = discover(&client, query).await;
+    assert!(
+        !explanation_of(&forgot, "alpha:sha256").unwrap_or("").contains("used"),
+        "{forgot:?}"
+    );
+}
