@@ -163,7 +163,7 @@ fn hybrid(_: &mut Criterion) {
         let servers = catalog(&bench, n);
         let before = rss_kib();
         let snapshot = build(&servers);
-        let rows: Vec<&[f32]> = (0..snapshot.len() as u32)
+        let rows: Vec<Vec<f32>> = (0..snapshot.len() as u32)
             .map(|i| vectors.row(i % vectors.len() as u32))
             .collect();
         snapshot.set_vectors(Vectors::from_rows(&rows));

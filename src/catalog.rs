@@ -356,6 +356,7 @@ impl View {
                 for h in lexical.values() {
                     bm25[h.ordinal as usize] = h.relevance;
                 }
+                let query = semantic::QueryVector::new(vector);
                 self.snapshot
                     .entries
                     .iter()
@@ -363,7 +364,7 @@ impl View {
                     .filter(|(_, e)| self.allows(e))
                     .map(|(i, _)| {
                         let ordinal = i as u32;
-                        let cosine = vectors.cosine(ordinal, vector);
+                        let cosine = vectors.cosine(ordinal, &query);
                         let score = lift(semantic::blend(bm25[i], cosine, alpha), ordinal);
                         (score, ordinal, Some(cosine))
                     })

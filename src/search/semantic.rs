@@ -20,11 +20,13 @@ pub mod install;
 #[cfg(feature = "semantic")]
 mod model;
 mod queries;
+mod vectors;
 
 use cache::Cache;
 #[cfg(feature = "semantic")]
 use model::Model;
 use queries::QueryCache;
+pub use vectors::{QueryVector, Vectors};
 
 /// Without the `semantic` feature there is no model to hold.
 #[cfg(not(feature = "semantic"))]
@@ -119,48 +121,6 @@ pub enum Error {
 
 /// Cache key of one text under one model: SHA-256 of both.
 pub type Key = [u8; 32];
-
-/// Unit vectors of a snapshot's tools, by ordinal, in one contiguous
-/// row-major matrix: a query scans it front to back.
-#[derive(Debug, Default, PartialEq)]
-pub struct Vectors {
-    dim: usize,
-    flat: Vec<f32>,
-}
-
-impl Vectors {
-    /// Vectors from rows already computed (one unit vector per tool, by ordinal).
-    pub fn from_rows<R: AsRef<[f32]>>(rows: &[R]) -> Self {
-        let dim = rows.first().map_or(0, |r| r.as_ref().len());
-        let mut flat = Vec::with_capacity(dim * rows.len());
-        for r in rows {
-            debug_assert_eq!(r.as_ref().len(), dim, "one length for every row");
-            flat.extend_from_slice(r.as_ref());
-        }
-        Self { dim, flat }
-    }
-
-    /// The vector of tool `ordinal`.
-    pub fn row(&self, ordinal: u32) -> &[f32] {
-        let at = ordinal as usize * self.dim;
-        &self.flat[at..at + self.dim]
-    }
-
-    /// Cosine similarity of tool `ordinal` with the unit vector `query`.
-    pub fn cosine(&self, ordinal: u32, query: &[f32]) -> f32 {
-        dot(self.row(ordinal), query)
-    }
-
-    /// Number of tools.
-    pub fn len(&self) -> usize {
-        self.flat.len().checked_div(self.dim).unwrap_or(0)
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.flat.is_empty()
-    }
-}
 
 /// How one catalog embedding pass went.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -503,40 +463,6 @@ pub fn blend(bm25_relevance: f32, cosine: f32, alpha: f32) -> f32 {
     alpha * bm25_relevance + (1.0 - alpha) * cosine.max(0.0)
 }
 
-/// Cosine of two unit vectors. With AVX2 and FMA (checked at run time, so
-/// the binary still runs on any x86-64) the same loop runs eight lanes wide.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU has both features, checked just above.
-        return unsafe { dot_avx2(a, b) };
-    }
-    dot_lanes(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-    dot_lanes(a, b)
-}
-
-/// Thirty-two running sums instead of one: a single sum is a chain of
-/// dependent adds the compiler may not reorder (the 10k-tool scan took ~5 ms
-/// so); independent sums fill the vector lanes and the pipeline.
-#[inline(always)]
-fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
-    let (a32, a_rest) = a.as_chunks::<32>();
-    let (b32, b_rest) = b.as_chunks::<32>();
-    let mut sums = [0f32; 32];
-    for (x, y) in a32.iter().zip(b32) {
-        for i in 0..32 {
-            sums[i] = x[i].mul_add(y[i], sums[i]);
-        }
-    }
-    let rest: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
-    sums.iter().sum::<f32>() + rest
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -554,20 +480,6 @@ mod tests {
         );
         assert_eq!(tool_text("fs", "ls", None, ""), "fs: ls.");
         assert!(tool_text("x", "y", Some(&"long ".repeat(1000)), "").chars().count() <= MAX_TEXT_CHARS + 1);
-    }
-
-    #[test]
-    fn dot_products_match_the_plain_sum() {
-        for n in [0, 3, 8, 13, 384] {
-            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
-            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
-            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-            assert!((dot(&a, &b) - plain).abs() < 1e-4, "{n}");
-        }
-        let v = Vectors::from_rows(&[vec![1.0, 0.0], vec![0.6, 0.8]]);
-        assert_eq!((v.len(), v.row(1)), (2, &[0.6, 0.8][..]));
-        assert!((v.cosine(1, &[0.0, 1.0]) - 0.8).abs() < 1e-6);
-        assert!(Vectors::default().is_empty());
     }
 
     #[test]
@@ -610,6 +522,10 @@ mod tests {
 #[cfg(all(test, feature = "semantic"))]
 pub(crate) mod with_model {
     use super::*;
+
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
 
     /// The model `scripts/setup` installs (or `MCP_GATEWAY_MODEL_DIR`).
     pub(crate) fn installed_model() -> PathBuf {
