@@ -536,6 +536,21 @@ impl Catalog {
         self.embed(self.snapshot());
     }
 
+    /// Waits until the current snapshot's tools are embedded, at most
+    /// `timeout`; true at once when there is no model to wait for.
+    pub async fn embedded(&self, timeout: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if self.semantic().is_none() || self.snapshot().has_vectors() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Records why there is no model (shown until one arrives).
     pub fn set_hybrid_off(&self, why: impl Into<String>) {
         self.hybrid_off.store(Arc::new(why.into()));

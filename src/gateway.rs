@@ -27,6 +27,9 @@ use crate::store::{self, Outcome, Search, Store};
 pub const MAX_RESULTS: usize = 50;
 /// `maxResults` when absent.
 pub const DEFAULT_RESULTS: usize = 10;
+/// How long a one-shot command waits for tool embeddings (a first
+/// embedding of a large catalog takes minutes; `serve` never waits).
+const ONE_SHOT_EMBEDDING_WAIT: Duration = Duration::from_secs(30);
 
 /// Arguments of `tool_discovery`.
 #[derive(Debug, Clone, Deserialize)]
@@ -384,6 +387,11 @@ impl Gateway {
         credentials::lend_listings(&self.registry, &self.vault).await;
         if let Err(e) = self.catalog.refresh(&self.registry) {
             tracing::error!(error = %e, "catalog rebuild failed");
+        }
+        // A one-shot `search` answers as the server would: with hybrid, once
+        // the tools are embedded (from the disk cache, usually at once).
+        if !self.catalog.embedded(ONE_SHOT_EMBEDDING_WAIT).await {
+            tracing::warn!("tool embeddings are not ready yet; BM25 answers this command");
         }
     }
 

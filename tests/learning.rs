@@ -83,6 +83,9 @@ async fn a_found_and_run_tool_rises_for_those_words_in_that_project_only() {
     assert_eq!(found_by["queryTerms"], r#"[["checksum","text"]]"#);
     assert_eq!(run["rank"], found_at as u64 + 1);
 
+    let shown: Value = serde_json::from_slice(&gw.cli(&["project", "show", "local", "--json"]).stdout).unwrap();
+    assert_eq!(shown["learnedAssociations"], 2, "checksum and text -> sha256: {shown}");
+
     // Forgetting applies to the running gateway at its next request.
     let out = gw.cli(&["project", "reset-learning", "local"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

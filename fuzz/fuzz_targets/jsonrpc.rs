@@ -56,6 +56,7 @@ fuzz_target!(|body: &[u8]| {
                 queries,
                 context: args.context,
                 limit: args.max_results.unwrap_or(10).clamp(1, 50) as usize,
+                prior: None,
             };
             for hit in VIEW.search(&request) {
                 assert!(VIEW.get(&hit.key).is_some(), "discovery found what execute refuses");

@@ -212,13 +212,15 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
             let tokens = store.tokens(Some(&project))?;
             let permissions = store.permissions(p.id)?;
             let credentials = store.credential_list(Some(&project))?;
+            let learned = store.learned(p.id)?.len();
             if json {
-                return print_json(
-                    &json!({ "project": p, "tokens": tokens, "permissions": permissions, "credentials": credentials }),
-                );
+                return print_json(&json!({
+                    "project": p, "tokens": tokens, "permissions": permissions, "credentials": credentials,
+                    "learnedAssociations": learned,
+                }));
             }
             println!(
-                "project {} (id {}), search {}, created {}",
+                "project {} (id {}), search {}, created {}; learned from use: {learned} term-tool associations",
                 p.name,
                 p.id,
                 search_word(p.optimization),

@@ -86,16 +86,6 @@ impl Learned {
         }
     }
 
-    /// Whether nothing was learned.
-    pub fn is_empty(&self) -> bool {
-        self.by_term.is_empty()
-    }
-
-    /// Number of (term, tool) associations.
-    pub fn len(&self) -> usize {
-        self.by_term.values().map(|t| t.tools.len()).sum()
-    }
-
     /// The tools past use pulls a query of `terms` toward, strongest first.
     /// A tool's pull is the mean over the query's terms of its smoothed share
     /// of each term's uses: terms without history count as none, so a long
