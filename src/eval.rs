@@ -173,6 +173,14 @@ impl Bench {
         Ok(View::new(Arc::new(snapshot), Arc::new(grants)))
     }
 
+    /// The held-out tasks of `kind` (`single` or `multi`).
+    pub fn held_out(&self, kind: &str) -> Vec<&Task> {
+        self.tasks
+            .iter()
+            .filter(|t| t.split == "holdout" && t.kind == kind)
+            .collect()
+    }
+
     /// Number of tools in the catalog.
     pub fn tool_count(&self) -> usize {
         self.servers.iter().map(|s| s.tools.len()).sum()
@@ -463,14 +471,7 @@ mod tests {
         let model = Arc::new(Semantic::load(&config).unwrap());
         let view = bench.view(Weights::default(), Some(&model)).unwrap();
         let hybrid = Hybrid::new(model);
-        let holdout = |kind: &str| -> Vec<&Task> {
-            bench
-                .tasks
-                .iter()
-                .filter(|t| t.split == "holdout" && t.kind == kind)
-                .collect()
-        };
-        let (single, multi) = (holdout("single"), holdout("multi"));
+        let (single, multi) = (bench.held_out("single"), bench.held_out("multi"));
         let lexical = evaluate(&Bm25, &view, &single, Asking::Whole).await;
         let blended = evaluate(&hybrid, &view, &single, Asking::Whole).await;
         assert!(

@@ -449,12 +449,7 @@ async fn an_expired_http_session_is_opened_again() {
         tokio::time::sleep(Duration::from_millis(800)).await;
     }
     // Re-opened by the transport: the connection was never given up.
-    let ready: Value = reqwest::get(gw.url.replace("/mcp", "/readyz"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ready = gw.readyz().await;
     assert_eq!(ready["servers"][0]["restarts"], 0, "{ready}");
 }
 

@@ -136,12 +136,7 @@ mod with_model {
         .await;
         assert_eq!(found["results"][0]["toolKey"], "alpha:sha256", "{found}");
         assert!(found.get("notice").is_none(), "{found}");
-        let ready: Value = reqwest::get(gw.url.replace("/mcp", "/readyz"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let ready = gw.readyz().await;
         assert_eq!(ready["search"]["inForce"], "hybrid", "{ready}");
         let servers = String::from_utf8(gw.cli(&["servers"]).stdout).unwrap();
         assert!(servers.contains("search: "), "{servers}");

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Asking, Bench, Error, Scores, Task, evaluate_with, rank};
+use super::{Asking, Bench, Error, Scores, evaluate_with, rank};
 use crate::auth::Caller;
 use crate::catalog::View;
 use crate::config::LearningConfig;
@@ -144,14 +144,7 @@ pub async fn replay(
         .map_err(scratch.fail())?
         .with_clock(|| REPLAYED_AT);
     let caller = scratch.caller()?;
-    let holdout = |kind: &str| -> Vec<&Task> {
-        bench
-            .tasks
-            .iter()
-            .filter(|t| t.split == "holdout" && t.kind == kind)
-            .collect()
-    };
-    let (single, multi) = (holdout("single"), holdout("multi"));
+    let (single, multi) = (bench.held_out("single"), bench.held_out("multi"));
     let mut points = Vec::new();
     let mut taught = 0;
     for (i, call) in std::iter::once(None).chain(history.iter().map(Some)).enumerate() {

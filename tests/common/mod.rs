@@ -184,6 +184,16 @@ impl Gateway {
         ().serve(StreamableHttpClientTransport::from_config(config)).await
     }
 
+    /// `GET /readyz`, as JSON (whatever the status code).
+    pub async fn readyz(&self) -> Value {
+        reqwest::get(self.url.replace("/mcp", "/readyz"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// The gateway's process id.
     pub fn pid(&self) -> u32 {
         self.child.id().unwrap()
