@@ -138,18 +138,7 @@ impl Bench {
             })?;
             servers.push(server);
         }
-        let tasks_path = dir.join("tasks.jsonl");
-        let tasks = read(&tasks_path)?
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| {
-                serde_json::from_str(l).map_err(|e| Error::Format {
-                    path: format!("{}:{}", tasks_path.display(), i + 1),
-                    message: e.to_string(),
-                })
-            })
-            .collect::<Result<_, _>>()?;
+        let tasks = read_jsonl(&dir.join("tasks.jsonl"))?;
         Ok(Self { servers, tasks })
     }
 
@@ -185,6 +174,25 @@ impl Bench {
     pub fn tool_count(&self) -> usize {
         self.servers.iter().map(|s| s.tools.len()).sum()
     }
+}
+
+/// One `T` per non-blank line of `path`; errors name the file and line.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
+    std::fs::read_to_string(path)
+        .map_err(|source| Error::Read {
+            path: path.display().to_string(),
+            source,
+        })?
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| Error::Format {
+                path: format!("{}:{}", path.display(), i + 1),
+                message: e.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// How a multi-step task is asked.

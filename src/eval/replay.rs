@@ -40,22 +40,7 @@ pub struct Paraphrases {
 
 /// Loads `dir/paraphrases.jsonl`.
 pub fn load_paraphrases(dir: &Path) -> Result<Vec<Paraphrases>, Error> {
-    let path = dir.join("paraphrases.jsonl");
-    std::fs::read_to_string(&path)
-        .map_err(|source| Error::Read {
-            path: path.display().to_string(),
-            source,
-        })?
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| Error::Format {
-                path: format!("{}:{}", path.display(), i + 1),
-                message: e.to_string(),
-            })
-        })
-        .collect()
+    super::read_jsonl(&dir.join("paraphrases.jsonl"))
 }
 
 /// One replayed call: what the agent asked, and the tool it went on to run.
