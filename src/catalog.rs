@@ -344,7 +344,8 @@ impl View {
             .into_iter()
             .map(|h| (h.ordinal, h))
             .collect();
-        let lift = |score: f32, ordinal: u32| match boosts.get(&ordinal) {
+        // Called for every visible tool in a hybrid scan: no lookup when nothing was learned.
+        let lift = |score: f32, ordinal: u32| match (!boosts.is_empty()).then(|| boosts.get(&ordinal)).flatten() {
             Some((boost, _)) => learning::boosted(score, *boost),
             None => score,
         };

@@ -442,11 +442,8 @@ impl Gateway {
             queries,
             context: args.context.clone(),
             limit,
-            prior: None,
-        };
-        let local = search::Request {
+            // Local searches blend it in; the cloud ranks on its own.
             prior: self.learning.prior(caller),
-            ..request.clone()
         };
         let (ranked, provider, notice) = match (caller.project.optimization, &self.cloud) {
             (None, _) => {
@@ -462,13 +459,13 @@ impl Gateway {
                     terms: Vec::new(),
                 });
             }
-            (Some(Search::Bm25), _) => (Bm25.search(&view, &local).await?, Search::Bm25, None),
+            (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
             (Some(Search::Hybrid), _) => {
-                let (ranked, provider, why_not) = self.local(&view, &local).await?;
+                let (ranked, provider, why_not) = self.local(&view, &request).await?;
                 (ranked, provider, why_not.map(|why| format!("{why}; BM25 answered")))
             }
             (Some(Search::Cloud), None) => {
-                let (ranked, provider, _) = self.local(&view, &local).await?;
+                let (ranked, provider, _) = self.local(&view, &request).await?;
                 let why = format!(
                     "cloud search is not configured ([search.cloud]); {} answered",
                     provider.label()
@@ -480,7 +477,7 @@ impl Gateway {
                 Err(reason) => {
                     tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; local search answers");
                     crate::telemetry::search_fallback("cloud");
-                    let (ranked, provider, _) = self.local(&view, &local).await?;
+                    let (ranked, provider, _) = self.local(&view, &request).await?;
                     let why = format!("cloud search failed ({reason}); {} answered", provider.label());
                     (ranked, provider, Some(why))
                 }
