@@ -15,6 +15,7 @@ use tracing::{debug, error};
 use crate::downstream::{Registry, Status};
 use crate::search::semantic::{self, Semantic, Vectors};
 use crate::search::{self, Ranked, learning};
+use crate::security::{Held, Security};
 use crate::store::{Access, Grants};
 
 pub mod rules;
@@ -132,11 +133,52 @@ impl Entry {
     }
 }
 
+/// Why a catalog could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The search index.
+    #[error(transparent)]
+    Search(#[from] search::Error),
+    /// The store, where tool pins are kept (nothing is shown unchecked).
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
+}
+
+/// One server's tools as the catalog takes them.
+#[derive(Debug, Clone, Copy)]
+pub struct Listing<'a> {
+    /// The server's name.
+    pub server: &'a str,
+    /// Its description from the config.
+    pub about: Option<&'a str>,
+    /// The tools callers may see.
+    pub tools: &'a [Tool],
+    /// The security scan's tags, by tool (empty: none).
+    pub flagged: &'a [Vec<String>],
+    /// The tools held for review.
+    pub held: &'a [Held],
+}
+
+impl<'a> From<(&'a str, Option<&'a str>, &'a [Tool])> for Listing<'a> {
+    fn from((server, about, tools): (&'a str, Option<&'a str>, &'a [Tool])) -> Self {
+        Self {
+            server,
+            about,
+            tools,
+            flagged: &[],
+            held: &[],
+        }
+    }
+}
+
 /// Every running server's tools at one moment, and their search index.
 #[derive(Debug)]
 pub struct Snapshot {
     entries: Vec<Entry>,
     by_key: HashMap<String, u32>,
+    /// Tools held for review, by key: hidden, and refused with the reason.
+    held: HashMap<String, (String, Held)>,
     /// Distinct server names, in catalog order.
     servers: Vec<String>,
     index: search::bm25::Index,
@@ -145,24 +187,36 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Builds a snapshot from `(server, server description, tools)` triples;
-    /// tools the rules disable are left out, so no caller can find or run them.
-    pub fn build<'a>(
-        servers: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a [Tool])>,
+    /// Builds a snapshot from listings (or `(server, server description,
+    /// tools)` triples); tools the rules disable are left out, so no caller
+    /// can find or run them.
+    pub fn build<'a, L: Into<Listing<'a>>>(
+        servers: impl IntoIterator<Item = L>,
         rules: &Rules,
     ) -> Result<Self, search::Error> {
         Self::build_with(servers, rules, search::bm25::Weights::default())
     }
 
     /// [`Snapshot::build`] with search weights other than the defaults (for tuning).
-    pub fn build_with<'a>(
-        servers: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a [Tool])>,
+    pub fn build_with<'a, L: Into<Listing<'a>>>(
+        servers: impl IntoIterator<Item = L>,
         rules: &Rules,
         weights: search::bm25::Weights,
     ) -> Result<Self, search::Error> {
         let mut entries = Vec::new();
         let mut names: Vec<String> = Vec::new();
-        for (server, description, tools) in servers {
+        let mut held = HashMap::new();
+        for listing in servers {
+            let Listing {
+                server,
+                about: description,
+                tools,
+                flagged,
+                held: waiting,
+            } = listing.into();
+            for h in waiting {
+                held.insert(tool_key(server, &h.tool), (server.to_string(), h.clone()));
+            }
             let ordinal = match names.iter().position(|n| n == server) {
                 Some(i) => i,
                 None => {
@@ -170,8 +224,8 @@ impl Snapshot {
                     names.len() - 1
                 }
             } as u32;
-            for tool in tools {
-                let verdict = rules.verdict(server, &tool.name);
+            for (i, tool) in tools.iter().enumerate() {
+                let verdict = rules.verdict(server, &tool.name, flagged.get(i).map_or(&[], Vec::as_slice));
                 if verdict.enabled {
                     let mut entry = Entry::new(server, tool.clone(), verdict.tags);
                     entry.server_description = description.map(str::to_string);
@@ -189,6 +243,7 @@ impl Snapshot {
         Ok(Self {
             entries,
             by_key,
+            held,
             servers: names,
             index,
             vectors: OnceLock::new(),
@@ -208,6 +263,26 @@ impl Snapshot {
     /// Whether the tools' embeddings are there (hybrid search needs them).
     pub fn has_vectors(&self) -> bool {
         self.vectors.get().is_some()
+    }
+
+    /// Tools of `server` that the security scan tagged `suspicious:…`.
+    pub fn flagged_by(&self, server: &str) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.server == server && e.tags.iter().any(|t| t.starts_with("suspicious:")))
+            .count()
+    }
+
+    /// Tools of `server` held for review.
+    pub fn held_by(&self, server: &str) -> Vec<&Held> {
+        let mut held: Vec<&Held> = self
+            .held
+            .values()
+            .filter(|(s, _)| s == server)
+            .map(|(_, h)| h)
+            .collect();
+        held.sort_by(|a, b| a.tool.cmp(&b.tool));
+        held
     }
 
     /// Number of tools.
@@ -447,6 +522,13 @@ impl View {
         self.snapshot.entries.iter().filter(|e| self.allows(e))
     }
 
+    /// Why the tool behind `key` is held for review, if it is and the
+    /// caller's grants would otherwise let it run.
+    pub fn held(&self, key: &str) -> Option<&Held> {
+        let (server, held) = self.snapshot.held.get(key)?;
+        self.grants.allows(server, &held.tool).then_some(held)
+    }
+
     /// Whether the caller sees anything of `server` (resources and prompts follow this).
     pub fn sees_server(&self, server: &str) -> bool {
         self.grants.sees_server(server)
@@ -492,6 +574,8 @@ fn allowed(access: &[Access], grants: &Grants, entry: &Entry) -> bool {
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
     rules: ArcSwap<Rules>,
+    /// Reviews each listing before it is shown (pins, scanning).
+    security: Arc<Security>,
     /// Counts installed snapshots; subscribers hear of each.
     installed: watch::Sender<u64>,
     /// The embedding model, once loaded (it may arrive after start).
@@ -513,10 +597,16 @@ pub struct SearchStatus {
 impl Catalog {
     /// A catalog built from the registry as it is now; with `semantic`, every
     /// snapshot gets its tools embedded in the background.
-    pub fn new(registry: &Registry, rules: Rules, semantic: Option<Arc<Semantic>>) -> Result<Arc<Self>, search::Error> {
+    pub fn new(
+        registry: &Registry,
+        rules: Rules,
+        security: Arc<Security>,
+        semantic: Option<Arc<Semantic>>,
+    ) -> Result<Arc<Self>, Error> {
         let this = Arc::new(Self {
-            current: ArcSwap::from_pointee(snapshot_of(registry, &rules)?),
+            current: ArcSwap::from_pointee(snapshot_of(registry, &rules, &security)?),
             rules: ArcSwap::from_pointee(rules),
+            security,
             installed: watch::Sender::new(0),
             semantic: ArcSwapOption::new(semantic),
             hybrid_off: ArcSwap::from_pointee("no embedding model is loaded".to_string()),
@@ -592,8 +682,8 @@ impl Catalog {
     }
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
-    pub fn refresh(self: &Arc<Self>, registry: &Registry) -> Result<(), search::Error> {
-        self.install(snapshot_of(registry, &self.rules.load())?);
+    pub fn refresh(self: &Arc<Self>, registry: &Registry) -> Result<(), Error> {
+        self.install(snapshot_of(registry, &self.rules.load(), &self.security)?);
         Ok(())
     }
 
@@ -671,7 +761,7 @@ impl Catalog {
             }
             let this = self.clone();
             let reg = registry.clone();
-            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules.load())).await {
+            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules.load(), &this.security)).await {
                 Ok(Ok(snapshot)) => {
                     debug!(tools = snapshot.len(), "catalog rebuilt");
                     self.install(snapshot);
@@ -683,7 +773,7 @@ impl Catalog {
     }
 }
 
-fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::Error> {
+fn snapshot_of(registry: &Registry, rules: &Rules, security: &Security) -> Result<Snapshot, Error> {
     let servers = registry.servers();
     let states: Vec<_> = servers
         .iter()
@@ -692,13 +782,22 @@ fn snapshot_of(registry: &Registry, rules: &Rules) -> Result<Snapshot, search::E
         .filter(|(_, st)| matches!(st.status, Status::Running | Status::Idle | Status::SignInRequired))
         .collect();
     let about: Vec<Option<String>> = states.iter().map(|(s, _)| s.config.about()).collect();
-    Snapshot::build(
+    let listed: Vec<(&str, &[Tool])> = states.iter().map(|(s, st)| (s.name(), &st.tools[..])).collect();
+    let reviewed = security.review(&listed)?;
+    Ok(Snapshot::build(
         states
             .iter()
             .zip(&about)
-            .map(|((s, st), about)| (s.name(), about.as_deref(), &st.tools[..])),
+            .zip(&reviewed)
+            .map(|(((s, _), about), r)| Listing {
+                server: s.name(),
+                about: about.as_deref(),
+                tools: &r.tools,
+                flagged: &r.flagged,
+                held: &r.held,
+            }),
         rules,
-    )
+    )?)
 }
 
 #[cfg(test)]
@@ -802,6 +901,7 @@ mod tests {
                     server: (rng.below(3) == 0).then(|| rng.pick(servers).to_string()),
                     enabled: [None, Some(true), Some(false)][rng.below(3)],
                     tags: vec![],
+                    tagged: None,
                 })
                 .collect();
             let rules = Rules::compile(&specs).unwrap();
@@ -827,7 +927,7 @@ mod tests {
             for (server, tools) in &catalog {
                 for t in tools {
                     let key = tool_key(server, &t.name);
-                    let allowed = rules.verdict(server, &t.name).enabled && grants.allows(server, &t.name);
+                    let allowed = rules.verdict(server, &t.name, &[]).enabled && grants.allows(server, &t.name);
                     assert_eq!(
                         found.contains(&key),
                         allowed,

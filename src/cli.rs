@@ -23,6 +23,7 @@ mod admin;
 mod archive;
 mod credentials;
 mod model;
+mod tools;
 
 /// How long in-flight requests may take to finish once shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -173,6 +174,10 @@ pub enum Command {
     Login(credentials::LoginArgs),
     /// Forget a project's OAuth sign-in to a server.
     Logout(credentials::LogoutArgs),
+    /// Review tool definitions held for an operator (changed after approval,
+    /// or hostile-looking): `changes` shows why and a diff, then `approve` or `reject`.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
     /// Index and search the local archives ([archives] folders).
     #[command(subcommand)]
     Archive(archive::ArchiveCommand),
@@ -366,6 +371,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Secret(c) => credentials::secret(&config, c),
         Command::Login(a) => credentials::login(&config, a).await,
         Command::Logout(a) => credentials::logout(&config, a),
+        Command::Tools(c) => tools::run(&config, c),
         Command::Archive(c) => archive::run(&config, c),
         Command::Model(c) => model::run(&config, c).await,
         Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } => unreachable!("handled above"),
@@ -484,6 +490,7 @@ where
 }
 
 fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
+    let snapshot = gw.catalog().snapshot();
     let rows: Vec<Value> = gw
         .registry()
         .servers()
@@ -505,9 +512,15 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 }
                 _ => transport,
             };
+            let held: Vec<Value> = snapshot
+                .held_by(s.name())
+                .into_iter()
+                .map(|h| json!({ "tool": h.tool, "why": h.why }))
+                .collect();
             json!({
                 "name": s.name(), "title": s.config.title, "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
                 "protocol": state.protocol, "transport": transport, "error": error, "projectConnections": s.instance_count(),
+                "held": held, "flagged": snapshot.flagged_by(s.name()),
             })
         })
         .collect();
@@ -519,7 +532,18 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
             "SERVER", "STATUS", "TOOLS", "PROTOCOL"
         );
         for r in &rows {
-            let detail = r["error"].as_str().or(r["transport"].as_str()).unwrap_or("");
+            let mut detail = r["error"]
+                .as_str()
+                .or(r["transport"].as_str())
+                .unwrap_or("")
+                .to_string();
+            let held = r["held"].as_array().map_or(0, Vec::len);
+            if held > 0 {
+                detail.push_str(&format!("; {held} held for review (mcp-gateway tools changes)"));
+            }
+            if let Some(n) = r["flagged"].as_u64().filter(|n| *n > 0) {
+                detail.push_str(&format!("; {n} tagged suspicious:*"));
+            }
             println!(
                 "{:<20} {:<12} {:>5}  {:<11} {}",
                 r["name"].as_str().unwrap_or(""),

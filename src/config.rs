@@ -9,6 +9,7 @@
 mod interpolate;
 mod mcp_servers;
 pub mod oauth;
+pub mod security;
 mod server;
 
 use std::collections::{BTreeMap, HashSet};
@@ -24,6 +25,7 @@ use crate::index::{IndexConfig, RawIndex};
 use crate::search::cloud::CloudConfig;
 use crate::search::semantic::SemanticConfig;
 pub use oauth::OAuthConfig;
+pub use security::SecurityConfig;
 
 /// Cloud search timeout when `[search.cloud]` sets none.
 pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -151,6 +153,9 @@ pub struct RawConfig {
     pub index: Option<Spanned<RawIndex>>,
     /// The built-in local archives server.
     pub archives: Option<Spanned<RawArchives>>,
+    /// Defences against hostile servers: pinning, description scanning, credentials.
+    #[serde(default)]
+    pub security: security::RawSecurity,
 }
 
 /// `[search]`.
@@ -253,6 +258,8 @@ pub struct RawRule {
     /// Tags for matching tools.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Only tools carrying a tag that matches this glob (e.g. `suspicious:*`).
+    pub tagged: Option<String>,
 }
 
 /// `[http]`: the upstream streamable HTTP listener.
@@ -292,6 +299,8 @@ pub struct Config {
     pub semantic: Option<SemanticConfig>,
     /// Learning from use.
     pub learning: LearningConfig,
+    /// Defences against hostile servers.
+    pub security: SecurityConfig,
 }
 
 /// Validated `[http]`.
@@ -531,6 +540,7 @@ impl Config {
                 server: rule.server.clone(),
                 enabled: rule.enabled,
                 tags: rule.tags.clone(),
+                tagged: rule.tagged.clone(),
             });
         }
         let rules = Rules::compile(&specs).map_err(|(i, e)| {
@@ -640,6 +650,7 @@ impl Config {
             cloud,
             semantic,
             learning,
+            security: raw.security.into(),
         })
     }
 
@@ -899,7 +910,7 @@ url = "http://127.0.0.1:9/mcp"
         )
         .unwrap();
         assert_eq!(ok.anonymous_project.as_deref(), Some("local"));
-        assert!(!ok.rules.verdict("fs", "delete_file").enabled);
+        assert!(!ok.rules.verdict("fs", "delete_file", &[]).enabled);
         if std::env::var_os(crate::store::DB_ENV).is_none() {
             assert_eq!(ok.store_path, PathBuf::from("/etc/gw/data/gw.db"));
         }

@@ -21,6 +21,7 @@ use crate::learning::{Learning, Trail};
 use crate::search::cloud::CloudSearch;
 use crate::search::semantic::{self, Hybrid};
 use crate::search::{self, Bm25, Ranked, SearchProvider};
+use crate::security::{self, Security};
 use crate::store::{self, Outcome, Search, Store};
 
 /// Largest `maxResults` a discovery may ask for.
@@ -124,6 +125,19 @@ pub enum ExecuteError {
     /// The project's own credential for the server cannot be used.
     #[error(transparent)]
     Credential(#[from] crate::credentials::Error),
+    /// The tool waits for an operator's review (changed, or hostile-looking).
+    #[error(
+        "'{key}' is held for review: {why}. It can run again once an operator approves it (mcp-gateway tools approve {key})"
+    )]
+    Held {
+        /// The tool.
+        key: String,
+        /// Why it is held.
+        why: String,
+    },
+    /// The arguments or the result carry a credential, and the policy blocks it.
+    #[error(transparent)]
+    Secret(#[from] security::Blocked),
     /// The result is larger than the server's `max_result_bytes`.
     #[error(
         "the result of '{key}' is {bytes} bytes, more than this server's limit of {limit} bytes (max_result_bytes); ask for less, e.g. a smaller page or range"
@@ -147,6 +161,11 @@ impl ExecuteError {
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
             ExecuteError::Downstream(_) => "TOOL_EXECUTION_ERROR",
             ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
+            ExecuteError::Held { .. } => "TOOL_HELD_FOR_REVIEW",
+            ExecuteError::Secret(b) if b.direction == crate::config::security::Direction::Arguments => {
+                "SECRET_IN_ARGUMENTS"
+            }
+            ExecuteError::Secret(_) => "SECRET_IN_RESULT",
             ExecuteError::Credential(crate::credentials::Error::SignInRequired { .. }) => "SIGN_IN_REQUIRED",
             ExecuteError::Credential(_) => "CREDENTIAL_ERROR",
         }
@@ -157,6 +176,7 @@ impl ExecuteError {
         let mut error = json!({ "code": self.code(), "message": self.to_string() });
         match &self {
             ExecuteError::Invalid { violations, .. } => error["violations"] = json!(violations),
+            ExecuteError::Secret(b) => error["kinds"] = json!(b.kinds),
             ExecuteError::Downstream(downstream::Error::Protocol { error: e, .. }) => {
                 error["downstream"] = json!({ "code": e.code.0, "message": e.message });
             }
@@ -195,6 +215,7 @@ pub struct Gateway {
     vault: Arc<Vault>,
     cloud: Option<Arc<CloudSearch>>,
     learning: Arc<Learning>,
+    security: Arc<Security>,
 }
 
 /// Why the gateway could not start.
@@ -204,6 +225,9 @@ pub enum StartError {
     /// The store could not be opened or prepared.
     #[error(transparent)]
     Store(#[from] store::Error),
+    /// The catalog could not be built.
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::Error),
     /// The search index could not be built.
     #[error(transparent)]
     Search(#[from] search::Error),
@@ -323,7 +347,9 @@ impl Gateway {
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
         let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
-        let catalog = Catalog::new(&registry, config.rules.clone(), semantic.ready())?;
+        let security = Arc::new(Security::new(store.clone(), config.security.clone()));
+        let catalog = Catalog::new(&registry, config.rules.clone(), security.clone(), semantic.ready())?;
+        tracker.spawn(security.clone().follow(registry.changed().clone(), ct.child_token()));
         if let Some(why) = hybrid_off {
             catalog.set_hybrid_off(why);
         }
@@ -345,6 +371,7 @@ impl Gateway {
                 store,
                 cloud,
                 learning,
+                security,
             },
             tracker,
             ct,
@@ -359,6 +386,8 @@ impl Gateway {
         self.auth
             .prepare_anonymous(new.servers.iter().map(|s| s.name.as_str()))?;
         self.catalog.set_rules(new.rules.clone());
+        self.security.set_config(new.security.clone());
+        self.registry.changed().notify_one();
         Ok(Reloaded {
             servers: self.registry.apply(&new.servers),
             needs_restart: old.needs_restart(new),
@@ -548,7 +577,13 @@ impl Gateway {
         let view = self.catalog.visible_to(caller.grants.clone());
         let entry = view
             .get(&args.tool_key)
-            .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
+            .ok_or_else(|| match view.held(&args.tool_key) {
+                Some(held) => ExecuteError::Held {
+                    key: args.tool_key.clone(),
+                    why: held.why.clone(),
+                },
+                None => ExecuteError::NotFound(args.tool_key.clone()),
+            })?;
         let arguments = match args.arguments {
             None | Some(Value::Null) => Value::Object(JsonObject::new()),
             Some(v) => v,
@@ -559,7 +594,7 @@ impl Gateway {
                 key: entry.key.clone(),
                 violations,
             })?;
-        let Value::Object(arguments) = arguments else {
+        let Value::Object(mut arguments) = arguments else {
             return Err(ExecuteError::Invalid {
                 key: entry.key.clone(),
                 violations: vec!["arguments must be an object".into()],
@@ -569,6 +604,8 @@ impl Gateway {
             .registry
             .get(&entry.server)
             .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
+        self.security
+            .screen_arguments(&caller.project.name, &server.config, &entry.key, &mut arguments)?;
         let mut meta = meta.unwrap_or_default();
         // Invariant: a caller's token reaches only a server declared for its
         // issuer; a gateway token is never a credential, so it reaches none.
@@ -615,7 +652,7 @@ impl Gateway {
                 limit,
             }
         };
-        let result = target.call_tool(params, progress).await.map_err(|e| match e {
+        let mut result = target.call_tool(params, progress).await.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
             downstream::Error::SignInRequired { server } => {
                 ExecuteError::Credential(credentials::Error::SignInRequired {
@@ -626,11 +663,13 @@ impl Gateway {
             }
             e => e.into(),
         })?;
-        if let CallToolResponse::Complete(r) = &result {
+        if let CallToolResponse::Complete(r) = &mut result {
             let bytes = json_size(r);
             if bytes > server.config.max_result_bytes {
                 return Err(too_large(bytes));
             }
+            self.security
+                .screen_result(&caller.project.name, &server.config, &entry.key, r)?;
         }
         Ok(result)
     }
@@ -703,7 +742,7 @@ impl Gateway {
             }
             Err(e) => {
                 let outcome = match &e {
-                    ExecuteError::NotFound(_) => Outcome::Denied,
+                    ExecuteError::NotFound(_) | ExecuteError::Held { .. } | ExecuteError::Secret(_) => Outcome::Denied,
                     ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
                     _ => Outcome::Failed,
                 };

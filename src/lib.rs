@@ -17,6 +17,9 @@
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log
 //!   (written behind the request path), and the access generation that callers' caches follow.
 //! * [`secrets`]: the key that seals credentials at rest (AES-256-GCM), and sealing.
+//! * [`security`]: defences against hostile servers: pinned tool definitions held for an
+//!   operator's review when they change, description scanning (hidden text, steering), and
+//!   credentials blocked in arguments and redacted in results.
 //! * [`credentials`]: per-project credentials for downstream servers: `secret` headers and
 //!   env, OAuth sign-ins to remote servers (`login`); opened per call, cached until changed.
 //! * [`auth`]: who is calling: gateway token, OAuth access token or anonymous; project, grants
@@ -56,6 +59,7 @@ pub mod ratelimit;
 pub mod reload;
 pub mod search;
 pub mod secrets;
+pub mod security;
 pub mod server;
 pub mod store;
 pub mod telemetry;

@@ -14,10 +14,12 @@ mod credentials;
 mod generation;
 mod learning;
 mod migrate;
+mod pins;
 
 pub use audit::{AuditRow, Outcome, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learning::{Association, Use};
+pub use pins::{Review, ReviewState, ServerPins};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

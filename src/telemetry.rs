@@ -64,6 +64,18 @@ fn describe() {
         "Discoveries answered by BM25 because the configured provider could not"
     );
     describe_gauge!("mcp_gateway_catalog_tools", "Tools in the catalog snapshot");
+    describe_counter!(
+        "mcp_gateway_tool_changes_total",
+        "Tool definitions that differ from their pin, by server and action (held, warned, accepted)"
+    );
+    describe_gauge!(
+        "mcp_gateway_tools_held",
+        "Tools hidden and refused until an operator reviews them"
+    );
+    describe_counter!(
+        "mcp_gateway_secrets_total",
+        "Credentials found in calls, by direction (arguments, results), kind and action (blocked, redacted)"
+    );
 }
 
 /// One meta-tool call; `server` is the target's for `tool_execute`.
@@ -117,4 +129,20 @@ pub fn oauth_token(issuer: &str, outcome: &'static str) {
 /// The catalog was rebuilt.
 pub fn catalog_size(tools: usize) {
     gauge!("mcp_gateway_catalog_tools").set(tools as f64);
+}
+
+/// A tool whose definition differs from its pin (or is new on a pinned
+/// server, or holds on a scan finding): `held`, `warned` or `accepted`.
+pub fn tool_change(server: &str, action: &'static str) {
+    counter!("mcp_gateway_tool_changes_total", "server" => server.to_string(), "action" => action).increment(1);
+}
+
+/// Tools held for review in the current catalog.
+pub fn tools_held(n: usize) {
+    gauge!("mcp_gateway_tools_held").set(n as f64);
+}
+
+/// A credential found in a call; the kind, never the match.
+pub fn secret(direction: &'static str, kind: &'static str, action: &'static str) {
+    counter!("mcp_gateway_secrets_total", "direction" => direction, "kind" => kind, "action" => action).increment(1);
 }

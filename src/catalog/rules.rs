@@ -3,8 +3,9 @@
 //! via regex), then asked once per tool when a catalog snapshot is built.
 //!
 //! Semantics (engine spec): rules apply in order; a rule matches a tool when
-//! its `server` (if any) is the tool's server and its patterns match the tool
-//! name; the first matching rule that sets `enabled` decides; tags accumulate
+//! its `server` (if any) is the tool's server, its `tagged` glob (if any)
+//! matches one of the tags the security scan gave the tool, and its patterns
+//! match the tool name; the first matching rule that sets `enabled` decides; tags accumulate
 //! from every matching rule; if any rule has `enabled = true`, the catalog is
 //! an allow-list and unmatched tools are disabled.
 
@@ -22,6 +23,8 @@ pub struct RuleSpec {
     pub enabled: Option<bool>,
     /// Tags for what matches; searchable and shown in results.
     pub tags: Vec<String>,
+    /// Only tools with a scan tag matching this glob (`suspicious:*`).
+    pub tagged: Option<String>,
 }
 
 /// Why a pattern was refused: which one, and the reason.
@@ -63,6 +66,7 @@ struct Rule {
     server: Option<String>,
     enabled: Option<bool>,
     tags: Vec<String>,
+    tagged: Option<GlobMatcher>,
 }
 
 /// What the rules say about one tool.
@@ -107,23 +111,48 @@ impl Rules {
                 };
                 return Err((i, e));
             }
+            let tagged = spec
+                .tagged
+                .as_deref()
+                .map(|t| {
+                    Glob::new(t).map(|g| g.compile_matcher()).map_err(|e| {
+                        let reason = format!("tagged: invalid glob: {}", e.kind());
+                        (
+                            i,
+                            PatternError {
+                                index: 0,
+                                pattern: t.to_string(),
+                                reason,
+                            },
+                        )
+                    })
+                })
+                .transpose()?;
             rules.push(Rule {
                 patterns,
                 server: spec.server.clone(),
                 enabled: spec.enabled,
                 tags: spec.tags.clone(),
+                tagged,
             });
         }
         let allow_list = rules.iter().any(|r| r.enabled == Some(true));
         Ok(Self { rules, allow_list })
     }
 
-    /// The verdict for tool `tool` of server `server`.
-    pub fn verdict(&self, server: &str, tool: &str) -> Verdict {
+    /// The verdict for tool `tool` of server `server`, which the security
+    /// scan gave `flagged` tags (they lead the verdict's tags).
+    pub fn verdict(&self, server: &str, tool: &str, flagged: &[String]) -> Verdict {
         let mut enabled = None;
-        let mut tags: Vec<String> = Vec::new();
+        let mut tags: Vec<String> = flagged.to_vec();
         for rule in &self.rules {
-            if rule.server.as_deref().is_some_and(|s| s != server) || !matches(&rule.patterns, tool) {
+            if rule.server.as_deref().is_some_and(|s| s != server)
+                || rule
+                    .tagged
+                    .as_ref()
+                    .is_some_and(|g| !flagged.iter().any(|t| g.is_match(t)))
+                || !matches(&rule.patterns, tool)
+            {
                 continue;
             }
             if enabled.is_none() {
@@ -211,6 +240,7 @@ mod tests {
             server: server.map(str::to_string),
             enabled,
             tags: tags.iter().map(|s| s.to_string()).collect(),
+            tagged: None,
         }
     }
 
@@ -257,7 +287,7 @@ mod tests {
             (&server_specific, "dev", "query", true, vec![]),
         ];
         for (specs, server, tool, enabled, tags) in cases {
-            let v = Rules::compile(specs).unwrap().verdict(server, tool);
+            let v = Rules::compile(specs).unwrap().verdict(server, tool, &[]);
             assert_eq!(v.enabled, enabled, "{server}:{tool} with {specs:?}");
             assert_eq!(v.tags, tags, "{server}:{tool} with {specs:?}");
         }
@@ -266,12 +296,25 @@ mod tests {
     #[test]
     fn no_rules_enable_everything() {
         assert_eq!(
-            Rules::default().verdict("a", "b"),
+            Rules::default().verdict("a", "b", &[]),
             Verdict {
                 enabled: true,
                 tags: vec![]
             }
         );
+    }
+
+    #[test]
+    fn tagged_rules_match_only_flagged_tools() {
+        let mut hide = rule(&["*"], None, Some(false), &["hidden"]);
+        hide.tagged = Some("suspicious:*".into());
+        let rules = Rules::compile(&[hide]).unwrap();
+        let flagged = vec!["suspicious:instructions".to_string()];
+        let v = rules.verdict("fs", "read", &flagged);
+        assert!(!v.enabled);
+        assert_eq!(v.tags, ["suspicious:instructions", "hidden"]);
+        assert!(rules.verdict("fs", "read", &[]).enabled);
+        assert!(rules.verdict("fs", "read", &["ok".into()]).enabled);
     }
 
     #[test]

@@ -77,6 +77,8 @@ impl McpServerEntry {
             tools_ttl_ms: None,
             max_instances: None,
             oauth: None,
+            secrets: None,
+            trusted_for_credentials: false,
         })
     }
 }

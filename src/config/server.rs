@@ -66,6 +66,11 @@ pub struct RawServer {
     pub max_instances: Option<usize>,
     /// How `mcp-gateway login` signs projects in to this `url` server (OAuth).
     pub oauth: Option<oauth::RawServerOAuth>,
+    /// Credentials in this server's calls: `block`, `redact` or `off` (default: `[security] secrets`).
+    pub secrets: Option<super::security::Secrets>,
+    /// Arguments may carry credentials to this server (they are not blocked).
+    #[serde(default)]
+    pub trusted_for_credentials: bool,
 }
 
 /// When a server is started.
@@ -111,6 +116,10 @@ pub struct ServerConfig {
     pub max_instances: usize,
     /// How projects sign in to it with OAuth (`mcp-gateway login`).
     pub oauth: Option<oauth::ServerOAuth>,
+    /// Credentials in its calls, over `[security] secrets`.
+    pub secrets: Option<super::security::Secrets>,
+    /// Arguments may carry credentials to it.
+    pub trusted_for_credentials: bool,
 }
 
 /// How a downstream server is reached.
@@ -164,6 +173,8 @@ impl ServerConfig {
             tools_ttl: None,
             max_instances: DEFAULT_MAX_INSTANCES,
             oauth: None,
+            secrets: None,
+            trusted_for_credentials: false,
         }
     }
 
@@ -316,6 +327,8 @@ pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig,
         None => None,
     };
     Ok(ServerConfig {
+        secrets: s.secrets,
+        trusted_for_credentials: s.trusted_for_credentials,
         lazy,
         idle_timeout,
         tools_ttl,

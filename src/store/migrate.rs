@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0006_credentials.sql"),
     include_str!("../../migrations/0007_access_generation.sql"),
     include_str!("../../migrations/0008_search_learning.sql"),
+    include_str!("../../migrations/0009_tool_pins.sql"),
 ];
 
 /// Brings the database up to date; refuses one written by a newer binary.
@@ -91,7 +92,7 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 9);
+        assert_eq!(tables, 12);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant

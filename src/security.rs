@@ -1,0 +1,357 @@
+//! Defences against hostile servers, applied where every tool definition and
+//! every call passes: pinned definitions (a rug pull waits for an operator),
+//! description scanning (hidden instructions are caught before discovery
+//! shows them), and credentials in calls (blocked in arguments, redacted in
+//! results). Policy is `[security]` (`config/security.rs`).
+//!
+//! * [`pins`]: the definition hash and the pure hold/pin decision.
+//! * [`scan`]: findings in a tool's texts, and stripping hidden characters.
+//! * [`leaks`]: credential formats in JSON and text.
+
+pub mod leaks;
+pub mod pins;
+pub mod scan;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, Tool};
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info, warn};
+
+use crate::config::ServerConfig;
+use crate::config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
+use crate::store::{ReviewState, Store};
+use pins::{Decision, Known, Reason};
+
+/// One server's tools after review.
+#[derive(Debug, Clone, Default)]
+pub struct ServerReview {
+    /// The tools callers may see, hidden characters stripped from their texts.
+    pub tools: Vec<Tool>,
+    /// The scan's tags of each tool in `tools`.
+    pub flagged: Vec<Vec<String>>,
+    /// The tools held back, and why.
+    pub held: Vec<Held>,
+}
+
+/// A tool hidden from discovery and refused by execute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The tool's name.
+    pub tool: String,
+    /// Why, in words for the model and the operator.
+    pub why: String,
+}
+
+/// A call refused because it carries a credential.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} for '{key}' carry what looks like {} ({}); the gateway does not pass credentials {}. {}",
+    match direction { Direction::Arguments => "the arguments", Direction::Results => "the result" },
+    kinds_in_words(kinds),
+    where_found(paths),
+    match direction { Direction::Arguments => "to this server", Direction::Results => "back to callers" },
+    match direction {
+        Direction::Arguments => "Leave the credential out; the server's own credentials are set by an operator (mcp-gateway secret set).",
+        Direction::Results => "An operator can set [security] secrets = \"redact\" to receive the rest of it.",
+    }
+)]
+pub struct Blocked {
+    /// The tool.
+    pub key: String,
+    /// Which way the credential was going.
+    pub direction: Direction,
+    /// Kinds found (e.g. `github-token`).
+    pub kinds: Vec<leaks::Kind>,
+    /// JSON Pointers where they were.
+    pub paths: Vec<String>,
+}
+
+fn kinds_in_words(kinds: &[leaks::Kind]) -> String {
+    let mut kinds = kinds.to_vec();
+    kinds.dedup();
+    let a = |k: &str| format!("a {k}");
+    match kinds.as_slice() {
+        [one] => a(one),
+        many => format!(
+            "credentials: {}",
+            many.iter().map(|k| a(k)).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+fn where_found(paths: &[String]) -> String {
+    let paths: Vec<&str> = paths.iter().map(|p| if p.is_empty() { "/" } else { p }).collect();
+    format!("at {}", paths.join(", "))
+}
+
+/// The review state of the catalog and the secrets policy, shared by the
+/// catalog (at listing time) and `tool_execute` (per call).
+#[derive(Debug)]
+pub struct Security {
+    config: ArcSwap<SecurityConfig>,
+    store: Arc<Store>,
+    /// The review generation last seen by [`Security::follow`].
+    seen: AtomicI64,
+}
+
+impl Security {
+    /// Security over `store` with `config`.
+    pub fn new(store: Arc<Store>, config: SecurityConfig) -> Self {
+        Self {
+            config: ArcSwap::from_pointee(config),
+            store,
+            seen: AtomicI64::new(-1),
+        }
+    }
+
+    /// Applies a reloaded `[security]` (the next catalog rebuild and call use it).
+    pub fn set_config(&self, config: SecurityConfig) {
+        self.config.store(Arc::new(config));
+    }
+
+    /// Reviews every server's listing against its pins: pins what is seen
+    /// first, holds what changed or looks hostile (as the policy says),
+    /// strips hidden characters from what callers will see. Same order as
+    /// `listings`. An unreadable store is an error: nothing is shown unchecked.
+    pub fn review(&self, listings: &[(&str, &[Tool])]) -> Result<Vec<ServerReview>, crate::store::Error> {
+        let config = self.config.load();
+        let neighbours = scan::Neighbours::new(listings);
+        let pins = self.store.pins()?;
+        let reviews = listings
+            .iter()
+            .map(|(server, tools)| {
+                let known = pins.get(*server);
+                let mut out = ServerReview::default();
+                for tool in *tools {
+                    let findings = scan::scan(server, tool, &neighbours);
+                    let definition = pins::canonical(&pins::definition(tool));
+                    let hash = pins::hash(&definition);
+                    let name = tool.name.as_ref();
+                    let rejected = known
+                        .and_then(|k| k.reviews.get(name))
+                        .filter(|(_, s)| *s == ReviewState::Rejected);
+                    let facts = Known {
+                        pinned: known.and_then(|k| k.pinned.get(name)).map(String::as_str),
+                        rejected: rejected.map(|(h, _)| h.as_str()),
+                        server_pinned: known.is_some_and(|k| !k.pinned.is_empty()),
+                    };
+                    match pins::decide(&config, facts, &hash, &findings) {
+                        Decision::Trusted => {}
+                        Decision::Pin { changed } => {
+                            self.pin(server, name, &hash, &definition, changed);
+                        }
+                        Decision::Hold(reasons) => {
+                            self.hold(server, name, &hash, &definition, &reasons);
+                            out.held.push(Held {
+                                tool: name.to_string(),
+                                why: reasons.iter().map(|r| r.sentence()).collect::<Vec<_>>().join("; "),
+                            });
+                            continue;
+                        }
+                        Decision::Rejected => {
+                            out.held.push(Held {
+                                tool: name.to_string(),
+                                why: "an operator rejected its current definition".into(),
+                            });
+                            continue;
+                        }
+                    }
+                    out.tools.push(scan::sanitized(tool).unwrap_or_else(|| tool.clone()));
+                    out.flagged.push(findings.iter().map(|f| f.tag().to_string()).collect());
+                }
+                out
+            })
+            .collect::<Vec<_>>();
+        crate::telemetry::tools_held(reviews.iter().map(|r| r.held.len()).sum());
+        Ok(reviews)
+    }
+
+    fn pin(&self, server: &str, tool: &str, hash: &str, definition: &str, changed: Option<OnToolChange>) {
+        if let Err(e) = self.store.pin_tool(server, tool, hash, definition) {
+            error!(server, tool, error = %e, "could not pin a tool definition");
+        }
+        match changed {
+            Some(OnToolChange::Warn) => {
+                warn!(
+                    server,
+                    tool, "tool definition changed; trusted as on_tool_change = \"warn\" says"
+                );
+                crate::telemetry::tool_change(server, "warned");
+            }
+            Some(_) => {
+                info!(
+                    server,
+                    tool, "tool definition changed; trusted as on_tool_change = \"accept\" says"
+                );
+                crate::telemetry::tool_change(server, "accepted");
+            }
+            None => {}
+        }
+    }
+
+    fn hold(&self, server: &str, tool: &str, hash: &str, definition: &str, reasons: &[Reason]) {
+        let words: Vec<&str> = reasons.iter().map(|r| r.word()).collect();
+        match self.store.hold_tool(server, tool, hash, definition, &words) {
+            Ok(true) => {
+                warn!(server, tool, reasons = %words.join(","), "tool held for review (mcp-gateway tools changes)");
+                crate::telemetry::tool_change(server, "held");
+            }
+            Ok(false) => {}
+            Err(e) => error!(server, tool, error = %e, "could not record a held tool; it stays hidden"),
+        }
+    }
+
+    /// Rings `changed` whenever pins or reviews change in the store (an
+    /// operator's approval from another process), checking every second,
+    /// until `ct` is cancelled; the catalog then rebuilds.
+    pub async fn follow(self: Arc<Self>, changed: Arc<Notify>, ct: CancellationToken) {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = ct.cancelled() => return,
+            }
+            let store = self.store.clone();
+            let Ok(Ok(now)) = tokio::task::spawn_blocking(move || store.review_generation()).await else {
+                continue;
+            };
+            let before = self.seen.swap(now, Ordering::SeqCst);
+            if before >= 0 && before != now {
+                changed.notify_one();
+            }
+        }
+    }
+
+    /// What to do with credentials going `direction` in `project`'s call to `server`.
+    fn secrets(&self, project: &str, server: &ServerConfig, direction: Direction) -> Secrets {
+        self.config
+            .load()
+            .secrets_for(project, server.secrets, server.trusted_for_credentials, direction)
+    }
+
+    /// Screens `arguments` of a call to `key` on `server`: blocked or
+    /// redacted as the policy says. Logs and counts kinds, never matches.
+    pub fn screen_arguments(
+        &self,
+        project: &str,
+        server: &ServerConfig,
+        key: &str,
+        arguments: &mut JsonObject,
+    ) -> Result<(), Blocked> {
+        let direction = Direction::Arguments;
+        match self.secrets(project, server, direction) {
+            Secrets::Off => Ok(()),
+            Secrets::Block => {
+                // Scanned in place: moved into a Value and back, not copied.
+                let value = Value::Object(std::mem::take(arguments));
+                let found = leaks::scan(&value);
+                if let Value::Object(o) = value {
+                    *arguments = o;
+                }
+                if found.is_empty() {
+                    return Ok(());
+                }
+                let blocked = Blocked {
+                    key: key.to_string(),
+                    direction,
+                    kinds: found.iter().map(|f| f.kind).collect(),
+                    paths: found.into_iter().map(|f| f.path).collect(),
+                };
+                record(key, direction, &blocked.kinds, "blocked");
+                Err(blocked)
+            }
+            Secrets::Redact => {
+                let mut value = Value::Object(std::mem::take(arguments));
+                let kinds = leaks::redact(&mut value);
+                if let Value::Object(o) = value {
+                    *arguments = o;
+                }
+                record(key, direction, &kinds, "redacted");
+                Ok(())
+            }
+        }
+    }
+
+    /// Screens the result of a call to `key` on `server`: its text blocks,
+    /// embedded text resources and `structuredContent`.
+    pub fn screen_result(
+        &self,
+        project: &str,
+        server: &ServerConfig,
+        key: &str,
+        result: &mut CallToolResult,
+    ) -> Result<(), Blocked> {
+        let direction = Direction::Results;
+        let policy = self.secrets(project, server, direction);
+        if policy == Secrets::Off {
+            return Ok(());
+        }
+        let mut kinds = Vec::new();
+        let mut paths = Vec::new();
+        for (i, block) in result.content.iter_mut().enumerate() {
+            let (text, at) = match block {
+                ContentBlock::Text(t) => (&mut t.text, format!("/content/{i}/text")),
+                ContentBlock::Resource(r) => match &mut r.resource {
+                    ResourceContents::TextResourceContents { text, .. } => {
+                        (text, format!("/content/{i}/resource/text"))
+                    }
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if let Some((clean, found)) = leaks::redact_text(text) {
+                if policy == Secrets::Redact {
+                    *text = clean;
+                }
+                paths.push(at);
+                kinds.extend(found);
+            }
+        }
+        if let Some(structured) = result.structured_content.as_mut() {
+            let found = leaks::scan(structured);
+            if !found.is_empty() {
+                if policy == Secrets::Redact {
+                    leaks::redact(structured);
+                }
+                for f in found {
+                    paths.push(format!("/structuredContent{}", f.path));
+                    kinds.push(f.kind);
+                }
+            }
+        }
+        if kinds.is_empty() {
+            return Ok(());
+        }
+        if policy == Secrets::Block {
+            record(key, direction, &kinds, "blocked");
+            return Err(Blocked {
+                key: key.to_string(),
+                direction,
+                kinds,
+                paths,
+            });
+        }
+        record(key, direction, &kinds, "redacted");
+        Ok(())
+    }
+}
+
+/// Logs and counts credentials found: kinds only.
+fn record(key: &str, direction: Direction, kinds: &[leaks::Kind], action: &'static str) {
+    if kinds.is_empty() {
+        return;
+    }
+    let mut distinct = kinds.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    warn!(tool_key = key, direction = direction.as_str(), kinds = %distinct.join(","), count = kinds.len(), action, "credential in a tool call");
+    for kind in kinds {
+        crate::telemetry::secret(direction.as_str(), kind, action);
+    }
+}

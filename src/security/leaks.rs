@@ -1,0 +1,539 @@
+//! Credentials in tool traffic: found so a tool call carrying one can be
+//! blocked before it reaches a downstream server, and a tool result carrying
+//! one can be redacted before it reaches the model.
+//!
+//! Free text is matched against curated credential formats (gitleaks-style: a
+//! distinctive prefix or label, a tight alphabet and length, word boundaries),
+//! never guessed by entropy, so hashes, ids, UUIDs and Base64 in prose pass.
+//! Entropy is used only for a string under a key that names a secret
+//! (`"password": …`), where the key has already said what the value is.
+//! Nothing here returns or logs a matched value: only its kind and place.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// What kind of credential was found; a short kebab-case word, safe to log (never the match itself).
+pub type Kind = &'static str;
+
+/// One credential found in a string: its kind and byte range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leak {
+    /// What it is.
+    pub kind: Kind,
+    /// Where it is in the string, in bytes.
+    pub range: Range<usize>,
+}
+
+/// Where a credential sits in a JSON value: its kind and JSON Pointer (RFC 6901, e.g.
+/// "/headers/Authorization", "" for the root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// What it is.
+    pub kind: Kind,
+    /// The string holding it, as a JSON Pointer.
+    pub path: String,
+}
+
+/// Kind of a credential-looking string under a secret-like key that no format matched.
+const SECRET_FIELD: Kind = "secret-field";
+/// Shortest value `looks_like_secret` accepts, in characters.
+const MIN_SECRET_CHARS: usize = 12;
+/// Least Shannon entropy, bits per character: random tokens score 3.5 to 5, words and repeats less.
+const MIN_ENTROPY: f64 = 3.0;
+
+/// The formats `find` knows. On a tie (same start and length) the earlier rule names the kind, so
+/// specific formats come before the generic `bearer-token` and `url-password`. A group named `s`
+/// marks the credential when the pattern also matches its label or the character after it.
+/// Word boundaries are ASCII `(?-u:\b)`: credentials are ASCII, and the fast engines cannot do Unicode ones.
+static RULES: LazyLock<Vec<(Kind, Regex)>> = LazyLock::new(|| {
+    [
+        // to the END line; without one, the BEGIN line and the Base64 lines after it (`\n`-escaped too)
+        (
+            "private-key",
+            concat!(
+                r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----",
+                r"(?:(?s:.*?)-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----",
+                r"|(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/=]+)*)",
+            ),
+        ),
+        ("aws-access-key", r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)"),
+        // 40 Base64 characters are common; only a label makes them an AWS secret
+        (
+            "aws-secret-key",
+            concat!(
+                r"(?i:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)",
+                r#"[\\"']{0,3}\s*(?::|=>?)\s*[\\"']{0,3}"#,
+                r"(?P<s>[A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)",
+            ),
+        ),
+        ("github-token", r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)"),
+        ("github-token", r"(?-u:\b)github_pat_[A-Za-z0-9_]{82}(?-u:\b)"),
+        ("gitlab-token", r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}"),
+        (
+            "slack-webhook",
+            r"https://hooks\.slack\.com/services/T[A-Z0-9]{8,}/B[A-Z0-9]{8,}/[A-Za-z0-9]{20,}",
+        ),
+        ("slack-token", r"(?-u:\b)xox[baprs]-[A-Za-z0-9-]{10,}"),
+        (
+            "google-api-key",
+            r"(?-u:\b)(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
+        ),
+        (
+            "stripe-key",
+            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}(?-u:\b)",
+        ),
+        (
+            "anthropic-key",
+            r"(?-u:\b)sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,}",
+        ),
+        // `T3BlbkFJ` is "openai" in Base64, inside every classic and most project keys
+        (
+            "openai-key",
+            concat!(
+                r"(?-u:\b)sk-(?:(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
+                r"|proj-[A-Za-z0-9_-]{40,})",
+            ),
+        ),
+        ("npm-token", r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)"),
+        // this gateway's own: `mgw_<id>_<64 hex>` (store::issue_token)
+        ("gateway-token", r"(?-u:\b)mgw_[0-9]+_[0-9a-f]{64}(?-u:\b)"),
+        // header and payload are Base64url JSON objects, so both start `{"` = `eyJ`
+        (
+            "jwt",
+            r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        ),
+        (
+            "bearer-token",
+            concat!(
+                r#"(?i:authorization)[\\"']{0,3}\s*[:=]\s*[\\"']{0,3}"#,
+                r"(?i:bearer)\s+(?P<s>[A-Za-z0-9_.~+/=-]{20,})",
+            ),
+        ),
+        (
+            "url-password",
+            concat!(
+                r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\\]*"#,
+                r#":(?P<s>[^\s/?#@"'<>\\]+)@[A-Za-z0-9\[]"#,
+            ),
+        ),
+    ]
+    .into_iter()
+    .map(|(kind, pattern)| (kind, Regex::new(pattern).expect("credential patterns are valid")))
+    .collect()
+});
+
+/// Lower-case marks of a placeholder, a template variable or an already-redacted value (space-separated).
+const PLACEHOLDER_MARKS: &str =
+    "changeme change-me change_me dummy example placeholder redacted your- your_ xxxxxx *** ... ${ {{";
+/// Whole words that make a key name a secret (too short or too common to match inside other words).
+const SECRET_WORDS: &str = "auth creds pass pwd session token";
+/// Parts of a key's words run together that make it a secret (`x-api-key` → `xapikey`).
+const SECRET_PARTS: &str = "password passwd passphrase secret credential authorization bearer cookie apikey accesskey \
+    privatekey signingkey encryptionkey accesstoken refreshtoken authtoken idtoken sessionid";
+/// Words that make a key about paging, counting or describing a secret rather than holding one.
+const NOT_SECRET_WORDS: &str = "count cursor endpoint expiration expires expiry file hint len length limit max min \
+    name next num offset page path prev previous remaining tokens total ttl type uri url used";
+/// The same, for keys written as one lower-case word.
+const NOT_SECRET_PARTS: &str = "pagetoken nexttoken maxtokens tokencount tokentype tokensused";
+
+/// Credentials in free text, found by their formats alone (no entropy guessing): sorted by start,
+/// non-overlapping (on overlap keep the earlier/longer one).
+pub fn find(text: &str) -> Vec<Leak> {
+    let mut hits: Vec<(Range<usize>, usize, Kind)> = Vec::new();
+    for (rank, (kind, re)) in RULES.iter().enumerate() {
+        let matches = re
+            .captures_iter(text)
+            .filter_map(|caps| caps.name("s").or_else(|| caps.get(0)));
+        for m in matches {
+            // a placeholder is documentation, but a key block's Base64 may spell anything
+            if *kind == "private-key" || !is_placeholder(m.as_str()) {
+                hits.push((m.range(), rank, *kind));
+            }
+        }
+    }
+    hits.sort_by_key(|(range, rank, _)| (range.start, Reverse(range.end), *rank));
+    let mut leaks: Vec<Leak> = Vec::new();
+    for (range, _, kind) in hits {
+        // kept leaks are disjoint and sorted, so only the last can overlap
+        if leaks.last().is_none_or(|last| range.start >= last.range.end) {
+            leaks.push(Leak { kind, range });
+        }
+    }
+    leaks
+}
+
+/// Whether a JSON object key names a secret (password, secret, token, api_key, apiKey, access_key,
+/// private_key, client_secret, authorization, credential(s), passphrase, bearer, session/cookie,
+/// x-api-key ...), normalising case and `-`/`_`/camelCase. Keys about paging or counting are not
+/// secrets: page_token, next_token, nextPageToken, cursor, max_tokens, token_count, tokens_used,
+/// token_type, etc.
+pub fn secret_like_name(key: &str) -> bool {
+    let words = words(key);
+    let joined = words.concat();
+    let has_word = |list: &str| list.split_whitespace().any(|w| words.iter().any(|word| word == w));
+    let has_part = |list: &str| list.split_whitespace().any(|part| joined.contains(part));
+    !has_word(NOT_SECRET_WORDS) && !has_part(NOT_SECRET_PARTS) && (has_word(SECRET_WORDS) || has_part(SECRET_PARTS))
+}
+
+/// A key's words, lower-cased: split at anything not a letter or digit and at camelCase humps
+/// (`nextPageToken`, `APIKey`).
+fn words(key: &str) -> Vec<String> {
+    let chars: Vec<char> = key.chars().collect();
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1);
+        // `tT`, `2T`, or an acronym's last capital before a lower-case letter (`APIKey`)
+        let hump = c.is_uppercase()
+            && prev.is_some_and(|p| {
+                p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
+            });
+        if (hump || !c.is_alphanumeric()) && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Whether a string value under a secret-like key looks like a real credential: at least 12 chars,
+/// no whitespace, high Shannon entropy (>= 3.0 bits/char) and a mix of at least two character
+/// classes among lower/upper/digit/symbol, and not a placeholder ("changeme", "xxxxxxxx",
+/// "<your-token>", "${VAR}", "****", "REDACTED"...).
+pub fn looks_like_secret(value: &str) -> bool {
+    value.chars().count() >= MIN_SECRET_CHARS
+        && !value.chars().any(char::is_whitespace)
+        && !is_placeholder(value)
+        && char_classes(value) >= 2
+        && entropy(value) >= MIN_ENTROPY
+}
+
+/// Whether `value` is a stand-in for a secret rather than one.
+fn is_placeholder(value: &str) -> bool {
+    let lower = value.to_lowercase();
+    PLACEHOLDER_MARKS.split_whitespace().any(|mark| lower.contains(mark))
+        || (value.starts_with('<') && value.ends_with('>'))
+        // `$TOKEN`: an environment variable's name
+        || value.strip_prefix('$').is_some_and(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
+}
+
+/// How many of lower-case, upper-case, digit and other characters `value` has.
+fn char_classes(value: &str) -> usize {
+    let classes: [fn(&char) -> bool; 4] = [
+        char::is_ascii_lowercase,
+        char::is_ascii_uppercase,
+        char::is_ascii_digit,
+        |c| !c.is_ascii_alphanumeric(),
+    ];
+    classes.iter().filter(|class| value.chars().any(|c| class(&c))).count()
+}
+
+/// Shannon entropy of the characters of `value`, in bits per character.
+fn entropy(value: &str) -> f64 {
+    let mut counts: HashMap<char, u32> = HashMap::new();
+    for c in value.chars() {
+        *counts.entry(c).or_default() += 1;
+    }
+    let total = f64::from(counts.values().sum::<u32>());
+    counts
+        .values()
+        .map(|&n| f64::from(n) / total)
+        .map(|p| -p * p.log2())
+        .sum()
+}
+
+/// Whether a value under a secret-like key is a credential. A header's auth scheme (`Bearer …`) is
+/// skipped, or its space would fail the whitespace test.
+fn secret_field(value: &str) -> bool {
+    let (scheme, rest) = value.split_once(' ').unwrap_or_default();
+    let scheme = scheme.to_ascii_lowercase();
+    let schemed = matches!(scheme.as_str(), "basic" | "bearer" | "token");
+    looks_like_secret(if schemed { rest.trim_start() } else { value })
+}
+
+/// Every credential in `value`: every string is searched with `find`; a string under a secret-like
+/// key that `find` misses but `looks_like_secret` accepts counts as kind "secret-field" (after a
+/// header's `Bearer`/`Basic`/`Token` scheme). Also walks arrays and nested objects.
+pub fn scan(value: &Value) -> Vec<Found> {
+    let mut found = Vec::new();
+    scan_at(value, "", false, &mut found);
+    found
+}
+
+/// `scan` below `path`; `secret_key` says whether the nearest object key names a secret (arrays pass it on).
+fn scan_at(value: &Value, path: &str, secret_key: bool, found: &mut Vec<Found>) {
+    match value {
+        Value::String(s) => {
+            let mut kinds: Vec<Kind> = find(s).into_iter().map(|leak| leak.kind).collect();
+            if kinds.is_empty() && secret_key && secret_field(s) {
+                kinds.push(SECRET_FIELD);
+            }
+            found.extend(kinds.into_iter().map(|kind| Found {
+                kind,
+                path: path.to_owned(),
+            }));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                scan_at(item, &format!("{path}/{i}"), secret_key, found);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                let path = format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
+                scan_at(item, &path, secret_like_name(key), found);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// What a redacted credential of `kind` is replaced with.
+fn marker(kind: Kind) -> String {
+    format!("[REDACTED:{kind}]")
+}
+
+/// Replaces each credential in `text` (by `find`) with `[REDACTED:<kind>]`; None when there is none.
+pub fn redact_text(text: &str) -> Option<(String, Vec<Kind>)> {
+    let leaks = find(text);
+    if leaks.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for leak in &leaks {
+        out.push_str(&text[at..leak.range.start]);
+        out.push_str(&marker(leak.kind));
+        at = leak.range.end;
+    }
+    out.push_str(&text[at..]);
+    Some((out, leaks.into_iter().map(|leak| leak.kind).collect()))
+}
+
+/// Redacts in place every credential `scan` would find in `value` (a whole "secret-field" string
+/// becomes `[REDACTED:secret-field]`); returns the kinds redacted, in order found (duplicates kept).
+pub fn redact(value: &mut Value) -> Vec<Kind> {
+    let found = scan(value);
+    // a string's credentials are reported together, so one pass per string
+    let mut paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+    paths.dedup();
+    for path in paths {
+        if let Some(Value::String(s)) = value.pointer_mut(path) {
+            // `find` misses a "secret-field", so the whole string goes
+            *s = redact_text(s).map_or_else(|| marker(SECRET_FIELD), |(clean, _)| clean);
+        }
+    }
+    found.into_iter().map(|f| f.kind).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const HEX: &str = "0123456789abcdef";
+    const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const B64URL: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    /// `{"alg":"HS256","typ":"JWT"}` and `{"sub":"1234567890"}` in Base64url.
+    const JWT_HEAD: &str = concat!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIi", "OiIxMjM0NTY3ODkwIn0");
+    const KEY_BEGIN: &str = concat!("-----BEGIN RSA ", "PRIVATE KEY-----");
+    const KEY_END: &str = concat!("-----END RSA ", "PRIVATE KEY-----");
+
+    /// Random-looking text from a fixed seed, so no credential-shaped literal sits in this file.
+    fn noise(charset: &str, len: usize, seed: u64) -> String {
+        let chars: Vec<char> = charset.chars().collect();
+        let mut x = seed;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            chars[(x >> 33) as usize % chars.len()]
+        };
+        (0..len).map(|_| next()).collect()
+    }
+
+    fn alnum(len: usize, seed: u64) -> String {
+        noise(ALNUM, len, seed)
+    }
+
+    /// What `find` reports in `text`: kinds and matched texts.
+    fn found(text: &str) -> Vec<(Kind, &str)> {
+        find(text)
+            .into_iter()
+            .map(|leak| (leak.kind, &text[leak.range]))
+            .collect()
+    }
+
+    #[test]
+    fn finds_each_format() {
+        let (team, hook) = (noise(UPPER, 10, 14), noise(UPPER, 10, 15));
+        let hook = format!("https://hooks.slack.com/services/T{team}/B{hook}/{}", alnum(24, 16));
+        let tokens = [
+            ("aws-access-key", format!("AKIA{}", noise(UPPER, 16, 1))),
+            ("github-token", format!("ghp_{}", alnum(36, 9))),
+            ("github-token", format!("github_pat_{}", alnum(82, 10))),
+            ("gitlab-token", format!("glpat-{}", alnum(20, 11))),
+            ("slack-token", format!("xoxb-{}-{}", noise(HEX, 12, 12), alnum(24, 13))),
+            ("slack-webhook", hook),
+            ("google-api-key", format!("AIza{}", noise(B64URL, 35, 17))),
+            ("stripe-key", format!("sk_live_{}", alnum(24, 18))),
+            ("anthropic-key", format!("sk-ant-api03-{}", noise(B64URL, 90, 19))),
+            ("openai-key", format!("sk-{}T3BlbkFJ{}", alnum(20, 20), alnum(20, 21))),
+            ("openai-key", format!("sk-proj-{}", noise(B64URL, 48, 22))),
+            ("npm-token", format!("npm_{}", alnum(36, 23))),
+            ("gateway-token", format!("mgw_17_{}", noise(HEX, 64, 24))),
+            ("jwt", format!("{JWT_HEAD}.{}", noise(B64URL, 43, 25))),
+        ];
+        for (kind, token) in tokens {
+            assert_eq!(found(&format!("see {token} here")), [(kind, token.as_str())]);
+        }
+        let (s, b, p) = (noise(B64, 40, 2), alnum(32, 3), alnum(16, 4));
+        let block = format!("{KEY_BEGIN}\n{}\n{}\n{KEY_END}", alnum(64, 5), alnum(24, 6));
+        let unended = format!("{KEY_BEGIN}\n{}\n{}", alnum(64, 7), alnum(24, 8));
+        let labelled = [
+            ("aws-secret-key", format!("aws_secret_access_key = {s}\n"), &s),
+            ("aws-secret-key", format!(r#"{{"secretAccessKey": "{s}"}}"#), &s),
+            ("bearer-token", format!("Authorization: Bearer {b}"), &b),
+            ("bearer-token", format!(r#""authorization":"bearer {b}""#), &b),
+            ("url-password", format!("postgres://admin:{p}@db:5432/app"), &p),
+            ("private-key", format!("key:\n{block}\ndone"), &block),
+            ("private-key", format!("{unended}\n\nnext paragraph"), &unended),
+        ];
+        for (kind, text, secret) in &labelled {
+            assert_eq!(found(text), [(*kind, secret.as_str())], "{text}");
+        }
+    }
+
+    #[test]
+    fn near_misses_and_ordinary_text_are_not_credentials() {
+        let near = [
+            format!("XAKIA{} AKIA{}", noise(UPPER, 16, 1), noise(UPPER, 17, 1)),
+            format!("value = {}", noise(B64, 40, 2)),
+            format!("aws_secret_access_key = {}", noise(B64, 39, 2)),
+            format!("ghp_{} ghx_{}", alnum(35, 9), alnum(36, 9)),
+            format!("github_pat_{}", alnum(81, 10)),
+            format!("glpat-{} xoxz-{}", alnum(19, 11), alnum(20, 13)),
+            format!("AIza{} end", alnum(34, 17)),
+            format!("sk_live_{} sk_prod_{}", alnum(10, 18), alnum(24, 18)),
+            format!("sk-ant-api03-{} sk-{}", alnum(20, 19), alnum(30, 20)),
+            format!("npm_{} npm_{}", alnum(35, 23), alnum(37, 23)),
+            format!("mgw_1_x mgw_17_{}", noise(HEX, 63, 24)),
+            format!("{JWT_HEAD} Bearer {}", alnum(32, 3)),
+        ];
+        let ordinary = [
+            "xoxb-short, https://hooks.slack.com/services/ takes a webhook",
+            "a risk-free plan, ask-me-anything",
+            "Authorization: Bearer short",
+            "postgres://admin:${DB_PASSWORD}@db/app and user:****@host",
+            "https://example.com:8080/a@b and ssh://git@github.com",
+            "-----BEGIN PUBLIC KEY-----",
+            "uuid 123e4567-e89b-12d3-a456-426614174000, commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+            "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855, max_tokens: 1000",
+            "the body was SGVsbG8sIHRoaXMgaXMgYSBwbGFpbiBzZW50ZW5jZS4= as sent",
+        ];
+        for text in near.iter().map(String::as_str).chain(ordinary) {
+            assert!(find(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn overlaps_keep_the_earlier_longer_more_specific_match() {
+        let jwt = format!("{JWT_HEAD}.{}", noise(B64URL, 43, 26));
+        assert_eq!(found(&format!("Authorization: Bearer {jwt}")), [("jwt", jwt.as_str())]);
+        let text = format!("mgw_3_{} then AKIA{}", noise(HEX, 64, 27), noise(UPPER, 16, 28));
+        let kinds: Vec<Kind> = find(&text).into_iter().map(|leak| leak.kind).collect();
+        assert_eq!(kinds, ["gateway-token", "aws-access-key"]);
+    }
+
+    #[test]
+    fn secret_names_are_told_from_paging_and_counting() {
+        let secret = "password DB_PASSWORD secret token access_token accessToken GITHUB_TOKEN api_key apiKey API_KEY \
+            x-api-key X-Api-Key access_key aws_secret_access_key privateKey client_secret Authorization credentials \
+            passphrase bearer sessionId Set-Cookie pwd";
+        let not_secret = "page_token next_token nextPageToken pageToken cursor max_tokens maxTokens token_count \
+            tokens_used token_type password_hint tokenizer author bypass token_url";
+        for key in secret.split_whitespace() {
+            assert!(secret_like_name(key), "{key}");
+        }
+        for key in not_secret.split_whitespace().chain([""]) {
+            assert!(!secret_like_name(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn secret_values_need_length_entropy_and_mixed_classes() {
+        assert!(looks_like_secret(&alnum(32, 29)));
+        let not_secret = "hunter2 aaaaaaaaaaaaaaaa abcdefghijklmnop changeme-Changeme-123 xxxxxxxxxxxxxxxxxxxx \
+            **************** <your-token-here> ${GITHUB_TOKEN} $OPENAI_API_KEY [REDACTED:secret-field]";
+        for value in not_secret.split_whitespace().chain(["correct horse battery staple"]) {
+            assert!(!looks_like_secret(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn scan_reports_json_pointers_and_skips_paging_counting_and_prose() {
+        let gh = format!("ghp_{}", alnum(36, 30));
+        let value = json!({
+            "a/b": {"c~d": ["plain", gh.clone()]},
+            "headers": {"Authorization": format!("Bearer {}", alnum(32, 31))},
+        });
+        let at = |kind, path: &str| Found {
+            kind,
+            path: path.to_string(),
+        };
+        let expected = [
+            at("github-token", "/a~1b/c~0d/1"),
+            at(SECRET_FIELD, "/headers/Authorization"),
+        ];
+        assert_eq!(scan(&value), expected);
+        assert_eq!(scan(&json!(gh)), [at("github-token", "")]);
+        let value = json!({
+            "max_tokens": 1000,
+            "nextPageToken": alnum(40, 32),
+            "page_token": alnum(40, 33),
+            "password_hint": "the name of my first dog",
+            "id": "123e4567-e89b-12d3-a456-426614174000",
+        });
+        assert!(scan(&value).is_empty());
+    }
+
+    #[test]
+    fn redact_replaces_credentials_and_secret_fields() {
+        let gh = format!("ghp_{}", alnum(36, 34));
+        let mut value = json!({"note": format!("key {gh}"), "password": alnum(24, 35), "count": 3});
+        assert_eq!(scan(&value).len(), 2);
+        assert_eq!(redact(&mut value), ["github-token", "secret-field"]);
+        let redacted =
+            json!({"note": "key [REDACTED:github-token]", "password": "[REDACTED:secret-field]", "count": 3});
+        assert_eq!(value, redacted);
+        assert!(scan(&value).is_empty(), "redaction is final");
+    }
+
+    #[test]
+    fn redact_text_marks_each_credential() {
+        assert_eq!(redact_text("nothing to see"), None);
+        let text = format!("id AKIA{}, db https://u:{}@h/x", noise(UPPER, 16, 36), alnum(16, 37));
+        let (clean, kinds) = redact_text(&text).expect("two credentials");
+        assert_eq!(
+            clean,
+            "id [REDACTED:aws-access-key], db https://u:[REDACTED:url-password]@h/x"
+        );
+        assert_eq!(kinds, ["aws-access-key", "url-password"]);
+    }
+}

@@ -1,0 +1,250 @@
+//! Pinned tool definitions and the changes waiting for review
+//! (`migrations/0009_tool_pins.sql`; the rules are in `src/security/pins.rs`).
+
+use std::collections::HashMap;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Error, Store};
+
+/// What the store holds about one server's tools: pinned hashes and
+/// rejected hashes, by tool name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServerPins {
+    /// Tool → hash of its pinned definition.
+    pub pinned: HashMap<String, String>,
+    /// Tool → (hash, state) of its definition under review.
+    pub reviews: HashMap<String, (String, ReviewState)>,
+}
+
+/// Where a definition under review stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewState {
+    /// Hidden and refused until an operator decides.
+    Held,
+    /// An operator refused it; it stays hidden while the server lists it.
+    Rejected,
+}
+
+impl ReviewState {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewState::Held => "held",
+            ReviewState::Rejected => "rejected",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        if s == "rejected" {
+            ReviewState::Rejected
+        } else {
+            ReviewState::Held
+        }
+    }
+}
+
+/// One definition under review, with the pinned one it would replace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Review {
+    /// The server.
+    pub server: String,
+    /// The tool's name.
+    pub tool: String,
+    /// Its hash.
+    pub hash: String,
+    /// As listed (JSON).
+    pub definition: String,
+    /// The pinned definition (JSON), if any.
+    pub pinned: Option<String>,
+    /// Why it is held (`changed`, `new`, `suspicious:…`).
+    pub reasons: Vec<String>,
+    /// Held or rejected.
+    pub state: ReviewState,
+    /// When it was first seen.
+    pub seen_at: String,
+}
+
+impl Store {
+    /// The review generation: moves on every change to pins and reviews.
+    pub fn review_generation(&self) -> Result<i64, Error> {
+        self.with(|c| {
+            c.prepare_cached("SELECT n FROM review_generation WHERE id = 1")?
+                .query_row([], |r| r.get(0))
+        })
+    }
+
+    /// Pins and reviews of every server, by server.
+    pub fn pins(&self) -> Result<HashMap<String, ServerPins>, Error> {
+        self.with(|c| {
+            let mut out: HashMap<String, ServerPins> = HashMap::new();
+            let mut pins = c.prepare_cached("SELECT server, tool, hash FROM tool_pins")?;
+            let rows = pins.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?)))?;
+            for row in rows {
+                let (server, tool, hash) = row?;
+                out.entry(server).or_default().pinned.insert(tool, hash);
+            }
+            let mut reviews = c.prepare_cached("SELECT server, tool, hash, state FROM tool_reviews")?;
+            let rows = reviews.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?;
+            for row in rows {
+                let (server, tool, hash, state) = row?;
+                out.entry(server)
+                    .or_default()
+                    .reviews
+                    .insert(tool, (hash, ReviewState::parse(&state)));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Trusts `definition` for `server`'s `tool`, replacing any pin and review.
+    pub fn pin_tool(&self, server: &str, tool: &str, hash: &str, definition: &str) -> Result<(), Error> {
+        self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
+                "INSERT INTO tool_pins (server, tool, hash, definition) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, definition = ?4,
+                     pinned_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                params![server, tool, hash, definition],
+            )?;
+            tx.execute(
+                "DELETE FROM tool_reviews WHERE server = ?1 AND tool = ?2",
+                params![server, tool],
+            )?;
+            tx.commit()
+        })
+    }
+
+    /// Holds `definition` of `server`'s `tool` for review; true when this
+    /// definition was not already waiting (a change to log and count).
+    pub fn hold_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        hash: &str,
+        definition: &str,
+        reasons: &[&str],
+    ) -> Result<bool, Error> {
+        let reasons = serde_json::to_string(reasons).unwrap_or_else(|_| "[]".into());
+        self.with(|c| {
+            let same: Option<String> = c
+                .prepare_cached("SELECT hash FROM tool_reviews WHERE server = ?1 AND tool = ?2 AND hash = ?3")?
+                .query_row(params![server, tool, hash], |r| r.get(0))
+                .optional()?;
+            if same.is_some() {
+                return Ok(false);
+            }
+            c.execute(
+                "INSERT INTO tool_reviews (server, tool, hash, definition, reasons, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'held')
+                 ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, definition = ?4, reasons = ?5,
+                     state = 'held', seen_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                params![server, tool, hash, definition, reasons],
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Definitions under review, oldest first; of one server if given.
+    pub fn reviews(&self, server: Option<&str>) -> Result<Vec<Review>, Error> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT r.server, r.tool, r.hash, r.definition, p.definition, r.reasons, r.state, r.seen_at
+                 FROM tool_reviews r LEFT JOIN tool_pins p ON p.server = r.server AND p.tool = r.tool
+                 WHERE ?1 IS NULL OR r.server = ?1 ORDER BY r.seen_at, r.server, r.tool",
+            )?
+            .query_map([server], |r| {
+                Ok(Review {
+                    server: r.get(0)?,
+                    tool: r.get(1)?,
+                    hash: r.get(2)?,
+                    definition: r.get(3)?,
+                    pinned: r.get(4)?,
+                    reasons: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default(),
+                    state: ReviewState::parse(&r.get::<_, String>(6)?),
+                    seen_at: r.get(7)?,
+                })
+            })?
+            .collect()
+        })
+    }
+
+    /// An operator's approval: the definition under review becomes the pin.
+    /// False when nothing waits for `server`'s `tool`.
+    pub fn approve_tool(&self, server: &str, tool: &str) -> Result<bool, Error> {
+        self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            let moved = tx.execute(
+                "INSERT INTO tool_pins (server, tool, hash, definition)
+                 SELECT server, tool, hash, definition FROM tool_reviews WHERE server = ?1 AND tool = ?2
+                 ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition,
+                     pinned_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                params![server, tool],
+            )?;
+            tx.execute(
+                "DELETE FROM tool_reviews WHERE server = ?1 AND tool = ?2",
+                params![server, tool],
+            )?;
+            tx.commit()?;
+            Ok(moved > 0)
+        })
+    }
+
+    /// An operator's rejection: the definition stays hidden while listed.
+    /// False when nothing waits for `server`'s `tool`.
+    pub fn reject_tool(&self, server: &str, tool: &str) -> Result<bool, Error> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE tool_reviews SET state = 'rejected' WHERE server = ?1 AND tool = ?2",
+                params![server, tool],
+            )
+            .map(|n| n > 0)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_wait_until_approved_or_rejected_and_move_the_generation() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("gw.db")).unwrap();
+        let g0 = s.review_generation().unwrap();
+        s.pin_tool("fs", "read", "h1", "{\"d\":1}").unwrap();
+        assert!(s.review_generation().unwrap() > g0);
+        assert!(s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap());
+        let g1 = s.review_generation().unwrap();
+        assert!(
+            !s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap(),
+            "already held"
+        );
+        assert_eq!(s.review_generation().unwrap(), g1, "an unchanged hold writes nothing");
+        let pins = s.pins().unwrap();
+        assert_eq!(pins["fs"].pinned["read"], "h1");
+        assert_eq!(pins["fs"].reviews["read"], ("h2".to_string(), ReviewState::Held));
+        let r = &s.reviews(None).unwrap()[0];
+        assert_eq!(
+            (r.pinned.as_deref(), r.definition.as_str()),
+            (Some("{\"d\":1}"), "{\"d\":2}")
+        );
+        assert_eq!(r.reasons, ["changed"]);
+
+        assert!(s.reject_tool("fs", "read").unwrap());
+        assert_eq!(s.pins().unwrap()["fs"].reviews["read"].1, ReviewState::Rejected);
+        assert!(s.approve_tool("fs", "read").unwrap());
+        let pins = s.pins().unwrap();
+        assert_eq!(pins["fs"].pinned["read"], "h2");
+        assert!(pins["fs"].reviews.is_empty());
+        assert!(!s.approve_tool("fs", "read").unwrap(), "nothing waits");
+        assert!(!s.reject_tool("fs", "nothing").unwrap());
+    }
+}
