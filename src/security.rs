@@ -25,7 +25,7 @@ use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
 use crate::config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
-use crate::store::{ReviewState, Store};
+use crate::store::{NewPin, ReviewState, Store};
 use pins::{Decision, Known, Reason};
 
 /// One server's tools after review.
@@ -123,6 +123,8 @@ impl Security {
         let config = self.config.load();
         let neighbours = scan::Neighbours::new(listings);
         let pins = self.store.pins()?;
+        // Written in one transaction at the end: (server, tool, hash, definition).
+        let mut trusted: Vec<(&str, &str, String, String)> = Vec::new();
         let reviews = listings
             .iter()
             .map(|(server, tools)| {
@@ -144,7 +146,8 @@ impl Security {
                     match pins::decide(&config, facts, &hash, &findings) {
                         Decision::Trusted => {}
                         Decision::Pin { changed } => {
-                            self.pin(server, name, &hash, &definition, changed);
+                            log_change(server, name, changed);
+                            trusted.push((server, name, hash, definition));
                         }
                         Decision::Hold(reasons) => {
                             self.hold(server, name, &hash, &definition, &reasons);
@@ -168,31 +171,20 @@ impl Security {
                 out
             })
             .collect::<Vec<_>>();
+        let pins: Vec<NewPin> = trusted
+            .iter()
+            .map(|(server, tool, hash, definition)| NewPin {
+                server,
+                tool,
+                hash,
+                definition,
+            })
+            .collect();
+        if let Err(e) = self.store.pin_tools(&pins) {
+            error!(tools = pins.len(), error = %e, "could not pin tool definitions; the next listing pins them");
+        }
         crate::telemetry::tools_held(reviews.iter().map(|r| r.held.len()).sum());
         Ok(reviews)
-    }
-
-    fn pin(&self, server: &str, tool: &str, hash: &str, definition: &str, changed: Option<OnToolChange>) {
-        if let Err(e) = self.store.pin_tool(server, tool, hash, definition) {
-            error!(server, tool, error = %e, "could not pin a tool definition");
-        }
-        match changed {
-            Some(OnToolChange::Warn) => {
-                warn!(
-                    server,
-                    tool, "tool definition changed; trusted as on_tool_change = \"warn\" says"
-                );
-                crate::telemetry::tool_change(server, "warned");
-            }
-            Some(_) => {
-                info!(
-                    server,
-                    tool, "tool definition changed; trusted as on_tool_change = \"accept\" says"
-                );
-                crate::telemetry::tool_change(server, "accepted");
-            }
-            None => {}
-        }
     }
 
     fn hold(&self, server: &str, tool: &str, hash: &str, definition: &str, reasons: &[Reason]) {
@@ -339,6 +331,27 @@ impl Security {
         }
         record(key, direction, &kinds, "redacted");
         Ok(())
+    }
+}
+
+/// Logs and counts a pinned tool's change that the policy let through.
+fn log_change(server: &str, tool: &str, changed: Option<OnToolChange>) {
+    match changed {
+        Some(OnToolChange::Warn) => {
+            warn!(
+                server,
+                tool, "tool definition changed; trusted as on_tool_change = \"warn\" says"
+            );
+            crate::telemetry::tool_change(server, "warned");
+        }
+        Some(_) => {
+            info!(
+                server,
+                tool, "tool definition changed; trusted as on_tool_change = \"accept\" says"
+            );
+            crate::telemetry::tool_change(server, "accepted");
+        }
+        None => {}
     }
 }
 

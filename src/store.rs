@@ -19,7 +19,7 @@ mod pins;
 pub use audit::{AuditRow, Outcome, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learning::{Association, Use};
-pub use pins::{Review, ReviewState, ServerPins};
+pub use pins::{NewPin, Review, ReviewState, ServerPins};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -25,7 +25,14 @@ async fn gateway(semantic: &str) -> (Gateway, String, String) {
         tokens.push(gw.issue_token(project));
     }
     let meaning = tokens.pop().unwrap();
-    (gw, tokens.pop().unwrap(), meaning)
+    let lexical = tokens.pop().unwrap();
+    // The demo server connects in the background; wait until its tools are searchable.
+    eventually(Duration::from_secs(30), "the demo server's tools", || async {
+        let found = discovery(&gw, &lexical, json!("convert a temperature")).await;
+        (!keys(&found).is_empty()).then_some(())
+    })
+    .await;
+    (gw, lexical, meaning)
 }
 
 /// The structured result of `tool_discovery` for `query`, as `token`'s project.

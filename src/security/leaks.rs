@@ -137,7 +137,7 @@ const SECRET_PARTS: &str = "password passwd passphrase secret credential authori
     privatekey signingkey encryptionkey accesstoken refreshtoken authtoken idtoken sessionid";
 /// Words that make a key about paging, counting or describing a secret rather than holding one.
 const NOT_SECRET_WORDS: &str = "count cursor endpoint expiration expires expiry file hint len length limit max min \
-    name next num offset page path prev previous remaining tokens total ttl type uri url used";
+    name next num offset page path prev previous remaining tokens total ttl type uri url used id ids";
 /// The same, for keys written as one lower-case word.
 const NOT_SECRET_PARTS: &str = "pagetoken nexttoken maxtokens tokencount tokentype tokensused";
 
@@ -177,7 +177,9 @@ pub fn secret_like_name(key: &str) -> bool {
     let joined = words.concat();
     let has_word = |list: &str| list.split_whitespace().any(|w| words.iter().any(|word| word == w));
     let has_part = |list: &str| list.split_whitespace().any(|part| joined.contains(part));
-    !has_word(NOT_SECRET_WORDS) && !has_part(NOT_SECRET_PARTS) && (has_word(SECRET_WORDS) || has_part(SECRET_PARTS))
+    // An id names a secret without being one (`token_id`, `keyId`), but a session id is the session.
+    let vetoed = !has_part("sessionid") && (has_word(NOT_SECRET_WORDS) || has_part(NOT_SECRET_PARTS));
+    !vetoed && (has_word(SECRET_WORDS) || has_part(SECRET_PARTS))
 }
 
 /// A key's words, lower-cased: split at anything not a letter or digit and at camelCase humps
@@ -465,9 +467,9 @@ mod tests {
     fn secret_names_are_told_from_paging_and_counting() {
         let secret = "password DB_PASSWORD secret token access_token accessToken GITHUB_TOKEN api_key apiKey API_KEY \
             x-api-key X-Api-Key access_key aws_secret_access_key privateKey client_secret Authorization credentials \
-            passphrase bearer sessionId Set-Cookie pwd";
+            passphrase bearer sessionId session_id Set-Cookie pwd";
         let not_secret = "page_token next_token nextPageToken pageToken cursor max_tokens maxTokens token_count \
-            tokens_used token_type password_hint tokenizer author bypass token_url";
+            tokens_used token_type password_hint tokenizer author bypass token_url tokenId key_id secret_ids";
         for key in secret.split_whitespace() {
             assert!(secret_like_name(key), "{key}");
         }

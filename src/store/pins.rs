@@ -17,6 +17,19 @@ pub struct ServerPins {
     pub reviews: HashMap<String, (String, ReviewState)>,
 }
 
+/// A definition to trust.
+#[derive(Debug, Clone, Copy)]
+pub struct NewPin<'a> {
+    /// The server.
+    pub server: &'a str,
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The hash of `definition`.
+    pub hash: &'a str,
+    /// The canonical definition (JSON).
+    pub definition: &'a str,
+}
+
 /// Where a definition under review stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReviewState {
@@ -104,20 +117,24 @@ impl Store {
         })
     }
 
-    /// Trusts `definition` for `server`'s `tool`, replacing any pin and review.
-    pub fn pin_tool(&self, server: &str, tool: &str, hash: &str, definition: &str) -> Result<(), Error> {
+    /// Trusts each definition for its tool, replacing any pin and review,
+    /// in one transaction (a server's first listing pins every tool at once).
+    pub fn pin_tools(&self, pins: &[NewPin<'_>]) -> Result<(), Error> {
+        if pins.is_empty() {
+            return Ok(());
+        }
         self.with(|c| {
             let tx = c.unchecked_transaction()?;
-            tx.execute(
-                "INSERT INTO tool_pins (server, tool, hash, definition) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, definition = ?4,
-                     pinned_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-                params![server, tool, hash, definition],
-            )?;
-            tx.execute(
-                "DELETE FROM tool_reviews WHERE server = ?1 AND tool = ?2",
-                params![server, tool],
-            )?;
+            for p in pins {
+                tx.prepare_cached(
+                    "INSERT INTO tool_pins (server, tool, hash, definition) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, definition = ?4,
+                         pinned_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+                )?
+                .execute(params![p.server, p.tool, p.hash, p.definition])?;
+                tx.prepare_cached("DELETE FROM tool_reviews WHERE server = ?1 AND tool = ?2")?
+                    .execute(params![p.server, p.tool])?;
+            }
             tx.commit()
         })
     }
@@ -219,7 +236,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("gw.db")).unwrap();
         let g0 = s.review_generation().unwrap();
-        s.pin_tool("fs", "read", "h1", "{\"d\":1}").unwrap();
+        let pin = NewPin {
+            server: "fs",
+            tool: "read",
+            hash: "h1",
+            definition: "{\"d\":1}",
+        };
+        s.pin_tools(&[pin]).unwrap();
         assert!(s.review_generation().unwrap() > g0);
         assert!(s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap());
         let g1 = s.review_generation().unwrap();
