@@ -237,37 +237,34 @@ impl Security {
         arguments: &mut JsonObject,
     ) -> Result<(), Blocked> {
         let direction = Direction::Arguments;
-        match self.secrets(project, server, direction) {
-            Secrets::Off => Ok(()),
-            Secrets::Block => {
-                // Scanned in place: moved into a Value and back, not copied.
-                let value = Value::Object(std::mem::take(arguments));
-                let found = leaks::scan(&value);
-                if let Value::Object(o) = value {
-                    *arguments = o;
-                }
-                if found.is_empty() {
-                    return Ok(());
-                }
-                let blocked = Blocked {
+        let policy = self.secrets(project, server, direction);
+        if policy == Secrets::Off {
+            return Ok(());
+        }
+        // Moved into a Value and back, not copied.
+        let mut value = Value::Object(std::mem::take(arguments));
+        let outcome = if policy == Secrets::Redact {
+            record(key, direction, &leaks::redact(&mut value), "redacted");
+            Ok(())
+        } else {
+            let found = leaks::scan(&value);
+            let kinds: Vec<leaks::Kind> = found.iter().map(|f| f.kind).collect();
+            record(key, direction, &kinds, "blocked");
+            if found.is_empty() {
+                Ok(())
+            } else {
+                Err(Blocked {
                     key: key.to_string(),
                     direction,
-                    kinds: found.iter().map(|f| f.kind).collect(),
+                    kinds,
                     paths: found.into_iter().map(|f| f.path).collect(),
-                };
-                record(key, direction, &blocked.kinds, "blocked");
-                Err(blocked)
+                })
             }
-            Secrets::Redact => {
-                let mut value = Value::Object(std::mem::take(arguments));
-                let kinds = leaks::redact(&mut value);
-                if let Value::Object(o) = value {
-                    *arguments = o;
-                }
-                record(key, direction, &kinds, "redacted");
-                Ok(())
-            }
+        };
+        if let Value::Object(o) = value {
+            *arguments = o;
         }
+        outcome
     }
 
     /// Screens the result of a call to `key` on `server`: its text blocks,

@@ -180,13 +180,7 @@ async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
         "TOOL_NOT_FOUND"
     );
 
-    let base = gw.url.trim_end_matches("/mcp");
-    let metrics = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = gw.metrics().await;
     for line in [
         r#"mcp_gateway_config_reloads_total{outcome="applied"} 2"#,
         r#"mcp_gateway_config_reloads_total{outcome="refused"} 2"#,

@@ -55,15 +55,6 @@ async fn held_error<S: rmcp::Service<rmcp::RoleClient>>(
     .await
 }
 
-async fn metrics(gw: &Gateway) -> String {
-    reqwest::get(gw.url.replace("/mcp", "/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn a_tool_that_turns_hostile_is_held_until_an_operator_approves_it_even_across_a_restart() {
     let shared = Shared::new();
@@ -116,13 +107,12 @@ async fn a_tool_that_turns_hostile_is_held_until_an_operator_approves_it_even_ac
     assert_eq!(json[0]["toolKey"], "alpha:notes");
     assert_eq!(json[0]["reasons"], json!(["changed", "suspicious:hidden-text"]));
     assert!(gw.log().contains("tool held for review"), "{}", gw.log());
+    let m = gw.metrics().await;
     assert!(
-        metrics(&gw)
-            .await
-            .contains("mcp_gateway_tool_changes_total{server=\"alpha\",action=\"held\"} 1"),
-        "{}",
-        metrics(&gw).await
+        m.contains("mcp_gateway_tool_changes_total{server=\"alpha\",action=\"held\"} 1"),
+        "{m}"
     );
+    assert!(m.contains("mcp_gateway_tools_held 1"), "{m}");
     let servers: Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
     assert_eq!(servers[0]["held"][0]["tool"], "notes", "{servers}");
 
@@ -317,7 +307,7 @@ async fn credentials_are_blocked_in_arguments_and_redacted_in_results_and_never_
         let probe = &secret[..secret.len().min(24)];
         assert!(!log.contains(probe), "{kind} reached the log");
     }
-    let m = metrics(&gw).await;
+    let m = gw.metrics().await;
     assert!(
         m.contains("mcp_gateway_secrets_total{direction=\"arguments\",kind=\"github-token\",action=\"blocked\"} 1"),
         "{m}"

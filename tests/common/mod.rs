@@ -194,6 +194,16 @@ impl Gateway {
             .unwrap()
     }
 
+    /// `GET /metrics`, Prometheus text.
+    pub async fn metrics(&self) -> String {
+        reqwest::get(self.url.replace("/mcp", "/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// The gateway's process id.
     pub fn pid(&self) -> u32 {
         self.child.id().unwrap()
