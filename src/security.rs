@@ -12,8 +12,9 @@ pub mod leaks;
 pub mod pins;
 pub mod scan;
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -98,6 +99,16 @@ pub struct Security {
     store: Arc<Store>,
     /// The review generation last seen by [`Security::follow`].
     seen: AtomicI64,
+    /// Each tool's canonical definition and hash, by server and name, with
+    /// the tool they were made from: a rebuild hashes only what changed.
+    hashed: Mutex<HashMap<(String, String), Hashed>>,
+}
+
+#[derive(Debug)]
+struct Hashed {
+    tool: Tool,
+    definition: Arc<str>,
+    hash: Arc<str>,
 }
 
 impl Security {
@@ -107,6 +118,7 @@ impl Security {
             config: ArcSwap::from_pointee(config),
             store,
             seen: AtomicI64::new(-1),
+            hashed: Mutex::default(),
         }
     }
 
@@ -123,8 +135,9 @@ impl Security {
         let config = self.config.load();
         let neighbours = scan::Neighbours::new(listings);
         let pins = self.store.pins()?;
+        let mut hashed = self.hashed.lock().expect("hashed lock");
         // Written in one transaction at the end: (server, tool, hash, definition).
-        let mut trusted: Vec<(&str, &str, String, String)> = Vec::new();
+        let mut trusted: Vec<(&str, &str, Arc<str>, Arc<str>)> = Vec::new();
         let reviews = listings
             .iter()
             .map(|(server, tools)| {
@@ -132,8 +145,7 @@ impl Security {
                 let mut out = ServerReview::default();
                 for tool in *tools {
                     let findings = scan::scan(server, tool, &neighbours);
-                    let definition = pins::canonical(&pins::definition(tool));
-                    let hash = pins::hash(&definition);
+                    let (definition, hash) = definition_of(&mut hashed, server, tool);
                     let name = tool.name.as_ref();
                     let rejected = known
                         .and_then(|k| k.reviews.get(name))
@@ -329,6 +341,23 @@ impl Security {
         record(key, direction, &kinds, "redacted");
         Ok(())
     }
+}
+
+/// `tool`'s canonical definition and its hash, from `memo` while the tool is unchanged.
+fn definition_of(memo: &mut HashMap<(String, String), Hashed>, server: &str, tool: &Tool) -> (Arc<str>, Arc<str>) {
+    let key = (server.to_string(), tool.name.to_string());
+    if let Some(h) = memo.get(&key).filter(|h| h.tool == *tool) {
+        return (h.definition.clone(), h.hash.clone());
+    }
+    let definition: Arc<str> = pins::canonical(&pins::definition(tool)).into();
+    let hash: Arc<str> = pins::hash(&definition).into();
+    let fresh = Hashed {
+        tool: tool.clone(),
+        definition: definition.clone(),
+        hash: hash.clone(),
+    };
+    memo.insert(key, fresh);
+    (definition, hash)
 }
 
 /// Logs and counts a pinned tool's change that the policy let through.

@@ -303,9 +303,11 @@ pub fn scan(server: &str, tool: &Tool, neighbours: &Neighbours) -> Vec<Finding> 
     }
     let shadows = |sentence: &str| {
         let steering = STEERING.is_match(sentence);
-        WORDS
-            .find_iter(sentence)
-            .any(|w| neighbours.names_other_tool(server, w.as_str(), steering))
+        // Without a steering word only a `server:tool` key can shadow.
+        (steering || sentence.contains(':'))
+            && WORDS
+                .find_iter(sentence)
+                .any(|w| neighbours.names_other_tool(server, w.as_str(), steering))
     };
     if visible
         .iter()

@@ -1,0 +1,31 @@
+"""The official MCP Python SDK (2.x) as the gateway's client, answering a
+downstream tool's question: `tool_execute` of TOOLKEY with {"count": 40},
+the user answering ANSWER (yes|no) to whatever the tool asks.
+
+Usage: python ask_client.py URL MODE TOOLKEY ANSWER   (MODE: legacy | 2026-07-28)
+Prints one JSON line: the protocol, the result text and what the user was asked.
+"""
+import asyncio
+import json
+import sys
+
+from mcp_types import ElicitResult
+
+from mcp import Client
+
+
+async def main(url: str, mode: str, tool_key: str, answer: bool) -> None:
+    asked = []
+
+    async def on_elicit(context, params) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"confirm": answer})
+
+    async with Client(url, mode=mode, elicitation_callback=on_elicit) as client:
+        result = await client.call_tool("tool_execute", {"toolKey": tool_key, "arguments": {"count": 40}})
+        text = " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+        print(json.dumps({"protocol": client.protocol_version, "isError": result.is_error, "text": text, "asked": asked}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "yes"))
