@@ -342,6 +342,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         ExecuteArgs {
                             tool_key,
                             arguments: Some(arguments),
+                            ..Default::default()
                         },
                         None,
                         None,

@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputResponses, JsonObject, ToolAnnotations,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -93,7 +95,7 @@ pub struct Found {
 }
 
 /// Arguments of `tool_execute`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecuteArgs {
     /// `server:tool` from `tool_discovery`.
@@ -101,6 +103,19 @@ pub struct ExecuteArgs {
     /// The tool's arguments.
     #[serde(default)]
     pub arguments: Option<Value>,
+    /// A 2026-07-28 retry's answers, from the request beside the arguments.
+    #[serde(skip)]
+    pub retry: Retry,
+}
+
+/// What a 2026-07-28 client sends again after an `InputRequiredResult`:
+/// passed to the same server and tool as they came, `requestState` unread.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Retry {
+    /// Answers to the input requests, by their keys.
+    pub input_responses: Option<InputResponses>,
+    /// The server's opaque state, echoed.
+    pub request_state: Option<String>,
 }
 
 /// Why `tool_execute` produced no downstream result. Each maps to one code
@@ -135,6 +150,14 @@ pub enum ExecuteError {
         /// Why it is held.
         why: String,
     },
+    /// The server asks its user for input that this client cannot give.
+    #[error("'{key}' asks its user for input, but {why}")]
+    InputUnanswered {
+        /// The tool.
+        key: String,
+        /// Why the question could not be put or answered.
+        why: String,
+    },
     /// The arguments or the result carry a credential, and the policy blocks it.
     #[error(transparent)]
     Secret(#[from] security::Blocked),
@@ -162,6 +185,7 @@ impl ExecuteError {
             ExecuteError::Downstream(_) => "TOOL_EXECUTION_ERROR",
             ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
             ExecuteError::Held { .. } => "TOOL_HELD_FOR_REVIEW",
+            ExecuteError::InputUnanswered { .. } => "TOOL_INPUT_UNANSWERED",
             ExecuteError::Secret(b) if b.direction == crate::config::security::Direction::Arguments => {
                 "SECRET_IN_ARGUMENTS"
             }
@@ -642,6 +666,8 @@ impl Gateway {
             meta.insert(downstream::CALLER_TOKEN_META.into(), credential.expose().into());
         }
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
+        params.input_responses = args.retry.input_responses;
+        params.request_state = args.retry.request_state;
         params.meta = (!meta.is_empty()).then(|| meta.into());
         let too_large = |bytes| {
             let limit = server.config.max_result_bytes;

@@ -32,7 +32,8 @@
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
 //! * [`watch`]: debounced file-system change notices (inotify).
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP; `server/guard.rs`
-//!   is the HTTP guard in front of it (JSON-RPC shape, credentials, rate limits).
+//!   is the HTTP guard in front of it (JSON-RPC shape, credentials, rate limits);
+//!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client.
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`telemetry`]: Prometheus metrics (`GET /metrics`).

@@ -25,6 +25,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{Instrument, info, warn};
 
 mod guard;
+mod input;
 
 pub use guard::{Envelope, RATE_LIMITED, parse_jsonrpc};
 use guard::{Guarded, guard, jsonrpc_shape_error, unanswerable};
@@ -32,7 +33,9 @@ use guard::{Guarded, guard, jsonrpc_shape_error, unanswerable};
 use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
 use crate::downstream::Downstream;
-use crate::gateway::{DISCOVERY, EXECUTE, ExecuteArgs, Gateway, parse_args, request_id, split_key};
+use crate::gateway::{
+    Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, Retry, parse_args, request_id, split_key,
+};
 use crate::learning::Trail;
 use crate::oauth;
 use crate::ratelimit::Limiter;
@@ -184,6 +187,52 @@ impl Upstream {
     }
 
     /// One meta-tool call, from caller to audit row.
+    /// `tool_execute`, with a 2026 downstream's input rounds driven here
+    /// when the caller is a 2025 client (`server/input.rs`); a 2026 client
+    /// gets the `InputRequiredResult` as it is.
+    async fn execute_asking(
+        &self,
+        caller: &Caller,
+        args: Result<ExecuteArgs, String>,
+        meta: Option<JsonObject>,
+        progress: Option<crate::downstream::Relay>,
+        session: &str,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Answer {
+        let again = args.clone();
+        let mut answer = self
+            .gateway
+            .answer_execute(caller, args, meta.clone(), progress.clone(), session)
+            .await;
+        let (Some(peer), Ok(mut args)) = (input::session_to_ask(ctx), again) else {
+            return answer;
+        };
+        for _ in 0..input::MAX_ROUNDS {
+            let CallToolResponse::InputRequired(asked) = &answer.result else {
+                return answer;
+            };
+            args.retry = match input::ask(peer, asked).await {
+                Ok(answers) => Retry {
+                    input_responses: Some(answers),
+                    request_state: asked.request_state.clone(),
+                },
+                Err(why) => return unanswered(answer, &args.tool_key, why),
+            };
+            answer = self
+                .gateway
+                .answer_execute(caller, Ok(args.clone()), meta.clone(), progress.clone(), session)
+                .await;
+        }
+        match answer.result {
+            CallToolResponse::InputRequired(_) => unanswered(
+                answer,
+                &args.tool_key,
+                format!("it still asked after {} rounds", input::MAX_ROUNDS),
+            ),
+            _ => answer,
+        }
+    }
+
     async fn answer_call(
         &self,
         meta_tool: &'static str,
@@ -220,7 +269,11 @@ impl Upstream {
                 .await;
             (answer, None)
         } else {
-            let args = parse_args::<ExecuteArgs>(request.arguments);
+            let retry = Retry {
+                input_responses: request.input_responses,
+                request_state: request.request_state,
+            };
+            let args = parse_args::<ExecuteArgs>(request.arguments).map(|args| ExecuteArgs { retry, ..args });
             let key = args.as_ref().ok().map(|a| a.tool_key.clone());
             let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
             meta.insert(crate::downstream::REQUEST_ID_META.into(), request_id.clone().into());
@@ -231,7 +284,7 @@ impl Upstream {
                 token,
             });
             tokio::select! {
-                a = self.gateway.answer_execute(&caller, args, meta, progress, &session) => (a, key),
+                a = self.execute_asking(&caller, args, meta, progress, &session, &ctx) => (a, key),
                 // The upstream client cancelled: dropping the call cancels it downstream.
                 _ = ctx.ct.cancelled() => {
                     info!(request_id, "call cancelled by the client");
@@ -298,6 +351,18 @@ impl Upstream {
         servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
         servers
     }
+}
+
+/// `answer`, turned into the error of a question that went unanswered.
+fn unanswered(mut answer: Answer, key: &str, why: String) -> Answer {
+    info!(tool_key = key, why = %why, "input request unanswered");
+    let error = ExecuteError::InputUnanswered {
+        key: key.to_string(),
+        why,
+    };
+    answer.result = error.into_result().into();
+    answer.outcome = Outcome::Failed;
+    answer
 }
 
 /// Which session a call belongs to, for linking an execute to the discovery

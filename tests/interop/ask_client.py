@@ -2,7 +2,8 @@
 downstream tool's question: `tool_execute` of TOOLKEY with {"count": 40},
 the user answering ANSWER (yes|no) to whatever the tool asks.
 
-Usage: python ask_client.py URL MODE TOOLKEY ANSWER   (MODE: legacy | 2026-07-28)
+Usage: python ask_client.py URL MODE TOOLKEY ANSWER   (MODE: legacy | 2026-07-28;
+ANSWER: yes | no | none, a client that declares no elicitation capability)
 Prints one JSON line: the protocol, the result text and what the user was asked.
 """
 import asyncio
@@ -21,11 +22,14 @@ async def main(url: str, mode: str, tool_key: str, answer: bool) -> None:
         asked.append(params.message)
         return ElicitResult(action="accept", content={"confirm": answer})
 
-    async with Client(url, mode=mode, elicitation_callback=on_elicit) as client:
+    callback = None if answer is None else on_elicit
+    async with Client(url, mode=mode, elicitation_callback=callback) as client:
         result = await client.call_tool("tool_execute", {"toolKey": tool_key, "arguments": {"count": 40}})
         text = " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-        print(json.dumps({"protocol": client.protocol_version, "isError": result.is_error, "text": text, "asked": asked}))
+        error = (result.structured_content or {}).get("error", {}).get("code") if result.is_error else None
+        print(json.dumps({"protocol": client.protocol_version, "isError": result.is_error, "text": text, "code": error, "asked": asked}))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "yes"))
+    answer = {"yes": True, "no": False, "none": None}[sys.argv[4]]
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], answer))
