@@ -345,7 +345,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             ..Default::default()
                         },
                         None,
-                        None,
+                        Default::default(),
                     )
                     .await
                 {

@@ -6,6 +6,7 @@
 //! again. Nothing here knows about search or callers; the catalog watches
 //! [`Registry::changed`] and reads each server's [`ServerState`].
 
+mod asks;
 mod connect;
 mod instances;
 mod stdio;
@@ -69,6 +70,16 @@ pub struct Relay {
     pub peer: Peer<RoleServer>,
     /// Its progress token.
     pub token: ProgressToken,
+}
+
+/// The upstream side of one call: where its progress goes, and whom a 2025
+/// downstream's mid-call requests may be put to (a 2025 session).
+#[derive(Debug, Clone, Default)]
+pub struct CallOrigin {
+    /// The caller's progress token and session, when it sent a token.
+    pub progress: Option<Relay>,
+    /// The caller's session, when it may be asked (`asks.rs`).
+    pub ask: Option<Peer<RoleServer>>,
 }
 
 /// Progress tokens of one server's calls in flight (rmcp gives every request
@@ -356,6 +367,8 @@ pub struct Downstream {
     pub config: ServerConfig,
     state: watch::Sender<ServerState>,
     progress: Arc<ProgressRoutes>,
+    /// Its calls in flight whose callers a mid-call request may be put to.
+    asks: Arc<asks::Asks>,
     /// Stops this server alone (a reload removed or changed it), or with the gateway.
     stop: CancellationToken,
     /// URIs of its `notifications/resources/updated`.
@@ -419,6 +432,7 @@ impl Downstream {
             state: watch::Sender::new(state),
             // Per server: each peer numbers its progress tokens from zero.
             progress: Arc::default(),
+            asks: Arc::default(),
             stop,
             resource_updates: tokio::sync::broadcast::Sender::new(64),
             listens: Default::default(),
@@ -499,11 +513,12 @@ impl Downstream {
     pub async fn call_tool(
         &self,
         params: CallToolRequestParams,
-        progress: Option<Relay>,
+        origin: CallOrigin,
     ) -> Result<CallToolResponse, Error> {
         let peer = self.ready_peer().await?;
         let tool = params.name.to_string();
-        let Some(relay) = progress else {
+        let _in_flight = self.asks.enter(origin.ask);
+        let Some(relay) = origin.progress else {
             return self.bounded(&tool, peer.call_tool_once(params)).await;
         };
         let call = async {

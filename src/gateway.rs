@@ -590,13 +590,14 @@ impl Gateway {
 
     /// `tool_execute`: validates and forwards one call; the downstream result
     /// comes back unchanged. `meta` is forwarded as the call's `_meta`;
-    /// `progress`, when set, receives the downstream's progress notifications.
+    /// `origin` says where the downstream's progress goes and whom its
+    /// mid-call requests may be put to.
     pub async fn execute(
         &self,
         caller: &Caller,
         args: ExecuteArgs,
         meta: Option<JsonObject>,
-        progress: Option<downstream::Relay>,
+        origin: downstream::CallOrigin,
     ) -> Result<CallToolResponse, ExecuteError> {
         let view = self.catalog.visible_to(caller.grants.clone());
         let entry = view
@@ -678,7 +679,7 @@ impl Gateway {
                 limit,
             }
         };
-        let mut result = target.call_tool(params, progress).await.map_err(|e| match e {
+        let mut result = target.call_tool(params, origin).await.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
             downstream::Error::SignInRequired { server } => {
                 ExecuteError::Credential(credentials::Error::SignInRequired {
@@ -743,7 +744,7 @@ impl Gateway {
         caller: &Caller,
         args: Result<ExecuteArgs, String>,
         meta: Option<JsonObject>,
-        progress: Option<downstream::Relay>,
+        origin: downstream::CallOrigin,
         session: &str,
     ) -> Answer {
         let args = match args {
@@ -758,7 +759,7 @@ impl Gateway {
             }
         };
         let tool_key = args.tool_key.clone();
-        let (result, outcome) = match self.execute(caller, args, meta, progress).await {
+        let (result, outcome) = match self.execute(caller, args, meta, origin).await {
             Ok(result) => {
                 let outcome = match &result {
                     CallToolResponse::Complete(r) if r.is_error == Some(true) => Outcome::ToolError,

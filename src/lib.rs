@@ -9,7 +9,8 @@
 //!
 //! # Layout
 //! * [`config`]: `gateway.toml` (and `mcpServers` JSON) to a validated [`config::Config`].
-//! * [`downstream`]: one supervised connection per server: status, tools, restarts.
+//! * [`downstream`]: one supervised connection per server: status, tools, restarts;
+//!   `downstream/asks.rs` relays a 2025 server's mid-call requests to the caller.
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
 //!   tool rules; the one view of what a caller may see.
 //! * [`search`]: BM25F (tantivy), hybrid (a local embedding model) and cloud search over the

@@ -32,7 +32,7 @@ use guard::{Guarded, guard, jsonrpc_shape_error, unanswerable};
 
 use crate::auth::{self, Caller};
 use crate::config::HttpConfig;
-use crate::downstream::Downstream;
+use crate::downstream::{CallOrigin, Downstream, Relay};
 use crate::gateway::{
     Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, Retry, parse_args, request_id, split_key,
 };
@@ -195,14 +195,14 @@ impl Upstream {
         caller: &Caller,
         args: Result<ExecuteArgs, String>,
         meta: Option<JsonObject>,
-        progress: Option<crate::downstream::Relay>,
+        origin: CallOrigin,
         session: &str,
         ctx: &RequestContext<RoleServer>,
     ) -> Answer {
         let again = args.clone();
         let mut answer = self
             .gateway
-            .answer_execute(caller, args, meta.clone(), progress.clone(), session)
+            .answer_execute(caller, args, meta.clone(), origin.clone(), session)
             .await;
         let (Some(peer), Ok(mut args)) = (input::session_to_ask(ctx), again) else {
             return answer;
@@ -220,7 +220,7 @@ impl Upstream {
             };
             answer = self
                 .gateway
-                .answer_execute(caller, Ok(args.clone()), meta.clone(), progress.clone(), session)
+                .answer_execute(caller, Ok(args.clone()), meta.clone(), origin.clone(), session)
                 .await;
         }
         match answer.result {
@@ -278,13 +278,16 @@ impl Upstream {
             let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
             meta.insert(crate::downstream::REQUEST_ID_META.into(), request_id.clone().into());
             let meta = Some(meta);
-            // The client's progress token stays here; the downstream gets one of ours.
-            let progress = ctx.meta.get_progress_token().map(|token| crate::downstream::Relay {
-                peer: ctx.peer.clone(),
-                token,
-            });
+            let origin = CallOrigin {
+                // The client's progress token stays here; the downstream gets one of ours.
+                progress: ctx.meta.get_progress_token().map(|token| Relay {
+                    peer: ctx.peer.clone(),
+                    token,
+                }),
+                ask: input::session_to_ask(&ctx).cloned(),
+            };
             tokio::select! {
-                a = self.execute_asking(&caller, args, meta, progress, &session, &ctx) => (a, key),
+                a = self.execute_asking(&caller, args, meta, origin, &session, &ctx) => (a, key),
                 // The upstream client cancelled: dropping the call cancels it downstream.
                 _ = ctx.ct.cancelled() => {
                     info!(request_id, "call cancelled by the client");

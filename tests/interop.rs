@@ -148,55 +148,74 @@ async fn the_official_python_sdk_drives_the_gateway() {
     }
 }
 
-/// A downstream written with the official Python SDK asks its user before it
-/// acts (`tests/interop/ask_server.py`); the official Python client answers
-/// through the gateway. A 2026 client gets the `InputRequiredResult` and its
-/// retry reaches the server with `inputResponses` and `requestState` intact
-/// (the SDK seals that state to the tool and its arguments, so a lost or
-/// altered field would start over or fail). A 2025 client is asked over its
-/// session by the gateway, which then retries the 2026 server for it.
+/// Downstreams written with the official Python SDK ask their user before
+/// they act (`tests/interop/ask_server.py`): `ask` speaks 2026-07-28, `old`
+/// only 2025. The official Python client answers through the gateway:
+/// - `ask`, 2026 client: the `InputRequiredResult` reaches it, and its retry
+///   reaches the server with `inputResponses` and `requestState` intact (the
+///   SDK seals that state to the tool and its arguments, so a lost or altered
+///   field would start over or fail);
+/// - `ask`, 2025 client: the gateway asks over the client's session, then
+///   retries the 2026 server for it;
+/// - `old`, 2025 client: the server's mid-call `elicitation/create` is relayed
+///   to the client whose call it belongs to, and the answer back;
+/// - `old`, 2026 client: it cannot be asked mid-call, and both ends are told.
 #[tokio::test]
 async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
     let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
-    let config = format!(
-        "{ANONYMOUS}[[servers]]\nname = \"ask\"\ncommand = \"{}\"\nargs = [\"{}\"]\n",
-        python.display(),
-        repo_path("tests/interop/ask_server.py").display()
-    );
+    let server = |name: &str, extra: &str| {
+        format!(
+            "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"{}\"{extra}]\n\n",
+            python.display(),
+            repo_path("tests/interop/ask_server.py").display()
+        )
+    };
+    let config = format!("{ANONYMOUS}{}{}", server("ask", ""), server("old", ", \"--legacy\""));
     let gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "ask:confirm_delete").await;
+    wait_for_tool(&client, "old:confirm_delete").await;
     let servers: serde_json::Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
     assert_eq!(servers[0]["protocol"], "2026-07-28", "{servers}");
+    assert_eq!(servers[1]["protocol"], "2025-11-25", "{servers}");
 
-    let ask = |mode: &'static str, answer: &'static str| {
+    let ask = |key: &'static str, mode: &'static str, answer: &'static str| {
         let (python, url) = (python.clone(), gw.url.clone());
         async move {
             let out = tokio::process::Command::new(&python)
                 .arg(repo_path("tests/interop/ask_client.py"))
-                .args([url.as_str(), mode, "ask:confirm_delete", answer])
+                .args([url.as_str(), mode, key, answer])
                 .output()
                 .await
                 .unwrap();
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(
                 out.status.success(),
-                "python client ({mode}, {answer}) failed:\n{stdout}\n{}",
+                "python client ({key}, {mode}, {answer}) failed:\n{stdout}\n{}",
                 String::from_utf8_lossy(&out.stderr)
             );
             serde_json::from_str::<serde_json::Value>(stdout.lines().last().unwrap()).unwrap()
         }
     };
-    for (mode, protocol) in [("2026-07-28", "2026-07-28"), ("legacy", "2025-11-25")] {
-        let yes = ask(mode, "yes").await;
+    let answered = [
+        ("ask:confirm_delete", "2026-07-28", "2026-07-28"),
+        ("ask:confirm_delete", "legacy", "2025-11-25"),
+        ("old:confirm_delete", "legacy", "2025-11-25"),
+    ];
+    for (key, mode, protocol) in answered {
+        let yes = ask(key, mode, "yes").await;
         assert_eq!(yes["protocol"], protocol, "{yes}");
-        assert_eq!(yes["text"], "deleted 40 files", "{mode}: {yes}");
-        assert_eq!(yes["asked"], json!(["Delete 40 files?"]), "{mode}: asked once: {yes}");
-        let no = ask(mode, "no").await;
-        assert_eq!(no["text"], "kept the files", "{mode}: {no}");
+        assert_eq!(yes["text"], "deleted 40 files", "{key} {mode}: {yes}");
+        assert_eq!(
+            yes["asked"],
+            json!(["Delete 40 files?"]),
+            "{key} {mode}: asked once: {yes}"
+        );
+        let no = ask(key, mode, "no").await;
+        assert_eq!(no["text"], "kept the files", "{key} {mode}: {no}");
     }
     // A 2025 client that cannot answer questions is told so, in one sentence.
-    let unable = ask("legacy", "none").await;
+    let unable = ask("ask:confirm_delete", "legacy", "none").await;
     assert_eq!(unable["code"], "TOOL_INPUT_UNANSWERED", "{unable}");
     assert!(
         unable["text"]
@@ -205,4 +224,23 @@ async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
             .contains("'ask:confirm_delete' asks its user for input, but this client cannot answer a question (elicitation): it did not declare that capability"),
         "{unable}"
     );
+    let unable = ask("old:confirm_delete", "legacy", "none").await;
+    assert!(
+        unable["text"]
+            .as_str()
+            .unwrap()
+            .contains("elicitation/create: the client did not declare that capability"),
+        "{unable}"
+    );
+    // A 2025 server cannot wait for a 2026 client's retry: refused, and said why.
+    let stateless = ask("old:confirm_delete", "2026-07-28", "yes").await;
+    assert_eq!(stateless["isError"], true, "{stateless}");
+    assert!(
+        stateless["text"]
+            .as_str()
+            .unwrap()
+            .contains("the caller cannot be asked mid-call"),
+        "{stateless}"
+    );
+    assert_eq!(stateless["asked"], json!([]), "{stateless}");
 }

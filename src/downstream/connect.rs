@@ -6,11 +6,14 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
+// 2025 sampling and roots are deprecated by 2026-07-28, but 2025 servers still send them.
+#[allow(deprecated)]
 use rmcp::model::{
-    ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
-    SubscriptionFilter,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ErrorData, Implementation, ListRootsResult, ProgressNotificationParam, ProtocolVersion,
+    ResourceUpdatedNotificationParam, SubscriptionFilter,
 };
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode, NotificationContext, RunningService};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
@@ -38,14 +41,43 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
 struct Client {
     tools_changed: mpsc::UnboundedSender<()>,
     progress: std::sync::Arc<super::ProgressRoutes>,
+    asks: std::sync::Arc<super::asks::Asks>,
     resource_updates: tokio::sync::broadcast::Sender<String>,
 }
 
+#[allow(deprecated)]
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
+        // Relayed to the caller of the call in flight (asks.rs), when it can
+        // answer. Not roots: a server that learns of them asks when it starts,
+        // outside any call, and would trade its configured directories for none.
+        info.capabilities = ClientCapabilities::builder()
+            .enable_elicitation()
+            .enable_sampling()
+            .build();
         info
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.asks.elicit(params).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.asks.create_message(params).await
+    }
+
+    async fn list_roots(&self, _: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        self.asks.list_roots().await
     }
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
@@ -74,6 +106,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let client = Client {
         tools_changed: tx.clone(),
         progress: server.progress.clone(),
+        asks: server.asks.clone(),
         resource_updates: server.resource_updates.clone(),
     };
     let timeout = server.config.connect_timeout;

@@ -6,14 +6,20 @@ Over a 2026-07-28 connection it answers the first round with an
 this tool and these arguments); the client's retry carries the answer. Over a
 2025 (session) connection it sends `elicitation/create` mid-call instead.
 Either way the answer decides: "deleted N files" or "kept the files".
+With `--legacy` it speaks only the 2025 (session) generation.
 """
 import json
+import sys
+
+import anyio
 
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
 
 mcp = MCPServer("ask")
 CONFIRM = {
@@ -49,5 +55,16 @@ async def confirm_delete(count: int, ctx: Context) -> str | InputRequiredResult:
     return f"deleted {state['count']} files" if ok else "kept the files"
 
 
+async def serve_legacy_only() -> None:
+    # MCPServer.run() lets the client's first request pick the generation;
+    # the handshake-only loop refuses 2026-07-28 (there is no public switch).
+    low = mcp._lowlevel_server  # noqa: SLF001
+    async with stdio_server() as (read, write), low.lifespan(low) as state:
+        await serve_loop(low, read, write, lifespan_state=state, init_options=low.create_initialization_options())
+
+
 if __name__ == "__main__":
-    mcp.run()
+    if "--legacy" in sys.argv[1:]:
+        anyio.run(serve_legacy_only)
+    else:
+        mcp.run()

@@ -1,0 +1,186 @@
+//! Requests a 2025 downstream sends the gateway in the middle of a call
+//! (`elicitation/create`, `sampling/createMessage`, `roots/list`), relayed to
+//! the upstream client that made the call, and the answer back.
+//!
+//! The 2025 protocol does not say which call such a request belongs to (on
+//! stdio there is one stream for all), so it is tied to the one call in
+//! flight on the connection that made it; with none, or several from
+//! different callers, it is refused rather than put to the wrong person. A
+//! call's relayed requests end with the call.
+
+// Sampling and roots are deprecated by 2026-07-28 (SEP-2577), but 2025 servers still
+// send them: relaying them is the point of this module.
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ErrorData, ListRootsRequest, ListRootsResult, ServerRequest,
+};
+use rmcp::service::Peer;
+use tokio_util::sync::CancellationToken;
+
+/// How long a person may take to answer one question.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The calls in flight on one connection whose callers may be asked.
+#[derive(Debug, Default)]
+pub struct Asks {
+    calls: Mutex<HashMap<u64, (Peer<RoleServer>, CancellationToken)>>,
+    next: AtomicU64,
+    /// Calls in flight whose callers cannot be asked (2026 clients, the CLI).
+    mute: AtomicU64,
+}
+
+/// One call in flight; dropping it ends the requests relayed for it.
+#[derive(Debug)]
+pub struct InFlight {
+    asks: Arc<Asks>,
+    id: Option<u64>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        match self.id {
+            Some(id) => {
+                if let Some((_, ended)) = self.asks.calls.lock().expect("asks lock").remove(&id) {
+                    ended.cancel();
+                }
+            }
+            None => {
+                self.asks.mute.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+impl Asks {
+    /// Registers a call whose caller may be asked over `peer` (a 2025
+    /// session), or, with `None`, one whose caller cannot be.
+    pub fn enter(self: &Arc<Self>, peer: Option<Peer<RoleServer>>) -> InFlight {
+        let id = peer.map(|peer| {
+            let id = self.next.fetch_add(1, Ordering::SeqCst);
+            let calls = &mut self.calls.lock().expect("asks lock");
+            calls.insert(id, (peer, CancellationToken::new()));
+            id
+        });
+        if id.is_none() {
+            self.mute.fetch_add(1, Ordering::SeqCst);
+        }
+        InFlight { asks: self.clone(), id }
+    }
+
+    /// The caller of the one call in flight, and when that call ends.
+    fn asker(&self, what: &str) -> Result<(Peer<RoleServer>, CancellationToken), ErrorData> {
+        let calls = self.calls.lock().expect("asks lock");
+        let mute = self.mute.load(Ordering::SeqCst);
+        match (calls.len(), mute) {
+            (1, 0) => Ok(calls.values().next().cloned().expect("one call")),
+            (0, 0) => Err(refused(format!(
+                "{what} outside any call: the gateway relays it only during a tool call"
+            ))),
+            (0, _) => Err(refused(format!(
+                "{what}: the caller cannot be asked mid-call (a 2026-07-28 client, or the command line)"
+            ))),
+            _ => Err(refused(format!(
+                "{what}: several calls are in flight on this connection, and the gateway cannot tell whose user to ask"
+            ))),
+        }
+    }
+
+    /// `elicitation/create`, put to the caller.
+    pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
+        let what = "elicitation/create";
+        let (peer, ended) = self.asker(what)?;
+        declared(&peer, what, |c| c.elicitation.is_some())?;
+        match relay(
+            &peer,
+            &ended,
+            ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+            what,
+        )
+        .await?
+        {
+            ClientResult::ElicitResult(r) => Ok(r),
+            _ => Err(refused(format!("{what}: the client answered with something else"))),
+        }
+    }
+
+    /// `sampling/createMessage`, put to the caller.
+    pub async fn create_message(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorData> {
+        let what = "sampling/createMessage";
+        let (peer, ended) = self.asker(what)?;
+        declared(&peer, what, |c| c.sampling.is_some())?;
+        let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+        match relay(&peer, &ended, request, what).await? {
+            ClientResult::CreateMessageResult(r) => Ok(*r),
+            _ => Err(refused(format!("{what}: the client answered with something else"))),
+        }
+    }
+
+    /// `roots/list`, put to the caller; outside any call, no roots (the
+    /// gateway has none of its own, and does not declare the capability, so
+    /// that servers keep the directories they were configured with).
+    pub async fn list_roots(&self) -> Result<ListRootsResult, ErrorData> {
+        let what = "roots/list";
+        if self.calls.lock().expect("asks lock").is_empty() && self.mute.load(Ordering::SeqCst) == 0 {
+            return Ok(ListRootsResult::default());
+        }
+        let (peer, ended) = self.asker(what)?;
+        declared(&peer, what, |c| c.roots.is_some())?;
+        match relay(
+            &peer,
+            &ended,
+            ServerRequest::ListRootsRequest(ListRootsRequest::default()),
+            what,
+        )
+        .await?
+        {
+            ClientResult::ListRootsResult(r) => Ok(r),
+            _ => Err(refused(format!("{what}: the client answered with something else"))),
+        }
+    }
+}
+
+/// Refused unless the caller declared the capability `has` looks for.
+fn declared(
+    peer: &Peer<RoleServer>,
+    what: &str,
+    has: impl Fn(&rmcp::model::ClientCapabilities) -> bool,
+) -> Result<(), ErrorData> {
+    match peer.peer_info() {
+        Some(info) if has(&info.capabilities) => Ok(()),
+        _ => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("{what}: the client did not declare that capability"),
+            None,
+        )),
+    }
+}
+
+/// Sends `request` to the caller; ends with the call, or after the timeout.
+async fn relay(
+    peer: &Peer<RoleServer>,
+    ended: &CancellationToken,
+    request: ServerRequest,
+    what: &str,
+) -> Result<ClientResult, ErrorData> {
+    tokio::select! {
+        answer = tokio::time::timeout(ANSWER_TIMEOUT, peer.send_request(request)) => match answer {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(e),
+            Ok(Err(e)) => Err(refused(format!("{what}: the client could not answer: {e}"))),
+            Err(_) => Err(refused(format!("{what}: no answer within {} s", ANSWER_TIMEOUT.as_secs()))),
+        },
+        _ = ended.cancelled() => Err(refused(format!("{what}: the call it belongs to ended"))),
+    }
+}
+
+fn refused(message: String) -> ErrorData {
+    ErrorData::invalid_request(message, None)
+}
