@@ -18,6 +18,7 @@ use crate::search::{self, Ranked, learning};
 use crate::security::{Held, Security};
 use crate::store::{Access, Grants};
 
+pub mod direct;
 pub mod rules;
 
 use rules::Rules;
@@ -179,6 +180,10 @@ pub struct Snapshot {
     by_key: HashMap<String, u32>,
     /// Tools held for review, by key: hidden, and refused with the reason.
     held: HashMap<String, (String, Held)>,
+    /// Each entry's name for direct exposure (`server__tool`), by ordinal.
+    direct: Vec<String>,
+    /// Ordinals by direct name.
+    by_direct: HashMap<String, u32>,
     /// Distinct server names, in catalog order.
     servers: Vec<String>,
     index: search::bm25::Index,
@@ -240,10 +245,14 @@ impl Snapshot {
             .enumerate()
             .map(|(i, e)| (e.key.clone(), i as u32))
             .collect();
+        let direct = direct::names(entries.iter().map(|e| (e.server.as_str(), e.tool.name.as_ref())));
+        let by_direct = direct.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
         Ok(Self {
             entries,
             by_key,
             held,
+            direct,
+            by_direct,
             servers: names,
             index,
             vectors: OnceLock::new(),
@@ -520,6 +529,27 @@ impl View {
     /// Every tool in the view, in catalog order.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.snapshot.entries.iter().filter(|e| self.allows(e))
+    }
+
+    /// The tools this caller may use, each under its direct name, in catalog order.
+    pub fn direct_tools(&self) -> Vec<Tool> {
+        self.snapshot
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| self.allows(e))
+            .map(|(i, e)| {
+                let mut tool = e.tool.clone();
+                tool.name = self.snapshot.direct[i].clone().into();
+                tool
+            })
+            .collect()
+    }
+
+    /// The `server:tool` key behind a direct name, if the caller may use it.
+    pub fn key_of_direct(&self, name: &str) -> Option<&str> {
+        let entry = &self.snapshot.entries[*self.snapshot.by_direct.get(name)? as usize];
+        self.allows(entry).then_some(entry.key.as_str())
     }
 
     /// Why the tool behind `key` is held for review, if it is and the

@@ -12,7 +12,8 @@
 //! * [`downstream`]: one supervised connection per server: status, tools, restarts;
 //!   `downstream/asks.rs` relays a 2025 server's mid-call requests to the caller.
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
-//!   tool rules; the one view of what a caller may see.
+//!   tool rules; the one view of what a caller may see; `catalog/direct.rs` names tools
+//!   `server__tool` for projects that list them directly.
 //! * [`search`]: BM25F (tantivy), hybrid (a local embedding model) and cloud search over the
 //!   catalog, and the learned prior each project's use adds (`search/learning.rs`).
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log

@@ -39,7 +39,7 @@ use crate::gateway::{
 use crate::learning::Trail;
 use crate::oauth;
 use crate::ratelimit::Limiter;
-use crate::store::{Grants, Outcome};
+use crate::store::{Exposure, Grants, Outcome};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
 pub const UNAUTHORIZED: i32 = -32001;
@@ -115,8 +115,16 @@ pub struct Upstream {
 #[derive(Debug)]
 struct Listener {
     peer: Peer<RoleServer>,
+    /// Its project, whose grants and exposure may change while it lasts.
+    project: String,
     grants: Arc<Grants>,
     fingerprint: u64,
+}
+
+/// What a session's `tools/list` follows: its view, and (for a project that
+/// lists its tools) how they are exposed.
+fn listing_fingerprint(view: &crate::catalog::View, exposure: Exposure) -> u64 {
+    view.fingerprint() ^ (exposure as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 impl Upstream {
@@ -141,14 +149,24 @@ impl Upstream {
 
     /// Sends `notifications/tools/list_changed` to each initialized session
     /// whose view of the catalog changed (a reload, a server coming or
-    /// going), and to no other, until `ct` is cancelled. Stateless
-    /// (2026-07-28) clients have no session and ask again instead.
+    /// going, its project's grants or exposure), and to no other, until `ct`
+    /// is cancelled. Changes to the store are noticed within a second (its
+    /// access generation). Stateless (2026-07-28) clients have no session
+    /// and ask again instead.
     pub async fn announce_changes(self, ct: CancellationToken) {
         let catalog = self.gateway.catalog().clone();
         let mut updates = catalog.updates();
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        let mut generation = self.gateway.store().access_generation().ok();
         loop {
             tokio::select! {
                 changed = updates.changed() => if changed.is_err() { return },
+                _ = tick.tick() => {
+                    let now = self.gateway.store().access_generation().ok();
+                    if std::mem::replace(&mut generation, now) == now {
+                        continue;
+                    }
+                }
                 _ = ct.cancelled() => return,
             }
             let changed: Vec<Peer<RoleServer>> = {
@@ -157,7 +175,14 @@ impl Upstream {
                 listeners
                     .iter_mut()
                     .filter_map(|l| {
-                        let now = catalog.visible_to(l.grants.clone()).fingerprint();
+                        let exposure = match self.gateway.caller_for_project(&l.project) {
+                            Ok(caller) => {
+                                l.grants = caller.grants;
+                                caller.project.exposure
+                            }
+                            Err(_) => Exposure::Meta,
+                        };
+                        let now = listing_fingerprint(&catalog.visible_to(l.grants.clone()), exposure);
                         (std::mem::replace(&mut l.fingerprint, now) != now).then(|| l.peer.clone())
                     })
                     .collect()
@@ -510,21 +535,39 @@ impl ServerHandler for Upstream {
         };
         // A session without a valid caller is refused at its first request anyway.
         if let Ok(caller) = caller {
-            let fingerprint = self.gateway.catalog().visible_to(caller.grants.clone()).fingerprint();
+            let view = self.gateway.catalog().visible_to(caller.grants.clone());
+            let fingerprint = listing_fingerprint(&view, caller.project.exposure);
             self.listeners.lock().expect("listeners lock").push(Listener {
                 peer: ctx.peer,
+                project: caller.project.name.clone(),
                 grants: caller.grants,
                 fingerprint,
             });
         }
     }
 
+    /// The two meta-tools; for a project set to `direct` or `both`, its
+    /// permitted tools themselves, named `server__tool`, instead or after.
     async fn list_tools(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(meta_tools()))
+        // Without a caller the list is the meta-tools, which say how to get in.
+        let exposure = match self.caller(&ctx).await {
+            Ok(caller) if caller.project.exposure.lists_tools() => Some((caller.project.exposure, caller)),
+            _ => None,
+        };
+        let Some((exposure, caller)) = exposure else {
+            return Ok(ListToolsResult::with_all_items(meta_tools()));
+        };
+        let mut tools = if exposure.lists_meta_tools() {
+            meta_tools()
+        } else {
+            Vec::new()
+        };
+        tools.extend(self.gateway.catalog().visible_to(caller.grants.clone()).direct_tools());
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -533,17 +576,31 @@ impl ServerHandler for Upstream {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let meta_tool = match request.name.as_ref() {
             DISCOVERY => DISCOVERY,
             EXECUTE => EXECUTE,
             other => {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown tool '{other}'; this gateway has {DISCOVERY} and {EXECUTE}"),
-                    None,
-                ));
+                // A directly exposed tool is a tool_execute of its key, checked and audited alike.
+                let key = match self.caller(&ctx).await {
+                    Ok(caller) if caller.project.exposure.lists_tools() => {
+                        let view = self.gateway.catalog().visible_to(caller.grants.clone());
+                        view.key_of_direct(other).map(str::to_string)
+                    }
+                    _ => None,
+                };
+                let Some(key) = key else {
+                    return Err(ErrorData::invalid_params(
+                        format!("unknown tool '{other}'; this gateway has {DISCOVERY} and {EXECUTE}"),
+                        None,
+                    ));
+                };
+                let arguments = request.arguments.take().map(Value::Object);
+                request.name = EXECUTE.into();
+                request.arguments = json!({ "toolKey": key, "arguments": arguments }).as_object().cloned();
+                EXECUTE
             }
         };
         let request_id = request_id();

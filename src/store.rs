@@ -182,6 +182,50 @@ pub struct Project {
     pub optimization: Option<Search>,
     /// ISO 8601.
     pub created_at: String,
+    /// How its clients see the tools.
+    pub exposure: Exposure,
+}
+
+/// How a project's clients see the tools (`projects.exposure`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exposure {
+    /// `tools/list` is `tool_discovery` and `tool_execute`.
+    #[default]
+    Meta,
+    /// `tools/list` is the project's permitted tools, named `server__tool`.
+    Direct,
+    /// The meta-tools first, then the permitted tools.
+    Both,
+}
+
+impl Exposure {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Exposure::Meta => "meta",
+            Exposure::Direct => "direct",
+            Exposure::Both => "both",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        match s {
+            "direct" => Exposure::Direct,
+            "both" => Exposure::Both,
+            _ => Exposure::Meta,
+        }
+    }
+
+    /// Whether the meta-tools are listed.
+    pub fn lists_meta_tools(self) -> bool {
+        self != Exposure::Direct
+    }
+
+    /// Whether the permitted tools are listed (and callable by their own names).
+    pub fn lists_tools(self) -> bool {
+        self != Exposure::Meta
+    }
 }
 
 /// A token's metadata (never its secret).
@@ -416,7 +460,8 @@ impl Store {
     /// Every project, by name.
     pub fn projects(&self) -> Result<Vec<Project>, Error> {
         self.with(|c| {
-            let mut stmt = c.prepare("SELECT id, name, optimization, created_at FROM projects ORDER BY name")?;
+            let mut stmt =
+                c.prepare("SELECT id, name, optimization, created_at, exposure FROM projects ORDER BY name")?;
             stmt.query_map([], project_row)?.collect()
         })
     }
@@ -431,7 +476,7 @@ impl Store {
     pub fn project(&self, name_or_id: &str) -> Result<Option<Project>, Error> {
         self.with(|c| {
             c.prepare_cached(
-                "SELECT id, name, optimization, created_at FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
+                "SELECT id, name, optimization, created_at, exposure FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
             )?
             .query_row([name_or_id], project_row)
             .optional()
@@ -450,6 +495,18 @@ impl Store {
             c.execute(
                 "UPDATE projects SET optimization = ?1 WHERE id = ?2",
                 params![optimization.map(Search::as_str), p.id],
+            )
+        })?;
+        self.require_project(project)
+    }
+
+    /// Sets how a project's clients see the tools.
+    pub fn set_exposure(&self, project: &str, exposure: Exposure) -> Result<Project, Error> {
+        let p = self.require_project(project)?;
+        self.with(|c| {
+            c.execute(
+                "UPDATE projects SET exposure = ?1 WHERE id = ?2",
+                params![exposure.as_str(), p.id],
             )
         })?;
         self.require_project(project)
@@ -507,7 +564,7 @@ impl Store {
         let presented = sha256(secret);
         let row = self.with(|c| {
             c.prepare_cached(
-                "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.optimization, p.created_at
+                "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.optimization, p.created_at, p.exposure
                  FROM tokens t JOIN projects p ON p.id = t.project_id
                  WHERE t.id = ?1 AND t.revoked_at IS NULL",
             )?
@@ -671,6 +728,7 @@ fn project_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Project>
         name: r.get(at + 1)?,
         optimization: Search::parse(r.get(at + 2)?),
         created_at: r.get(at + 3)?,
+        exposure: Exposure::parse(&r.get::<_, String>(at + 4)?),
     })
 }
 

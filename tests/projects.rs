@@ -611,3 +611,126 @@ async fn the_operator_cli_manages_projects_tokens_grants_and_audit() {
     let text = String::from_utf8(gw.cli(&["audit", "tail"]).stdout).unwrap();
     assert!(text.contains("denied") && text.contains("tool_execute"), "{text}");
 }
+
+/// A client that counts `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+struct ListChanges(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for ListChanges {
+    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl ListChanges {
+    async fn connect(gw: &Gateway, token: &str) -> (Self, rmcp::service::RunningService<rmcp::RoleClient, Self>) {
+        let counter = Self::default();
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(gw.url.as_str())
+                .auth_header(token);
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+        (counter.clone(), counter.serve(transport).await.unwrap())
+    }
+
+    fn seen(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+async fn tool_names<S: rmcp::Service<rmcp::RoleClient>>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, S>,
+) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// `project set-exposure`: a project in `direct` mode lists exactly its
+/// permitted tools as `server__tool` and runs them by those names (rules,
+/// grants and the audit log as for tool_execute); `both` lists the meta-tools
+/// first; a grant or exposure change reaches that project's sessions only.
+#[tokio::test]
+async fn a_project_may_see_its_tools_directly() {
+    let (gw, t1, t2) = two_projects().await;
+    let probe = gw.client_with_token(&t1).await.unwrap();
+    wait_ready(&probe, "red:calculate").await;
+    wait_ready(&probe, "red:sleep").await;
+    let out = String::from_utf8(gw.cli(&["project", "set-exposure", "two", "direct"]).stdout).unwrap();
+    assert!(out.contains("project 'two' exposure: direct"), "{out}");
+
+    let (one_changes, one) = ListChanges::connect(&gw, &t1).await;
+    let (two_changes, two) = ListChanges::connect(&gw, &t2).await;
+    let two_tools = eventually(Duration::from_secs(20), "blue's tools listed", || async {
+        let names = tool_names(&two).await;
+        names.contains(&"blue__sleep".to_string()).then_some(names)
+    })
+    .await;
+    assert!(two_tools.contains(&"red__calculate".to_string()), "{two_tools:?}");
+    assert!(
+        !two_tools
+            .iter()
+            .any(|n| n.starts_with("red__") && n != "red__calculate"),
+        "{two_tools:?}"
+    );
+    assert!(
+        !two_tools.iter().any(|n| n == "blue__crash" || n == "tool_execute"),
+        "{two_tools:?}"
+    );
+    assert!(
+        two_tools
+            .iter()
+            .all(|n| n.starts_with("red__") || n.starts_with("blue__")),
+        "{two_tools:?}"
+    );
+    assert_eq!(tool_names(&one).await, ["tool_discovery", "tool_execute"]);
+
+    // Called by its direct name: the same checks and answer as tool_execute.
+    let r = call(&two, "red__calculate", json!({"expression": "6*7"})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(r.structured_content.unwrap()["result"], 42.0);
+    let r = call(&two, "red__calculate", json!({"expression": 6})).await;
+    assert_eq!(error_code(&r), "TOOL_VALIDATION_ERROR");
+    for (client, name) in [(&two, "red__sleep"), (&two, "blue__crash"), (&one, "red__calculate")] {
+        let params =
+            CallToolRequestParams::new(name.to_string()).with_arguments(json!({}).as_object().unwrap().clone());
+        let refused = client.call_tool(params).await;
+        assert!(format!("{refused:?}").contains("unknown tool"), "{name}: {refused:?}");
+    }
+    eventually(Duration::from_secs(5), "the direct call's audit row", || async {
+        let tail: Value =
+            serde_json::from_slice(&gw.cli(&["audit", "tail", "--project", "two", "--json"]).stdout).unwrap();
+        tail.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["toolKey"] == "red:calculate" && r["metaTool"] == "tool_execute" && r["outcome"] == "ok")
+            .then_some(())
+    })
+    .await;
+
+    // A grant reaches the project's sessions, and only them.
+    let before = (one_changes.seen(), two_changes.seen());
+    gw.cli(&["grant", "--project", "two", "--server", "red", "--tool", "sleep"]);
+    eventually(Duration::from_secs(10), "list_changed for project two", || async {
+        (two_changes.seen() > before.1).then_some(())
+    })
+    .await;
+    assert!(tool_names(&two).await.contains(&"red__sleep".to_string()));
+    assert_eq!(one_changes.seen(), before.0, "project one's tools did not change");
+
+    // `both`: the meta-tools first, then the project's tools.
+    gw.cli(&["project", "set-exposure", "one", "both"]);
+    eventually(Duration::from_secs(10), "list_changed for project one", || async {
+        (one_changes.seen() > before.0).then_some(())
+    })
+    .await;
+    let names = tool_names(&one).await;
+    assert_eq!(names[..2], ["tool_discovery", "tool_execute"], "{names:?}");
+    assert!(
+        names.contains(&"red__sleep".to_string()) && !names.contains(&"blue__sleep".to_string()),
+        "{names:?}"
+    );
+}

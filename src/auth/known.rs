@@ -116,6 +116,7 @@ mod tests {
             name: format!("p{id}"),
             optimization: None,
             created_at: String::new(),
+            exposure: Default::default(),
         }
     }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::config::Config;
-use crate::store::{Search, Store};
+use crate::store::{Exposure, Search, Store};
 
 /// `project …`.
 #[derive(Debug, Subcommand)]
@@ -59,6 +59,41 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Choose how a project's clients see the tools: the two meta-tools
+    /// (meta, the default), its permitted tools themselves, named
+    /// server__tool (direct, for clients that search tools on their own or
+    /// show a server's MCP App), or both.
+    SetExposure {
+        /// Name or id.
+        project: String,
+        /// What `tools/list` holds.
+        #[arg(value_enum)]
+        exposure: ExposureArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `projects.exposure` as the command line spells it.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExposureArg {
+    /// tool_discovery and tool_execute.
+    Meta,
+    /// The project's permitted tools, named server__tool.
+    Direct,
+    /// The meta-tools first, then the permitted tools.
+    Both,
+}
+
+impl From<ExposureArg> for Exposure {
+    fn from(e: ExposureArg) -> Self {
+        match e {
+            ExposureArg::Meta => Exposure::Meta,
+            ExposureArg::Direct => Exposure::Direct,
+            ExposureArg::Both => Exposure::Both,
+        }
+    }
 }
 
 /// `projects.optimization` as the command line spells it.
@@ -220,10 +255,11 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 }));
             }
             println!(
-                "project {} (id {}), search {}, created {}; learned from use: {learned} term-tool associations",
+                "project {} (id {}), search {}, exposure {}, created {}; learned from use: {learned} term-tool associations",
                 p.name,
                 p.id,
                 search_word(p.optimization),
+                p.exposure.as_str(),
                 p.created_at
             );
             println!("grants:");
@@ -268,6 +304,17 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 return print_json(&p);
             }
             println!("project '{}' search: {}", p.name, search_word(p.optimization));
+        }
+        ProjectCommand::SetExposure {
+            project,
+            exposure,
+            json,
+        } => {
+            let p = store.set_exposure(&project, exposure.into())?;
+            if json {
+                return print_json(&p);
+            }
+            println!("project '{}' exposure: {}", p.name, p.exposure.as_str());
         }
         ProjectCommand::ResetLearning { project, json } => {
             let forgotten = store.reset_learning(&project)?;

@@ -198,7 +198,7 @@ impl Store {
     pub fn projects_with_credentials(&self, server: &str) -> Result<Vec<super::Project>, Error> {
         self.with(|c| {
             c.prepare_cached(
-                "SELECT id, name, optimization, created_at FROM projects
+                "SELECT id, name, optimization, created_at, exposure FROM projects
                  WHERE id IN (SELECT project_id FROM credentials WHERE server = ?1) ORDER BY id",
             )?
             .query_map([server], super::project_row)?

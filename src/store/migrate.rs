@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0007_access_generation.sql"),
     include_str!("../../migrations/0008_search_learning.sql"),
     include_str!("../../migrations/0009_tool_pins.sql"),
+    include_str!("../../migrations/0010_tool_exposure.sql"),
 ];
 
 /// Brings the database up to date; refuses one written by a newer binary.
