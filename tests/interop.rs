@@ -20,6 +20,23 @@ fn installed(relative: &str, what: &str) -> PathBuf {
     path
 }
 
+/// Runs `tests/interop/SCRIPT ARGS` with the SDK's venv; its last stdout line, as JSON.
+async fn run_python(python: &std::path::Path, script: &str, args: &[&str]) -> serde_json::Value {
+    let out = tokio::process::Command::new(python)
+        .arg(repo_path(&format!("tests/interop/{script}")))
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
 fn everything_config() -> String {
     let everything = installed(
         "tests/interop/node_modules/.bin/mcp-server-everything",
@@ -130,19 +147,7 @@ async fn the_official_python_sdk_drives_the_gateway() {
     })
     .await;
     for (mode, protocol) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
-        let out = tokio::process::Command::new(&python)
-            .arg(repo_path("tests/interop/python_client.py"))
-            .args([gw.url.as_str(), mode])
-            .output()
-            .await
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "python client ({mode}) failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let seen = run_python(&python, "python_client.py", &[gw.url.as_str(), mode]).await;
         assert_eq!(seen["protocol"], protocol, "{seen}");
         assert_eq!(seen["found"][0], "everything:get-sum", "{seen}");
     }
@@ -181,21 +186,7 @@ async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
 
     let ask = |key: &'static str, mode: &'static str, answer: &'static str| {
         let (python, url) = (python.clone(), gw.url.clone());
-        async move {
-            let out = tokio::process::Command::new(&python)
-                .arg(repo_path("tests/interop/ask_client.py"))
-                .args([url.as_str(), mode, key, answer])
-                .output()
-                .await
-                .unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "python client ({key}, {mode}, {answer}) failed:\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            serde_json::from_str::<serde_json::Value>(stdout.lines().last().unwrap()).unwrap()
-        }
+        async move { run_python(&python, "ask_client.py", &[url.as_str(), mode, key, answer]).await }
     };
     let answered = [
         ("ask:confirm_delete", "2026-07-28", "2026-07-28"),
