@@ -12,7 +12,8 @@
 //! * [`downstream`]: one supervised connection per server: status, tools, restarts;
 //!   `downstream/asks.rs` relays a 2025 server's mid-call requests to the caller.
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
-//!   tool rules; the one view of what a caller may see; `catalog/direct.rs` names tools
+//!   tool rules; the one view of what a caller may see (`catalog/view.rs`, with the ranking);
+//!   `catalog/direct.rs` names tools
 //!   `server__tool` for projects that list them directly.
 //! * [`search`]: BM25F (tantivy), hybrid (a local embedding model) and cloud search over the
 //!   catalog, and the learned prior each project's use adds (`search/learning.rs`).
@@ -35,6 +36,7 @@
 //! * [`watch`]: debounced file-system change notices (inotify).
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP; `server/guard.rs`
 //!   is the HTTP guard in front of it (JSON-RPC shape, credentials, rate limits);
+//!   `server/transports.rs` serves it (stdio, HTTP, `/readyz`, `/metrics`);
 //!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client.
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.

@@ -177,7 +177,12 @@ impl Security {
                             continue;
                         }
                     }
-                    out.tools.push(scan::sanitized(tool).unwrap_or_else(|| tool.clone()));
+                    // Only a tool with hidden text has anything to strip.
+                    let clean = findings
+                        .contains(&scan::Finding::HiddenText)
+                        .then(|| scan::sanitized(tool))
+                        .flatten();
+                    out.tools.push(clean.unwrap_or_else(|| tool.clone()));
                     out.flagged.push(findings.iter().map(|f| f.tag().to_string()).collect());
                 }
                 out

@@ -1,0 +1,196 @@
+//! Where the upstream server is served: stdio (behind a line guard), and
+//! streamable HTTP at `/mcp` (behind the HTTP guard) beside the OAuth
+//! metadata and the operations endpoints (`/healthz`, `/readyz`, `/metrics`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::Upstream;
+use super::guard::{Guarded, guard, jsonrpc_shape_error, unanswerable};
+use crate::config::HttpConfig;
+use crate::gateway::Gateway;
+use crate::oauth;
+use crate::ratelimit::Limiter;
+
+/// Serves MCP on stdin/stdout until the client closes stdin or `ct` is cancelled.
+///
+/// Lines pass through a guard first: one that is not JSON-RPC gets the
+/// JSON-RPC error it deserves on stdout (rmcp would drop it silently).
+pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (rmcp_in, mut feed) = tokio::io::duplex(1 << 16);
+    let (rmcp_out, drain) = tokio::io::duplex(1 << 16);
+    let (errors, mut error_rx) = tokio::sync::mpsc::channel::<String>(16);
+
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if let Some((code, message)) = jsonrpc_shape_error(line.as_bytes()) {
+                warn!(code, "refused a malformed stdio message");
+                let reply = unanswerable(code, &message);
+                if errors.send(reply.to_string()).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+            if feed.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        // Dropping `feed` is stdin's EOF for rmcp.
+    });
+    tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut replies = tokio::io::BufReader::new(drain).lines();
+        loop {
+            let line = tokio::select! {
+                l = replies.next_line() => match l { Ok(Some(l)) => l, _ => break },
+                Some(e) = error_rx.recv() => e,
+            };
+            if stdout.write_all(format!("{line}\n").as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+
+    tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
+    let service = upstream.serve((rmcp_in, rmcp_out)).await?;
+    let stop = service.cancellation_token();
+    tokio::select! {
+        _ = service.waiting() => info!("stdio client disconnected"),
+        _ = ct.cancelled() => stop.cancel(),
+    }
+    Ok(())
+}
+
+/// Serves streamable HTTP at `/mcp` on an already-bound listener until `ct` is cancelled.
+pub async fn serve_http(
+    upstream: Upstream,
+    gateway: Gateway,
+    listener: tokio::net::TcpListener,
+    http: &HttpConfig,
+    ct: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(http.allowed_hosts.clone())
+        .with_allowed_origins(http.allowed_origins.clone())
+        .with_cancellation_token(ct.child_token());
+    tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
+    let service: StreamableHttpService<Upstream, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(upstream.for_session()), Arc::default(), config);
+    let gateway_for_ops = gateway.clone();
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            Guarded::new(gateway, http.rate.map(|r| Arc::new(Limiter::new(r)))),
+            guard,
+        ))
+        // Outside the MCP guard: health, metrics and the widget's static assets.
+        .merge(resource_metadata(gateway_for_ops.clone()))
+        .merge(operations(gateway_for_ops))
+        .merge(crate::index::widget::router());
+    let addr: SocketAddr = listener.local_addr()?;
+    info!("listening on http://{addr}/mcp");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(ct.cancelled_owned())
+        .await?;
+    Ok(())
+}
+
+/// `GET /.well-known/oauth-protected-resource[/path]` (RFC 9728), when
+/// `[auth.oauth]` is configured; outside the guard, as clients read it
+/// before they have a token.
+fn resource_metadata(gateway: Gateway) -> axum::Router {
+    use axum::response::IntoResponse;
+    let answer = move || {
+        let gateway = gateway.clone();
+        async move {
+            match gateway.oauth() {
+                Some(v) => axum::Json(v.metadata()).into_response(),
+                None => (http::StatusCode::NOT_FOUND, "OAuth is not configured ([auth.oauth])").into_response(),
+            }
+        }
+    };
+    axum::Router::new()
+        .route(oauth::WELL_KNOWN, axum::routing::get(answer.clone()))
+        .route(
+            &format!("{}/{{*resource}}", oauth::WELL_KNOWN),
+            axum::routing::get(answer),
+        )
+}
+
+/// `GET /healthz` (the process answers), `GET /readyz` (store open, every
+/// enabled server past connecting; 503 otherwise, with the details) and
+/// `GET /metrics` (Prometheus text).
+fn operations(gateway: Gateway) -> axum::Router {
+    use axum::response::IntoResponse;
+    use axum::routing::get;
+    let metrics = crate::telemetry::install();
+    let upkeep = metrics.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(10));
+        loop {
+            tick.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    let ready = move || {
+        let gateway = gateway.clone();
+        async move {
+            let store = gateway.store().ping();
+            let servers: Vec<Value> = gateway
+                .registry()
+                .servers()
+                .iter()
+                .map(|s| {
+                    let state = s.state();
+                    serde_json::json!({
+                        "name": s.name(), "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
+                    })
+                })
+                .collect();
+            let settled = servers.iter().all(|s| s["status"] != "connecting");
+            let ready = store.is_ok() && settled;
+            let body = serde_json::json!({
+                "ready": ready,
+                "store": match &store { Ok(()) => "ok".to_string(), Err(e) => e.to_string() },
+                "servers": servers,
+                "search": gateway.catalog().search_status(),
+            });
+            let status = if ready {
+                http::StatusCode::OK
+            } else {
+                http::StatusCode::SERVICE_UNAVAILABLE
+            };
+            (status, axum::Json(body)).into_response()
+        }
+    };
+    axum::Router::new()
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }),
+        )
+        .route("/readyz", get(ready))
+        .route(
+            "/metrics",
+            get(move || {
+                let metrics = metrics.clone();
+                async move {
+                    (
+                        [(http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+                        metrics.render(),
+                    )
+                }
+            }),
+        )
+}
