@@ -6,7 +6,7 @@
 //! again. Nothing here knows about search or callers; the catalog watches
 //! [`Registry::changed`] and reads each server's [`ServerState`].
 
-mod asks;
+pub mod asks;
 mod connect;
 mod instances;
 mod stdio;

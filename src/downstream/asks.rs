@@ -95,31 +95,28 @@ impl Asks {
 
     /// `elicitation/create`, put to the caller.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
-        let what = "elicitation/create";
-        let (peer, ended) = self.asker(what)?;
-        declared(&peer, what, |c| c.elicitation.is_some())?;
-        match relay(
-            &peer,
-            &ended,
-            ServerRequest::ElicitRequest(ElicitRequest::new(params)),
-            what,
-        )
-        .await?
+        match self
+            .put(
+                "elicitation/create",
+                ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+            )
+            .await?
         {
             ClientResult::ElicitResult(r) => Ok(r),
-            _ => Err(refused(format!("{what}: the client answered with something else"))),
+            _ => Err(refused(
+                "elicitation/create: the client answered with something else".into(),
+            )),
         }
     }
 
     /// `sampling/createMessage`, put to the caller.
     pub async fn create_message(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorData> {
-        let what = "sampling/createMessage";
-        let (peer, ended) = self.asker(what)?;
-        declared(&peer, what, |c| c.sampling.is_some())?;
         let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
-        match relay(&peer, &ended, request, what).await? {
+        match self.put("sampling/createMessage", request).await? {
             ClientResult::CreateMessageResult(r) => Ok(*r),
-            _ => Err(refused(format!("{what}: the client answered with something else"))),
+            _ => Err(refused(
+                "sampling/createMessage: the client answered with something else".into(),
+            )),
         }
     }
 
@@ -127,57 +124,81 @@ impl Asks {
     /// gateway has none of its own, and does not declare the capability, so
     /// that servers keep the directories they were configured with).
     pub async fn list_roots(&self) -> Result<ListRootsResult, ErrorData> {
-        let what = "roots/list";
         if self.calls.lock().expect("asks lock").is_empty() && self.mute.load(Ordering::SeqCst) == 0 {
             return Ok(ListRootsResult::default());
         }
-        let (peer, ended) = self.asker(what)?;
-        declared(&peer, what, |c| c.roots.is_some())?;
-        match relay(
-            &peer,
-            &ended,
-            ServerRequest::ListRootsRequest(ListRootsRequest::default()),
-            what,
-        )
-        .await?
+        match self
+            .put(
+                "roots/list",
+                ServerRequest::ListRootsRequest(ListRootsRequest::default()),
+            )
+            .await?
         {
             ClientResult::ListRootsResult(r) => Ok(r),
-            _ => Err(refused(format!("{what}: the client answered with something else"))),
+            _ => Err(refused("roots/list: the client answered with something else".into())),
         }
     }
-}
 
-/// Refused unless the caller declared the capability `has` looks for.
-fn declared(
-    peer: &Peer<RoleServer>,
-    what: &str,
-    has: impl Fn(&rmcp::model::ClientCapabilities) -> bool,
-) -> Result<(), ErrorData> {
-    match peer.peer_info() {
-        Some(info) if has(&info.capabilities) => Ok(()),
-        _ => Err(ErrorData::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            format!("{what}: the client did not declare that capability"),
-            None,
-        )),
+    /// `request`, put to the caller of the one call in flight.
+    async fn put(&self, what: &str, request: ServerRequest) -> Result<ClientResult, ErrorData> {
+        let (peer, ended) = self.asker(what)?;
+        send(&peer, request, &ended).await.map_err(|e| match e {
+            Unanswered::Undeclared => ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("{what}: the client did not declare that capability"),
+                None,
+            ),
+            Unanswered::Refused(e) => e,
+            other => refused(format!("{what}: {other}")),
+        })
     }
 }
 
-/// Sends `request` to the caller; ends with the call, or after the timeout.
-async fn relay(
+/// Why a request put to a client got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum Unanswered {
+    /// The client did not declare the capability it needs.
+    #[error("the client did not declare that capability")]
+    Undeclared,
+    /// The client answered with an error.
+    #[error("the client refused: {}", .0.message)]
+    Refused(ErrorData),
+    /// The connection failed.
+    #[error("the client could not answer: {0}")]
+    Failed(String),
+    /// No answer in time.
+    #[error("no answer within {} s", ANSWER_TIMEOUT.as_secs())]
+    TimedOut,
+    /// The call the request belongs to ended first.
+    #[error("the call it belongs to ended")]
+    Ended,
+}
+
+/// Puts `request` (elicitation, sampling or roots) to the client over `peer`
+/// if it declared that capability; ends when `ended` does, or after 10 minutes.
+pub async fn send(
     peer: &Peer<RoleServer>,
-    ended: &CancellationToken,
     request: ServerRequest,
-    what: &str,
-) -> Result<ClientResult, ErrorData> {
+    ended: &CancellationToken,
+) -> Result<ClientResult, Unanswered> {
+    let capabilities = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+    let declared = match &request {
+        ServerRequest::ElicitRequest(_) => capabilities.elicitation.is_some(),
+        ServerRequest::CreateMessageRequest(_) => capabilities.sampling.is_some(),
+        ServerRequest::ListRootsRequest(_) => capabilities.roots.is_some(),
+        _ => false,
+    };
+    if !declared {
+        return Err(Unanswered::Undeclared);
+    }
     tokio::select! {
         answer = tokio::time::timeout(ANSWER_TIMEOUT, peer.send_request(request)) => match answer {
             Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(e),
-            Ok(Err(e)) => Err(refused(format!("{what}: the client could not answer: {e}"))),
-            Err(_) => Err(refused(format!("{what}: no answer within {} s", ANSWER_TIMEOUT.as_secs()))),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Unanswered::Refused(e)),
+            Ok(Err(e)) => Err(Unanswered::Failed(e.to_string())),
+            Err(_) => Err(Unanswered::TimedOut),
         },
-        _ = ended.cancelled() => Err(refused(format!("{what}: the call it belongs to ended"))),
+        _ = ended.cancelled() => Err(Unanswered::Ended),
     }
 }
 

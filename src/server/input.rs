@@ -7,17 +7,15 @@
 //! `sampling/createMessage`, `roots/list`) and retries the downstream with
 //! the answers, as a 2026 client would.
 
-use std::time::Duration;
-
 use rmcp::RoleServer;
 use rmcp::model::{InputRequest, InputRequiredResult, InputResponses, ServerRequest};
 use rmcp::service::{Peer, RequestContext};
+use tokio_util::sync::CancellationToken;
+
+use crate::downstream::asks::{self, Unanswered};
 
 /// Rounds a downstream may ask for before the call gives up (as the SDKs' clients do).
 pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
-
-/// How long a person may take to answer one question.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The `_meta` key every 2026-07-28 request carries.
 const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
@@ -33,36 +31,26 @@ pub fn session_to_ask(ctx: &RequestContext<RoleServer>) -> Option<&Peer<RoleServ
 /// answers by key, or why they could not be had (a capability the client
 /// did not declare, a refusal, no answer in time).
 pub async fn ask(peer: &Peer<RoleServer>, asked: &InputRequiredResult) -> Result<InputResponses, String> {
-    let capabilities = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
     let mut answers = InputResponses::new();
     for (key, request) in asked.input_requests.iter().flatten() {
-        let (request, declared, what) = match request {
-            InputRequest::Elicitation(r) => (
-                ServerRequest::ElicitRequest(r.clone()),
-                capabilities.elicitation.is_some(),
-                "a question (elicitation)",
-            ),
+        let (request, what) = match request {
+            InputRequest::Elicitation(r) => (ServerRequest::ElicitRequest(r.clone()), "a question (elicitation)"),
             InputRequest::CreateMessage(r) => (
                 ServerRequest::CreateMessageRequest(r.clone()),
-                capabilities.sampling.is_some(),
                 "a model completion (sampling)",
             ),
-            InputRequest::ListRoots(r) => (
-                ServerRequest::ListRootsRequest(r.clone()),
-                capabilities.roots.is_some(),
-                "its roots (roots/list)",
-            ),
+            InputRequest::ListRoots(r) => (ServerRequest::ListRootsRequest(r.clone()), "its roots (roots/list)"),
             _ => return Err("it sent an input request of a kind this gateway does not know".into()),
         };
-        if !declared {
-            return Err(format!(
-                "this client cannot answer {what}: it did not declare that capability"
-            ));
-        }
-        let answer = tokio::time::timeout(ANSWER_TIMEOUT, peer.send_request(request))
+        // The whole upstream call is the bound: cancelling it drops this.
+        let answer = asks::send(peer, request, &CancellationToken::new())
             .await
-            .map_err(|_| format!("the client did not answer {what} within {} s", ANSWER_TIMEOUT.as_secs()))?
-            .map_err(|e| format!("the client could not answer {what}: {e}"))?;
+            .map_err(|e| match e {
+                Unanswered::Undeclared => {
+                    format!("this client cannot answer {what}: it did not declare that capability")
+                }
+                other => format!("{what}: {other}"),
+            })?;
         let answer = serde_json::to_value(answer).map_err(|e| format!("the client's answer to {what}: {e}"))?;
         answers.insert(key.clone(), answer);
     }
