@@ -1,21 +1,29 @@
 //! Embeds the built widgets (`widgets/dist`, committed) so that `cargo build`
 //! needs no JavaScript toolchain: each file becomes `(name, bytes)` in
-//! `$OUT_DIR/widgets.rs`, read by `src/index/widget.rs`.
+//! `$OUT_DIR/widgets.rs`, read by `src/index/widget.rs`, and each file of
+//! the operator console (`widgets/dist/console`) in `$OUT_DIR/console.rs`,
+//! read by `src/console.rs`.
 
 use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
     let dist = Path::new(env!("CARGO_MANIFEST_DIR")).join("widgets/dist");
+    embed(&dist, "widgets.rs");
+    embed(&dist.join("console"), "console.rs");
+}
+
+/// Writes `$OUT_DIR/<out>`: `FILES`, every file directly in `dist`.
+fn embed(dist: &Path, out: &str) {
     println!("cargo:rerun-if-changed={}", dist.display());
     let mut files: Vec<_> = std::fs::read_dir(&dist)
-        .expect("widgets/dist exists (build it with: node widgets/build.mjs)")
+        .unwrap_or_else(|_| panic!("{} exists (build it with: node widgets/build.mjs)", dist.display()))
         .map(|e| e.expect("readable widgets/dist").path())
         .filter(|p| p.is_file())
         .collect();
     files.sort();
     let mut code =
-        String::from("/// Every file of `widgets/dist`: `(name, contents)`.\npub const FILES: &[(&str, &[u8])] = &[\n");
+        format!("/// Every file of `{}`: `(name, contents)`.\npub const FILES: &[(&str, &[u8])] = &[\n", dist.display());
     for path in files {
         let name = path.file_name().unwrap().to_str().expect("UTF-8 file names");
         writeln!(
@@ -26,6 +34,6 @@ fn main() {
         .unwrap();
     }
     code.push_str("];\n");
-    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("widgets.rs");
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join(out);
     std::fs::write(out, code).unwrap();
 }

@@ -441,6 +441,11 @@ impl Catalog {
         Ok(())
     }
 
+    /// The tool rules in force.
+    pub fn rules(&self) -> Arc<Rules> {
+        self.rules.load_full()
+    }
+
     /// Replaces the tool rules; the next rebuild applies them.
     pub fn set_rules(&self, rules: Rules) {
         self.rules.store(Arc::new(rules));

@@ -9,6 +9,7 @@
 pub mod asks;
 mod connect;
 mod instances;
+mod stderr;
 mod stdio;
 
 pub use instances::ProjectCredential;
@@ -331,6 +332,8 @@ pub struct ServerState {
     pub restarts: u32,
     /// Negotiated protocol revision.
     pub protocol: Option<String>,
+    /// The last failure and when it happened (ISO 8601), kept after recovery.
+    pub last_error: Option<(String, String)>,
 }
 
 impl ServerState {
@@ -341,6 +344,7 @@ impl ServerState {
             peer: None,
             restarts: 0,
             protocol: None,
+            last_error: None,
         }
     }
 }
@@ -378,6 +382,11 @@ pub struct Downstream {
     memory: Arc<dyn ToolMemory>,
     /// Rung by the first call to an idle server.
     wake: Notify,
+    /// Rung when an operator asks for a restart, or for the tools to be listed again.
+    restart: Notify,
+    relist: Notify,
+    /// A child's newest stderr lines.
+    stderr: Arc<stderr::Tail>,
     /// Calls in flight, and when the last one ended (for `idle_timeout_ms`).
     busy: AtomicUsize,
     last_used: std::sync::Mutex<Instant>,
@@ -438,6 +447,9 @@ impl Downstream {
             listens: Default::default(),
             memory,
             wake: Notify::new(),
+            restart: Notify::new(),
+            relist: Notify::new(),
+            stderr: Arc::default(),
             busy: AtomicUsize::new(0),
             last_used: std::sync::Mutex::new(Instant::now()),
             own: None,
@@ -456,6 +468,26 @@ impl Downstream {
     /// A copy of its current state.
     pub fn state(&self) -> ServerState {
         self.state.borrow().clone()
+    }
+
+    /// Its child's newest stderr lines (none for HTTP and built-in servers).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr.lines()
+    }
+
+    /// Stops the connection and starts it again now (a failed server skips
+    /// its back-off; an idle one starts).
+    pub fn restart(&self) {
+        if self.state.borrow().status == Status::Idle {
+            self.wake.notify_one();
+        } else {
+            self.restart.notify_one();
+        }
+    }
+
+    /// Lists the running server's tools again (at its next connection, if it is not running).
+    pub fn list_tools_again(&self) {
+        self.relist.notify_one();
     }
 
     /// Waits until the server is past `connecting` (running, failed or stopped).
@@ -860,6 +892,8 @@ pub(super) enum Ended {
     Idle,
     /// It refused the configured credential (HTTP 401): only projects' own sign-ins reach it.
     SignInRequired,
+    /// An operator asked for a restart.
+    Restart,
 }
 
 /// The life of one server: connect, serve until the connection ends, back
@@ -886,6 +920,11 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
         // `run` watches `ct` itself, so that a stopping server still gets its grace period.
         let failure = match connect::run(&server, &changed, &ct).await {
             Ok(Ended::Stopped) => break,
+            Ok(Ended::Restart) => {
+                restarts += 1;
+                backoff = BACKOFF_START;
+                continue;
+            }
             Ok(Ended::Idle) => {
                 info!(server = %name, "downstream server stopped while idle; the next call starts it");
                 idle = true;
@@ -911,7 +950,9 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
         };
         let instance = server.own.is_some();
         warn!(server = %name, error = %failure, retry_in_ms = (!instance).then_some(backoff.as_millis() as u64), "downstream server failed");
+        let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         server.publish(|s| {
+            s.last_error = Some((failure.clone(), at));
             s.status = Status::Failed(failure);
             s.tools = Arc::from([]);
             s.peer = None;
@@ -926,6 +967,7 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
         }
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
+            _ = server.restart.notified() => backoff = BACKOFF_START,
             _ = ct.cancelled() => break,
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);

@@ -18,7 +18,8 @@
 //! * [`search`]: BM25F (tantivy), hybrid (a local embedding model) and cloud search over the
 //!   catalog, and the learned prior each project's use adds (`search/learning.rs`).
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log
-//!   (written behind the request path), and the access generation that callers' caches follow.
+//!   (written behind the request path), and the access generation that callers' caches follow;
+//!   admin tokens and the admin log (`store/admin.rs`), usage for the console (`store/usage.rs`).
 //! * [`secrets`]: the key that seals credentials at rest (AES-256-GCM), and sealing.
 //! * [`security`]: defences against hostile servers: pinned tool definitions held for an
 //!   operator's review when they change, description scanning (hidden text, steering), and
@@ -40,6 +41,10 @@
 //!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client.
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
+//! * [`console`]: the operator console at `/console` (servers, projects, usage, a search
+//!   playground) for admin tokens; its API, sign-in and SVG charts.
+//! * [`operator`]: operators' changes (grants, tokens, search), shared by the CLI and the
+//!   console and recorded in the admin log.
 //! * [`telemetry`]: Prometheus metrics (`GET /metrics`).
 //! * [`cli`]: the command line.
 //! * [`index`]: the built-in Index Network discovery server (`discover_filter` and friends).
@@ -52,6 +57,7 @@ pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod credentials;
 pub mod demo;
 pub mod downstream;
@@ -60,6 +66,7 @@ pub mod gateway;
 pub mod index;
 pub mod learning;
 pub mod oauth;
+pub mod operator;
 pub mod ratelimit;
 pub mod reload;
 pub mod search;

@@ -9,17 +9,21 @@
 //! one-row read. Writes on the request path (audit rows, a token's last use)
 //! go to the writer thread ([`audit`]).
 
+mod admin;
 mod audit;
 mod credentials;
 mod generation;
 mod learning;
 mod migrate;
 mod pins;
+mod usage;
 
+pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
 pub use audit::{AuditRow, Outcome, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learning::{Association, Use};
 pub use pins::{NewPin, Review, ReviewState, ServerPins};
+pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -107,6 +111,9 @@ pub enum Error {
         /// The newest this binary knows.
         known: i64,
     },
+    /// No live token by that id.
+    #[error("no live token #{0}")]
+    NoToken(i64),
     /// No project by that name or id.
     #[error("no project '{0}' (see `mcp-gateway project list`)")]
     NoProject(String),
@@ -160,13 +167,18 @@ impl Search {
         }
     }
 
-    fn parse(s: Option<String>) -> Option<Self> {
-        match s.as_deref() {
-            Some("bm25") => Some(Search::Bm25),
-            Some("hybrid") => Some(Search::Hybrid),
-            Some("cloud") => Some(Search::Cloud),
+    /// The strategy [`Search::as_str`] names.
+    pub fn from_word(word: &str) -> Option<Self> {
+        match word {
+            "bm25" => Some(Search::Bm25),
+            "hybrid" => Some(Search::Hybrid),
+            "cloud" => Some(Search::Cloud),
             _ => None,
         }
+    }
+
+    fn parse(s: Option<String>) -> Option<Self> {
+        s.as_deref().and_then(Self::from_word)
     }
 }
 
@@ -515,12 +527,7 @@ impl Store {
     /// Issues a token; the returned secret is shown once and stored only as a hash.
     pub fn issue_token(&self, project: &str, label: &str) -> Result<(TokenInfo, String), Error> {
         let p = self.require_project(project)?;
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| Error::Open {
-            path: self.path.display().to_string(),
-            reason: format!("no randomness: {e}"),
-        })?;
-        let secret = crate::text::hex(&bytes);
+        let secret = self.new_secret()?;
         let info = self.with(|c| {
             c.query_row(
                 "INSERT INTO tokens (project_id, label, secret_hash) VALUES (?1, ?2, ?3)
@@ -531,6 +538,16 @@ impl Store {
         })?;
         let id = info.id;
         Ok((info, format!("{TOKEN_PREFIX}{id}_{secret}")))
+    }
+
+    /// 256 random bits in hex: a token's secret.
+    fn new_secret(&self) -> Result<String, Error> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| Error::Open {
+            path: self.path.display().to_string(),
+            reason: format!("no randomness: {e}"),
+        })?;
+        Ok(crate::text::hex(&bytes))
     }
 
     /// Tokens, of one project or all.

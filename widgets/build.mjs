@@ -1,52 +1,80 @@
 #!/usr/bin/env node
-// Builds widgets/src/discover into widgets/dist (no dependencies, reproducible):
-//   index-discover.<hash>.css / .js   fingerprinted assets (served under /widgets/, immutable)
-//   index-discover.html               the template, linking them
-//   index-discover.inline.html        one self-contained file: the MCP resource
+// Builds the pages the gateway embeds (no dependencies, reproducible):
+//   widgets/src/discover -> widgets/dist
+//     index-discover.<hash>.css / .js   fingerprinted assets (served under /widgets/, immutable)
+//     index-discover.html               the template, linking them
+//     index-discover.inline.html        one self-contained file: the MCP resource
+//   widgets/src/console -> widgets/dist/console
+//     console.<hash>.css / .js          fingerprinted assets (served under /console/assets/)
+//     console.html                      the operator console's page, linking them
+//                                       (no inline variant: its CSP allows no inline code)
 // `node widgets/build.mjs --check` fails when dist is not what the sources build.
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const src = join(here, 'src', 'discover');
-const dist = join(here, 'dist');
-const name = 'index-discover';
+const apps = [
+  { src: 'discover', dist: 'dist', name: 'index-discover', css: 'widget.css', js: 'widget.js', inline: true, prefix: '' },
+  { src: 'console', dist: join('dist', 'console'), name: 'console', css: 'console.css', js: 'console.js', inline: false, prefix: 'assets/' },
+];
 
-const read = (f) => readFileSync(join(src, f), 'utf8');
 const hash = (text) => createHash('sha256').update(text).digest('hex').slice(0, 10);
-const html = read('index.html');
-const css = read('widget.css');
-const js = read('widget.js');
-if (/<\/(script|style)/i.test(js + css)) throw new Error('a closing </script> or </style> inside the sources would break inlining');
 
-const cssFile = `${name}.${hash(css)}.css`;
-const jsFile = `${name}.${hash(js)}.js`;
-const link = '<link rel="stylesheet" href="widget.css">';
-const script = '<script src="widget.js"></script>';
-if (!html.includes(link) || !html.includes(script)) throw new Error('index.html must link widget.css and widget.js');
+/** The files one app builds to: name -> text. */
+function outputs(app) {
+  const read = (f) => readFileSync(join(here, 'src', app.src, f), 'utf8');
+  const html = read('index.html');
+  const css = read(app.css);
+  const js = read(app.js);
+  if (/<\/(script|style)/i.test(js + css)) throw new Error(`a closing </script> or </style> inside ${app.src} would break inlining`);
+  const cssFile = `${app.name}.${hash(css)}.css`;
+  const jsFile = `${app.name}.${hash(js)}.js`;
+  const link = `<link rel="stylesheet" href="${app.css}">`;
+  const script = `<script src="${app.js}"></script>`;
+  if (!html.includes(link) || !html.includes(script)) throw new Error(`${app.src}/index.html must link ${app.css} and ${app.js}`);
+  const out = {
+    [cssFile]: css,
+    [jsFile]: js,
+    [`${app.name}.html`]: html
+      .replace(link, `<link rel="stylesheet" href="${app.prefix}${cssFile}">`)
+      .replace(script, `<script src="${app.prefix}${jsFile}"></script>`),
+  };
+  if (app.inline) {
+    out[`${app.name}.inline.html`] = html.replace(link, () => `<style>\n${css}</style>`).replace(script, () => `<script>\n${js}</script>`);
+  }
+  return out;
+}
 
-const outputs = {
-  [cssFile]: css,
-  [jsFile]: js,
-  [`${name}.html`]: html.replace(link, `<link rel="stylesheet" href="${cssFile}">`).replace(script, `<script src="${jsFile}"></script>`),
-  [`${name}.inline.html`]: html.replace(link, () => `<style>\n${css}</style>`).replace(script, () => `<script>\n${js}</script>`),
-};
+const files = (dir) => (existsSync(dir) ? readdirSync(dir).filter((f) => statSync(join(dir, f)).isFile()) : []);
 
 if (process.argv.includes('--check')) {
-  const present = existsSync(dist) ? readdirSync(dist).filter((f) => f.startsWith(name)) : [];
-  const stale = present.filter((f) => !(f in outputs));
-  const wrong = Object.entries(outputs).filter(([f, text]) => !existsSync(join(dist, f)) || readFileSync(join(dist, f), 'utf8') !== text);
-  if (stale.length || wrong.length) {
-    console.error(`widgets/dist is out of date (${[...stale, ...wrong.map(([f]) => f)].join(', ')}); run: node widgets/build.mjs`);
+  const problems = [];
+  for (const app of apps) {
+    const dist = join(here, app.dist);
+    const want = outputs(app);
+    const present = files(dist).filter((f) => f.startsWith(app.name));
+    problems.push(...present.filter((f) => !(f in want)).map((f) => join(app.dist, f)));
+    problems.push(
+      ...Object.entries(want)
+        .filter(([f, text]) => !existsSync(join(dist, f)) || readFileSync(join(dist, f), 'utf8') !== text)
+        .map(([f]) => join(app.dist, f)),
+    );
+  }
+  if (problems.length) {
+    console.error(`widgets/dist is out of date (${problems.join(', ')}); run: node widgets/build.mjs`);
     process.exit(1);
   }
   console.log('widgets/dist is up to date');
 } else {
-  mkdirSync(dist, { recursive: true });
-  for (const f of readdirSync(dist)) if (f.startsWith(name) && !(f in outputs)) rmSync(join(dist, f));
-  for (const [f, text] of Object.entries(outputs)) writeFileSync(join(dist, f), text);
-  const bytes = Buffer.byteLength(outputs[`${name}.inline.html`]);
-  console.log(`built ${Object.keys(outputs).join(', ')} (${bytes} bytes inline)`);
+  for (const app of apps) {
+    const dist = join(here, app.dist);
+    const want = outputs(app);
+    mkdirSync(dist, { recursive: true });
+    for (const f of files(dist)) if (f.startsWith(app.name) && !(f in want)) rmSync(join(dist, f));
+    for (const [f, text] of Object.entries(want)) writeFileSync(join(dist, f), text);
+    const bytes = Object.values(want).reduce((n, text) => n + Buffer.byteLength(text), 0);
+    console.log(`built ${app.dist}: ${Object.keys(want).join(', ')} (${bytes} bytes)`);
+  }
 }

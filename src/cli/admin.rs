@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::config::Config;
+use crate::operator::{self, Actor};
 use crate::store::{Exposure, Search, Store};
 
 /// `project …`.
@@ -123,11 +124,15 @@ impl SearchArg {
 /// `token …`.
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
-    /// Issue a token for a project and print it (the only time it is shown).
+    /// Issue a token for a project, or with --admin one that opens the
+    /// operator console (/console), and print it (the only time it is shown).
     Issue {
         /// Name or id.
+        #[arg(long, required_unless_present = "admin", conflicts_with = "admin")]
+        project: Option<String>,
+        /// An admin token: it opens the console and its API, and no project's tools.
         #[arg(long)]
-        project: String,
+        admin: bool,
         /// A note for people ("laptop", "ci").
         #[arg(long, default_value = "")]
         label: String,
@@ -138,16 +143,22 @@ pub enum TokenCommand {
     /// List tokens (metadata only).
     List {
         /// Only this project's.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "admin")]
         project: Option<String>,
+        /// Admin tokens instead.
+        #[arg(long)]
+        admin: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Revoke a token by id; it is refused from the next request on.
     Revoke {
-        /// Token id (the number in `mgw_<id>_…`, or from `token list`).
+        /// Token id (the number in `mgw_<id>_…` or `mgwa_<id>_…`, or from `token list`).
         id: i64,
+        /// An admin token's id.
+        #[arg(long)]
+        admin: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -299,7 +310,7 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
             }
         }
         ProjectCommand::SetSearch { project, search, json } => {
-            let p = store.set_search(&project, search.into_search())?;
+            let p = operator::set_search(&store, &Actor::Cli, &project, search.into_search())?;
             if json {
                 return print_json(&p);
             }
@@ -334,8 +345,27 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
 pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
     let store = open(config)?;
     match cmd {
-        TokenCommand::Issue { project, label, json } => {
-            let (info, secret) = store.issue_token(&project, &label)?;
+        TokenCommand::Issue {
+            admin: true,
+            label,
+            json,
+            ..
+        } => {
+            let (info, secret) = operator::issue_admin_token(&store, &Actor::Cli, &label)?;
+            if json {
+                return print_json(&json!({ "token": secret, "id": info.id, "admin": true }));
+            }
+            eprintln!(
+                "admin token #{}: it opens the console (/console) and is shown only now, store it safely:",
+                info.id
+            );
+            println!("{secret}");
+        }
+        TokenCommand::Issue {
+            project, label, json, ..
+        } => {
+            let project = project.expect("clap requires --project without --admin");
+            let (info, secret) = operator::issue_token(&store, &Actor::Cli, &project, &label)?;
             if json {
                 return print_json(&json!({ "token": secret, "id": info.id, "projectId": info.project_id }));
             }
@@ -345,7 +375,19 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
             );
             println!("{secret}");
         }
-        TokenCommand::List { project, json } => {
+        TokenCommand::List { admin: true, json, .. } => {
+            let tokens = store.admin_tokens()?;
+            if json {
+                return print_json(&tokens);
+            }
+            println!("{:<6} {:<16} {:<26} {:<26} STATE", "ID", "LABEL", "CREATED", "LAST USED");
+            for t in tokens {
+                let state = if t.revoked_at.is_some() { "revoked" } else { "live" };
+                let last = t.last_used_at.as_deref().unwrap_or("never");
+                println!("{:<6} {:<16} {:<26} {:<26} {state}", t.id, t.label, t.created_at, last);
+            }
+        }
+        TokenCommand::List { project, json, .. } => {
             let tokens = store.tokens(project.as_deref())?;
             if json {
                 return print_json(&tokens);
@@ -363,14 +405,16 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        TokenCommand::Revoke { id, json } => {
-            if !store.revoke_token(id)? {
-                anyhow::bail!("no live token #{id}");
+        TokenCommand::Revoke { id, admin, json } => {
+            if admin {
+                operator::revoke_admin_token(&store, &Actor::Cli, id)?;
+            } else {
+                operator::revoke_token(&store, &Actor::Cli, id)?;
             }
             if json {
-                return print_json(&json!({ "revoked": id }));
+                return print_json(&json!({ "revoked": id, "admin": admin }));
             }
-            println!("token #{id} revoked");
+            println!("{}token #{id} revoked", if admin { "admin " } else { "" });
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -389,10 +433,7 @@ pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitC
         || format!("server '{}'", a.server),
         |t| format!("tool '{}:{t}'", a.server),
     );
-    match (&a.tool, allow) {
-        (None, false) => store.deny_server(&a.project, &a.server)?,
-        (tool, allow) => store.set_permission(&a.project, &a.server, tool.as_deref(), allow)?,
-    }
+    operator::grant(&store, &Actor::Cli, &a.project, &a.server, a.tool.as_deref(), allow)?;
     if a.json {
         return print_json(&json!({ "project": a.project, "server": a.server, "tool": a.tool, "enabled": allow }));
     }

@@ -18,6 +18,8 @@ pub struct RawOAuth {
     /// Scopes every caller's token must hold (default none).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// A scope that makes a token an operator's: it opens the console (default: none does).
+    pub admin_scope: Option<String>,
     /// Trusted authorization servers.
     pub issuers: Vec<RawIssuer>,
     /// A claim whose value names the caller's project (checked after `projects`).
@@ -81,6 +83,8 @@ pub struct OAuthConfig {
     pub audience: String,
     /// Scopes every token must hold.
     pub scopes: Vec<String>,
+    /// The scope that opens the operator console.
+    pub admin_scope: Option<String>,
     /// Trusted issuers, in file order.
     pub issuers: Vec<IssuerConfig>,
     /// Claim naming the project.
@@ -230,6 +234,7 @@ impl OAuthConfig {
         Ok(Self {
             audience,
             scopes: raw.scopes,
+            admin_scope: raw.admin_scope.filter(|s| !s.trim().is_empty()),
             issuers,
             project_claim: raw.project_claim,
             groups_claim: raw.groups_claim.unwrap_or_else(|| "groups".into()),

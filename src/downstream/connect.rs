@@ -17,7 +17,6 @@ use rmcp::service::{ClientInitializeError, ClientLifecycleMode, NotificationCont
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
@@ -203,6 +202,15 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
                 stop.cancel();
                 let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
                 break Ok(Ended::Stopped);
+            }
+            _ = server.restart.notified() => {
+                info!(server = %name, "restarting the downstream server, as an operator asked");
+                stop.cancel();
+                let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
+                break Ok(Ended::Restart);
+            }
+            _ = server.relist.notified() => {
+                relist(server, &peer, changed, "operator").await;
             }
             Some(()) = tools_changed.recv() => {
                 while tools_changed.try_recv().is_ok() {}
@@ -417,7 +425,7 @@ async fn handshake(
             let transport = ChildTransport::new(child, answer_limit).map_err(cannot_start)?;
             group.store(transport.id().unwrap_or(0), Ordering::SeqCst);
             if let Some(stderr) = stderr {
-                tokio::spawn(log_stderr(name, stderr));
+                tokio::spawn(super::stderr::follow(name, stderr, server.stderr.clone()));
             }
             client.serve_with_lifecycle(transport, lifecycle).await
         }
@@ -466,15 +474,6 @@ fn serve_builtin<S: ServerHandler>(server: S, io: tokio::io::DuplexStream) {
             Err(e) => warn!(error = %e, "built-in server did not start"),
         }
     });
-}
-
-/// Child stderr goes to the gateway's log, one event per line, tagged with the server.
-async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        info!(target: "mcp_gateway::downstream::stderr", server = %server, "{line}");
-    }
-    debug!(server = %server, "stderr closed");
 }
 
 /// Kills whatever is left of the child's process group (grandchildren that

@@ -5,6 +5,7 @@ fn config() -> OAuthConfig {
     OAuthConfig {
         audience: "https://gw.example.com/mcp".into(),
         scopes: vec!["mcp:tools".into()],
+        admin_scope: None,
         issuers: vec![IssuerConfig {
             issuer: "https://as.example.com".into(),
             algorithms: vec!["RS256".into()],

@@ -1,6 +1,7 @@
 //! Where the upstream server is served: stdio (behind a line guard), and
 //! streamable HTTP at `/mcp` (behind the HTTP guard) beside the OAuth
-//! metadata and the operations endpoints (`/healthz`, `/readyz`, `/metrics`).
+//! metadata, the operations endpoints (`/healthz`, `/readyz`, `/metrics`)
+//! and the operator console (`/console`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -95,8 +96,10 @@ pub async fn serve_http(
             Guarded::new(gateway, http.rate.map(|r| Arc::new(Limiter::new(r)))),
             guard,
         ))
-        // Outside the MCP guard: health, metrics and the widget's static assets.
+        // Outside the MCP guard: health, metrics, the widget's static assets
+        // and the operator console (which checks its own credentials).
         .merge(resource_metadata(gateway_for_ops.clone()))
+        .merge(crate::console::router(gateway_for_ops.clone()))
         .merge(operations(gateway_for_ops))
         .merge(crate::index::widget::router());
     let addr: SocketAddr = listener.local_addr()?;

@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0008_search_learning.sql"),
     include_str!("../../migrations/0009_tool_pins.sql"),
     include_str!("../../migrations/0010_tool_exposure.sql"),
+    include_str!("../../migrations/0011_console.sql"),
 ];
 
 /// Brings the database up to date; refuses one written by a newer binary.

@@ -1,0 +1,373 @@
+//! The console's JSON API (camelCase), behind [`super::access`]: what the
+//! page shows, and the operator's actions. Actions call [`crate::operator`],
+//! as the command line does, so they are recorded in the admin log.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Console;
+use super::access::Admin;
+use super::charts;
+use crate::catalog::tool_key;
+use crate::config::Transport;
+use crate::downstream::{Downstream, Status};
+use crate::gateway::{DiscoverArgs, parse_args};
+use crate::operator;
+use crate::store::{self, Grants, Search, UsageRange};
+
+/// Most operator actions shown on the overview.
+const RECENT_ACTIONS: usize = 20;
+/// Tools per usage chart.
+const TOP_TOOLS: usize = 10;
+
+type Answer = Result<Response, Response>;
+
+/// `{"error": {"code", "message"}}` with `status`.
+pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
+}
+
+fn bad_request(message: &str) -> Response {
+    error(StatusCode::BAD_REQUEST, "INVALID_REQUEST", message)
+}
+
+fn store_error(e: store::Error) -> Response {
+    match e {
+        store::Error::NoProject(_) | store::Error::NoToken(_) => error(StatusCode::NOT_FOUND, "NOT_FOUND", &e.to_string()),
+        e => {
+            tracing::error!(error = %e, "console: store request failed");
+            error(StatusCode::SERVICE_UNAVAILABLE, "STORE_UNAVAILABLE", &e.to_string())
+        }
+    }
+}
+
+fn ok(value: Value) -> Answer {
+    Ok(Json(value).into_response())
+}
+
+fn transport_kind(server: &Downstream) -> &'static str {
+    match &server.config.transport {
+        Transport::Stdio { .. } => "stdio",
+        Transport::Http { .. } => "http",
+        Transport::Builtin(_) => "built-in",
+    }
+}
+
+/// One server's row: status and why, protocol, tools, restarts, the last
+/// error with its time, lazy/idle, and its stderr's tail.
+fn server_row(console: &Console, server: &Downstream) -> Value {
+    let state = server.state();
+    let held = console.gateway.catalog().snapshot().held_by(server.name()).len();
+    json!({
+        "name": server.name(),
+        "transport": transport_kind(server),
+        "status": state.status.word(),
+        "detail": state.status.to_string(),
+        "protocol": state.protocol,
+        "tools": state.tools.len(),
+        "held": held,
+        "restarts": state.restarts,
+        "lastError": state.last_error.map(|(message, at)| json!({ "message": message, "at": at })),
+        "lazy": server.config.lazy,
+        "idle": state.status == Status::Idle,
+        "idleTimeoutMs": server.config.idle_timeout.map(|d| d.as_millis() as u64),
+        "enabled": server.config.enabled,
+        "stderr": server.stderr_tail(),
+    })
+}
+
+/// `GET /console/api/session`: who is signed in, and the CSRF token for changes.
+pub async fn session(Extension(admin): Extension<Admin>, Extension(csrf): Extension<Option<String>>) -> Answer {
+    ok(json!({ "actor": admin.actor.to_string(), "csrf": csrf }))
+}
+
+/// `GET /console/api/overview`: servers, projects, search, recent actions.
+pub async fn overview(State(console): State<Console>) -> Answer {
+    let store = console.gateway.store();
+    let servers: Vec<Value> = console
+        .gateway
+        .registry()
+        .servers()
+        .iter()
+        .map(|s| server_row(&console, s))
+        .collect();
+    let tokens = store.tokens(None).map_err(store_error)?;
+    let projects: Vec<Value> = store
+        .projects()
+        .map_err(store_error)?
+        .into_iter()
+        .map(|p| {
+            let live = tokens
+                .iter()
+                .filter(|t| t.project_id == p.id && t.revoked_at.is_none())
+                .count();
+            json!({
+                "id": p.id, "name": p.name, "search": p.optimization.map_or("off", Search::as_str),
+                "exposure": p.exposure.as_str(), "liveTokens": live, "createdAt": p.created_at,
+            })
+        })
+        .collect();
+    ok(json!({
+        "servers": servers,
+        "projects": projects,
+        "search": console.gateway.catalog().search_status(),
+        "actions": store.admin_actions(RECENT_ACTIONS).map_err(store_error)?,
+    }))
+}
+
+/// `GET /console/api/servers/{name}`: the server and its tools, each with
+/// its tags, what the rules and the security review decided, and the
+/// projects that may see it.
+pub async fn server(State(console): State<Console>, Path(name): Path<String>) -> Answer {
+    let gateway = &console.gateway;
+    let server = gateway
+        .registry()
+        .get(&name)
+        .ok_or_else(|| error(StatusCode::NOT_FOUND, "NOT_FOUND", &format!("no server '{name}'")))?;
+    let store = gateway.store();
+    let mut projects = Vec::new();
+    for p in store.projects().map_err(store_error)? {
+        let grants = Grants::from_permissions(store.permissions(p.id).map_err(store_error)?);
+        projects.push((p.name, grants));
+    }
+    let names: Vec<String> = gateway.registry().servers().iter().map(|s| s.name().to_string()).collect();
+    let everything = gateway
+        .catalog()
+        .visible_to(Arc::new(Grants::all_of(names.iter().map(String::as_str))));
+    let rules = gateway.catalog().rules();
+    let tools: Vec<Value> = server
+        .state()
+        .tools
+        .iter()
+        .map(|tool| {
+            let key = tool_key(&name, &tool.name);
+            let listed = everything.get(&key);
+            let (state, why, tags) = match (listed, everything.held(&key)) {
+                (Some(entry), _) => ("listed", None, entry.tags.clone()),
+                (None, Some(held)) => ("held", Some(held.why.clone()), Vec::new()),
+                (None, None) => (
+                    "disabled",
+                    Some("a tool rule disables it".to_string()),
+                    rules.verdict(&name, &tool.name, &[]).tags,
+                ),
+            };
+            let seen_by: Vec<&str> = projects
+                .iter()
+                .filter(|(_, g)| listed.is_some() && g.allows(&name, &tool.name))
+                .map(|(p, _)| p.as_str())
+                .collect();
+            json!({
+                "key": key, "name": tool.name, "title": tool.title, "description": tool.description,
+                "inputSchema": tool.input_schema, "state": state, "why": why, "tags": tags, "projects": seen_by,
+            })
+        })
+        .collect();
+    ok(json!({ "server": server_row(&console, &server), "tools": tools }))
+}
+
+/// `POST /console/api/servers/{name}/{restart|relist}`.
+pub async fn server_action(
+    State(console): State<Console>,
+    Extension(admin): Extension<Admin>,
+    Path((name, action)): Path<(String, String)>,
+) -> Answer {
+    let server = console
+        .gateway
+        .registry()
+        .get(&name)
+        .ok_or_else(|| error(StatusCode::NOT_FOUND, "NOT_FOUND", &format!("no server '{name}'")))?;
+    match action.as_str() {
+        "restart" => server.restart(),
+        "relist" => server.list_tools_again(),
+        _ => return Err(bad_request("the actions are restart and relist")),
+    }
+    operator::record(console.gateway.store(), &admin.actor, &format!("server.{action}"), &format!("server {name}"), None)
+        .map_err(store_error)?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "server": name, "requested": action }))).into_response())
+}
+
+/// `GET /console/api/projects/{name}`: search, grants, tokens, credential
+/// names (never values), and the servers a grant may name.
+pub async fn project(State(console): State<Console>, Path(name): Path<String>) -> Answer {
+    let store = console.gateway.store();
+    let p = store
+        .project(&name)
+        .map_err(store_error)?
+        .ok_or_else(|| store_error(store::Error::NoProject(name.clone())))?;
+    let servers: Vec<Value> = console
+        .gateway
+        .registry()
+        .servers()
+        .iter()
+        .map(|s| json!({ "name": s.name(), "tools": s.state().tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>() }))
+        .collect();
+    ok(json!({
+        "project": {
+            "id": p.id, "name": p.name, "search": p.optimization.map_or("off", Search::as_str),
+            "exposure": p.exposure.as_str(), "createdAt": p.created_at,
+        },
+        "grants": store.permissions(p.id).map_err(store_error)?,
+        "tokens": store.tokens(Some(&p.name)).map_err(store_error)?,
+        "credentials": store.credential_list(Some(&p.name)).map_err(store_error)?,
+        "learnedAssociations": store.learned(p.id).map_err(store_error)?.len(),
+        "servers": servers,
+    }))
+}
+
+/// A grant or revocation, as the page sends it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GrantBody {
+    server: String,
+    #[serde(default)]
+    tool: Option<String>,
+    allow: bool,
+}
+
+/// `POST /console/api/projects/{name}/grants`.
+pub async fn grant(
+    State(console): State<Console>,
+    Extension(admin): Extension<Admin>,
+    Path(name): Path<String>,
+    Json(body): Json<GrantBody>,
+) -> Answer {
+    let tool = body.tool.as_deref().filter(|t| !t.is_empty());
+    operator::grant(console.gateway.store(), &admin.actor, &name, &body.server, tool, body.allow).map_err(store_error)?;
+    ok(json!({ "project": name, "server": body.server, "tool": tool, "enabled": body.allow }))
+}
+
+/// A token to issue.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenBody {
+    #[serde(default)]
+    label: String,
+}
+
+/// `POST /console/api/projects/{name}/tokens`: the secret, shown this once.
+pub async fn issue_token(
+    State(console): State<Console>,
+    Extension(admin): Extension<Admin>,
+    Path(name): Path<String>,
+    Json(body): Json<TokenBody>,
+) -> Answer {
+    let (info, secret) =
+        operator::issue_token(console.gateway.store(), &admin.actor, &name, body.label.trim()).map_err(store_error)?;
+    ok(json!({ "token": secret, "id": info.id, "projectId": info.project_id }))
+}
+
+/// `POST /console/api/tokens/{id}/revoke`.
+pub async fn revoke_token(State(console): State<Console>, Extension(admin): Extension<Admin>, Path(id): Path<i64>) -> Answer {
+    operator::revoke_token(console.gateway.store(), &admin.actor, id).map_err(store_error)?;
+    ok(json!({ "revoked": id }))
+}
+
+/// A search strategy to set.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchBody {
+    search: String,
+}
+
+/// `POST /console/api/projects/{name}/search`.
+pub async fn set_search(
+    State(console): State<Console>,
+    Extension(admin): Extension<Admin>,
+    Path(name): Path<String>,
+    Json(body): Json<SearchBody>,
+) -> Answer {
+    let search = match body.search.as_str() {
+        "off" => None,
+        word => Some(Search::from_word(word).ok_or_else(|| bad_request("search is one of bm25, hybrid, cloud, off"))?),
+    };
+    let p = operator::set_search(console.gateway.store(), &admin.actor, &name, search).map_err(store_error)?;
+    ok(json!({ "project": p.name, "search": body.search }))
+}
+
+/// `?range=hour|day|week&project=NAME`.
+#[derive(Debug, Deserialize)]
+pub struct UsageQuery {
+    range: Option<String>,
+    project: Option<String>,
+}
+
+/// `GET /console/api/usage`: calls over time, per tool and per project,
+/// with the charts drawn.
+pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) -> Answer {
+    let range = match q.range.as_deref() {
+        None => UsageRange::Day,
+        Some(word) => UsageRange::parse(word).ok_or_else(|| bad_request("range is one of hour, day, week"))?,
+    };
+    let store = console.gateway.store().clone();
+    let project = q.project.filter(|p| !p.is_empty());
+    let usage = tokio::task::spawn_blocking(move || {
+        let project_id = match &project {
+            Some(name) => Some(store.project(name)?.ok_or_else(|| store::Error::NoProject(name.clone()))?.id),
+            None => None,
+        };
+        let names: HashMap<String, String> = store.projects()?.into_iter().map(|p| (p.id.to_string(), p.name)).collect();
+        let mut usage = store.usage(range, project_id, chrono::Utc::now())?;
+        for row in &mut usage.projects {
+            if let Some(name) = names.get(&row.name) {
+                row.name.clone_from(name);
+            }
+        }
+        Ok::<_, store::Error>(usage)
+    })
+    .await
+    .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", &e.to_string()))?
+    .map_err(store_error)?;
+    let word = serde_json::to_value(range).unwrap_or_default();
+    let span = word.as_str().unwrap_or("range");
+    let charts = json!({
+        "calls": charts::calls_over_time(&usage.series, &format!("calls over the last {span}")),
+        "tools": charts::top_bars(&usage.tools, |r| r.calls, TOP_TOOLS, &format!("top tools, last {span}")),
+        "failing": charts::top_bars(&usage.tools, |r| r.errors, TOP_TOOLS, &format!("top failing tools, last {span}")),
+    });
+    let mut body = serde_json::to_value(&usage).unwrap_or_default();
+    body["charts"] = charts;
+    ok(body)
+}
+
+/// A playground search: a project, and `tool_discovery`'s own arguments.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchPlay {
+    project: String,
+    arguments: serde_json::Map<String, Value>,
+}
+
+/// `POST /console/api/search`: what `tool_discovery` answers the project
+/// (the same function, so the same answer), and the tools that would match
+/// but the project cannot see, marked hidden.
+pub async fn search(State(console): State<Console>, Json(body): Json<SearchPlay>) -> Answer {
+    let gateway = &console.gateway;
+    let caller = gateway.caller_for_project(&body.project).map_err(store_error)?;
+    let args: DiscoverArgs = parse_args(Some(body.arguments)).map_err(|e| bad_request(&e))?;
+    let answer = gateway.discover(&caller, &args).await.map_err(|e| bad_request(&e))?;
+    let names: Vec<String> = gateway.registry().servers().iter().map(|s| s.name().to_string()).collect();
+    let mut everyone = caller.clone();
+    everyone.grants = Arc::new(Grants::all_of(names.iter().map(String::as_str)));
+    let view = gateway.catalog().visible_to(caller.grants.clone());
+    let hidden: Vec<Value> = gateway
+        .discover(&everyone, &args)
+        .await
+        .map_err(|e| bad_request(&e))?
+        .results
+        .into_iter()
+        .filter(|f| view.get(&f.tool_key).is_none())
+        .map(|f| {
+            let mut v = serde_json::to_value(f).unwrap_or_default();
+            v["hidden"] = json!(true);
+            v
+        })
+        .collect();
+    ok(json!({ "project": caller.project.name, "answer": answer, "hidden": hidden }))
+}

@@ -1,0 +1,158 @@
+//! The console's charts, drawn here as SVG so the page needs no chart
+//! library: calls over time (stacked: ok below, errors above) and
+//! horizontal bars for the most used and most failing tools. Every text is
+//! escaped; colours come from classes the console's CSS styles, so the SVG
+//! carries no inline style (the page's CSP allows none).
+
+use std::fmt::Write;
+
+use crate::store::{Bucket, UsageRow};
+
+const WIDTH: usize = 720;
+const HEIGHT: usize = 180;
+const AXIS: usize = 24;
+
+/// Escapes text for SVG (XML) content and attributes.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Calls per bucket as stacked bars, with the total in `data-total` and
+/// each bar's counts in its title (what a pointer over it shows).
+pub fn calls_over_time(series: &[Bucket], label: &str) -> String {
+    let max = series.iter().map(|b| b.calls).max().unwrap_or(0).max(1);
+    let total: u64 = series.iter().map(|b| b.calls).sum();
+    let plot = (HEIGHT - AXIS) as f64;
+    let slot = WIDTH as f64 / series.len().max(1) as f64;
+    let bar = (slot * 0.8).max(1.0);
+    let mut svg = format!(
+        r#"<svg class="chart calls" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" data-total="{total}">"#,
+        escape(label)
+    );
+    let _ = write!(svg, "<title>{}</title>", escape(label));
+    for (i, b) in series.iter().enumerate() {
+        if b.calls == 0 {
+            continue;
+        }
+        let x = i as f64 * slot + (slot - bar) / 2.0;
+        let h = plot * b.calls as f64 / max as f64;
+        let bad = plot * b.errors as f64 / max as f64;
+        let title = format!("{}: {} calls, {} errors", b.start, b.calls, b.errors);
+        let _ = write!(
+            svg,
+            r#"<g class="bar" data-calls="{}" data-errors="{}"><title>{}</title><rect class="ok" x="{x:.1}" y="{:.1}" width="{bar:.1}" height="{:.1}"/>"#,
+            b.calls,
+            b.errors,
+            escape(&title),
+            plot - h,
+            h - bad
+        );
+        if b.errors > 0 {
+            let _ = write!(
+                svg,
+                r#"<rect class="err" x="{x:.1}" y="{:.1}" width="{bar:.1}" height="{bad:.1}"/>"#,
+                plot - h
+            );
+        }
+        svg.push_str("</g>");
+    }
+    let _ = write!(
+        svg,
+        r#"<line class="axis" x1="0" y1="{plot}" x2="{WIDTH}" y2="{plot}"/><text class="tick" x="0" y="{}">{}</text><text class="tick end" x="{WIDTH}" y="{}">now · peak {max}</text></svg>"#,
+        HEIGHT - 6,
+        escape(series.first().map_or("", |b| b.start.as_str())),
+        HEIGHT - 6
+    );
+    svg
+}
+
+/// Horizontal bars of `value(row)` for the first `limit` rows (those with a value).
+pub fn top_bars(rows: &[UsageRow], value: impl Fn(&UsageRow) -> u64, limit: usize, label: &str) -> String {
+    let shown: Vec<(&UsageRow, u64)> = rows
+        .iter()
+        .map(|r| (r, value(r)))
+        .filter(|(_, v)| *v > 0)
+        .take(limit)
+        .collect();
+    let row_height = 26;
+    let height = (shown.len() * row_height).max(row_height);
+    let max = shown.iter().map(|(_, v)| *v).max().unwrap_or(1).max(1);
+    let names = WIDTH * 2 / 5;
+    let room = (WIDTH - names - 60) as f64;
+    let mut svg = format!(
+        r#"<svg class="chart bars" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{0}"><title>{0}</title>"#,
+        escape(label)
+    );
+    if shown.is_empty() {
+        let _ = write!(svg, r#"<text class="tick" x="0" y="18">nothing in this range</text>"#);
+    }
+    for (i, (row, v)) in shown.iter().enumerate() {
+        let y = i * row_height;
+        let w = (room * *v as f64 / max as f64).max(1.0);
+        let _ = write!(
+            svg,
+            r#"<g class="bar" data-name="{0}" data-value="{v}"><title>{0}: {v}</title><text class="name" x="{1}" y="{2}">{0}</text><rect class="{3}" x="{4}" y="{5}" width="{w:.1}" height="16"/><text class="tick" x="{6:.1}" y="{2}">{v}</text></g>"#,
+            escape(&row.name),
+            names - 8,
+            y + 17,
+            if label.contains("fail") { "err" } else { "ok" },
+            names,
+            y + 4,
+            names as f64 + w + 6.0
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, calls: u64, errors: u64) -> UsageRow {
+        UsageRow {
+            name: name.into(),
+            calls,
+            errors,
+            timeouts: 0,
+            p50_ms: 1,
+            p95_ms: 2,
+        }
+    }
+
+    #[test]
+    fn the_calls_chart_counts_every_call_and_escapes_labels() {
+        let series = vec![
+            Bucket { start: "2026-11-25T06".into(), calls: 3, errors: 1 },
+            Bucket { start: "2026-11-25T07".into(), calls: 0, errors: 0 },
+            Bucket { start: "2026-11-25T08".into(), calls: 5, errors: 0 },
+        ];
+        let svg = calls_over_time(&series, "calls <day>");
+        assert!(svg.contains(r#"data-total="8""#));
+        assert_eq!(svg.matches(r#"class="bar""#).count(), 2, "empty buckets draw nothing");
+        assert_eq!(svg.matches(r#"class="err""#).count(), 1);
+        assert!(svg.contains("calls &lt;day&gt;") && !svg.contains("<day>"));
+        assert!(!svg.contains("style="), "no inline style under the console's CSP");
+    }
+
+    #[test]
+    fn top_bars_skip_zero_and_escape_names() {
+        let rows = vec![row("a:<x>", 5, 0), row("b:y", 3, 2), row("c:z", 1, 0)];
+        let svg = top_bars(&rows, |r| r.errors, 10, "top failing tools");
+        assert_eq!(svg.matches(r#"class="bar""#).count(), 1);
+        assert!(svg.contains(r#"data-name="b:y""#));
+        let svg = top_bars(&rows, |r| r.calls, 2, "top tools");
+        assert!(svg.contains("a:&lt;x&gt;") && !svg.contains("c:z"));
+    }
+}
