@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const apps = [
   { src: 'discover', dist: 'dist', name: 'index-discover', css: 'widget.css', js: 'widget.js', inline: true, prefix: '' },
-  { src: 'console', dist: join('dist', 'console'), name: 'console', css: 'console.css', js: 'console.js', inline: false, prefix: 'assets/' },
+  { src: 'console', dist: join('dist', 'console'), name: 'console', css: 'console.css', js: 'console.js', inline: false, prefix: '/console/assets/' },
 ];
 
 const hash = (text) => createHash('sha256').update(text).digest('hex').slice(0, 10);

@@ -173,7 +173,7 @@ async function openProject(name) {
   for (const tr of document.querySelectorAll('#projects-table tr[data-project]')) tr.classList.toggle('picked', tr.dataset.project === name);
   const search = h('select', { id: 'search-mode', 'aria-label': 'search' }, ['hybrid', 'bm25', 'cloud', 'off'].map((m) => h('option', { value: m, selected: m === p.search }, m)));
   const grants = data.grants.map((g) =>
-    h('tr', { 'data-grant': `${g.server}:${g.tool || '*'}`, 'data-enabled': g.enabled },
+    h('tr', { 'data-grant': `${g.server}:${g.tool || '*'}`, 'data-enabled': String(g.enabled) },
       h('td', {}, g.server), h('td', {}, g.tool || 'whole server'), h('td', {}, g.enabled ? 'allow' : 'deny'),
       h('td', {}, g.enabled ? h('button', { type: 'button', class: 'quiet', onclick: () => grant(name, g.server, g.tool, false) }, 'Revoke') : h('button', { type: 'button', class: 'quiet', onclick: () => grant(name, g.server, g.tool, true) }, 'Allow'))));
   const serverPick = h('select', { id: 'grant-server', 'aria-label': 'server' }, data.servers.map((s) => h('option', { value: s.name }, s.name)));
