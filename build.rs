@@ -16,7 +16,7 @@ fn main() {
 /// Writes `$OUT_DIR/<out>`: `FILES`, every file directly in `dist`.
 fn embed(dist: &Path, out: &str) {
     println!("cargo:rerun-if-changed={}", dist.display());
-    let mut files: Vec<_> = std::fs::read_dir(&dist)
+    let mut files: Vec<_> = std::fs::read_dir(dist)
         .unwrap_or_else(|_| panic!("{} exists (build it with: node widgets/build.mjs)", dist.display()))
         .map(|e| e.expect("readable widgets/dist").path())
         .filter(|p| p.is_file())

@@ -42,6 +42,7 @@ const PAGE: &str = "console.html";
 struct Console {
     gateway: Gateway,
     sessions: Arc<access::Sessions>,
+    usage_cache: Arc<api::UsageCache>,
 }
 
 fn file(name: &str) -> Option<&'static [u8]> {
@@ -134,6 +135,7 @@ pub fn router(gateway: Gateway) -> axum::Router {
     let console = Console {
         gateway,
         sessions: Arc::default(),
+        usage_cache: Arc::default(),
     };
     let api = axum::Router::new()
         .route("/console/api/session", get(api::session))

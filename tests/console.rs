@@ -173,6 +173,28 @@ async fn only_operators_get_in_and_changes_need_the_consoles_own_page() {
     // An admin token is no key to any project's tools.
     assert!(gw.client_with_token(&admin).await.is_err());
 
+    // A restart asked for by an admin starts the server again, counted.
+    let restart = http.post(api("/servers/demo/restart")).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!(status(restart), 202);
+    eventually(Duration::from_secs(20), "demo restarted and running", || async {
+        let overview: Value = http
+            .get(api("/overview"))
+            .bearer_auth(&admin)
+            .send()
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        let demo = overview["servers"].as_array()?.iter().find(|s| s["name"] == "demo")?.clone();
+        (demo["restarts"] == 1 && demo["status"] == "running").then_some(())
+    })
+    .await;
+    let relist = http.post(api("/servers/demo/relist")).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!(status(relist), 202);
+    let unknown = http.post(api("/servers/nope/restart")).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!(status(unknown), 404);
+
     // OAuth: the admin scope opens the console; an ordinary token does not.
     let operator = provider.token("root", &gw.url, "mcp:tools mcp:admin").await;
     let user = provider.token("alice", &gw.url, "mcp:tools").await;

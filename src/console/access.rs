@@ -127,7 +127,7 @@ pub fn same_origin(origin: Option<&str>, host: Option<&str>, fetch_site: Option<
     }
 }
 
-fn text<'a>(headers: &'a HeaderMap, name: impl header::AsHeaderName) -> Option<&'a str> {
+fn text(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 

@@ -3,7 +3,8 @@
 //! as the command line does, so they are recorded in the admin log.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
@@ -27,23 +28,54 @@ const RECENT_ACTIONS: usize = 20;
 /// Tools per usage chart.
 const TOP_TOOLS: usize = 10;
 
-type Answer = Result<Response, Response>;
+type Answer = Result<Response, ApiError>;
+type UsageKey = (UsageRange, Option<String>);
 
 /// `{"error": {"code", "message"}}` with `status`.
 pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
 }
 
-fn bad_request(message: &str) -> Response {
-    error(StatusCode::BAD_REQUEST, "INVALID_REQUEST", message)
+/// A request the API refused or could not answer.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
 }
 
-fn store_error(e: store::Error) -> Response {
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        error(self.status, self.code, &self.message)
+    }
+}
+
+fn bad_request(message: &str) -> ApiError {
+    ApiError {
+        status: StatusCode::BAD_REQUEST,
+        code: "INVALID_REQUEST",
+        message: message.to_string(),
+    }
+}
+
+fn not_found(message: String) -> ApiError {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        code: "NOT_FOUND",
+        message,
+    }
+}
+
+fn store_error(e: store::Error) -> ApiError {
     match e {
-        store::Error::NoProject(_) | store::Error::NoToken(_) => error(StatusCode::NOT_FOUND, "NOT_FOUND", &e.to_string()),
+        store::Error::NoProject(_) | store::Error::NoToken(_) => not_found(e.to_string()),
         e => {
             tracing::error!(error = %e, "console: store request failed");
-            error(StatusCode::SERVICE_UNAVAILABLE, "STORE_UNAVAILABLE", &e.to_string())
+            ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: "STORE_UNAVAILABLE",
+                message: e.to_string(),
+            }
         }
     }
 }
@@ -130,7 +162,7 @@ pub async fn server(State(console): State<Console>, Path(name): Path<String>) ->
     let server = gateway
         .registry()
         .get(&name)
-        .ok_or_else(|| error(StatusCode::NOT_FOUND, "NOT_FOUND", &format!("no server '{name}'")))?;
+        .ok_or_else(|| not_found(format!("no server '{name}'")))?;
     let store = gateway.store();
     let mut projects = Vec::new();
     for p in store.projects().map_err(store_error)? {
@@ -182,7 +214,7 @@ pub async fn server_action(
         .gateway
         .registry()
         .get(&name)
-        .ok_or_else(|| error(StatusCode::NOT_FOUND, "NOT_FOUND", &format!("no server '{name}'")))?;
+        .ok_or_else(|| not_found(format!("no server '{name}'")))?;
     match action.as_str() {
         "restart" => server.restart(),
         "relist" => server.list_tools_again(),
@@ -305,8 +337,12 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
         None => UsageRange::Day,
         Some(word) => UsageRange::parse(word).ok_or_else(|| bad_request("range is one of hour, day, week"))?,
     };
-    let store = console.gateway.store().clone();
     let project = q.project.filter(|p| !p.is_empty());
+    let key = (range, project.clone());
+    if let Some(body) = console.usage_cache.fresh(&key, freshness(range)) {
+        return ok(body);
+    }
+    let store = console.gateway.store().clone();
     let usage = tokio::task::spawn_blocking(move || {
         let project_id = match &project {
             Some(name) => Some(store.project(name)?.ok_or_else(|| store::Error::NoProject(name.clone()))?.id),
@@ -322,7 +358,11 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
         Ok::<_, store::Error>(usage)
     })
     .await
-    .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", &e.to_string()))?
+    .map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        code: "INTERNAL",
+        message: e.to_string(),
+    })?
     .map_err(store_error)?;
     let word = serde_json::to_value(range).unwrap_or_default();
     let span = word.as_str().unwrap_or("range");
@@ -333,7 +373,37 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
     });
     let mut body = serde_json::to_value(&usage).unwrap_or_default();
     body["charts"] = charts;
+    console.usage_cache.keep(key, body.clone());
     ok(body)
+}
+
+/// How long one range's usage is reused: a week of a million calls takes
+/// half a second to read (benches/console.rs), and barely moves in 30 s,
+/// however many operators' pages poll it.
+fn freshness(range: UsageRange) -> Duration {
+    match range {
+        UsageRange::Hour => Duration::from_secs(2),
+        UsageRange::Day => Duration::from_secs(10),
+        UsageRange::Week => Duration::from_secs(30),
+    }
+}
+
+/// Usage answers by range and project, reused while fresh.
+#[derive(Debug, Default)]
+pub struct UsageCache(Mutex<HashMap<UsageKey, (Instant, Value)>>);
+
+impl UsageCache {
+    fn fresh(&self, key: &UsageKey, within: Duration) -> Option<Value> {
+        let kept = self.0.lock().expect("usage cache lock");
+        kept.get(key).filter(|(at, _)| at.elapsed() < within).map(|(_, v)| v.clone())
+    }
+
+    fn keep(&self, key: UsageKey, body: Value) {
+        let mut kept = self.0.lock().expect("usage cache lock");
+        // Bounded by ranges × projects; stale answers go when the next is kept.
+        kept.retain(|_, (at, _)| at.elapsed() < freshness(UsageRange::Week));
+        kept.insert(key, (Instant::now(), body));
+    }
 }
 
 /// A playground search: a project, and `tool_discovery`'s own arguments.

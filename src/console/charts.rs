@@ -10,6 +10,8 @@ use crate::store::{Bucket, UsageRow};
 
 const WIDTH: usize = 720;
 const HEIGHT: usize = 180;
+/// The bar charts sit two abreast on a wide screen: narrower, so their text stays legible.
+const BARS_WIDTH: usize = 480;
 const AXIS: usize = 24;
 
 /// Escapes text for SVG (XML) content and attributes.
@@ -88,10 +90,10 @@ pub fn top_bars(rows: &[UsageRow], value: impl Fn(&UsageRow) -> u64, limit: usiz
     let row_height = 26;
     let height = (shown.len() * row_height).max(row_height);
     let max = shown.iter().map(|(_, v)| *v).max().unwrap_or(1).max(1);
-    let names = WIDTH * 2 / 5;
-    let room = (WIDTH - names - 60) as f64;
+    let names = BARS_WIDTH * 2 / 5;
+    let room = (BARS_WIDTH - names - 40) as f64;
     let mut svg = format!(
-        r#"<svg class="chart bars" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{0}"><title>{0}</title>"#,
+        r#"<svg class="chart bars" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {BARS_WIDTH} {height}" role="img" aria-label="{0}"><title>{0}</title>"#,
         escape(label)
     );
     if shown.is_empty() {

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::{Error, Store};
 
 /// How far back usage looks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum UsageRange {
     /// The last hour, by minute.
@@ -126,7 +126,7 @@ struct Tally {
     calls: u64,
     errors: u64,
     timeouts: u64,
-    latencies: Vec<u64>,
+    latencies: Vec<u32>,
 }
 
 impl Tally {
@@ -134,7 +134,7 @@ impl Tally {
         self.calls += 1;
         self.errors += u64::from(outcome != "ok");
         self.timeouts += u64::from(outcome == "timeout");
-        self.latencies.push(latency_ms);
+        self.latencies.push(u32::try_from(latency_ms).unwrap_or(u32::MAX));
     }
 
     fn row(mut self, name: String) -> UsageRow {
@@ -151,12 +151,12 @@ impl Tally {
 }
 
 /// The nearest-rank `p`th percentile of sorted values (0 for none).
-fn percentile(sorted: &[u64], p: usize) -> u64 {
+fn percentile(sorted: &[u32], p: usize) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
     let rank = (p * sorted.len()).div_ceil(100).max(1);
-    sorted[rank - 1]
+    u64::from(sorted[rank - 1])
 }
 
 /// The first bucket of `range` ending now, and every bucket's name.
@@ -184,11 +184,14 @@ struct Summary {
     range: UsageRange,
     since: String,
     slot: HashMap<String, usize>,
+    /// The bucket of the previous row: rows come in time order, so most
+    /// rows fall in the same bucket as the one before.
+    last: Option<(String, usize)>,
     series: Vec<Bucket>,
     calls: u64,
     errors: u64,
     tools: HashMap<String, Tally>,
-    projects: HashMap<String, Tally>,
+    projects: HashMap<i64, Tally>,
 }
 
 impl Summary {
@@ -198,6 +201,7 @@ impl Summary {
             range,
             since: first.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             slot: names.iter().enumerate().map(|(i, b)| (b.clone(), i)).collect(),
+            last: None,
             series: names
                 .into_iter()
                 .map(|start| Bucket {
@@ -217,7 +221,15 @@ impl Summary {
         let failed = row.outcome != "ok";
         self.calls += 1;
         self.errors += u64::from(failed);
-        if let Some(&i) = self.slot.get(row.bucket) {
+        let slot = match &self.last {
+            Some((bucket, i)) if bucket == row.bucket => Some(*i),
+            _ => {
+                let found = self.slot.get(row.bucket).copied();
+                self.last = found.map(|i| (row.bucket.to_string(), i));
+                found
+            }
+        };
+        if let Some(i) = slot {
             self.series[i].calls += 1;
             self.series[i].errors += u64::from(failed);
         }
@@ -229,7 +241,7 @@ impl Summary {
             tally.add(row.outcome, row.latency_ms);
         }
         if let Some(p) = row.project {
-            self.projects.entry(p.to_string()).or_default().add(row.outcome, row.latency_ms);
+            self.projects.entry(p).or_default().add(row.outcome, row.latency_ms);
         }
     }
 
@@ -241,7 +253,7 @@ impl Summary {
             errors: self.errors,
             series: self.series,
             tools: by_calls(self.tools),
-            projects: by_calls(self.projects),
+            projects: by_calls(self.projects.into_iter().map(|(id, t)| (id.to_string(), t)).collect()),
         }
     }
 }
@@ -282,7 +294,7 @@ mod tests {
     fn percentiles_are_nearest_rank() {
         assert_eq!(percentile(&[], 50), 0);
         assert_eq!(percentile(&[7], 95), 7);
-        let v: Vec<u64> = (1..=100).collect();
+        let v: Vec<u32> = (1..=100).collect();
         assert_eq!(percentile(&v, 50), 50);
         assert_eq!(percentile(&v, 95), 95);
         assert_eq!(percentile(&[1, 2, 3], 50), 2);
