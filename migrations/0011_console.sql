@@ -24,7 +24,27 @@ CREATE TABLE admin_actions (
     detail  TEXT
 );
 
--- Usage over the last hour, day or week: a range scan on time, per project too.
--- The covering columns let the scan answer without reading the rows.
+-- Usage over the last hour: a range scan on time, through an index that
+-- covers every column the console reads, so the table itself is not read.
 CREATE INDEX audit_by_time ON audit_log (at, meta_tool, tool_key, outcome, latency_ms, project_id);
-CREATE INDEX audit_by_project_time ON audit_log (project_id, at);
+
+-- Usage over the last day or week: hourly rollups of the audit log, filled
+-- from its rows in id order (`usage_rolled.through` is the last id counted),
+-- so each row is counted exactly once, even one written late, and a week of
+-- a million calls is read as a few thousand rows. `latencies` is a sparse
+-- histogram: (bucket u8, count u32 LE) pairs; buckets are 4 per doubling.
+CREATE TABLE usage_hours (
+    hour       TEXT    NOT NULL,             -- '2026-11-25T06'
+    project_id INTEGER NOT NULL DEFAULT 0,   -- 0: no project
+    tool_key   TEXT    NOT NULL DEFAULT '',  -- '': a discovery
+    calls      INTEGER NOT NULL,
+    errors     INTEGER NOT NULL,
+    timeouts   INTEGER NOT NULL,
+    latencies  BLOB    NOT NULL,
+    PRIMARY KEY (hour, project_id, tool_key)
+);
+CREATE TABLE usage_rolled (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    through INTEGER NOT NULL
+);
+INSERT INTO usage_rolled (id, through) VALUES (1, 0);

@@ -42,7 +42,6 @@ const PAGE: &str = "console.html";
 struct Console {
     gateway: Gateway,
     sessions: Arc<access::Sessions>,
-    usage_cache: Arc<api::UsageCache>,
 }
 
 fn file(name: &str) -> Option<&'static [u8]> {
@@ -130,12 +129,31 @@ async fn sign_out(State(console): State<Console>, headers: HeaderMap) -> Respons
     hardened(([(header::SET_COOKIE, access::set_cookie(None))], StatusCode::NO_CONTENT).into_response())
 }
 
-/// The console's routes, for the HTTP listener.
+/// How often the audit log's new rows are rolled up for the day and week views.
+const ROLL_UP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Keeps the hourly usage rollups current, off the request path, so the day
+/// and week views read few raw rows.
+async fn roll_up_usage(gateway: Gateway) {
+    let mut tick = tokio::time::interval(ROLL_UP_EVERY);
+    loop {
+        tick.tick().await;
+        let store = gateway.store().clone();
+        match tokio::task::spawn_blocking(move || store.roll_up_usage()).await {
+            Ok(Ok(rows)) if rows > 0 => tracing::debug!(rows, "audit rows rolled up for usage"),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "rolling up usage failed; the console reads the rows instead"),
+            Err(e) => tracing::warn!(error = %e, "rolling up usage stopped"),
+        }
+    }
+}
+
+/// The console's routes, for the HTTP listener (which also starts the usage roll-up).
 pub fn router(gateway: Gateway) -> axum::Router {
+    tokio::spawn(roll_up_usage(gateway.clone()));
     let console = Console {
         gateway,
         sessions: Arc::default(),
-        usage_cache: Arc::default(),
     };
     let api = axum::Router::new()
         .route("/console/api/session", get(api::session))

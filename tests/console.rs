@@ -32,7 +32,9 @@ async fn results(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, q
 
 #[tokio::test]
 async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
-    let gw = Gateway::start(&format!("{}{FAILING}", chaos_server("demo", ""))).await;
+    // `other` is granted to no project: its tools are what the playground marks hidden.
+    let other = format!("[[servers]]\nname = \"other\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n", bin());
+    let gw = Gateway::start(&format!("{}{FAILING}{other}", chaos_server("demo", ""))).await;
     for p in ["alpha", "beta"] {
         gw.cli(&["project", "create", p, "--search", "bm25"]);
     }
@@ -106,6 +108,10 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     assert!(!mcp.is_empty());
     assert_eq!(report["playground"], json!(mcp));
     assert_eq!(report["provider"], "bm25");
+    // ...and apart, marked hidden, the matches alpha cannot see.
+    let hidden: Vec<&str> = report["hidden"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(hidden.contains(&"other:word_count"), "{hidden:?} {report}\n{}", gw.log());
+    assert!(hidden.iter().all(|k| k.starts_with("other:")), "{hidden:?}");
 
     // The charts counted this test's calls: every execute and discovery so far.
     assert!(report["chartTotal"].as_u64().unwrap() >= executed + 2);

@@ -3,8 +3,7 @@
 //! as the command line does, so they are recorded in the admin log.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
@@ -29,7 +28,6 @@ const RECENT_ACTIONS: usize = 20;
 const TOP_TOOLS: usize = 10;
 
 type Answer = Result<Response, ApiError>;
-type UsageKey = (UsageRange, Option<String>);
 
 /// `{"error": {"code", "message"}}` with `status`.
 pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
@@ -338,10 +336,6 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
         Some(word) => UsageRange::parse(word).ok_or_else(|| bad_request("range is one of hour, day, week"))?,
     };
     let project = q.project.filter(|p| !p.is_empty());
-    let key = (range, project.clone());
-    if let Some(body) = console.usage_cache.fresh(&key, freshness(range)) {
-        return ok(body);
-    }
     let store = console.gateway.store().clone();
     let usage = tokio::task::spawn_blocking(move || {
         let project_id = match &project {
@@ -373,37 +367,7 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
     });
     let mut body = serde_json::to_value(&usage).unwrap_or_default();
     body["charts"] = charts;
-    console.usage_cache.keep(key, body.clone());
     ok(body)
-}
-
-/// How long one range's usage is reused: a week of a million calls takes
-/// half a second to read (benches/console.rs), and barely moves in 30 s,
-/// however many operators' pages poll it.
-fn freshness(range: UsageRange) -> Duration {
-    match range {
-        UsageRange::Hour => Duration::from_secs(2),
-        UsageRange::Day => Duration::from_secs(10),
-        UsageRange::Week => Duration::from_secs(30),
-    }
-}
-
-/// Usage answers by range and project, reused while fresh.
-#[derive(Debug, Default)]
-pub struct UsageCache(Mutex<HashMap<UsageKey, (Instant, Value)>>);
-
-impl UsageCache {
-    fn fresh(&self, key: &UsageKey, within: Duration) -> Option<Value> {
-        let kept = self.0.lock().expect("usage cache lock");
-        kept.get(key).filter(|(at, _)| at.elapsed() < within).map(|(_, v)| v.clone())
-    }
-
-    fn keep(&self, key: UsageKey, body: Value) {
-        let mut kept = self.0.lock().expect("usage cache lock");
-        // Bounded by ranges × projects; stale answers go when the next is kept.
-        kept.retain(|_, (at, _)| at.elapsed() < freshness(UsageRange::Week));
-        kept.insert(key, (Instant::now(), body));
-    }
 }
 
 /// A playground search: a project, and `tool_discovery`'s own arguments.

@@ -94,7 +94,7 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 12);
+        assert_eq!(tables, 16);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant

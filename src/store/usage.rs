@@ -1,16 +1,25 @@
 //! Usage from the audit log for the operator console: calls over time, and
 //! per tool and per project the calls, error and timeout rates and latency
-//! percentiles, over the last hour, day or week. The range is always bounded
-//! and read through a covering index on time (migration 0011), so the
-//! query reads only the window's index entries, never the table.
+//! percentiles, over the last hour, day or week. The hour is read from the
+//! audit rows themselves, through a covering index on time; the day and the
+//! week from hourly rollups (`usage_hours`, migration 0011) plus the rows not
+//! rolled up yet, so their cost follows hours × tools × projects, not calls.
+//! Both read on a connection of their own, never the one requests use.
+
+mod histogram;
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use rusqlite::params;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
-use super::{Error, Store};
+use super::{Error, Store, open_connection};
+use histogram::Histogram;
+
+/// Audit rows rolled up per transaction at most (the audit writer waits for
+/// each: about 0.1 s).
+const ROLLUP_BATCH: i64 = 100_000;
 
 /// How far back usage looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -126,7 +135,7 @@ struct Tally {
     calls: u64,
     errors: u64,
     timeouts: u64,
-    latencies: Vec<u32>,
+    latencies: Histogram,
 }
 
 impl Tally {
@@ -134,29 +143,26 @@ impl Tally {
         self.calls += 1;
         self.errors += u64::from(outcome != "ok");
         self.timeouts += u64::from(outcome == "timeout");
-        self.latencies.push(u32::try_from(latency_ms).unwrap_or(u32::MAX));
+        self.latencies.add(latency_ms);
     }
 
-    fn row(mut self, name: String) -> UsageRow {
-        self.latencies.sort_unstable();
+    fn merge(&mut self, other: &Tally) {
+        self.calls += other.calls;
+        self.errors += other.errors;
+        self.timeouts += other.timeouts;
+        self.latencies.merge(&other.latencies);
+    }
+
+    fn row(self, name: String) -> UsageRow {
         UsageRow {
             name,
             calls: self.calls,
             errors: self.errors,
             timeouts: self.timeouts,
-            p50_ms: percentile(&self.latencies, 50),
-            p95_ms: percentile(&self.latencies, 95),
+            p50_ms: self.latencies.percentile(50),
+            p95_ms: self.latencies.percentile(95),
         }
     }
-}
-
-/// The nearest-rank `p`th percentile of sorted values (0 for none).
-fn percentile(sorted: &[u32], p: usize) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
-    u64::from(sorted[rank - 1])
 }
 
 /// The first bucket of `range` ending now, and every bucket's name.
@@ -245,6 +251,22 @@ impl Summary {
         }
     }
 
+    /// Adds an hour's rollup of one project's calls of one tool.
+    fn add_rolled(&mut self, hour: &str, project: i64, tool: &str, tally: &Tally) {
+        self.calls += tally.calls;
+        self.errors += tally.errors;
+        if let Some(&i) = self.slot.get(hour) {
+            self.series[i].calls += tally.calls;
+            self.series[i].errors += tally.errors;
+        }
+        if !tool.is_empty() {
+            self.tools.entry(tool.to_string()).or_default().merge(tally);
+        }
+        if project != 0 {
+            self.projects.entry(project).or_default().merge(tally);
+        }
+    }
+
     fn finish(self) -> Usage {
         Usage {
             range: self.range,
@@ -258,47 +280,144 @@ impl Summary {
     }
 }
 
+/// Folds audit rows (`SELECT bucket, project_id, tool_key, outcome, latency_ms`) into `summary`.
+fn add_rows(summary: &mut Summary, mut rows: rusqlite::Rows<'_>) -> rusqlite::Result<()> {
+    while let Some(r) = rows.next()? {
+        let text = |i| r.get_ref(i).map(|v| v.as_str_or_null().ok().flatten());
+        summary.add(Seen {
+            bucket: text(0)?.unwrap_or_default(),
+            project: r.get(1)?,
+            tool: text(2)?,
+            outcome: text(3)?.unwrap_or_default(),
+            latency_ms: r.get::<_, i64>(4)?.max(0) as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Rolls up to [`ROLLUP_BATCH`] audit rows past the watermark into
+/// `usage_hours`, in one transaction; says how many.
+fn roll_up(conn: &mut Connection) -> rusqlite::Result<usize> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let through: i64 = tx.query_row("SELECT through FROM usage_rolled", [], |r| r.get(0))?;
+    let mut groups: HashMap<(String, i64, String), Tally> = HashMap::new();
+    let (mut last, mut rows) = (through, 0);
+    {
+        let mut stmt = tx.prepare(
+            "SELECT id, substr(at, 1, 13), coalesce(project_id, 0), coalesce(tool_key, ''), outcome, latency_ms
+             FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?2",
+        )?;
+        let mut found = stmt.query(params![through, ROLLUP_BATCH])?;
+        while let Some(r) = found.next()? {
+            last = r.get(0)?;
+            rows += 1;
+            let key = (r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?);
+            let outcome: String = r.get(4)?;
+            groups
+                .entry(key)
+                .or_default()
+                .add(&outcome, r.get::<_, i64>(5)?.max(0) as u64);
+        }
+    }
+    {
+        let mut kept = tx.prepare(
+            "SELECT calls, errors, timeouts, latencies FROM usage_hours
+             WHERE hour = ?1 AND project_id = ?2 AND tool_key = ?3",
+        )?;
+        let mut put = tx.prepare(
+            "INSERT OR REPLACE INTO usage_hours (hour, project_id, tool_key, calls, errors, timeouts, latencies)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for ((hour, project, tool), mut tally) in groups {
+            let before = kept
+                .query_row(params![hour, project, tool], |r| {
+                    Ok(Tally {
+                        calls: r.get::<_, i64>(0)? as u64,
+                        errors: r.get::<_, i64>(1)? as u64,
+                        timeouts: r.get::<_, i64>(2)? as u64,
+                        latencies: Histogram::decode(&r.get::<_, Vec<u8>>(3)?),
+                    })
+                })
+                .optional()?;
+            if let Some(before) = before {
+                tally.merge(&before);
+            }
+            put.execute(params![
+                hour,
+                project,
+                tool,
+                tally.calls as i64,
+                tally.errors as i64,
+                tally.timeouts as i64,
+                tally.latencies.encode()
+            ])?;
+        }
+    }
+    tx.execute("UPDATE usage_rolled SET through = ?1", [last])?;
+    tx.commit()?;
+    Ok(rows)
+}
+
 impl Store {
     /// Usage over `range` up to `now`, of one project or all.
     pub fn usage(&self, range: UsageRange, project_id: Option<i64>, now: DateTime<Utc>) -> Result<Usage, Error> {
         let mut summary = Summary::new(range, now);
-        self.with(|c| {
+        let since = summary.since.clone();
+        let mut conn = open_connection(&self.path)?;
+        let tx = conn.transaction()?;
+        if range == UsageRange::Hour {
             // Every column comes from the covering index `audit_by_time`.
-            let mut stmt = c.prepare_cached(
-                "SELECT substr(at, 1, ?3), project_id, tool_key, outcome, latency_ms FROM audit_log
-                 INDEXED BY audit_by_time
-                 WHERE at >= ?1 AND (?2 IS NULL OR project_id = ?2)",
+            let mut stmt = tx.prepare(
+                "SELECT substr(at, 1, 16), project_id, tool_key, outcome, latency_ms FROM audit_log
+                 INDEXED BY audit_by_time WHERE at >= ?1 AND (?2 IS NULL OR project_id = ?2)",
             )?;
-            let mut rows = stmt.query(params![summary.since, project_id, range.bucket_chars() as i64])?;
-            while let Some(r) = rows.next()? {
-                let text = |i| r.get_ref(i).map(|v| v.as_str_or_null().ok().flatten());
-                summary.add(Seen {
-                    bucket: text(0)?.unwrap_or_default(),
-                    project: r.get(1)?,
-                    tool: text(2)?,
-                    outcome: text(3)?.unwrap_or_default(),
-                    latency_ms: r.get::<_, i64>(4)?.max(0) as u64,
-                });
+            add_rows(&mut summary, stmt.query(params![since, project_id])?)?;
+        } else {
+            let through: i64 = tx.query_row("SELECT through FROM usage_rolled", [], |r| r.get(0))?;
+            let since_hour = &since[..13];
+            let mut rolled = tx.prepare(
+                "SELECT hour, project_id, tool_key, calls, errors, timeouts, latencies FROM usage_hours
+                 WHERE hour >= ?1 AND (?2 IS NULL OR project_id = ?2)",
+            )?;
+            let mut found = rolled.query(params![since_hour, project_id])?;
+            while let Some(r) = found.next()? {
+                let tally = Tally {
+                    calls: r.get::<_, i64>(3)? as u64,
+                    errors: r.get::<_, i64>(4)? as u64,
+                    timeouts: r.get::<_, i64>(5)? as u64,
+                    latencies: Histogram::decode(r.get_ref(6)?.as_blob().unwrap_or_default()),
+                };
+                summary.add_rolled(&r.get::<_, String>(0)?, r.get(1)?, &r.get::<_, String>(2)?, &tally);
             }
-            Ok(())
-        })?;
+            // The rows not rolled up yet: the newest, found by id (NOT
+            // INDEXED: through the time index this would read the whole range).
+            let mut fresh = tx.prepare(
+                "SELECT substr(at, 1, 13), project_id, tool_key, outcome, latency_ms FROM audit_log NOT INDEXED
+                 WHERE id > ?3 AND at >= ?1 AND (?2 IS NULL OR project_id = ?2)",
+            )?;
+            add_rows(&mut summary, fresh.query(params![since, project_id, through])?)?;
+        }
         Ok(summary.finish())
+    }
+
+    /// Rolls every audit row not rolled up yet into the hourly usage, a
+    /// batch per transaction, on a connection of its own; says how many.
+    pub fn roll_up_usage(&self) -> Result<usize, Error> {
+        let mut conn = open_connection(&self.path)?;
+        let mut total = 0;
+        loop {
+            let rows = roll_up(&mut conn)?;
+            total += rows;
+            if (rows as i64) < ROLLUP_BATCH {
+                return Ok(total);
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_are_nearest_rank() {
-        assert_eq!(percentile(&[], 50), 0);
-        assert_eq!(percentile(&[7], 95), 7);
-        let v: Vec<u32> = (1..=100).collect();
-        assert_eq!(percentile(&v, 50), 50);
-        assert_eq!(percentile(&v, 95), 95);
-        assert_eq!(percentile(&[1, 2, 3], 50), 2);
-    }
 
     #[test]
     fn buckets_end_at_now_and_name_their_prefix() {
@@ -336,31 +455,48 @@ mod tests {
         assert_eq!(usage.series.iter().map(|b| b.calls).sum::<u64>(), 4);
         assert_eq!(usage.series[59], Bucket { start: "2026-11-25T06:34".into(), calls: 2, errors: 1 });
         let x = &usage.tools[0];
-        assert_eq!((x.name.as_str(), x.calls, x.errors, x.timeouts, x.p50_ms, x.p95_ms), ("a:x", 2, 1, 1, 10, 900));
+        assert_eq!((x.name.as_str(), x.calls, x.errors, x.timeouts, x.p50_ms, x.p95_ms), ("a:x", 2, 1, 1, 10, 959));
         assert_eq!(usage.projects.len(), 2);
         assert_eq!(usage.projects.iter().find(|p| p.name == "2").unwrap().calls, 2);
     }
 
     #[test]
-    fn the_store_reads_only_the_window() {
+    fn the_store_reads_only_the_window_and_counts_each_row_once() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("g.db")).unwrap();
         let now = Utc::now();
-        s.with(|c| {
-            for (ago, outcome) in [(Duration::minutes(5), "ok"), (Duration::hours(3), "failed")] {
-                let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let insert = |ago: Duration, outcome: &str| {
+            let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            s.with(|c| {
                 c.execute(
                     "INSERT INTO audit_log (at, request_id, project_id, meta_tool, tool_key, outcome, latency_ms)
                      VALUES (?1, 'r', 1, 'tool_execute', 'a:x', ?2, 3)",
                     params![at, outcome],
-                )?;
-            }
-            Ok(())
-        })
-        .unwrap();
+                )
+            })
+            .unwrap();
+        };
+        insert(Duration::minutes(5), "ok");
+        insert(Duration::hours(3), "failed");
+        insert(Duration::days(3), "ok");
         assert_eq!(s.usage(UsageRange::Hour, None, now).unwrap().calls, 1);
         let day = s.usage(UsageRange::Day, Some(1), now).unwrap();
         assert_eq!((day.calls, day.errors), (2, 1));
         assert_eq!(s.usage(UsageRange::Day, Some(2), now).unwrap().calls, 0);
+
+        // Rolled up, then more rows (one of them late, for an hour already
+        // rolled up): the rollups and the fresh rows each count once.
+        assert_eq!(s.roll_up_usage().unwrap(), 3);
+        insert(Duration::minutes(1), "timeout");
+        insert(Duration::hours(3), "ok");
+        let week = s.usage(UsageRange::Week, None, now).unwrap();
+        assert_eq!((week.calls, week.errors), (5, 2));
+        assert_eq!(week.tools[0].timeouts, 1);
+        assert_eq!(s.roll_up_usage().unwrap(), 2);
+        assert_eq!(s.roll_up_usage().unwrap(), 0);
+        let again = s.usage(UsageRange::Week, None, now).unwrap();
+        assert_eq!(again, week);
+        assert_eq!(again.projects[0].name, "1");
+        assert_eq!(s.usage(UsageRange::Day, None, now).unwrap().calls, 4);
     }
 }

@@ -325,11 +325,13 @@ function showResults(r) {
       h('div', { class: 'row' }, h('span', { class: 'rank' }, `${i + 1}`), h('strong', {}, f.toolKey), h('span', { class: 'score' }, f.relevance.toFixed(3)), hidden ? h('span', { class: 'badge s-hidden' }, 'hidden') : null, r.answer && f.query ? h('small', {}, `step ${f.query + 1}`) : null),
       f.description ? h('div', { class: 'clip' }, f.description) : null,
       f.explanation ? h('div', { class: 'explanation' }, f.explanation) : null);
-  $('play-results').replaceChildren(
+  const shown = [
     h('p', { id: 'play-provider', 'data-provider': a.provider || 'off' }, `Answered by ${a.provider || 'nothing (catalog off)'} for ${r.project}`),
     a.notice ? h('p', { class: 'notice' }, a.notice) : null,
     a.results.length ? h('ol', { class: 'results', id: 'play-list' }, a.results.map((f, i) => item(f, i, false))) : h('p', { class: 'muted', id: 'play-list' }, 'No matching tools.'),
-    r.hidden.length ? [h('h3', {}, 'Matches this project cannot see'), h('ol', { class: 'results', id: 'play-hidden' }, r.hidden.map((f, i) => item(f, i, true)))] : null);
+    r.hidden.length ? [h('h3', {}, 'Matches this project cannot see'), h('ol', { class: 'results', id: 'play-hidden' }, r.hidden.map((f, i) => item(f, i, true)))] : null,
+  ];
+  $('play-results').replaceChildren(...shown.flat().filter(Boolean));
 }
 
 // ---- Frame ---------------------------------------------------------------
@@ -340,6 +342,7 @@ const live = new Set(['servers', 'usage']);
 async function show(view) {
   if (!views[view]) view = 'servers';
   state.view = view;
+  $('flash').hidden = true;
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('on', a.dataset.view === view);
   clearInterval(state.timer);
   await act(() => views[view]());
