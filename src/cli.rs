@@ -157,7 +157,7 @@ pub enum Command {
     /// Manage projects: create, list, show, set-search.
     #[command(subcommand)]
     Project(admin::ProjectCommand),
-    /// Manage tokens: issue (the secret is shown once), list, revoke.
+    /// Manage tokens: issue (the secret is shown once), list, revoke; --admin for the console's.
     #[command(subcommand)]
     Token(admin::TokenCommand),
     /// Let a project see a server, or one tool of it.

@@ -117,6 +117,7 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     assert!(report["chartTotal"].as_u64().unwrap() >= executed + 2);
     assert_eq!(report["toolBar"].as_u64().unwrap(), executed);
     assert_eq!(report["failingBars"], json!(["demo:sha256"]));
+    assert_eq!(report["toolAlone"], json!([EXECUTED_TOOL]));
 
     // The token issued on the page was revoked there, and the store says so.
     let id = report["token"]["id"].as_i64().unwrap();

@@ -321,21 +321,23 @@ pub async fn set_search(
     ok(json!({ "project": p.name, "search": body.search }))
 }
 
-/// `?range=hour|day|week&project=NAME`.
+/// `?range=hour|day|week&project=NAME&tool=KEY`.
 #[derive(Debug, Deserialize)]
 pub struct UsageQuery {
     range: Option<String>,
     project: Option<String>,
+    tool: Option<String>,
 }
 
-/// `GET /console/api/usage`: calls over time, per tool and per project,
-/// with the charts drawn.
+/// `GET /console/api/usage`: calls over time, per tool and per project (of
+/// one project or tool, when given), with the charts drawn.
 pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) -> Answer {
     let range = match q.range.as_deref() {
         None => UsageRange::Day,
         Some(word) => UsageRange::parse(word).ok_or_else(|| bad_request("range is one of hour, day, week"))?,
     };
     let project = q.project.filter(|p| !p.is_empty());
+    let tool = q.tool.filter(|t| !t.is_empty());
     let store = console.gateway.store().clone();
     let usage = tokio::task::spawn_blocking(move || {
         let project_id = match &project {
@@ -343,7 +345,7 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
             None => None,
         };
         let names: HashMap<String, String> = store.projects()?.into_iter().map(|p| (p.id.to_string(), p.name)).collect();
-        let mut usage = store.usage(range, project_id, chrono::Utc::now())?;
+        let mut usage = store.usage(range, project_id, tool.as_deref(), chrono::Utc::now())?;
         for row in &mut usage.projects {
             if let Some(name) = names.get(&row.name) {
                 row.name.clone_from(name);

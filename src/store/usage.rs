@@ -359,8 +359,14 @@ fn roll_up(conn: &mut Connection) -> rusqlite::Result<usize> {
 }
 
 impl Store {
-    /// Usage over `range` up to `now`, of one project or all.
-    pub fn usage(&self, range: UsageRange, project_id: Option<i64>, now: DateTime<Utc>) -> Result<Usage, Error> {
+    /// Usage over `range` up to `now`, of one project or all, one tool or all.
+    pub fn usage(
+        &self,
+        range: UsageRange,
+        project_id: Option<i64>,
+        tool: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Usage, Error> {
         let mut summary = Summary::new(range, now);
         let since = summary.since.clone();
         let mut conn = open_connection(&self.path)?;
@@ -369,17 +375,18 @@ impl Store {
             // Every column comes from the covering index `audit_by_time`.
             let mut stmt = tx.prepare(
                 "SELECT substr(at, 1, 16), project_id, tool_key, outcome, latency_ms FROM audit_log
-                 INDEXED BY audit_by_time WHERE at >= ?1 AND (?2 IS NULL OR project_id = ?2)",
+                 INDEXED BY audit_by_time
+                 WHERE at >= ?1 AND (?2 IS NULL OR project_id = ?2) AND (?3 IS NULL OR tool_key = ?3)",
             )?;
-            add_rows(&mut summary, stmt.query(params![since, project_id])?)?;
+            add_rows(&mut summary, stmt.query(params![since, project_id, tool])?)?;
         } else {
             let through: i64 = tx.query_row("SELECT through FROM usage_rolled", [], |r| r.get(0))?;
             let since_hour = &since[..13];
             let mut rolled = tx.prepare(
                 "SELECT hour, project_id, tool_key, calls, errors, timeouts, latencies FROM usage_hours
-                 WHERE hour >= ?1 AND (?2 IS NULL OR project_id = ?2)",
+                 WHERE hour >= ?1 AND (?2 IS NULL OR project_id = ?2) AND (?3 IS NULL OR tool_key = ?3)",
             )?;
-            let mut found = rolled.query(params![since_hour, project_id])?;
+            let mut found = rolled.query(params![since_hour, project_id, tool])?;
             while let Some(r) = found.next()? {
                 let tally = Tally {
                     calls: r.get::<_, i64>(3)? as u64,
@@ -393,9 +400,9 @@ impl Store {
             // INDEXED: through the time index this would read the whole range).
             let mut fresh = tx.prepare(
                 "SELECT substr(at, 1, 13), project_id, tool_key, outcome, latency_ms FROM audit_log NOT INDEXED
-                 WHERE id > ?3 AND at >= ?1 AND (?2 IS NULL OR project_id = ?2)",
+                 WHERE id > ?3 AND at >= ?1 AND (?2 IS NULL OR project_id = ?2) AND (?4 IS NULL OR tool_key = ?4)",
             )?;
-            add_rows(&mut summary, fresh.query(params![since, project_id, through])?)?;
+            add_rows(&mut summary, fresh.query(params![since, project_id, through, tool])?)?;
         }
         Ok(summary.finish())
     }
@@ -479,24 +486,27 @@ mod tests {
         insert(Duration::minutes(5), "ok");
         insert(Duration::hours(3), "failed");
         insert(Duration::days(3), "ok");
-        assert_eq!(s.usage(UsageRange::Hour, None, now).unwrap().calls, 1);
-        let day = s.usage(UsageRange::Day, Some(1), now).unwrap();
+        assert_eq!(s.usage(UsageRange::Hour, None, None, now).unwrap().calls, 1);
+        let day = s.usage(UsageRange::Day, Some(1), None, now).unwrap();
         assert_eq!((day.calls, day.errors), (2, 1));
-        assert_eq!(s.usage(UsageRange::Day, Some(2), now).unwrap().calls, 0);
+        assert_eq!(s.usage(UsageRange::Day, Some(2), None, now).unwrap().calls, 0);
 
         // Rolled up, then more rows (one of them late, for an hour already
         // rolled up): the rollups and the fresh rows each count once.
         assert_eq!(s.roll_up_usage().unwrap(), 3);
         insert(Duration::minutes(1), "timeout");
         insert(Duration::hours(3), "ok");
-        let week = s.usage(UsageRange::Week, None, now).unwrap();
+        let week = s.usage(UsageRange::Week, None, None, now).unwrap();
         assert_eq!((week.calls, week.errors), (5, 2));
         assert_eq!(week.tools[0].timeouts, 1);
         assert_eq!(s.roll_up_usage().unwrap(), 2);
         assert_eq!(s.roll_up_usage().unwrap(), 0);
-        let again = s.usage(UsageRange::Week, None, now).unwrap();
+        let again = s.usage(UsageRange::Week, None, None, now).unwrap();
         assert_eq!(again, week);
         assert_eq!(again.projects[0].name, "1");
-        assert_eq!(s.usage(UsageRange::Day, None, now).unwrap().calls, 4);
+        assert_eq!(s.usage(UsageRange::Day, None, None, now).unwrap().calls, 4);
+        assert_eq!(s.usage(UsageRange::Week, None, Some("a:x"), now).unwrap().calls, 5);
+        assert_eq!(s.usage(UsageRange::Week, None, Some("a:y"), now).unwrap().calls, 0);
+        assert_eq!(s.usage(UsageRange::Hour, Some(1), Some("a:x"), now).unwrap().calls, 2);
     }
 }

@@ -157,6 +157,14 @@ test('usage: the charts count the calls the test made', async () => {
   report.failingBars = await page.locator('#top-failing g.bar').evaluateAll((bars) => bars.map((b) => b.dataset.name));
   assert.ok(report.toolBar >= Number(env('EXECUTED')), `the top-tools bar counts ${report.toolBar}`);
   await shot(page, 'usage');
+  // One tool alone: its calls over time are every call in the chart.
+  await page.click(`#usage-tools tr[data-tool="${env('EXECUTED_TOOL')}"] button.link`);
+  await page.waitForSelector('#usage-tool .tag');
+  await page.waitForFunction(
+    (n) => document.querySelector('#calls-chart svg[data-total]')?.dataset.total === String(n),
+    Number(env('EXECUTED')),
+  );
+  report.toolAlone = await page.locator('#usage-tools tr[data-tool]').evaluateAll((rows) => rows.map((r) => r.dataset.tool));
 });
 
 test('the page fits a phone-width screen', async () => {

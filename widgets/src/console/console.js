@@ -257,7 +257,13 @@ function usageControls() {
   };
   range.addEventListener('change', changed);
   project.addEventListener('change', changed);
-  return h('div', { class: 'row' }, range, project);
+  return h('div', { class: 'row' }, range, project, h('span', { id: 'usage-tool' }));
+}
+
+/** Narrows usage to one tool (`''`: every tool). */
+function pickTool(key) {
+  state.usageTool = key;
+  act(usageData);
 }
 
 async function usage() {
@@ -269,10 +275,14 @@ async function usage() {
 async function usageData() {
   const q = new URLSearchParams({ range: state.range || 'hour' });
   if (state.usageProject) q.set('project', state.usageProject);
+  if (state.usageTool) q.set('tool', state.usageTool);
   const u = await api('GET', `/usage?${q}`);
+  $('usage-tool').replaceChildren(...(state.usageTool
+    ? [h('span', { class: 'tag' }, `tool ${state.usageTool}`), h('button', { type: 'button', class: 'quiet', onclick: () => pickTool('') }, 'all tools')]
+    : [h('small', {}, 'pick a tool below to see it alone')]));
   const toolRows = u.tools.map((t) =>
     h('tr', { 'data-tool': t.name, 'data-calls': t.calls },
-      h('td', {}, t.name), h('td', { class: 'num' }, t.calls), h('td', { class: 'num' }, pct(t.errors, t.calls)), h('td', { class: 'num' }, pct(t.timeouts, t.calls)),
+      h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => pickTool(t.name) }, t.name)), h('td', { class: 'num' }, t.calls), h('td', { class: 'num' }, pct(t.errors, t.calls)), h('td', { class: 'num' }, pct(t.timeouts, t.calls)),
       h('td', { class: 'num' }, `${t.p50Ms} ms`), h('td', { class: 'num' }, `${t.p95Ms} ms`)));
   const projectRows = u.projects.map((p) =>
     h('tr', { 'data-project': p.name },
