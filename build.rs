@@ -22,8 +22,10 @@ fn embed(dist: &Path, out: &str) {
         .filter(|p| p.is_file())
         .collect();
     files.sort();
-    let mut code =
-        format!("/// Every file of `{}`: `(name, contents)`.\npub const FILES: &[(&str, &[u8])] = &[\n", dist.display());
+    let mut code = format!(
+        "/// Every file of `{}`: `(name, contents)`.\npub const FILES: &[(&str, &[u8])] = &[\n",
+        dist.display()
+    );
     for path in files {
         let name = path.file_name().unwrap().to_str().expect("UTF-8 file names");
         writeln!(

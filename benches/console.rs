@@ -47,7 +47,11 @@ fn bench(c: &mut Criterion) {
     let rolled = Instant::now();
     let rows = store.roll_up_usage().unwrap();
     eprintln!("{rows} rows rolled up in {:.2} s", rolled.elapsed().as_secs_f64());
-    for (name, range) in [("hour", UsageRange::Hour), ("day", UsageRange::Day), ("week", UsageRange::Week)] {
+    for (name, range) in [
+        ("hour", UsageRange::Hour),
+        ("day", UsageRange::Day),
+        ("week", UsageRange::Week),
+    ] {
         let calls = store.usage(range, None, None, chrono::Utc::now()).unwrap().calls;
         eprintln!("{name}: {calls} calls in range");
         group.bench_function(format!("{name}, all projects"), |b| {
@@ -55,7 +59,11 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.bench_function("week, one project", |b| {
-        b.iter(|| store.usage(UsageRange::Week, Some(3), None, chrono::Utc::now()).unwrap())
+        b.iter(|| {
+            store
+                .usage(UsageRange::Week, Some(3), None, chrono::Utc::now())
+                .unwrap()
+        })
     });
     group.finish();
 }

@@ -81,7 +81,13 @@ async fn asset(Path(name): Path<String>) -> Response {
         _ => return StatusCode::NOT_FOUND.into_response(),
     };
     match file(&name) {
-        Some(bytes) => hardened(([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, IMMUTABLE)], bytes).into_response()),
+        Some(bytes) => hardened(
+            (
+                [(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, IMMUTABLE)],
+                bytes,
+            )
+                .into_response(),
+        ),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -172,10 +178,7 @@ pub fn router(gateway: Gateway) -> axum::Router {
         .route("/console", get(page))
         .route("/console/", get(page))
         .route("/console/assets/{name}", get(asset))
-        .route(
-            "/console/api/session",
-            post(sign_in).delete(sign_out),
-        )
+        .route("/console/api/session", post(sign_in).delete(sign_out))
         .merge(api)
         .with_state(console)
 }

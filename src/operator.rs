@@ -31,7 +31,13 @@ impl std::fmt::Display for Actor {
 }
 
 /// Records an action that is not a store change (a server restarted from the console).
-pub fn record(store: &Store, actor: &Actor, action: &str, target: &str, detail: Option<&str>) -> Result<(), store::Error> {
+pub fn record(
+    store: &Store,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    detail: Option<&str>,
+) -> Result<(), store::Error> {
     tracing::info!(actor = %actor, action, target, "operator action");
     store.record_admin_action(&actor.to_string(), action, target, detail)
 }
@@ -63,7 +69,12 @@ pub fn grant(
 }
 
 /// Issues a project token; the secret is returned once.
-pub fn issue_token(store: &Store, actor: &Actor, project: &str, label: &str) -> Result<(TokenInfo, String), store::Error> {
+pub fn issue_token(
+    store: &Store,
+    actor: &Actor,
+    project: &str,
+    label: &str,
+) -> Result<(TokenInfo, String), store::Error> {
     let issued = store.issue_token(project, label)?;
     record(
         store,
@@ -84,10 +95,21 @@ pub fn revoke_token(store: &Store, actor: &Actor, id: i64) -> Result<(), store::
 }
 
 /// Sets a project's search (`None`: catalog off).
-pub fn set_search(store: &Store, actor: &Actor, project: &str, search: Option<Search>) -> Result<Project, store::Error> {
+pub fn set_search(
+    store: &Store,
+    actor: &Actor,
+    project: &str,
+    search: Option<Search>,
+) -> Result<Project, store::Error> {
     let p = store.set_search(project, search)?;
     let word = search.map_or("off", Search::as_str);
-    record(store, actor, "project.search", &format!("project {}", p.name), Some(word))?;
+    record(
+        store,
+        actor,
+        "project.search",
+        &format!("project {}", p.name),
+        Some(word),
+    )?;
     Ok(p)
 }
 
@@ -95,7 +117,13 @@ pub fn set_search(store: &Store, actor: &Actor, project: &str, search: Option<Se
 pub fn issue_admin_token(store: &Store, actor: &Actor, label: &str) -> Result<(AdminTokenInfo, String), store::Error> {
     let issued = store.issue_admin_token(label)?;
     let target = format!("admin token #{}", issued.0.id);
-    record(store, actor, "admin-token.issue", &target, (!label.is_empty()).then_some(label))?;
+    record(
+        store,
+        actor,
+        "admin-token.issue",
+        &target,
+        (!label.is_empty()).then_some(label),
+    )?;
     Ok(issued)
 }
 
@@ -119,7 +147,10 @@ mod tests {
         grant(&s, &Actor::AdminToken(4), "p", "srv", Some("t"), true).unwrap();
         let (info, _) = issue_token(&s, &Actor::Cli, "p", "laptop").unwrap();
         revoke_token(&s, &Actor::Cli, info.id).unwrap();
-        assert!(matches!(revoke_token(&s, &Actor::Cli, info.id), Err(store::Error::NoToken(_))));
+        assert!(matches!(
+            revoke_token(&s, &Actor::Cli, info.id),
+            Err(store::Error::NoToken(_))
+        ));
         let actions = s.admin_actions(10).unwrap();
         let seen: Vec<(&str, &str, &str)> = actions
             .iter()
@@ -133,6 +164,10 @@ mod tests {
                 ("admin-token:4", "grant", "project p, tool srv:t"),
             ]
         );
-        assert!(actions.iter().all(|a| !a.detail.as_deref().unwrap_or("").contains("mgw_")));
+        assert!(
+            actions
+                .iter()
+                .all(|a| !a.detail.as_deref().unwrap_or("").contains("mgw_"))
+        );
     }
 }

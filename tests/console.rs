@@ -26,6 +26,19 @@ fn base(gw: &Gateway) -> String {
     gw.url.trim_end_matches("/mcp").to_string()
 }
 
+/// `GET /console/api/overview` as an admin.
+async fn overview(gw: &Gateway, admin: &str) -> Value {
+    reqwest::Client::new()
+        .get(format!("{}/console/api/overview", base(gw)))
+        .bearer_auth(admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 async fn results(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, query: &str) -> Vec<Value> {
     discover(client, json!(query)).await
 }
@@ -33,7 +46,10 @@ async fn results(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, q
 #[tokio::test]
 async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     // `other` is granted to no project: its tools are what the playground marks hidden.
-    let other = format!("[[servers]]\nname = \"other\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n", bin());
+    let other = format!(
+        "[[servers]]\nname = \"other\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n",
+        bin()
+    );
     let gw = Gateway::start(&format!("{}{FAILING}{other}", chaos_server("demo", ""))).await;
     for p in ["alpha", "beta"] {
         gw.cli(&["project", "create", p, "--search", "bm25"]);
@@ -53,7 +69,10 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     let bad = execute(&client, "demo:sha256", json!({ "nope": 1 })).await;
     assert_eq!(bad.is_error, Some(true));
     let beta_client = gw.client_with_token(&beta).await.unwrap();
-    assert!(results(&beta_client, PLAY_QUERY).await.is_empty(), "beta sees nothing yet");
+    assert!(
+        results(&beta_client, PLAY_QUERY).await.is_empty(),
+        "beta sees nothing yet"
+    );
     // The audit writer commits behind the request path; let it.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -86,7 +105,12 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     let report: Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
 
     // The failing server's row showed its error, and its stderr.
-    assert!(report["failingStderr"].as_str().unwrap().contains("no API key in BROKEN_KEY"));
+    assert!(
+        report["failingStderr"]
+            .as_str()
+            .unwrap()
+            .contains("no API key in BROKEN_KEY")
+    );
     // Its tools' rows said which projects see them.
     let tools = report["healthyTools"].as_array().unwrap();
     let word_count = tools.iter().find(|t| t["key"] == EXECUTED_TOOL).unwrap();
@@ -109,8 +133,17 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     assert_eq!(report["playground"], json!(mcp));
     assert_eq!(report["provider"], "bm25");
     // ...and apart, marked hidden, the matches alpha cannot see.
-    let hidden: Vec<&str> = report["hidden"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(hidden.contains(&"other:word_count"), "{hidden:?} {report}\n{}", gw.log());
+    let hidden: Vec<&str> = report["hidden"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        hidden.contains(&"other:word_count"),
+        "{hidden:?} {report}\n{}",
+        gw.log()
+    );
     assert!(hidden.iter().all(|k| k.starts_with("other:")), "{hidden:?}");
 
     // The charts counted this test's calls: every execute and discovery so far.
@@ -121,7 +154,11 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
 
     // The token issued on the page was revoked there, and the store says so.
     let id = report["token"]["id"].as_i64().unwrap();
-    assert!(gw.client_with_token(report["token"]["secret"].as_str().unwrap()).await.is_err());
+    assert!(
+        gw.client_with_token(report["token"]["secret"].as_str().unwrap())
+            .await
+            .is_err()
+    );
     let listed = gw.cli(&["token", "list", "--project", "beta", "--json"]);
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let token = listed.as_array().unwrap().iter().find(|t| t["id"] == id).unwrap();
@@ -129,28 +166,27 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     assert!(token["revokedAt"].is_string());
 
     // Every change is in the admin log, by the admin token that made it.
-    let overview: Value = reqwest::Client::new()
-        .get(format!("{}/console/api/overview", base(&gw)))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let actions: Vec<(String, String)> = overview["actions"]
+    let actions: Vec<(String, String)> = overview(&gw, &admin).await["actions"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|a| a["actor"] == "admin-token:1")
-        .map(|a| (a["action"].as_str().unwrap().into(), a["target"].as_str().unwrap().into()))
+        .map(|a| {
+            (
+                a["action"].as_str().unwrap().into(),
+                a["target"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     for (action, target) in [
         ("grant", "project beta, server demo".to_string()),
         ("token.issue", format!("project beta, token #{id}")),
         ("token.revoke", format!("token #{id}")),
     ] {
-        assert!(actions.contains(&(action.to_string(), target.clone())), "{action} {target} in {actions:?}");
+        assert!(
+            actions.contains(&(action.to_string(), target.clone())),
+            "{action} {target} in {actions:?}"
+        );
     }
 }
 
@@ -174,39 +210,60 @@ async fn only_operators_get_in_and_changes_need_the_consoles_own_page() {
     let status = |r: reqwest::Response| r.status().as_u16();
 
     assert_eq!(status(http.get(api("/overview")).send().await.unwrap()), 401);
-    let refused = http.get(api("/overview")).bearer_auth(&project_token).send().await.unwrap();
+    let refused = http
+        .get(api("/overview"))
+        .bearer_auth(&project_token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(status(refused), 403);
-    assert_eq!(status(http.get(api("/overview")).bearer_auth(&admin).send().await.unwrap()), 200);
+    assert_eq!(
+        status(http.get(api("/overview")).bearer_auth(&admin).send().await.unwrap()),
+        200
+    );
     // An admin token is no key to any project's tools.
     assert!(gw.client_with_token(&admin).await.is_err());
 
     // A restart asked for by an admin starts the server again, counted.
-    let restart = http.post(api("/servers/demo/restart")).bearer_auth(&admin).send().await.unwrap();
+    let restart = http
+        .post(api("/servers/demo/restart"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(status(restart), 202);
     eventually(Duration::from_secs(20), "demo restarted and running", || async {
-        let overview: Value = http
-            .get(api("/overview"))
-            .bearer_auth(&admin)
-            .send()
-            .await
-            .ok()?
-            .json()
-            .await
-            .ok()?;
-        let demo = overview["servers"].as_array()?.iter().find(|s| s["name"] == "demo")?.clone();
+        let servers = overview(&gw, &admin).await["servers"].clone();
+        let demo = servers.as_array()?.iter().find(|s| s["name"] == "demo")?.clone();
         (demo["restarts"] == 1 && demo["status"] == "running").then_some(())
     })
     .await;
-    let relist = http.post(api("/servers/demo/relist")).bearer_auth(&admin).send().await.unwrap();
+    let relist = http
+        .post(api("/servers/demo/relist"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(status(relist), 202);
-    let unknown = http.post(api("/servers/nope/restart")).bearer_auth(&admin).send().await.unwrap();
+    let unknown = http
+        .post(api("/servers/nope/restart"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(status(unknown), 404);
 
     // OAuth: the admin scope opens the console; an ordinary token does not.
     let operator = provider.token("root", &gw.url, "mcp:tools mcp:admin").await;
     let user = provider.token("alice", &gw.url, "mcp:tools").await;
-    assert_eq!(status(http.get(api("/overview")).bearer_auth(&operator).send().await.unwrap()), 200);
-    assert_eq!(status(http.get(api("/overview")).bearer_auth(&user).send().await.unwrap()), 403);
+    assert_eq!(
+        status(http.get(api("/overview")).bearer_auth(&operator).send().await.unwrap()),
+        200
+    );
+    assert_eq!(
+        status(http.get(api("/overview")).bearer_auth(&user).send().await.unwrap()),
+        403
+    );
 
     // A session: cookie plus CSRF token; a change without the token, or from
     // another origin, is refused; with both it goes through.
@@ -218,11 +275,21 @@ async fn only_operators_get_in_and_changes_need_the_consoles_own_page() {
         .unwrap();
     assert_eq!(signed_in.status(), 200);
     let cookie = signed_in.headers()["set-cookie"].to_str().unwrap().to_string();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
     let cookie = cookie.split(';').next().unwrap().to_string();
-    let csrf = signed_in.json::<Value>().await.unwrap()["csrf"].as_str().unwrap().to_string();
+    let csrf = signed_in.json::<Value>().await.unwrap()["csrf"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let grant = json!({ "server": "demo", "allow": true });
-    let post = || http.post(api("/projects/alpha/grants")).header("cookie", &cookie).json(&grant);
+    let post = || {
+        http.post(api("/projects/alpha/grants"))
+            .header("cookie", &cookie)
+            .json(&grant)
+    };
     assert_eq!(status(post().send().await.unwrap()), 403, "no CSRF token");
     let forged = post()
         .header("x-csrf-token", &csrf)
@@ -234,7 +301,13 @@ async fn only_operators_get_in_and_changes_need_the_consoles_own_page() {
     let done = post().header("x-csrf-token", &csrf).send().await.unwrap();
     assert_eq!(status(done), 200);
     assert_eq!(
-        status(http.get(api("/session")).header("cookie", &cookie).send().await.unwrap()),
+        status(
+            http.get(api("/session"))
+                .header("cookie", &cookie)
+                .send()
+                .await
+                .unwrap()
+        ),
         200
     );
 
@@ -242,7 +315,13 @@ async fn only_operators_get_in_and_changes_need_the_consoles_own_page() {
     let out = gw.cli(&["token", "revoke", "--admin", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(
-        status(http.get(api("/session")).header("cookie", &cookie).send().await.unwrap()),
+        status(
+            http.get(api("/session"))
+                .header("cookie", &cookie)
+                .send()
+                .await
+                .unwrap()
+        ),
         401
     );
 }

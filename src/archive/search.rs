@@ -524,29 +524,14 @@ fn mark(text: &str, from: usize, to: usize, hits: &[(usize, usize)]) -> String {
         if s < at {
             continue;
         }
-        out.push_str(&escape(&text[at..s]));
+        out.push_str(&crate::text::escape_html(&text[at..s]));
         out.push_str("<mark>");
-        out.push_str(&escape(&text[s..e]));
+        out.push_str(&crate::text::escape_html(&text[s..e]));
         out.push_str("</mark>");
         at = e;
     }
-    out.push_str(&escape(&text[at..to]));
+    out.push_str(&crate::text::escape_html(&text[at..to]));
     crate::text::one_line(&out)
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

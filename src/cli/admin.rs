@@ -380,7 +380,10 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
             if json {
                 return print_json(&tokens);
             }
-            println!("{:<6} {:<16} {:<26} {:<26} STATE", "ID", "LABEL", "CREATED", "LAST USED");
+            println!(
+                "{:<6} {:<16} {:<26} {:<26} STATE",
+                "ID", "LABEL", "CREATED", "LAST USED"
+            );
             for t in tokens {
                 let state = if t.revoked_at.is_some() { "revoked" } else { "live" };
                 let last = t.last_used_at.as_deref().unwrap_or("never");

@@ -179,7 +179,12 @@ impl Sessions {
     }
 
     /// Opens a session for `token`: the cookie's value and the CSRF token.
-    pub async fn open(&self, gateway: &Gateway, headers: &HeaderMap, token: &str) -> Result<(Admin, String, String), Denied> {
+    pub async fn open(
+        &self,
+        gateway: &Gateway,
+        headers: &HeaderMap,
+        token: &str,
+    ) -> Result<(Admin, String, String), Denied> {
         check_origin(headers)?;
         let (actor, lifetime) = Self::identify(gateway, token).await?;
         let (cookie, csrf) = (random_hex(), random_hex());
@@ -212,7 +217,12 @@ impl Sessions {
     /// The operator behind a request, and the session's CSRF token when it
     /// came with a session. Changes (any method but GET) must be same-origin
     /// and, with a session, carry its CSRF token.
-    pub async fn admit(&self, gateway: &Gateway, method: &Method, headers: &HeaderMap) -> Result<(Admin, Option<String>), Denied> {
+    pub async fn admit(
+        &self,
+        gateway: &Gateway,
+        method: &Method,
+        headers: &HeaderMap,
+    ) -> Result<(Admin, Option<String>), Denied> {
         let changes = method != Method::GET && method != Method::HEAD;
         if changes {
             check_origin(headers)?;
@@ -275,10 +285,21 @@ mod tests {
 
     #[test]
     fn only_the_consoles_own_origin_may_change_things() {
-        assert!(same_origin(Some("http://127.0.0.1:8080"), Some("127.0.0.1:8080"), Some("same-origin")));
-        assert!(same_origin(None, Some("127.0.0.1:8080"), None), "a script sends no Origin");
+        assert!(same_origin(
+            Some("http://127.0.0.1:8080"),
+            Some("127.0.0.1:8080"),
+            Some("same-origin")
+        ));
+        assert!(
+            same_origin(None, Some("127.0.0.1:8080"), None),
+            "a script sends no Origin"
+        );
         assert!(!same_origin(Some("http://evil.test"), Some("127.0.0.1:8080"), None));
-        assert!(!same_origin(Some("http://127.0.0.1:8080.evil.test"), Some("127.0.0.1:8080"), None));
+        assert!(!same_origin(
+            Some("http://127.0.0.1:8080.evil.test"),
+            Some("127.0.0.1:8080"),
+            None
+        ));
         assert!(!same_origin(None, Some("127.0.0.1:8080"), Some("cross-site")));
         assert!(!same_origin(Some("null"), Some("127.0.0.1:8080"), None));
     }

@@ -167,7 +167,12 @@ pub async fn server(State(console): State<Console>, Path(name): Path<String>) ->
         let grants = Grants::from_permissions(store.permissions(p.id).map_err(store_error)?);
         projects.push((p.name, grants));
     }
-    let names: Vec<String> = gateway.registry().servers().iter().map(|s| s.name().to_string()).collect();
+    let names: Vec<String> = gateway
+        .registry()
+        .servers()
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
     let everything = gateway
         .catalog()
         .visible_to(Arc::new(Grants::all_of(names.iter().map(String::as_str))));
@@ -218,9 +223,19 @@ pub async fn server_action(
         "relist" => server.list_tools_again(),
         _ => return Err(bad_request("the actions are restart and relist")),
     }
-    operator::record(console.gateway.store(), &admin.actor, &format!("server.{action}"), &format!("server {name}"), None)
-        .map_err(store_error)?;
-    Ok((StatusCode::ACCEPTED, Json(json!({ "server": name, "requested": action }))).into_response())
+    operator::record(
+        console.gateway.store(),
+        &admin.actor,
+        &format!("server.{action}"),
+        &format!("server {name}"),
+        None,
+    )
+    .map_err(store_error)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "server": name, "requested": action })),
+    )
+        .into_response())
 }
 
 /// `GET /console/api/projects/{name}`: search, grants, tokens, credential
@@ -269,7 +284,15 @@ pub async fn grant(
     Json(body): Json<GrantBody>,
 ) -> Answer {
     let tool = body.tool.as_deref().filter(|t| !t.is_empty());
-    operator::grant(console.gateway.store(), &admin.actor, &name, &body.server, tool, body.allow).map_err(store_error)?;
+    operator::grant(
+        console.gateway.store(),
+        &admin.actor,
+        &name,
+        &body.server,
+        tool,
+        body.allow,
+    )
+    .map_err(store_error)?;
     ok(json!({ "project": name, "server": body.server, "tool": tool, "enabled": body.allow }))
 }
 
@@ -294,7 +317,11 @@ pub async fn issue_token(
 }
 
 /// `POST /console/api/tokens/{id}/revoke`.
-pub async fn revoke_token(State(console): State<Console>, Extension(admin): Extension<Admin>, Path(id): Path<i64>) -> Answer {
+pub async fn revoke_token(
+    State(console): State<Console>,
+    Extension(admin): Extension<Admin>,
+    Path(id): Path<i64>,
+) -> Answer {
     operator::revoke_token(console.gateway.store(), &admin.actor, id).map_err(store_error)?;
     ok(json!({ "revoked": id }))
 }
@@ -341,10 +368,19 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
     let store = console.gateway.store().clone();
     let usage = tokio::task::spawn_blocking(move || {
         let project_id = match &project {
-            Some(name) => Some(store.project(name)?.ok_or_else(|| store::Error::NoProject(name.clone()))?.id),
+            Some(name) => Some(
+                store
+                    .project(name)?
+                    .ok_or_else(|| store::Error::NoProject(name.clone()))?
+                    .id,
+            ),
             None => None,
         };
-        let names: HashMap<String, String> = store.projects()?.into_iter().map(|p| (p.id.to_string(), p.name)).collect();
+        let names: HashMap<String, String> = store
+            .projects()?
+            .into_iter()
+            .map(|p| (p.id.to_string(), p.name))
+            .collect();
         let mut usage = store.usage(range, project_id, tool.as_deref(), chrono::Utc::now())?;
         for row in &mut usage.projects {
             if let Some(name) = names.get(&row.name) {
@@ -388,7 +424,12 @@ pub async fn search(State(console): State<Console>, Json(body): Json<SearchPlay>
     let caller = gateway.caller_for_project(&body.project).map_err(store_error)?;
     let args: DiscoverArgs = parse_args(Some(body.arguments)).map_err(|e| bad_request(&e))?;
     let answer = gateway.discover(&caller, &args).await.map_err(|e| bad_request(&e))?;
-    let names: Vec<String> = gateway.registry().servers().iter().map(|s| s.name().to_string()).collect();
+    let names: Vec<String> = gateway
+        .registry()
+        .servers()
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
     let mut everyone = caller.clone();
     everyone.grants = Arc::new(Grants::all_of(names.iter().map(String::as_str)));
     let view = gateway.catalog().visible_to(caller.grants.clone());

@@ -14,21 +14,7 @@ const HEIGHT: usize = 180;
 const BARS_WIDTH: usize = 480;
 const AXIS: usize = 24;
 
-/// Escapes text for SVG (XML) content and attributes.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::text::escape_html as escape;
 
 /// Calls per bucket as stacked bars, with the total in `data-total` and
 /// each bar's counts in its title (what a pointer over it shows).
@@ -136,9 +122,21 @@ mod tests {
     #[test]
     fn the_calls_chart_counts_every_call_and_escapes_labels() {
         let series = vec![
-            Bucket { start: "2026-11-25T06".into(), calls: 3, errors: 1 },
-            Bucket { start: "2026-11-25T07".into(), calls: 0, errors: 0 },
-            Bucket { start: "2026-11-25T08".into(), calls: 5, errors: 0 },
+            Bucket {
+                start: "2026-11-25T06".into(),
+                calls: 3,
+                errors: 1,
+            },
+            Bucket {
+                start: "2026-11-25T07".into(),
+                calls: 0,
+                errors: 0,
+            },
+            Bucket {
+                start: "2026-11-25T08".into(),
+                calls: 5,
+                errors: 0,
+            },
         ];
         let svg = calls_over_time(&series, "calls <day>");
         assert!(svg.contains(r#"data-total="8""#));

@@ -129,7 +129,13 @@ impl Store {
     }
 
     /// Records an operator's action.
-    pub fn record_admin_action(&self, actor: &str, action: &str, target: &str, detail: Option<&str>) -> Result<(), Error> {
+    pub fn record_admin_action(
+        &self,
+        actor: &str,
+        action: &str,
+        target: &str,
+        detail: Option<&str>,
+    ) -> Result<(), Error> {
         self.with(|c| {
             c.execute(
                 "INSERT INTO admin_actions (actor, action, target, detail) VALUES (?1, ?2, ?3, ?4)",
@@ -170,7 +176,11 @@ mod tests {
         assert!(secret.starts_with(ADMIN_TOKEN_PREFIX));
         assert_eq!(s.authenticate_admin(&secret).unwrap(), Some(info.id));
         assert_eq!(s.authenticate_admin(&format!("{secret}x")).unwrap(), None);
-        assert_eq!(s.authenticate(&secret).unwrap(), None, "an admin token is no project token");
+        assert_eq!(
+            s.authenticate(&secret).unwrap(),
+            None,
+            "an admin token is no project token"
+        );
         s.create_project("p", None).unwrap();
         let (_, project_token) = s.issue_token("p", "").unwrap();
         assert_eq!(s.authenticate_admin(&project_token).unwrap(), None);
@@ -184,8 +194,10 @@ mod tests {
     fn actions_are_kept_newest_first() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("g.db")).unwrap();
-        s.record_admin_action("cli", "grant", "project p, server a", None).unwrap();
-        s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x")).unwrap();
+        s.record_admin_action("cli", "grant", "project p, server a", None)
+            .unwrap();
+        s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x"))
+            .unwrap();
         let actions = s.admin_actions(10).unwrap();
         assert_eq!(actions.len(), 2);
         assert_eq!(actions[0].action, "token.revoke");

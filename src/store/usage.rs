@@ -460,9 +460,19 @@ mod tests {
         let usage = summary.finish();
         assert_eq!((usage.calls, usage.errors), (4, 2));
         assert_eq!(usage.series.iter().map(|b| b.calls).sum::<u64>(), 4);
-        assert_eq!(usage.series[59], Bucket { start: "2026-11-25T06:34".into(), calls: 2, errors: 1 });
+        assert_eq!(
+            usage.series[59],
+            Bucket {
+                start: "2026-11-25T06:34".into(),
+                calls: 2,
+                errors: 1
+            }
+        );
         let x = &usage.tools[0];
-        assert_eq!((x.name.as_str(), x.calls, x.errors, x.timeouts, x.p50_ms, x.p95_ms), ("a:x", 2, 1, 1, 10, 959));
+        assert_eq!(
+            (x.name.as_str(), x.calls, x.errors, x.timeouts, x.p50_ms, x.p95_ms),
+            ("a:x", 2, 1, 1, 10, 959)
+        );
         assert_eq!(usage.projects.len(), 2);
         assert_eq!(usage.projects.iter().find(|p| p.name == "2").unwrap().calls, 2);
     }

@@ -101,7 +101,10 @@ mod tests {
             assert!(b >= last && b < BUCKETS, "{ms} -> {b}");
             last = b;
             let m = middle(b) as f64;
-            assert!((m - f64::from(ms)).abs() <= 0.25 * f64::from(ms).max(1.0), "{ms} shown as {m}");
+            assert!(
+                (m - f64::from(ms)).abs() <= 0.25 * f64::from(ms).max(1.0),
+                "{ms} shown as {m}"
+            );
         }
         assert_eq!(bucket(10), bucket(11));
         assert_ne!(bucket(11), bucket(12));
