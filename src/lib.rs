@@ -9,7 +9,8 @@
 //!
 //! # Layout
 //! * [`config`]: `gateway.toml` (and `mcpServers` JSON) to a validated [`config::Config`].
-//! * [`downstream`]: one supervised connection per server: status, tools, restarts;
+//! * [`downstream`]: one supervised connection per server: status, tools, restarts, stderr
+//!   tail (`downstream/stderr.rs`), progress routing (`downstream/progress.rs`);
 //!   `downstream/asks.rs` relays a 2025 server's mid-call requests to the caller.
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
 //!   tool rules; the one view of what a caller may see (`catalog/view.rs`, with the ranking);
