@@ -621,6 +621,8 @@ async fn serve(
         }
     }
     running.shutdown().await;
+    // The exporter's blocking client must not be dropped on an async thread.
+    let _ = tokio::task::spawn_blocking(crate::traces::flush).await;
     info!("stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -655,25 +657,40 @@ fn default_threads(cores: usize) -> usize {
     (cores / 2).max(1)
 }
 
-/// Initializes logging on stderr (stdout may be the MCP transport).
+/// Initializes logging on stderr (stdout may be the MCP transport), and for
+/// `serve` with `[telemetry] otlp_endpoint`, the export of spans.
 pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    type Boxed = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
     let default = match cli.command {
         Command::Serve { .. } => "info",
         _ => "warn",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let result = match cli.log_format {
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-        LogFormat::Pretty => builder.with_ansi(false).try_init(),
-    };
-    if let Err(e) = result {
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let mut layers: Vec<Boxed> = vec![match cli.log_format {
+        LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),
+        LogFormat::Pretty => fmt.with_ansi(false).with_filter(filter).boxed(),
+    }];
+    if let Some(telemetry) = exported_traces(cli) {
+        layers.push(crate::traces::layer(&telemetry)?);
+    }
+    if let Err(e) = tracing_subscriber::registry().with(layers).try_init() {
         bail!("cannot initialize logging: {e}");
     }
     Ok(())
+}
+
+/// `serve`'s `[telemetry]`, read ahead of the run (which reports a bad config itself).
+fn exported_traces(cli: &Cli) -> Option<config::TelemetryConfig> {
+    if !matches!(cli.command, Command::Serve { .. }) {
+        return None;
+    }
+    let path = cli.config.clone().or_else(config::default_path);
+    Config::load(path.as_deref()).ok()?.telemetry
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod mcp_servers;
 pub mod oauth;
 pub mod security;
 mod server;
+pub mod telemetry;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use crate::search::cloud::CloudConfig;
 use crate::search::semantic::SemanticConfig;
 pub use oauth::OAuthConfig;
 pub use security::SecurityConfig;
+pub use telemetry::TelemetryConfig;
 
 /// Cloud search timeout when `[search.cloud]` sets none.
 pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -156,6 +158,8 @@ pub struct RawConfig {
     /// Defences against hostile servers: pinning, description scanning, credentials.
     #[serde(default)]
     pub security: security::RawSecurity,
+    /// OpenTelemetry export.
+    pub telemetry: Option<Spanned<telemetry::RawTelemetry>>,
 }
 
 /// `[search]`.
@@ -301,6 +305,8 @@ pub struct Config {
     pub learning: LearningConfig,
     /// Defences against hostile servers.
     pub security: SecurityConfig,
+    /// Where spans are exported, when they are.
+    pub telemetry: Option<TelemetryConfig>,
 }
 
 /// Validated `[http]`.
@@ -374,6 +380,7 @@ impl Config {
             ("[search.cloud]", self.cloud != new.cloud),
             ("[search.semantic]", self.semantic != new.semantic),
             ("[search.learning]", self.learning != new.learning),
+            ("[telemetry]", self.telemetry != new.telemetry),
         ]
         .into_iter()
         .filter_map(|(section, differs)| differs.then_some(section))
@@ -634,6 +641,24 @@ impl Config {
             per_minute,
             burst: burst.unwrap_or((per_minute / 10).max(1)),
         });
+        let telemetry = match raw.telemetry {
+            None => None,
+            Some(t) => {
+                let span = t.span();
+                let t = t.into_inner();
+                match t.otlp_endpoint {
+                    None => None,
+                    Some(endpoint) => {
+                        let bad = |m: String| invalid(span.clone(), "telemetry.otlp_endpoint".into(), m);
+                        let endpoint = interpolate(&endpoint).map_err(bad)?;
+                        Some(TelemetryConfig {
+                            traces_url: telemetry::traces_url(&endpoint).map_err(bad)?,
+                            service_name: t.service_name.unwrap_or_else(|| "mcp-gateway".into()),
+                        })
+                    }
+                }
+            }
+        };
         let defaults = HttpConfig::default();
         Ok(Self {
             source: source.to_string(),
@@ -651,6 +676,7 @@ impl Config {
             semantic,
             learning,
             security: raw.security.into(),
+            telemetry,
         })
     }
 

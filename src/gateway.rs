@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::{Catalog, KEY_SEPARATOR};
@@ -666,6 +667,15 @@ impl Gateway {
         if let Some(credential) = caller_token {
             meta.insert(downstream::CALLER_TOKEN_META.into(), credential.expose().into());
         }
+        let span = tracing::info_span!(
+            "downstream",
+            otel.name = %format!("tools/call {}", entry.key),
+            otel.kind = "client",
+            server = %server.name(),
+            tool_key = %entry.key,
+            outcome = tracing::field::Empty,
+        );
+        crate::traces::propagate(&span, &mut meta);
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
         params.input_responses = args.retry.input_responses;
         params.request_state = args.retry.request_state;
@@ -679,7 +689,18 @@ impl Gateway {
                 limit,
             }
         };
-        let mut result = target.call_tool(params, origin).await.map_err(|e| match e {
+        let called = target.call_tool(params, origin).instrument(span.clone()).await;
+        span.record(
+            "outcome",
+            match &called {
+                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => "tool_error",
+                Ok(CallToolResponse::Complete(_)) => "ok",
+                Ok(_) => "pending",
+                Err(downstream::Error::Timeout { .. }) => "timeout",
+                Err(_) => "failed",
+            },
+        );
+        let mut result = called.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
             downstream::Error::SignInRequired { server } => {
                 ExecuteError::Credential(credentials::Error::SignInRequired {

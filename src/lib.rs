@@ -47,6 +47,8 @@
 //! * [`operator`]: operators' changes (grants, tokens, search), shared by the CLI and the
 //!   console and recorded in the admin log.
 //! * [`telemetry`]: Prometheus metrics (`GET /metrics`).
+//! * [`traces`]: OpenTelemetry spans of meta-tool and downstream calls, exported over OTLP;
+//!   W3C trace context in and out of `_meta`.
 //! * [`cli`]: the command line.
 //! * [`index`]: the built-in Index Network discovery server (`discover_filter` and friends).
 //! * [`archive`]: the built-in `searchLocalArchives` server and `mcp-gateway archive index`.
@@ -77,5 +79,6 @@ pub mod server;
 pub mod store;
 pub mod telemetry;
 pub mod text;
+pub mod traces;
 pub mod validate;
 pub mod watch;

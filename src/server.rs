@@ -317,6 +317,12 @@ impl Upstream {
             }
         };
         let latency = started.elapsed();
+        let span = tracing::Span::current();
+        span.record("project", caller.project.id);
+        span.record("outcome", answer.outcome.as_str());
+        if let Some(key) = &tool_key {
+            span.record("tool_key", key.as_str());
+        }
         let server = tool_key.as_deref().and_then(split_key).map(|(s, _)| s);
         crate::telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
         // The access log has its own target, so an operator can keep it apart
@@ -599,8 +605,19 @@ impl ServerHandler for Upstream {
             }
         };
         let request_id = request_id();
-        // Every log line of this call, the downstream's included, carries its request id.
-        let span = tracing::info_span!("call", request_id = %request_id, meta_tool);
+        // Every log line of this call, the downstream's included, carries its
+        // request id; exported, the span is the caller's trace's child.
+        let span = tracing::info_span!(
+            "call",
+            otel.name = meta_tool,
+            otel.kind = "server",
+            request_id = %request_id,
+            meta_tool,
+            project = tracing::field::Empty,
+            tool_key = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        crate::traces::adopt(&span, &ctx.meta);
         self.answer_call(meta_tool, request_id, request, ctx)
             .instrument(span)
             .await

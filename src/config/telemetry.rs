@@ -1,0 +1,62 @@
+//! `[telemetry]`: where the gateway exports its OpenTelemetry spans
+//! (`src/traces.rs` builds the exporter).
+
+use serde::Deserialize;
+
+/// `[telemetry]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelemetry {
+    /// An OTLP/HTTP collector, e.g. `http://127.0.0.1:4318` (spans go to
+    /// `/v1/traces` below it); unset, nothing is exported.
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of the spans (default `mcp-gateway`).
+    pub service_name: Option<String>,
+}
+
+/// Validated `[telemetry]`, present when spans are exported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TelemetryConfig {
+    /// The full URL spans are posted to (`…/v1/traces`).
+    pub traces_url: String,
+    /// `service.name`.
+    pub service_name: String,
+}
+
+/// The spans' URL for `endpoint`: a collector's base URL gets `/v1/traces`,
+/// a URL that already names it is kept. Only http and https.
+pub fn traces_url(endpoint: &str) -> Result<String, String> {
+    let url = url::Url::parse(endpoint.trim()).map_err(|e| format!("not a URL ({e}): '{endpoint}'"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("must be an http or https URL (OTLP/HTTP), not '{endpoint}'"));
+    }
+    let text = url.as_str().trim_end_matches('/');
+    Ok(if text.ends_with("/v1/traces") {
+        text.to_string()
+    } else {
+        format!("{text}/v1/traces")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collector_base_gets_the_traces_path_once() {
+        assert_eq!(
+            traces_url("http://127.0.0.1:4318").unwrap(),
+            "http://127.0.0.1:4318/v1/traces"
+        );
+        assert_eq!(
+            traces_url("https://otel.example.com/").unwrap(),
+            "https://otel.example.com/v1/traces"
+        );
+        assert_eq!(
+            traces_url("http://c:4318/v1/traces").unwrap(),
+            "http://c:4318/v1/traces"
+        );
+        assert!(traces_url("grpc://c:4317").unwrap_err().contains("http or https"));
+        assert!(traces_url("c:4318 x").is_err());
+    }
+}
