@@ -5,6 +5,7 @@
 //! adds what the official conformance suite reads through the gateway.
 
 mod conformance;
+mod tasks;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,12 +13,13 @@ use std::time::Duration;
 
 use base64::Engine;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt,
-    PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -41,6 +43,8 @@ pub struct Demo {
     hostile: Arc<AtomicBool>,
     /// Tool calls received, so tests can prove a call never arrived.
     calls: Arc<AtomicU64>,
+    /// `slow_task` runs as a task for clients that declared the tasks extension.
+    tasks: Arc<tasks::Tasks>,
 }
 
 impl Demo {
@@ -53,6 +57,7 @@ impl Demo {
             extra_tool: Arc::default(),
             hostile: Arc::default(),
             calls: Arc::default(),
+            tasks: Arc::default(),
         }
     }
 
@@ -119,6 +124,11 @@ impl Demo {
                 Tool::new("garbage", "Write a line that is not JSON-RPC to stdout, then answer (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("stats", "Report how many tool calls this server received before this one (test tool).", obj(json!({"type": "object"}))),
                 Tool::new("whoami", "Report whose credentials reached this server: the X-Account header and the signed-in subject (HTTP), DEMO_ACCOUNT and the process id (test tool).", obj(json!({"type": "object"}))),
+                Tool::new(
+                    "slow_task",
+                    "Work for ms milliseconds, as a task when the client declared the tasks extension, then answer (test tool).",
+                    obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]})),
+                ),
                 Tool::new(
                     "add_tool",
                     "Add the tool extra_tool and announce tools/list_changed, unless silent (test tool).",
@@ -327,6 +337,7 @@ impl ServerHandler for Demo {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_prompts()
+            .enable_tasks()
             .build();
         if self.conformance
             && let Some(resources) = capabilities.resources.as_mut()
@@ -368,11 +379,37 @@ impl ServerHandler for Demo {
         }
         self.calls.fetch_add(1, Ordering::SeqCst);
         let args = request.arguments.unwrap_or_default();
+        if request.name == "slow_task" {
+            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            let declared = ctx
+                .meta
+                .client_capabilities()
+                .or_else(|| ctx.peer.peer_info().map(|i| i.capabilities.clone()))
+                .is_some_and(|c| c.supports_tasks());
+            if declared {
+                return Ok(self.tasks.start(ms).into());
+            }
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            let text = format!("done after {ms} ms, without a task");
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
         Ok(match self.run(&request.name, &args, &ctx).await {
             Ok(r) => r,
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
         }
         .into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get(&request.task_id)
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.tasks.cancel(&request.task_id)
     }
 
     async fn list_resources(

@@ -27,9 +27,9 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, Prompt,
-    ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceTemplate, SubscribeRequestParams,
-    SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, InputResponses, Prompt, ReadResourceRequestParams, ReadResourceResponse, Resource,
+    ResourceTemplate, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, ServiceError};
@@ -65,6 +65,8 @@ pub struct CallOrigin {
     pub progress: Option<Relay>,
     /// The caller's session, when it may be asked (`asks.rs`).
     pub ask: Option<Peer<RoleServer>>,
+    /// Whether the caller declared the tasks extension (it polls a task itself).
+    pub tasks: bool,
 }
 
 /// Cancels a downstream request whose caller stopped waiting (as rmcp's own
@@ -460,6 +462,26 @@ impl Downstream {
             }
         };
         self.bounded(&tool, call).await
+    }
+
+    /// `tasks/get` of one of this server's tasks.
+    pub async fn get_task(&self, task_id: &str) -> Result<GetTaskResult, Error> {
+        let peer = self.ready_peer().await?;
+        self.bounded(task_id, peer.get_task(GetTaskParams::new(task_id))).await
+    }
+
+    /// `tasks/update`: answers to a task's input requests.
+    pub async fn update_task(&self, task_id: &str, responses: InputResponses) -> Result<(), Error> {
+        let peer = self.ready_peer().await?;
+        self.bounded(task_id, peer.update_task(UpdateTaskParams::new(task_id, responses)))
+            .await
+    }
+
+    /// `tasks/cancel`.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), Error> {
+        let peer = self.ready_peer().await?;
+        self.bounded(task_id, peer.cancel_task(CancelTaskParams::new(task_id)))
+            .await
     }
 
     /// Reads a resource from this server.

@@ -15,6 +15,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
+mod tasks;
+
+pub use tasks::{TaskAnswer, TaskRequest};
+
 use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::{Catalog, KEY_SEPARATOR};
 use crate::config::{Builtin, Config, Transport};
@@ -162,6 +166,9 @@ pub enum ExecuteError {
     /// The arguments or the result carry a credential, and the policy blocks it.
     #[error(transparent)]
     Secret(#[from] security::Blocked),
+    /// A task the downstream made of the call did not end in a result.
+    #[error("{0}")]
+    Task(String),
     /// The result is larger than the server's `max_result_bytes`.
     #[error(
         "the result of '{key}' is {bytes} bytes, more than this server's limit of {limit} bytes (max_result_bytes); ask for less, e.g. a smaller page or range"
@@ -183,7 +190,7 @@ impl ExecuteError {
             ExecuteError::NotFound(_) => "TOOL_NOT_FOUND",
             ExecuteError::Invalid { .. } => "TOOL_VALIDATION_ERROR",
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
-            ExecuteError::Downstream(_) => "TOOL_EXECUTION_ERROR",
+            ExecuteError::Downstream(_) | ExecuteError::Task(_) => "TOOL_EXECUTION_ERROR",
             ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
             ExecuteError::Held { .. } => "TOOL_HELD_FOR_REVIEW",
             ExecuteError::InputUnanswered { .. } => "TOOL_INPUT_UNANSWERED",
@@ -241,6 +248,7 @@ pub struct Gateway {
     cloud: Option<Arc<CloudSearch>>,
     learning: Arc<Learning>,
     security: Arc<Security>,
+    task_ids: Arc<tasks::TaskIds>,
 }
 
 /// Why the gateway could not start.
@@ -381,6 +389,7 @@ impl Gateway {
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
         let vault = Arc::new(Vault::new(store.clone()));
+        let store_for_tasks = store.clone();
         let learning = Arc::new(Learning::new(store.clone(), config.learning.clone())?);
         tracker.spawn(credentials::list_through_projects(
             registry.clone(),
@@ -397,6 +406,7 @@ impl Gateway {
                 cloud,
                 learning,
                 security,
+                task_ids: Arc::new(tasks::TaskIds::new(store_for_tasks)),
             },
             tracker,
             ct,
@@ -633,6 +643,79 @@ impl Gateway {
         self.security
             .screen_arguments(&caller.project.name, &server.config, &entry.key, &mut arguments)?;
         let mut meta = meta.unwrap_or_default();
+        let target = self.target(caller, &server, &mut meta).await?;
+        let span = tracing::info_span!(
+            "downstream",
+            otel.name = %format!("tools/call {}", entry.key),
+            otel.kind = "client",
+            server = %server.name(),
+            tool_key = %entry.key,
+            outcome = tracing::field::Empty,
+        );
+        crate::traces::propagate(&span, &mut meta);
+        let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
+        params.input_responses = args.retry.input_responses;
+        params.request_state = args.retry.request_state;
+        params.meta = (!meta.is_empty()).then(|| meta.into());
+        let too_large = |bytes| {
+            let limit = server.config.max_result_bytes;
+            tracing::warn!(tool_key = %entry.key, bytes, limit, "result refused: too large");
+            ExecuteError::TooLarge {
+                key: entry.key.clone(),
+                bytes,
+                limit,
+            }
+        };
+        let caller_polls = origin.tasks;
+        let called = target.call_tool(params, origin).instrument(span.clone()).await;
+        span.record(
+            "outcome",
+            match &called {
+                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => "tool_error",
+                Ok(CallToolResponse::Complete(_)) => "ok",
+                Ok(_) => "pending",
+                Err(downstream::Error::Timeout { .. }) => "timeout",
+                Err(_) => "failed",
+            },
+        );
+        let mut result = called.map_err(|e| match e {
+            downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
+            downstream::Error::SignInRequired { server } => {
+                ExecuteError::Credential(credentials::Error::SignInRequired {
+                    project: caller.project.name.clone(),
+                    server,
+                    why: "the server takes only a project's own sign-in, and this project has none".into(),
+                })
+            }
+            e => e.into(),
+        })?;
+        if let CallToolResponse::Task(created) = result {
+            result = if caller_polls {
+                return self.adopt_task(caller, &entry.key, created);
+            } else {
+                tasks::wait(&target, &created).await?
+            };
+        }
+        if let CallToolResponse::Complete(r) = &mut result {
+            let bytes = json_size(r);
+            if bytes > server.config.max_result_bytes {
+                return Err(too_large(bytes));
+            }
+            self.security
+                .screen_result(&caller.project.name, &server.config, &entry.key, r)?;
+        }
+        Ok(result)
+    }
+
+    /// The connection a caller's calls to `server` go through: the shared
+    /// one, or the project's own (its credentials); the caller's credential
+    /// goes into `meta` only for a server declared for its issuer.
+    async fn target(
+        &self,
+        caller: &Caller,
+        server: &Arc<downstream::Downstream>,
+        meta: &mut JsonObject,
+    ) -> Result<Arc<downstream::Downstream>, ExecuteError> {
         // Invariant: a caller's token reaches only a server declared for its
         // issuer; a gateway token is never a credential, so it reaches none.
         let caller_token = caller
@@ -667,59 +750,7 @@ impl Gateway {
         if let Some(credential) = caller_token {
             meta.insert(downstream::CALLER_TOKEN_META.into(), credential.expose().into());
         }
-        let span = tracing::info_span!(
-            "downstream",
-            otel.name = %format!("tools/call {}", entry.key),
-            otel.kind = "client",
-            server = %server.name(),
-            tool_key = %entry.key,
-            outcome = tracing::field::Empty,
-        );
-        crate::traces::propagate(&span, &mut meta);
-        let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
-        params.input_responses = args.retry.input_responses;
-        params.request_state = args.retry.request_state;
-        params.meta = (!meta.is_empty()).then(|| meta.into());
-        let too_large = |bytes| {
-            let limit = server.config.max_result_bytes;
-            tracing::warn!(tool_key = %entry.key, bytes, limit, "result refused: too large");
-            ExecuteError::TooLarge {
-                key: entry.key.clone(),
-                bytes,
-                limit,
-            }
-        };
-        let called = target.call_tool(params, origin).instrument(span.clone()).await;
-        span.record(
-            "outcome",
-            match &called {
-                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => "tool_error",
-                Ok(CallToolResponse::Complete(_)) => "ok",
-                Ok(_) => "pending",
-                Err(downstream::Error::Timeout { .. }) => "timeout",
-                Err(_) => "failed",
-            },
-        );
-        let mut result = called.map_err(|e| match e {
-            downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
-            downstream::Error::SignInRequired { server } => {
-                ExecuteError::Credential(credentials::Error::SignInRequired {
-                    project: caller.project.name.clone(),
-                    server,
-                    why: "the server takes only a project's own sign-in, and this project has none".into(),
-                })
-            }
-            e => e.into(),
-        })?;
-        if let CallToolResponse::Complete(r) = &mut result {
-            let bytes = json_size(r);
-            if bytes > server.config.max_result_bytes {
-                return Err(too_large(bytes));
-            }
-            self.security
-                .screen_result(&caller.project.name, &server.config, &entry.key, r)?;
-        }
-        Ok(result)
+        Ok(target)
     }
 
     /// `tool_discovery` from raw arguments to the answer the caller sees.

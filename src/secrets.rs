@@ -83,7 +83,7 @@ pub fn key_file(store: &Path) -> PathBuf {
 }
 
 impl Key {
-    fn from_bytes(bytes: &[u8], source_name: &str) -> Result<Self, Error> {
+    pub(crate) fn from_bytes(bytes: &[u8], source_name: &str) -> Result<Self, Error> {
         let malformed = || Error::Malformed {
             source_name: source_name.to_string(),
         };

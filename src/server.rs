@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
-    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
-    ResultType, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, ToolAnnotations,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, ResultType, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -31,7 +31,8 @@ pub use transports::{serve_http, serve_stdio};
 use crate::auth::{self, Caller};
 use crate::downstream::{CallOrigin, Downstream, Relay};
 use crate::gateway::{
-    Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, Retry, parse_args, request_id, split_key,
+    Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, Retry, TaskAnswer, TaskRequest, parse_args,
+    request_id, split_key,
 };
 use crate::learning::Trail;
 use crate::store::{Exposure, Grants, Outcome};
@@ -253,6 +254,22 @@ impl Upstream {
         }
     }
 
+    /// A task request from the caller, through [`Gateway::task`]; an id that
+    /// is not the caller's is an unknown task, whatever the reason.
+    async fn task(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        id: &str,
+        request: TaskRequest,
+    ) -> Result<TaskAnswer, ErrorData> {
+        let caller = self.caller(ctx).await.map_err(auth_error)?;
+        self.gateway.task(&caller, id, request).await.map_err(|e| match e {
+            ExecuteError::NotFound(_) => ErrorData::invalid_params(format!("unknown task '{id}'"), None),
+            ExecuteError::Downstream(e) => downstream_error(e),
+            e => ErrorData::internal_error(e.to_string(), None),
+        })
+    }
+
     async fn answer_call(
         &self,
         meta_tool: &'static str,
@@ -305,6 +322,7 @@ impl Upstream {
                     token,
                 }),
                 ask: input::session_to_ask(&ctx).cloned(),
+                tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
             };
             tokio::select! {
                 a = self.execute_asking(&caller, args, meta, origin, &session, &ctx) => (a, key),
@@ -449,20 +467,24 @@ fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
         .and_then(|p| p.extensions.get::<Caller>())
 }
 
-/// Whether the client advertised the MCP Apps extension: per request
+/// Whether the client advertised the extension `id`: per request
 /// (2026-07-28 `_meta`) or at `initialize`; `None` when it said nothing.
-fn client_has_mcp_apps(ctx: &RequestContext<RoleServer>) -> Option<bool> {
-    const UI: &str = "io.modelcontextprotocol/ui";
+fn client_extension(ctx: &RequestContext<RoleServer>, id: &str) -> Option<bool> {
     if let Some(caps) = ctx.meta.get("io.modelcontextprotocol/clientCapabilities") {
-        return Some(caps.get("extensions").and_then(|e| e.get(UI)).is_some());
+        return Some(caps.get("extensions").and_then(|e| e.get(id)).is_some());
     }
     let info = ctx.peer.peer_info()?;
     Some(
         info.capabilities
             .extensions
             .as_ref()
-            .is_some_and(|e| e.contains_key(UI)),
+            .is_some_and(|e| e.contains_key(id)),
     )
+}
+
+/// Whether the client advertised the MCP Apps extension.
+fn client_has_mcp_apps(ctx: &RequestContext<RoleServer>) -> Option<bool> {
+    client_extension(ctx, "io.modelcontextprotocol/ui")
 }
 
 /// `_meta` keys the gateway itself sets for downstreams; a client cannot supply them.
@@ -518,6 +540,7 @@ impl ServerHandler for Upstream {
             .enable_resources()
             .enable_resources_subscribe()
             .enable_prompts()
+            .enable_tasks()
             .build();
         let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
@@ -621,6 +644,26 @@ impl ServerHandler for Upstream {
         self.answer_call(meta_tool, request_id, request, ctx)
             .instrument(span)
             .await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        match self.task(&ctx, &request.task_id, TaskRequest::Get).await? {
+            TaskAnswer::State(state) => Ok(*state),
+            TaskAnswer::Done => Err(ErrorData::internal_error("tasks/get answered nothing", None)),
+        }
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let update = TaskRequest::Update(request.input_responses);
+        self.task(&ctx, &request.task_id, update).await.map(|_| ())
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.task(&ctx, &request.task_id, TaskRequest::Cancel).await.map(|_| ())
     }
 
     async fn list_resources(

@@ -52,9 +52,12 @@ impl ClientHandler for Client {
         // Relayed to the caller of the call in flight (asks.rs), when it can
         // answer. Not roots: a server that learns of them asks when it starts,
         // outside any call, and would trade its configured directories for none.
+        // Tasks: a caller with the extension polls them through the gateway,
+        // for any other the gateway polls them itself (gateway/tasks.rs).
         info.capabilities = ClientCapabilities::builder()
             .enable_elicitation()
             .enable_sampling()
+            .enable_tasks()
             .build();
         info
     }
