@@ -178,6 +178,12 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
             )
         })
         .collect();
+    let printed = gw.cli(&["audit", "actions", "--json"]);
+    let printed: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    assert_eq!(
+        printed.as_array().unwrap().len(),
+        overview(&gw, &admin).await["actions"].as_array().unwrap().len()
+    );
     for (action, target) in [
         ("grant", "project beta, server demo".to_string()),
         ("token.issue", format!("project beta, token #{id}")),

@@ -61,7 +61,7 @@ async fn a_task_is_reached_only_by_its_project_under_a_sealed_id() {
     let beta = task_client(&gw, &beta_token).await;
     wait_for_tool(&alpha, "demo:slow_task").await;
 
-    let CallToolResponse::Task(created) = alpha.call_tool_once(slow_task(400)).await.unwrap() else {
+    let CallToolResponse::Task(created) = alpha.call_tool_once(slow_task(1500)).await.unwrap() else {
         panic!("a client with the tasks extension gets a task");
     };
     let id = created.task.task_id.clone();
@@ -85,7 +85,7 @@ async fn a_task_is_reached_only_by_its_project_under_a_sealed_id() {
         }
     })
     .await;
-    assert_eq!(done["content"][0]["text"], "done after 400 ms");
+    assert_eq!(done["content"][0]["text"], "done after 1500 ms");
 
     // Cancelled through the gateway.
     let CallToolResponse::Task(long) = alpha.call_tool_once(slow_task(60_000)).await.unwrap() else {

@@ -185,6 +185,16 @@ pub struct GrantArgs {
 /// `audit …`.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
+    /// What operators changed (grants, tokens, search, restarts), from the
+    /// command line or the console, newest first.
+    Actions {
+        /// How many.
+        #[arg(long, short = 'n', default_value_t = 20)]
+        lines: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The newest rows, oldest first.
     Tail {
         /// Only this project's.
@@ -452,7 +462,21 @@ pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitC
 /// Runs an `audit` command.
 pub fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
     let store = open(config)?;
-    let AuditCommand::Tail { project, lines, json } = cmd;
+    let (project, lines, json) = match cmd {
+        AuditCommand::Tail { project, lines, json } => (project, lines, json),
+        AuditCommand::Actions { lines, json } => {
+            let actions = store.admin_actions(lines)?;
+            if json {
+                return print_json(&actions);
+            }
+            println!("{:<24} {:<24} {:<18} TARGET", "AT", "ACTOR", "ACTION");
+            for a in actions {
+                let detail = a.detail.map(|d| format!(" ({d})")).unwrap_or_default();
+                println!("{:<24} {:<24} {:<18} {}{detail}", a.at, a.actor, a.action, a.target);
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     let rows = store.audit_tail(project.as_deref(), lines)?;
     if json {
         return print_json(&rows);
