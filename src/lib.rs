@@ -40,7 +40,8 @@
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP; `server/guard.rs`
 //!   is the HTTP guard in front of it (JSON-RPC shape, credentials, rate limits);
 //!   `server/transports.rs` serves it (stdio, HTTP, `/readyz`, `/metrics`);
-//!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client.
+//!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client;
+//!   `server/hop.rs`: which `_meta` travels on, and how a downstream's error reads to the caller.
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`console`]: the operator console at `/console` (servers, projects, usage, a search

@@ -22,6 +22,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{Instrument, info, warn};
 
 mod guard;
+mod hop;
 mod input;
 mod transports;
 
@@ -36,6 +37,7 @@ use crate::gateway::{
 };
 use crate::learning::Trail;
 use crate::store::{Exposure, Grants, Outcome};
+use hop::{client_extension, client_has_mcp_apps, downstream_error, forwardable_meta};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
 pub const UNAUTHORIZED: i32 = -32001;
@@ -467,44 +469,6 @@ fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
         .and_then(|p| p.extensions.get::<Caller>())
 }
 
-/// Whether the client advertised the extension `id`: per request
-/// (2026-07-28 `_meta`) or at `initialize`; `None` when it said nothing.
-fn client_extension(ctx: &RequestContext<RoleServer>, id: &str) -> Option<bool> {
-    if let Some(caps) = ctx.meta.get("io.modelcontextprotocol/clientCapabilities") {
-        return Some(caps.get("extensions").and_then(|e| e.get(id)).is_some());
-    }
-    let info = ctx.peer.peer_info()?;
-    Some(
-        info.capabilities
-            .extensions
-            .as_ref()
-            .is_some_and(|e| e.contains_key(id)),
-    )
-}
-
-/// Whether the client advertised the MCP Apps extension.
-fn client_has_mcp_apps(ctx: &RequestContext<RoleServer>) -> Option<bool> {
-    client_extension(ctx, "io.modelcontextprotocol/ui")
-}
-
-/// `_meta` keys the gateway itself sets for downstreams; a client cannot supply them.
-const GATEWAY_META_PREFIX: &str = "mcp-gateway/";
-
-/// `_meta` keys that belong to this hop (protocol lifecycle, progress, caller
-/// identity) and must not travel downstream.
-fn forwardable_meta(meta: &JsonObject) -> Option<JsonObject> {
-    let kept: JsonObject = meta
-        .iter()
-        .filter(|(k, _)| {
-            !k.starts_with("io.modelcontextprotocol/")
-                && !k.starts_with(GATEWAY_META_PREFIX)
-                && !matches!(k.as_str(), "progressToken" | "token" | "projectId")
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    (!kept.is_empty()).then_some(kept)
-}
-
 fn complete(mut r: CallToolResponse) -> CallToolResponse {
     // 2026-07-28 peers need resultType; rmcp strips it again for older ones.
     if let CallToolResponse::Complete(ref mut result) = r {
@@ -520,13 +484,6 @@ fn auth_error(e: auth::Error) -> ErrorData {
             ErrorData::internal_error("the gateway's store is unavailable", None)
         }
         other => ErrorData::new(rmcp::model::ErrorCode(UNAUTHORIZED), other.to_string(), None),
-    }
-}
-
-fn downstream_error(e: crate::downstream::Error) -> ErrorData {
-    match e {
-        crate::downstream::Error::Protocol { error, .. } => error,
-        other => ErrorData::internal_error(other.to_string(), None),
     }
 }
 
@@ -895,7 +852,6 @@ impl ServerHandler for Upstream {
     }
 }
 
-/// Whether a JSON-RPC message is a request (not a notification or response).
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -908,19 +864,5 @@ mod tests {
         let listing = serde_json::to_string(&ListToolsResult::with_all_items(tools)).unwrap();
         // About four characters a token for English and JSON: 350 tokens is ~1400 characters.
         assert!(listing.len() <= 1400, "tools/list is {} bytes", listing.len());
-    }
-
-    #[test]
-    fn lifecycle_and_identity_meta_stay_here() {
-        let meta = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "progressToken": 3,
-            "token": "secret",
-            "projectId": "p",
-            "traceparent": "00-abc"
-        });
-        let kept = forwardable_meta(meta.as_object().unwrap()).unwrap();
-        assert_eq!(kept.keys().collect::<Vec<_>>(), ["traceparent"]);
-        assert!(forwardable_meta(json!({"token": "x"}).as_object().unwrap()).is_none());
     }
 }
