@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, ErrorData,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, ErrorData,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProgressToken, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
@@ -512,9 +512,12 @@ impl ServerHandler for Demo {
             .map(|t| format!("- `{}`: {}", t.name, t.description.as_deref().unwrap_or("")))
             .collect();
         let text = format!("# mcp-gateway demo server\n\n{}\n", names.join("\n"));
+        // The same for every client: cacheable by anyone for a minute.
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, README_URI).with_mime_type("text/markdown"),
         ])
+        .with_cache_scope(CacheScope::Public)
+        .with_ttl_ms(60_000)
         .into())
     }
 

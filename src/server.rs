@@ -9,11 +9,12 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ResourceUpdatedNotificationParam, ResultType, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam, ResultType, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -714,6 +715,9 @@ impl ServerHandler for Upstream {
         };
         if let ReadResourceResponse::Complete(ref mut r) = response {
             r.result_type.get_or_insert(ResultType::COMPLETE);
+            // Which server answers, and with whose credential, depends on the
+            // caller: a downstream's "public" does not hold for this answer.
+            r.cache_scope = Some(CacheScope::Private);
         }
         Ok(response)
     }

@@ -497,6 +497,8 @@ async fn resources_and_prompts_pass_through_namespaced() {
         .unwrap();
     let body = serde_json::to_string(&read).unwrap();
     assert!(body.contains("demo server") && body.contains("demo://readme"), "{body}");
+    // The demo calls its readme public; through the gateway the answer depends on the caller.
+    assert_eq!(read.cache_scope, Some(rmcp::model::CacheScope::Private), "{body}");
 
     let prompts = client.list_all_prompts().await.unwrap();
     let names: Vec<_> = prompts.iter().map(|p| p.name.as_str()).collect();
