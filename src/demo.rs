@@ -19,7 +19,7 @@ use rmcp::model::{
     ProgressNotificationParam, ProgressToken, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
     ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -126,8 +126,8 @@ impl Demo {
                 Tool::new("whoami", "Report whose credentials reached this server: the X-Account header and the signed-in subject (HTTP), DEMO_ACCOUNT and the process id (test tool).", obj(json!({"type": "object"}))),
                 Tool::new(
                     "slow_task",
-                    "Work for ms milliseconds, as a task when the client declared the tasks extension, then answer (test tool).",
-                    obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]})),
+                    "Work for ms milliseconds, as a task when the client declared the tasks extension (first asking for a confirmation, with ask), then answer (test tool).",
+                    obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}, "ask": {"type": "boolean"}}, "required": ["ms"]})),
                 ),
                 Tool::new(
                     "add_tool",
@@ -387,7 +387,8 @@ impl ServerHandler for Demo {
                 .or_else(|| ctx.peer.peer_info().map(|i| i.capabilities.clone()))
                 .is_some_and(|c| c.supports_tasks());
             if declared {
-                return Ok(self.tasks.start(ms).into());
+                let asks = args.get("ask").and_then(Value::as_bool).unwrap_or(false);
+                return Ok(self.tasks.start(ms, asks).into());
             }
             tokio::time::sleep(Duration::from_millis(ms)).await;
             let text = format!("done after {ms} ms, without a task");
@@ -406,6 +407,10 @@ impl ServerHandler for Demo {
         _: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         self.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.tasks.update(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {

@@ -1,8 +1,9 @@
 //! Tasks (the tasks extension) through the gateway, with the real binary and
 //! the demo server's `slow_task`: a client with the extension gets a task
 //! under a sealed gateway id and polls, cancels and loses it as its grants
-//! say; another project cannot use the id; a client without the extension
-//! gets the final result, the gateway having polled for it.
+//! say, and answers its questions through `tasks/update`; another project
+//! cannot use the id; a client without the extension gets the final result,
+//! the gateway having polled for it.
 
 mod common;
 
@@ -12,7 +13,7 @@ use common::*;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, GetTaskParams,
-    TaskPayload, TaskStatus,
+    TaskPayload, TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -30,8 +31,12 @@ async fn task_client(gw: &Gateway, token: &str) -> RunningService<RoleClient, Cl
 }
 
 fn slow_task(ms: u64) -> CallToolRequestParams {
+    task_call(json!({ "ms": ms }))
+}
+
+fn task_call(arguments: serde_json::Value) -> CallToolRequestParams {
     CallToolRequestParams::new("tool_execute").with_arguments(
-        json!({ "toolKey": "demo:slow_task", "arguments": { "ms": ms } })
+        json!({ "toolKey": "demo:slow_task", "arguments": arguments })
             .as_object()
             .unwrap()
             .clone(),
@@ -97,10 +102,43 @@ async fn a_task_is_reached_only_by_its_project_under_a_sealed_id() {
         .unwrap();
     assert_eq!(status(&alpha, &long.task.task_id).await, Ok(TaskPayload::Cancelled));
 
+    // A task that asks: its question reaches the client, the answer goes
+    // back through tasks/update, and it completes with it.
+    let CallToolResponse::Task(asking) = alpha
+        .call_tool_once(task_call(json!({ "ms": 0, "ask": true })))
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    let asking = asking.task.task_id;
+    let Ok(TaskPayload::InputRequired { input_requests }) = status(&alpha, &asking).await else {
+        panic!("the task asks first");
+    };
+    let question = serde_json::to_value(&input_requests["confirm"]).unwrap();
+    assert_eq!(question["method"], "elicitation/create");
+    let answer = json!({ "action": "accept", "content": { "ok": true } });
+    alpha
+        .update_task(UpdateTaskParams::new(
+            asking.clone(),
+            [("confirm".to_string(), answer)].into(),
+        ))
+        .await
+        .unwrap();
+    let Ok(TaskPayload::Completed { result }) = status(&alpha, &asking).await else {
+        panic!("answered, the task completes");
+    };
+    let said = result["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(said.contains("answered") && said.contains("accept"), "{said}");
+
     // A client without the extension gets the result: the gateway polled.
     let plain = gw.client_with_token(&alpha_token).await.unwrap();
     let r = execute(&plain, "demo:slow_task", json!({ "ms": 300 })).await;
     assert_eq!(text(&r), "done after 300 ms");
+    // ...unless the task asks, which only a client with the extension can answer.
+    let r = execute(&plain, "demo:slow_task", json!({ "ms": 0, "ask": true })).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("asks for input"), "{}", text(&r));
 
     // Revoked, the tool's tasks are out of reach too.
     gw.cli(&["revoke", "--project", "alpha", "--server", "demo"]);
