@@ -15,8 +15,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
+mod error;
 mod tasks;
 
+pub use error::ExecuteError;
 pub use tasks::{TaskAnswer, TaskRequest};
 
 use crate::auth::{self, Authenticator, Caller};
@@ -28,7 +30,7 @@ use crate::learning::{Learning, Trail};
 use crate::search::cloud::CloudSearch;
 use crate::search::semantic::{self, Hybrid};
 use crate::search::{self, Bm25, Ranked, SearchProvider};
-use crate::security::{self, Security};
+use crate::security::Security;
 use crate::store::{self, Outcome, Search, Store};
 
 /// Largest `maxResults` a discovery may ask for.
@@ -121,103 +123,6 @@ pub struct Retry {
     pub input_responses: Option<InputResponses>,
     /// The server's opaque state, echoed.
     pub request_state: Option<String>,
-}
-
-/// Why `tool_execute` produced no downstream result. Each maps to one code
-/// of the engine spec, returned to the model as an `isError` result.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ExecuteError {
-    /// No such key, or a key the caller may not use: the same answer for both.
-    #[error("unknown toolKey '{0}'; call tool_discovery to find available tools")]
-    NotFound(String),
-    /// The arguments break the tool's `inputSchema`.
-    #[error("arguments for '{key}' do not match its inputSchema: {}", violations.join("; "))]
-    Invalid {
-        /// The tool.
-        key: String,
-        /// Every violation.
-        violations: Vec<String>,
-    },
-    /// The downstream call failed (server down, timeout, crash, protocol error).
-    #[error(transparent)]
-    Downstream(#[from] downstream::Error),
-    /// The project's own credential for the server cannot be used.
-    #[error(transparent)]
-    Credential(#[from] crate::credentials::Error),
-    /// The tool waits for an operator's review (changed, or hostile-looking).
-    #[error(
-        "'{key}' is held for review: {why}. It can run again once an operator approves it (mcp-gateway tools approve {key})"
-    )]
-    Held {
-        /// The tool.
-        key: String,
-        /// Why it is held.
-        why: String,
-    },
-    /// The server asks its user for input that this client cannot give.
-    #[error("'{key}' asks its user for input, but {why}")]
-    InputUnanswered {
-        /// The tool.
-        key: String,
-        /// Why the question could not be put or answered.
-        why: String,
-    },
-    /// The arguments or the result carry a credential, and the policy blocks it.
-    #[error(transparent)]
-    Secret(#[from] security::Blocked),
-    /// A task the downstream made of the call did not end in a result.
-    #[error("{0}")]
-    Task(String),
-    /// The result is larger than the server's `max_result_bytes`.
-    #[error(
-        "the result of '{key}' is {bytes} bytes, more than this server's limit of {limit} bytes (max_result_bytes); ask for less, e.g. a smaller page or range"
-    )]
-    TooLarge {
-        /// The tool.
-        key: String,
-        /// Its size as JSON.
-        bytes: u64,
-        /// The server's limit.
-        limit: u64,
-    },
-}
-
-impl ExecuteError {
-    /// The engine spec's error code.
-    pub fn code(&self) -> &'static str {
-        match self {
-            ExecuteError::NotFound(_) => "TOOL_NOT_FOUND",
-            ExecuteError::Invalid { .. } => "TOOL_VALIDATION_ERROR",
-            ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
-            ExecuteError::Downstream(_) | ExecuteError::Task(_) => "TOOL_EXECUTION_ERROR",
-            ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
-            ExecuteError::Held { .. } => "TOOL_HELD_FOR_REVIEW",
-            ExecuteError::InputUnanswered { .. } => "TOOL_INPUT_UNANSWERED",
-            ExecuteError::Secret(b) if b.direction == crate::config::security::Direction::Arguments => {
-                "SECRET_IN_ARGUMENTS"
-            }
-            ExecuteError::Secret(_) => "SECRET_IN_RESULT",
-            ExecuteError::Credential(crate::credentials::Error::SignInRequired { .. }) => "SIGN_IN_REQUIRED",
-            ExecuteError::Credential(_) => "CREDENTIAL_ERROR",
-        }
-    }
-
-    /// As a tool result the model can read and act on.
-    pub fn into_result(self) -> CallToolResult {
-        let mut error = json!({ "code": self.code(), "message": self.to_string() });
-        match &self {
-            ExecuteError::Invalid { violations, .. } => error["violations"] = json!(violations),
-            ExecuteError::Secret(b) => error["kinds"] = json!(b.kinds),
-            ExecuteError::Downstream(downstream::Error::Protocol { error: e, .. }) => {
-                error["downstream"] = json!({ "code": e.code.0, "message": e.message });
-            }
-            _ => {}
-        }
-        let mut result = CallToolResult::error(vec![ContentBlock::text(self.to_string())]);
-        result.structured_content = Some(json!({ "error": error }));
-        result
-    }
 }
 
 /// Bytes of `value` as JSON, counted without building the text.

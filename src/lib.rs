@@ -32,7 +32,8 @@
 //! * [`oauth`]: the gateway as an OAuth 2.1 protected resource: JWTs checked against
 //!   trusted issuers' JWKS, or RFC 7662 introspection; RFC 9728 metadata; token → project.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller;
-//!   `gateway/tasks.rs`: downstream tasks under sealed ids, `tasks/get|update|cancel`.
+//!   `gateway/tasks.rs`: downstream tasks under sealed ids, `tasks/get|update|cancel`;
+//!   `gateway/error.rs`: why an execute failed, as the model reads it.
 //! * [`learning`]: learning from use at run time: links each execute to the discovery that
 //!   found its tool, and teaches the project's prior.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
