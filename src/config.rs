@@ -641,24 +641,9 @@ impl Config {
             per_minute,
             burst: burst.unwrap_or((per_minute / 10).max(1)),
         });
-        let telemetry = match raw.telemetry {
-            None => None,
-            Some(t) => {
-                let span = t.span();
-                let t = t.into_inner();
-                match t.otlp_endpoint {
-                    None => None,
-                    Some(endpoint) => {
-                        let bad = |m: String| invalid(span.clone(), "telemetry.otlp_endpoint".into(), m);
-                        let endpoint = interpolate(&endpoint).map_err(bad)?;
-                        Some(TelemetryConfig {
-                            traces_url: telemetry::traces_url(&endpoint).map_err(bad)?,
-                            service_name: t.service_name.unwrap_or_else(|| "mcp-gateway".into()),
-                        })
-                    }
-                }
-            }
-        };
+        let (span, raw_telemetry) = section(raw.telemetry);
+        let telemetry =
+            telemetry::validate(raw_telemetry).map_err(|m| invalid(span, "telemetry.otlp_endpoint".into(), m))?;
         let defaults = HttpConfig::default();
         Ok(Self {
             source: source.to_string(),

@@ -104,6 +104,15 @@ impl Vault {
         Ok(self.key.get_or_init(|| key).clone())
     }
 
+    /// The store's key, created on first need (sealing a credential, giving a task its id).
+    pub fn key_or_create(&self) -> Result<Arc<Key>, secrets::Error> {
+        if let Some(key) = self.key.get() {
+            return Ok(key.clone());
+        }
+        let key = Arc::new(Key::find_or_create(self.store.path())?);
+        Ok(self.key.get_or_init(|| key).clone())
+    }
+
     /// Seals and stores one header or variable for `project` at `server`,
     /// creating the key file on the first one; the id of the key used.
     pub fn set(
@@ -119,7 +128,7 @@ impl Vault {
             server: server.to_string(),
             source,
         };
-        let key = Key::find_or_create(self.store.path()).map_err(sealed_err)?;
+        let key = self.key_or_create().map_err(sealed_err)?;
         let sealed = key.seal(&row_aad(project.id, server, kind, name), value.as_bytes());
         self.store
             .put_credential(project.id, server, kind, name, key.id(), &sealed, true)?;

@@ -153,7 +153,6 @@ pub struct Gateway {
     cloud: Option<Arc<CloudSearch>>,
     learning: Arc<Learning>,
     security: Arc<Security>,
-    task_ids: Arc<tasks::TaskIds>,
 }
 
 /// Why the gateway could not start.
@@ -294,7 +293,6 @@ impl Gateway {
         tracker.spawn(catalog.clone().maintain(registry.clone(), ct.child_token()));
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
         let vault = Arc::new(Vault::new(store.clone()));
-        let store_for_tasks = store.clone();
         let learning = Arc::new(Learning::new(store.clone(), config.learning.clone())?);
         tracker.spawn(credentials::list_through_projects(
             registry.clone(),
@@ -311,7 +309,6 @@ impl Gateway {
                 cloud,
                 learning,
                 security,
-                task_ids: Arc::new(tasks::TaskIds::new(store_for_tasks)),
             },
             tracker,
             ct,
@@ -576,11 +573,12 @@ impl Gateway {
         span.record(
             "outcome",
             match &called {
-                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => "tool_error",
-                Ok(CallToolResponse::Complete(_)) => "ok",
+                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::ToolError.as_str(),
+                Ok(CallToolResponse::Complete(_)) => Outcome::Ok.as_str(),
+                // A task or an input request: the call goes on.
                 Ok(_) => "pending",
-                Err(downstream::Error::Timeout { .. }) => "timeout",
-                Err(_) => "failed",
+                Err(downstream::Error::Timeout { .. }) => Outcome::Timeout.as_str(),
+                Err(_) => Outcome::Failed.as_str(),
             },
         );
         let mut result = called.map_err(|e| match e {
@@ -595,11 +593,10 @@ impl Gateway {
             e => e.into(),
         })?;
         if let CallToolResponse::Task(created) = result {
-            result = if caller_polls {
+            if caller_polls {
                 return self.adopt_task(caller, &entry.key, created);
-            } else {
-                tasks::wait(&target, &created).await?
-            };
+            }
+            result = tasks::wait(&target, &created).await?;
         }
         if let CallToolResponse::Complete(r) = &mut result {
             let bytes = json_size(r);

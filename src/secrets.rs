@@ -1,4 +1,6 @@
-//! The key that seals per-project credentials at rest, and sealing itself.
+//! The key that seals per-project credentials at rest, and sealing itself;
+//! and the primitives behind tokens and sessions: random secrets and
+//! constant-time comparison.
 //!
 //! AES-256-GCM from aws-lc-rs (already in the tree through rustls) with a
 //! random 96-bit nonce per value. The associated data names the row a value
@@ -61,6 +63,18 @@ pub enum Error {
         /// What failed.
         reason: String,
     },
+}
+
+/// 256 random bits in hex: a token's secret, a session id.
+pub fn random_hex() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(crate::text::hex(&bytes))
+}
+
+/// Compares in time independent of where the first difference is.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The sealing key. `Debug` shows only its id.
@@ -210,6 +224,15 @@ impl Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constant_time_compare() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        assert_eq!(random_hex().unwrap().len(), 64);
+        assert_ne!(random_hex().unwrap(), random_hex().unwrap());
+    }
 
     fn key() -> Key {
         Key::from_bytes(&[7u8; KEY_BYTES], "test").unwrap()

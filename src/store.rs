@@ -35,6 +35,7 @@ use serde::Serialize;
 use sha2::Digest;
 use tokio::sync::mpsc;
 
+use crate::secrets::constant_time_eq;
 use audit::{AUDIT_QUEUE, Write, write_behind};
 
 /// Environment variable that overrides the store path.
@@ -412,9 +413,14 @@ fn sha256(text: &str) -> [u8; 32] {
     sha2::Sha256::digest(text.as_bytes()).into()
 }
 
-/// Compares in time independent of where the first difference is.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Whether a token last used at `last_used` should be stamped again: one
+/// write a minute per token at most, as `last_used_at` is for people, not accounting.
+fn use_is_stale(last_used: Option<&str>) -> bool {
+    last_used.is_none_or(|t| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .map(|t| chrono::Utc::now().signed_duration_since(t) > chrono::Duration::minutes(1))
+            .unwrap_or(true)
+    })
 }
 
 /// Splits `mgw_<id>_<secret>`.
@@ -542,12 +548,10 @@ impl Store {
 
     /// 256 random bits in hex: a token's secret.
     fn new_secret(&self) -> Result<String, Error> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| Error::Open {
+        crate::secrets::random_hex().map_err(|e| Error::Open {
             path: self.path.display().to_string(),
             reason: format!("no randomness: {e}"),
-        })?;
-        Ok(crate::text::hex(&bytes))
+        })
     }
 
     /// Tokens, of one project or all.
@@ -602,13 +606,7 @@ impl Store {
         if !constant_time_eq(&presented, &stored) {
             return Ok(None);
         }
-        // One write a minute per token at most: last_used_at is for people, not accounting.
-        let stale = last_used.is_none_or(|t| {
-            chrono::DateTime::parse_from_rfc3339(&t)
-                .map(|t| chrono::Utc::now().signed_duration_since(t) > chrono::Duration::minutes(1))
-                .unwrap_or(true)
-        });
-        if stale {
+        if use_is_stale(last_used.as_deref()) {
             self.record_token_use(id);
         }
         Ok(Some((id, project)))
@@ -842,12 +840,5 @@ mod tests {
         );
         holder.execute_batch("COMMIT").unwrap();
         drop(s);
-    }
-
-    #[test]
-    fn constant_time_compare() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
     }
 }

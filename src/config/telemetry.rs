@@ -3,6 +3,8 @@
 
 use serde::Deserialize;
 
+use super::interpolate::interpolate;
+
 /// `[telemetry]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,6 +23,18 @@ pub struct TelemetryConfig {
     pub traces_url: String,
     /// `service.name`.
     pub service_name: String,
+}
+
+/// Validated `[telemetry]`: `None` when nothing is exported; an error
+/// message is about `otlp_endpoint`.
+pub fn validate(raw: RawTelemetry) -> Result<Option<TelemetryConfig>, String> {
+    let Some(endpoint) = raw.otlp_endpoint else {
+        return Ok(None);
+    };
+    Ok(Some(TelemetryConfig {
+        traces_url: traces_url(&interpolate(&endpoint)?)?,
+        service_name: raw.service_name.unwrap_or_else(|| "mcp-gateway".into()),
+    }))
 }
 
 /// The spans' URL for `endpoint`: a collector's base URL gets `/v1/traces`,

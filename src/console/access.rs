@@ -19,6 +19,7 @@ use sha2::Digest;
 
 use crate::gateway::Gateway;
 use crate::operator::Actor;
+use crate::secrets::constant_time_eq;
 
 /// The session cookie.
 pub const COOKIE: &str = "mcpgw_console";
@@ -84,19 +85,8 @@ impl std::fmt::Debug for Sessions {
     }
 }
 
-fn random_hex() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the OS has randomness");
-    crate::text::hex(&bytes)
-}
-
 fn digest(value: &str) -> [u8; 32] {
     sha2::Sha256::digest(value.as_bytes()).into()
-}
-
-/// Compares in time independent of where the first difference is.
-fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The value of cookie `name` in a `Cookie` header.
@@ -187,7 +177,8 @@ impl Sessions {
     ) -> Result<(Admin, String, String), Denied> {
         check_origin(headers)?;
         let (actor, lifetime) = Self::identify(gateway, token).await?;
-        let (cookie, csrf) = (random_hex(), random_hex());
+        let fresh = || crate::secrets::random_hex().expect("the OS has randomness");
+        let (cookie, csrf) = (fresh(), fresh());
         let mut sessions = self.0.lock().expect("console sessions lock");
         let now = Instant::now();
         sessions.retain(|_, s| s.expires > now);
@@ -253,7 +244,8 @@ impl Sessions {
             self.0.lock().expect("console sessions lock").remove(&key);
             return Err(Denied::NoCredential);
         }
-        if changes && !text(headers, CSRF_HEADER).is_some_and(|sent| same_secret(sent, &csrf)) {
+        if changes && !text(headers, CSRF_HEADER).is_some_and(|sent| constant_time_eq(sent.as_bytes(), csrf.as_bytes()))
+        {
             return Err(Denied::Forged("missing or wrong X-CSRF-Token; reload the console"));
         }
         Ok((Admin { actor }, Some(csrf)))
@@ -302,12 +294,5 @@ mod tests {
         ));
         assert!(!same_origin(None, Some("127.0.0.1:8080"), Some("cross-site")));
         assert!(!same_origin(Some("null"), Some("127.0.0.1:8080"), None));
-    }
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret("abc", "abc"));
-        assert!(!same_secret("abc", "abd"));
-        assert!(!same_secret("abc", "ab"));
     }
 }

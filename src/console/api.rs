@@ -90,6 +90,12 @@ fn transport_kind(server: &Downstream) -> &'static str {
     }
 }
 
+/// Grants to every configured server: what an operator sees.
+fn every_server(gateway: &crate::gateway::Gateway) -> Arc<Grants> {
+    let servers = gateway.registry().servers();
+    Arc::new(Grants::all_of(servers.iter().map(|s| s.name())))
+}
+
 /// One server's row: status and why, protocol, tools, restarts, the last
 /// error with its time, lazy/idle, and its stderr's tail.
 fn server_row(console: &Console, server: &Downstream) -> Value {
@@ -167,15 +173,7 @@ pub async fn server(State(console): State<Console>, Path(name): Path<String>) ->
         let grants = Grants::from_permissions(store.permissions(p.id).map_err(store_error)?);
         projects.push((p.name, grants));
     }
-    let names: Vec<String> = gateway
-        .registry()
-        .servers()
-        .iter()
-        .map(|s| s.name().to_string())
-        .collect();
-    let everything = gateway
-        .catalog()
-        .visible_to(Arc::new(Grants::all_of(names.iter().map(String::as_str))));
+    let everything = gateway.catalog().visible_to(every_server(gateway));
     let rules = gateway.catalog().rules();
     let tools: Vec<Value> = server
         .state()
@@ -424,14 +422,8 @@ pub async fn search(State(console): State<Console>, Json(body): Json<SearchPlay>
     let caller = gateway.caller_for_project(&body.project).map_err(store_error)?;
     let args: DiscoverArgs = parse_args(Some(body.arguments)).map_err(|e| bad_request(&e))?;
     let answer = gateway.discover(&caller, &args).await.map_err(|e| bad_request(&e))?;
-    let names: Vec<String> = gateway
-        .registry()
-        .servers()
-        .iter()
-        .map(|s| s.name().to_string())
-        .collect();
     let mut everyone = caller.clone();
-    everyone.grants = Arc::new(Grants::all_of(names.iter().map(String::as_str)));
+    everyone.grants = every_server(gateway);
     let view = gateway.catalog().visible_to(caller.grants.clone());
     let hidden: Vec<Value> = gateway
         .discover(&everyone, &args)

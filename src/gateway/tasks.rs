@@ -1,14 +1,13 @@
 //! Tasks (the tasks extension, SEP-2663) of downstream servers, through the
 //! gateway. A task a downstream creates reaches the caller under a
 //! gateway-minted id: the tool key and the downstream's own id, sealed with
-//! AES-256-GCM (the store's key, `secrets.rs`) and bound to the project, so
+//! AES-256-GCM (the store's key, as the vault holds it) and bound to the project, so
 //! an id cannot be forged, read, used by another project or pointed at
 //! another server. `tasks/get|update|cancel` open it, check that the caller
 //! may still run that tool (as `tool_execute` does), and reach the same
 //! connection the call went through. A caller that did not declare the
 //! extension never sees a task: the gateway polls it to its end instead.
 
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -20,8 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::downstream::{self, Downstream};
-use crate::secrets::{self, Key};
-use crate::store::Store;
+use crate::secrets::Key;
 
 /// Prefix of the ids the gateway gives tasks.
 const PREFIX: &str = "gwt_";
@@ -65,31 +63,6 @@ pub fn open(key: &Key, project_id: i64, id: &str) -> Option<Sealed> {
     serde_json::from_slice(&plain).ok()
 }
 
-/// The key task ids are sealed with: the store's, created on first need.
-#[derive(Debug)]
-pub struct TaskIds {
-    store: Arc<Store>,
-    key: OnceLock<Arc<Key>>,
-}
-
-impl TaskIds {
-    /// Task ids sealed with `store`'s key.
-    pub fn new(store: Arc<Store>) -> Self {
-        Self {
-            store,
-            key: OnceLock::new(),
-        }
-    }
-
-    fn key(&self) -> Result<Arc<Key>, secrets::Error> {
-        if let Some(key) = self.key.get() {
-            return Ok(key.clone());
-        }
-        let key = Arc::new(Key::find_or_create(self.store.path())?);
-        Ok(self.key.get_or_init(|| key).clone())
-    }
-}
-
 /// What a caller asks of a task.
 #[derive(Debug)]
 pub enum TaskRequest {
@@ -122,7 +95,10 @@ impl Gateway {
         tool_key: &str,
         mut created: CreateTaskResult,
     ) -> Result<CallToolResponse, ExecuteError> {
-        let key = self.task_ids.key().map_err(|e| ExecuteError::Task(e.to_string()))?;
+        let key = self
+            .vault
+            .key_or_create()
+            .map_err(|e| ExecuteError::Task(e.to_string()))?;
         let sealed = Sealed {
             tool_key: tool_key.to_string(),
             task_id: created.task.task_id.clone(),
@@ -133,7 +109,10 @@ impl Gateway {
 
     /// `tasks/get|update|cancel` of a task id the gateway gave this caller.
     pub async fn task(&self, caller: &Caller, id: &str, request: TaskRequest) -> Result<TaskAnswer, ExecuteError> {
-        let key = self.task_ids.key().map_err(|e| ExecuteError::Task(e.to_string()))?;
+        let key = self
+            .vault
+            .key_or_create()
+            .map_err(|e| ExecuteError::Task(e.to_string()))?;
         let sealed = open(&key, caller.project.id, id).ok_or_else(|| unknown(id))?;
         // The same check as tool_execute: a tool the caller may no longer run
         // has no tasks it may reach.

@@ -5,7 +5,7 @@
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
-use super::{Error, Store, constant_time_eq, now, sha256};
+use super::{Error, Store, constant_time_eq, now, sha256, use_is_stale};
 
 /// Prefix of every admin token (`mgwa_<id>_<secret>`), distinct from project tokens.
 pub const ADMIN_TOKEN_PREFIX: &str = "mgwa_";
@@ -99,22 +99,23 @@ impl Store {
     pub fn authenticate_admin(&self, token: &str) -> Result<Option<i64>, Error> {
         let (id, secret) = parse_admin_token(token).unwrap_or((-1, token));
         let presented = sha256(secret);
-        let stored: Option<Vec<u8>> = self.with(|c| {
-            c.prepare_cached("SELECT secret_hash FROM admin_tokens WHERE id = ?1 AND revoked_at IS NULL")?
-                .query_row([id], |r| r.get(0))
+        let stored: Option<(Vec<u8>, Option<String>)> = self.with(|c| {
+            c.prepare_cached("SELECT secret_hash, last_used_at FROM admin_tokens WHERE id = ?1 AND revoked_at IS NULL")?
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()
         })?;
-        let matches = constant_time_eq(&presented, stored.as_deref().unwrap_or(&[0u8; 32]));
-        if !(matches && stored.is_some()) {
+        let matches = constant_time_eq(&presented, stored.as_ref().map_or(&[0u8; 32][..], |(hash, _)| hash));
+        let Some((_, last_used)) = stored.filter(|_| matches) else {
             return Ok(None);
+        };
+        if use_is_stale(last_used.as_deref()) {
+            self.with(|c| {
+                c.execute(
+                    "UPDATE admin_tokens SET last_used_at = ?1 WHERE id = ?2",
+                    params![now(), id],
+                )
+            })?;
         }
-        self.with(|c| {
-            c.execute(
-                "UPDATE admin_tokens SET last_used_at = ?1 WHERE id = ?2
-                 AND (last_used_at IS NULL OR last_used_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute'))",
-                params![now(), id],
-            )
-        })?;
         Ok(Some(id))
     }
 
