@@ -12,7 +12,9 @@ use common::*;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-/// An OTLP/HTTP receiver: every `POST /v1/traces` body, as JSON.
+/// An OTLP/HTTP receiver: every `POST /v1/traces` body, as JSON. Like a
+/// collector, it refuses another content type (415) and a body that is not
+/// an OTLP/JSON export request (400), and keeps only what it accepted.
 struct Collector {
     url: String,
     bodies: Arc<Mutex<Vec<Value>>>,
@@ -24,13 +26,27 @@ impl Collector {
         let kept = bodies.clone();
         let app = axum::Router::new().route(
             "/v1/traces",
-            axum::routing::post(move |body: axum::body::Bytes| {
+            axum::routing::post(move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
                 let kept = kept.clone();
                 async move {
-                    kept.lock()
-                        .unwrap()
-                        .push(serde_json::from_slice(&body).expect("OTLP/JSON"));
-                    axum::Json(json!({}))
+                    use axum::http::StatusCode;
+                    let json = headers
+                        .get("content-type")
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|v| v.starts_with("application/json"));
+                    if !json {
+                        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, axum::Json(json!({})));
+                    }
+                    match serde_json::from_slice::<Value>(&body) {
+                        Ok(export) if export["resourceSpans"].is_array() => {
+                            kept.lock().unwrap().push(export);
+                            (StatusCode::OK, axum::Json(json!({})))
+                        }
+                        _ => (
+                            StatusCode::BAD_REQUEST,
+                            axum::Json(json!({ "message": "not an OTLP/JSON export" })),
+                        ),
+                    }
                 }
             }),
         );
