@@ -207,6 +207,47 @@ mod with_model {
         assert_eq!(keys(&found)[0], "demo:current_time", "{found}");
     }
 
+    /// The int8 encoder against sentence embeddings of the same model made
+    /// by another implementation (candle-transformers' f32 BERT): each vector
+    /// must point the same way, and the texts must keep their neighbours.
+    #[test]
+    fn the_int8_encoder_agrees_with_an_f32_reference() {
+        use mcp_gateway::search::semantic::{DEFAULT_MODEL_DIR, Semantic, SemanticConfig};
+        let dir = tempfile::tempdir().unwrap();
+        let model = Semantic::load(&SemanticConfig {
+            model_dir: repo_path(DEFAULT_MODEL_DIR),
+            cache_path: dir.path().join("cache.db"),
+            auto_install: false,
+        })
+        .expect("the model is installed (scripts/setup)");
+        let fixture: Value =
+            serde_json::from_str(&std::fs::read_to_string(repo_path("tests/fixtures/minilm-reference.json")).unwrap())
+                .unwrap();
+        let reference: Vec<(&str, Vec<f32>)> = fixture["embeddings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let v = e["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32);
+                (e["text"].as_str().unwrap(), v.collect())
+            })
+            .collect();
+        let texts: Vec<&str> = reference.iter().map(|(t, _)| *t).collect();
+        // One batch of texts of different lengths: none may bleed into another.
+        let got = model.embed(&texts).unwrap();
+        let cosine = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        for ((text, want), got) in reference.iter().zip(&got) {
+            assert!(cosine(got, want) > 0.99, "{text}: cosine {}", cosine(got, want));
+            assert_eq!(model.embed(&[text]).unwrap()[0], *got, "alone or in a batch, the same vector");
+        }
+        for i in 0..got.len() {
+            for j in 0..got.len() {
+                let (ours, theirs) = (cosine(&got[i], &got[j]), cosine(&reference[i].1, &reference[j].1));
+                assert!((ours - theirs).abs() < 0.02, "{i}·{j}: {ours} vs {theirs}");
+            }
+        }
+    }
+
     #[test]
     fn a_broken_model_stops_the_gateway_at_start_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();

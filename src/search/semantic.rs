@@ -15,7 +15,11 @@ use sha2::{Digest, Sha256};
 
 use crate::catalog::View;
 
+#[cfg(feature = "semantic")]
+mod bert;
 mod cache;
+#[cfg(feature = "semantic")]
+mod int8;
 pub mod install;
 #[cfg(feature = "semantic")]
 mod model;
@@ -278,12 +282,18 @@ impl Semantic {
     }
 }
 
+/// Which implementation computes the vectors, part of their cache key: the
+/// int8 encoder's vectors differ slightly from the f32 ones cached before it,
+/// and tools and queries must come from the same one.
+const ENCODER: &str = "int8 encoder 1";
+
 /// Identity of a model: a hash of its files (a fine-tune has the same
-/// shapes) and of how much text it reads, so a cache never serves vectors
-/// that another model or window made.
+/// shapes), of how much text it reads and of the encoder, so a cache never
+/// serves vectors that another model, window or encoder made.
 fn fingerprint(dir: &Path, max_tokens: usize) -> Result<[u8; 32], Error> {
     use std::io::Read;
     let mut hash = Sha256::new();
+    hash.update(ENCODER.as_bytes());
     hash.update(max_tokens.to_le_bytes());
     let mut buf = vec![0u8; 1 << 20];
     for name in MODEL_FILES {

@@ -1,15 +1,13 @@
-//! The sentence-embedding model: a BERT encoder (candle, CPU) and its
-//! WordPiece tokenizer, mean-pooled over real tokens and L2-normalised, as
-//! sentence-transformers does for all-MiniLM-L6-v2.
+//! The sentence-embedding model: a BERT encoder ([`super::bert`], int8 on
+//! the CPU) and its WordPiece tokenizer, mean-pooled over the tokens and
+//! L2-normalised, as sentence-transformers does for all-MiniLM-L6-v2.
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use super::Error;
+use super::bert::{Config, Encoder};
 
 /// Tokens read per text: all-MiniLM-L6-v2 was trained on 128-token inputs,
 /// and the attention cost grows with the square of the length, so a longer
@@ -18,7 +16,7 @@ const MAX_TOKENS: usize = 128;
 
 /// A loaded model, ready to embed.
 pub struct Model {
-    bert: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
     dim: usize,
     max_tokens: usize,
@@ -51,22 +49,19 @@ impl Model {
                 config.vocab_size
             )));
         }
-        tokenizer.with_padding(Some(PaddingParams::default()));
+        // Texts are not padded: the encoder runs each at its own length
+        // (a tokenizer.json may ask to pad to a fixed length).
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: max_tokens,
                 ..Default::default()
             }))
             .map_err(|e| bad(format!("tokenizer.json: {e}")))?;
-        let weights = dir.join("model.safetensors");
-        // SAFETY: the file is mapped read-only and never written while mapped;
-        // a model folder is not edited under a running gateway.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
-            .map_err(|e| bad(format!("model.safetensors: {e}")))?;
-        let bert = BertModel::load(vb, &config)
+        let encoder = Encoder::load(&dir.join("model.safetensors"), &config)
             .map_err(|e| bad(format!("model.safetensors does not fit config.json: {e}")))?;
         Ok(Self {
-            bert,
+            encoder,
             tokenizer,
             dim: config.hidden_size,
             max_tokens,
@@ -88,32 +83,30 @@ impl Model {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let fail = |e: &dyn std::fmt::Display| Error::Embed(e.to_string());
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(|e| fail(&e))?;
-        let rows = |f: fn(&tokenizers::Encoding) -> &[u32]| -> Result<Tensor, Error> {
-            let rows = encodings
-                .iter()
-                .map(|e| Tensor::new(f(e), &Device::Cpu))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| fail(&e))?;
-            Tensor::stack(&rows, 0).map_err(|e| fail(&e))
-        };
-        let ids = rows(tokenizers::Encoding::get_ids)?;
-        let mask = rows(tokenizers::Encoding::get_attention_mask)?;
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let types = ids.zeros_like()?;
-            let hidden = self.bert.forward(&ids, &types, Some(&mask))?; // (batch, tokens, dim)
-            // Mean over real tokens only: padding must not dilute short texts.
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-            let counts = mask.sum(1)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
-            mean.broadcast_div(&norms)?.to_vec2::<f32>()
-        };
-        run().map_err(|e| fail(&e))
+            .map_err(|e| Error::Embed(e.to_string()))?;
+        let ids: Vec<&[u32]> = encodings.iter().map(tokenizers::Encoding::get_ids).collect();
+        let vectors = self
+            .encoder
+            .forward(&ids)
+            .into_iter()
+            .map(|tokens| mean_unit(&tokens, self.dim))
+            .collect();
+        Ok(vectors)
     }
+}
+
+/// The mean of `rows` (each `dim` long), scaled to unit length.
+fn mean_unit(rows: &[f32], dim: usize) -> Vec<f32> {
+    let mut mean = vec![0f32; dim];
+    for row in rows.chunks_exact(dim) {
+        mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+    }
+    let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        mean.iter_mut().for_each(|v| *v /= norm);
+    }
+    mean
 }
