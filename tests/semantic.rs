@@ -228,7 +228,11 @@ mod with_model {
             .unwrap()
             .iter()
             .map(|e| {
-                let v = e["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32);
+                let v = e["vector"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap() as f32);
                 (e["text"].as_str().unwrap(), v.collect())
             })
             .collect();
@@ -238,7 +242,11 @@ mod with_model {
         let cosine = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
         for ((text, want), got) in reference.iter().zip(&got) {
             assert!(cosine(got, want) > 0.99, "{text}: cosine {}", cosine(got, want));
-            assert_eq!(model.embed(&[text]).unwrap()[0], *got, "alone or in a batch, the same vector");
+            assert_eq!(
+                model.embed(&[text]).unwrap()[0],
+                *got,
+                "alone or in a batch, the same vector"
+            );
         }
         for i in 0..got.len() {
             for j in 0..got.len() {

@@ -18,9 +18,9 @@ use crate::catalog::View;
 #[cfg(feature = "semantic")]
 mod bert;
 mod cache;
+pub mod install;
 #[cfg(feature = "semantic")]
 mod int8;
-pub mod install;
 #[cfg(feature = "semantic")]
 mod model;
 mod queries;

@@ -76,13 +76,17 @@ impl Encoder {
                 config.hidden_act
             ));
         }
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
             return Err("config.json: hidden_size is not a multiple of num_attention_heads".into());
         }
         let bytes = std::fs::read(weights).map_err(|e| e.to_string())?;
         let file = SafeTensors::deserialize(&bytes).map_err(|e| e.to_string())?;
         // Some exports keep the "bert." prefix of a BertForX model.
-        let prefix = if file.names().iter().any(|n| n.starts_with("bert.")) { "bert." } else { "" };
+        let prefix = if file.names().iter().any(|n| n.starts_with("bert.")) {
+            "bert."
+        } else {
+            ""
+        };
         let dim = config.hidden_size;
         let read = |name: &str, shape: &[usize]| -> Result<Vec<f32>, String> {
             let name = format!("{prefix}{name}");

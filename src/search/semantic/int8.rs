@@ -114,10 +114,24 @@ impl Linear {
     /// Outputs `outputs` of token rows `rows`, row-major.
     fn tile(&self, tokens: &Activations, rows: Range<usize>, outputs: Range<usize>) -> Vec<f32> {
         let mut dots = vec![0i32; rows.len() * outputs.len()];
-        products(&tokens.codes, &self.codes, self.stride, rows.clone(), outputs.clone(), &mut dots);
-        let (bias, scales, sums) = (&self.bias[outputs.clone()], &self.scales[outputs.clone()], &self.sums[outputs.clone()]);
+        products(
+            &tokens.codes,
+            &self.codes,
+            self.stride,
+            rows.clone(),
+            outputs.clone(),
+            &mut dots,
+        );
+        let (bias, scales, sums) = (
+            &self.bias[outputs.clone()],
+            &self.scales[outputs.clone()],
+            &self.sums[outputs.clone()],
+        );
         let mut values = vec![0f32; dots.len()];
-        for ((m, dots), values) in rows.zip(dots.chunks_exact(outputs.len())).zip(values.chunks_exact_mut(outputs.len())) {
+        for ((m, dots), values) in rows
+            .zip(dots.chunks_exact(outputs.len()))
+            .zip(values.chunks_exact_mut(outputs.len()))
+        {
             let (scale, zero) = (tokens.scales[m], tokens.zeros[m]);
             for ((((v, &dot), b), s), sum) in values.iter_mut().zip(dots).zip(bias).zip(scales).zip(sums) {
                 *v = b + scale * s * (dot - zero * sum) as f32;
@@ -210,7 +224,7 @@ mod avx2 {
         dots: &mut [i32],
     ) {
         assert!(tokens.len() >= rows.end * stride && weights.len() >= outputs.end * stride);
-        assert!(dots.len() >= rows.len() * outputs.len() && stride % LANES == 0);
+        assert!(dots.len() >= rows.len() * outputs.len() && stride.is_multiple_of(LANES));
         let width = outputs.len();
         let blocked = outputs.start + width / OUT_BLOCK * OUT_BLOCK;
         let mut block = [[0i32; OUT_BLOCK]; ROW_BLOCK];
@@ -251,7 +265,12 @@ mod avx2 {
     /// `t` must hold `ROWS` rows and `w` three rows, each of `stride` codes.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn tile<const ROWS: usize>(t: *const u8, w: *const i8, stride: usize, out: &mut [[i32; OUT_BLOCK]; ROW_BLOCK]) {
+    unsafe fn tile<const ROWS: usize>(
+        t: *const u8,
+        w: *const i8,
+        stride: usize,
+        out: &mut [[i32; OUT_BLOCK]; ROW_BLOCK],
+    ) {
         let ones = _mm256_set1_epi16(1);
         let mut acc = [[_mm256_setzero_si256(); OUT_BLOCK]; ROWS];
         for k in (0..stride).step_by(LANES) {
