@@ -172,7 +172,10 @@ mod with_model {
             .wait_log("tool embeddings ready", Duration::from_secs(60))
             .await
             .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
-        assert!(ready.contains("computed=7"), "{ready}");
+        // Computed at this first start: nothing came from the disk. (A pass
+        // that a newer snapshot overtook may hand its vectors on, and the
+        // line then counts them as remembered.)
+        assert!(ready.contains("from_disk=0"), "{ready}");
 
         // No word of this query is in the tool's name, description or parameters.
         let query = json!("what does the clock say in Tokyo right now");

@@ -62,7 +62,7 @@ impl View {
     /// lifts the tools it used for these words.
     pub fn search(&self, request: &search::Request) -> Vec<Ranked> {
         let lists = (0..request.queries.len())
-            .map(|q| self.rank_query(request, q, None))
+            .map(|q| self.rank(request, q, self.lexical(request, q, false), None))
             .collect();
         search::fuse(lists, request.limit)
     }
@@ -77,12 +77,31 @@ impl View {
         query_vectors: &[V],
         alpha: f32,
     ) -> Option<Vec<Ranked>> {
+        self.hybrid_blend(request, self.hybrid_lexical(request), query_vectors, alpha)
+    }
+
+    /// The word half of [`View::hybrid`], which needs no query vectors: it
+    /// can run while the model embeds the queries.
+    pub fn hybrid_lexical(&self, request: &search::Request) -> Vec<Lexical> {
+        (0..request.queries.len())
+            .map(|q| self.lexical(request, q, true))
+            .collect()
+    }
+
+    /// The rest of [`View::hybrid`], once the query vectors are here.
+    pub fn hybrid_blend<V: AsRef<[f32]>>(
+        &self,
+        request: &search::Request,
+        lexical: Vec<Lexical>,
+        query_vectors: &[V],
+        alpha: f32,
+    ) -> Option<Vec<Ranked>> {
         let vectors = self.snapshot.vectors.get()?;
-        let lists = query_vectors
-            .iter()
-            .take(request.queries.len())
+        let lists = lexical
+            .into_iter()
+            .zip(query_vectors)
             .enumerate()
-            .map(|(q, vector)| self.rank_query(request, q, Some((vectors, vector.as_ref(), alpha))))
+            .map(|(q, (words, vector))| self.rank(request, q, words, Some((vectors, vector.as_ref(), alpha))))
             .collect();
         Some(search::fuse(lists, request.limit))
     }
@@ -94,31 +113,44 @@ impl View {
             .query_terms(&one_query(query, &search::Request::default(), 0))
     }
 
-    /// Query `q` of `request` ranked alone: BM25F, blended with meaning when
-    /// `semantic` is given (every visible tool competes), then lifted by the
-    /// prior; only the kept lexical hits are explained.
-    fn rank_query(
-        &self,
-        request: &search::Request,
-        q: usize,
-        semantic: Option<(&Vectors, &[f32], f32)>,
-    ) -> Vec<Ranked> {
+    /// Query `q`'s BM25F hits and learned boosts, as deep as the ranking
+    /// needs (deeper when meaning or the prior may lift what words ranked low).
+    fn lexical(&self, request: &search::Request, q: usize, hybrid: bool) -> Lexical {
         let query = &request.queries[q];
         let pool = per_query_pool(request);
         let boosts = self.boosts(request, query);
-        let depth = if semantic.is_some() || !boosts.is_empty() {
+        let depth = if hybrid || !boosts.is_empty() {
             HYBRID_CANDIDATES.max(pool)
         } else {
             pool
         };
         let one = one_query(query, request, depth);
-        let mut lexical: HashMap<u32, search::bm25::Hit> = self
+        let hits = self
             .snapshot
             .index
             .rank(&one, self.visible())
             .into_iter()
             .map(|h| (h.ordinal, h))
             .collect();
+        Lexical { one, hits, boosts }
+    }
+
+    /// Query `q` of `request` ranked alone: its BM25F hits, blended with
+    /// meaning when `semantic` is given (every visible tool competes), then
+    /// lifted by the prior; only the kept lexical hits are explained.
+    fn rank(
+        &self,
+        request: &search::Request,
+        q: usize,
+        words: Lexical,
+        semantic: Option<(&Vectors, &[f32], f32)>,
+    ) -> Vec<Ranked> {
+        let pool = per_query_pool(request);
+        let Lexical {
+            one,
+            hits: mut lexical,
+            boosts,
+        } = words;
         // Called for every visible tool in a hybrid scan: no lookup when nothing was learned.
         let lift = |score: f32, ordinal: u32| match (!boosts.is_empty()).then(|| boosts.get(&ordinal)).flatten() {
             Some((boost, _)) => learning::boosted(score, *boost),
@@ -257,6 +289,13 @@ impl View {
 }
 
 /// `query` alone, with `request`'s context, `limit` deep.
+/// One query's word half of a ranking (see [`View::hybrid_lexical`]).
+pub struct Lexical {
+    one: search::Request,
+    hits: HashMap<u32, search::bm25::Hit>,
+    boosts: HashMap<u32, (f32, String)>,
+}
+
 fn one_query(query: &str, request: &search::Request, limit: usize) -> search::Request {
     search::Request {
         queries: vec![query.to_string()],

@@ -337,19 +337,18 @@ impl super::SearchProvider for Hybrid {
         if !view.has_vectors() {
             return Err("tool embeddings are still being computed".into());
         }
+        let still_computing = || "tool embeddings are still being computed".to_string();
         let kept: Option<Vec<Arc<[f32]>>> = self.semantic.recall_queries(&request.queries).into_iter().collect();
-        let vectors = match kept {
-            Some(vectors) => vectors,
-            None => {
-                let (semantic, queries) = (self.semantic.clone(), request.queries.clone());
-                tokio::task::spawn_blocking(move || semantic.embed_queries(&queries))
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?
-            }
-        };
-        view.hybrid(request, &vectors, self.alpha)
-            .ok_or_else(|| "tool embeddings are still being computed".to_string())
+        if let Some(vectors) = kept {
+            return view.hybrid(request, &vectors, self.alpha).ok_or_else(still_computing);
+        }
+        let (semantic, queries) = (self.semantic.clone(), request.queries.clone());
+        let embedding = tokio::task::spawn_blocking(move || semantic.embed_queries(&queries));
+        // The word half needs no vectors: it runs here while the model embeds.
+        let lexical = view.hybrid_lexical(request);
+        let vectors = embedding.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        view.hybrid_blend(request, lexical, &vectors, self.alpha)
+            .ok_or_else(still_computing)
     }
 }
 

@@ -31,8 +31,8 @@ const TILE_ROWS: usize = 64;
 const TILE_OUTPUTS: usize = 96;
 
 /// Below this many multiply-adds a product runs on the calling thread:
-/// waking the pool costs more than it saves.
-const PARALLEL_FROM: usize = 1 << 22;
+/// handing half to the other core costs more than it saves.
+const PARALLEL_FROM: usize = 1 << 20;
 
 /// A linear layer, `y = x · Wᵀ + b`, with `W` as int8 codes.
 #[derive(Debug)]
@@ -85,10 +85,11 @@ impl Linear {
         let rows = x.len() / self.inputs;
         let tokens = Activations::new(x, self.inputs, self.stride);
         let parallel = rows * self.outputs * self.inputs >= PARALLEL_FROM;
-        // A query's few rows: one share of the outputs per thread. A batch:
-        // tiles whose token rows stay in cache while the weights stream by.
+        // A query's few rows: a few shares of the outputs per thread, so a
+        // core that joins late still takes some. A batch: tiles whose token
+        // rows stay in cache while the weights stream by.
         let (row_tile, output_tile) = if rows <= TILE_ROWS {
-            let threads = if parallel { rayon::current_num_threads() } else { 1 };
+            let threads = if parallel { 4 * rayon::current_num_threads() } else { 1 };
             (rows.max(1), self.outputs.div_ceil(threads * OUT_BLOCK) * OUT_BLOCK)
         } else {
             (TILE_ROWS, TILE_OUTPUTS)

@@ -1,5 +1,5 @@
 //! Query embeddings kept for the next time the same words come: an agent
-//! asks again and again in one conversation, and a query costs ~5 ms of
+//! asks again and again in one conversation, and a query costs ~4 ms of
 //! inference against about a millisecond for the rest of a search.
 //!
 //! Two generations instead of a linked list: new and reused entries go to
