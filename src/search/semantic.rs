@@ -343,10 +343,18 @@ impl super::SearchProvider for Hybrid {
             return view.hybrid(request, &vectors, self.alpha).ok_or_else(still_computing);
         }
         let (semantic, queries) = (self.semantic.clone(), request.queries.clone());
-        let embedding = tokio::task::spawn_blocking(move || semantic.embed_queries(&queries));
+        let (sent, embedding) = tokio::sync::oneshot::channel();
+        // Straight onto the encoder's pool, where it runs anyway: one hop
+        // there and one back (through tokio's blocking pool it was two more).
+        rayon::spawn(move || {
+            let _ = sent.send(semantic.embed_queries(&queries));
+        });
         // The word half needs no vectors: it runs here while the model embeds.
         let lexical = view.hybrid_lexical(request);
-        let vectors = embedding.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        let vectors = embedding
+            .await
+            .map_err(|_| "the embedding thread ended".to_string())?
+            .map_err(|e| e.to_string())?;
         view.hybrid_blend(request, lexical, &vectors, self.alpha)
             .ok_or_else(still_computing)
     }
