@@ -228,39 +228,45 @@ fn attention(qkv: &[f32], lengths: &[usize], heads: usize, dim: usize) -> Vec<f3
             Some(start)
         })
         .collect();
-    let one_text = |(&start, &n): (&usize, &usize)| -> Vec<f32> {
-        let mut out = vec![0f32; n * dim];
-        // One head's queries, keys and values, each a contiguous n × width.
+    // One head of one text: n rows of `width`.
+    let one_head = |start: usize, n: usize, head: usize| -> Vec<f32> {
+        // The head's queries, keys and values, each a contiguous n × width.
         let (mut q, mut k, mut v) = (vec![0f32; n * width], vec![0f32; n * width], vec![0f32; n * width]);
+        for t in 0..n {
+            let token = &qkv[(start + t) * 3 * dim..][..3 * dim];
+            let at = head * width;
+            q[t * width..][..width].copy_from_slice(&token[at..][..width]);
+            k[t * width..][..width].copy_from_slice(&token[dim + at..][..width]);
+            v[t * width..][..width].copy_from_slice(&token[2 * dim + at..][..width]);
+        }
+        let mut out = vec![0f32; n * width];
         let mut weights = vec![0f32; n];
-        for head in 0..heads {
-            for t in 0..n {
-                let token = &qkv[(start + t) * 3 * dim..][..3 * dim];
-                let at = head * width;
-                q[t * width..][..width].copy_from_slice(&token[at..][..width]);
-                k[t * width..][..width].copy_from_slice(&token[dim + at..][..width]);
-                v[t * width..][..width].copy_from_slice(&token[2 * dim + at..][..width]);
+        for (query, out) in q.chunks_exact(width).zip(out.chunks_exact_mut(width)) {
+            for (w, key) in weights.iter_mut().zip(k.chunks_exact(width)) {
+                *w = dot(query, key) * scale;
             }
-            for (i, query) in q.chunks_exact(width).enumerate() {
-                for (w, key) in weights.iter_mut().zip(k.chunks_exact(width)) {
-                    *w = dot(query, key) * scale;
-                }
-                let max = weights.iter().fold(f32::NEG_INFINITY, |m, &w| m.max(w));
-                weights.iter_mut().for_each(|w| *w = (*w - max).exp());
-                let inverse = 1.0 / weights.iter().sum::<f32>();
-                let out = &mut out[i * dim + head * width..][..width];
-                for (&w, value) in weights.iter().zip(v.chunks_exact(width)) {
-                    out.iter_mut().zip(value).for_each(|(o, x)| *o += w * inverse * x);
-                }
+            let max = weights.iter().fold(f32::NEG_INFINITY, |m, &w| m.max(w));
+            weights.iter_mut().for_each(|w| *w = (*w - max).exp());
+            let inverse = 1.0 / weights.iter().sum::<f32>();
+            for (&w, value) in weights.iter().zip(v.chunks_exact(width)) {
+                out.iter_mut().zip(value).for_each(|(o, x)| *o += w * inverse * x);
             }
         }
         out
     };
-    let texts: Vec<Vec<f32>> = if lengths.len() > 1 {
-        starts.par_iter().zip(lengths).map(one_text).collect()
-    } else {
-        starts.iter().zip(lengths).map(one_text).collect()
+    // Heads in parallel even for one text: it keeps the other core busy,
+    // and awake for the next product.
+    let one_text = |(&start, &n): (&usize, &usize)| -> Vec<f32> {
+        let heads: Vec<Vec<f32>> = (0..heads).into_par_iter().map(|h| one_head(start, n, h)).collect();
+        let mut out = vec![0f32; n * dim];
+        for (h, rows) in heads.iter().enumerate() {
+            for (row, part) in out.chunks_exact_mut(dim).zip(rows.chunks_exact(width)) {
+                row[h * width..][..width].copy_from_slice(part);
+            }
+        }
+        out
     };
+    let texts: Vec<Vec<f32>> = starts.par_iter().zip(lengths).map(one_text).collect();
     texts.concat()
 }
 
