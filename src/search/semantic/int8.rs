@@ -115,14 +115,12 @@ impl Linear {
     /// Outputs `outputs` of token rows `rows`, row-major.
     fn tile(&self, tokens: &Activations, rows: Range<usize>, outputs: Range<usize>) -> Vec<f32> {
         let mut dots = vec![0i32; rows.len() * outputs.len()];
-        products(
-            &tokens.codes,
-            &self.codes,
-            self.stride,
-            rows.clone(),
-            outputs.clone(),
-            &mut dots,
-        );
+        let codes = Codes {
+            tokens: &tokens.codes,
+            weights: &self.codes,
+            stride: self.stride,
+        };
+        products(codes, rows.clone(), outputs.clone(), &mut dots);
         let (bias, scales, sums) = (
             &self.bias[outputs.clone()],
             &self.scales[outputs.clone()],
@@ -177,25 +175,31 @@ impl Activations {
     }
 }
 
+/// The two sides of a product: token rows and weight rows, each `stride` codes.
+#[derive(Clone, Copy)]
+struct Codes<'a> {
+    tokens: &'a [u8],
+    weights: &'a [i8],
+    stride: usize,
+}
+
 /// `dots[m][j] = Σₖ tokens[m][k] · weights[j][k]` for the token rows `rows`
-/// and output rows `outputs` (both rows of `stride` codes).
-fn products(tokens: &[u8], weights: &[i8], stride: usize, rows: Range<usize>, outputs: Range<usize>, dots: &mut [i32]) {
+/// and output rows `outputs`.
+fn products(codes: Codes, rows: Range<usize>, outputs: Range<usize>, dots: &mut [i32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::products(tokens, weights, stride, rows, outputs, dots) };
+        return unsafe { avx2::products(codes, rows, outputs, dots) };
     }
-    products_portable(tokens, weights, stride, rows, outputs, dots);
+    products_portable(codes, rows, outputs, dots);
 }
 
-fn products_portable(
-    tokens: &[u8],
-    weights: &[i8],
-    stride: usize,
-    rows: Range<usize>,
-    outputs: Range<usize>,
-    dots: &mut [i32],
-) {
+fn products_portable(codes: Codes, rows: Range<usize>, outputs: Range<usize>, dots: &mut [i32]) {
+    let Codes {
+        tokens,
+        weights,
+        stride,
+    } = codes;
     let width = outputs.len();
     for (i, m) in rows.enumerate() {
         let t = &tokens[m * stride..][..stride];
@@ -211,19 +215,17 @@ mod avx2 {
     use std::arch::x86_64::*;
     use std::ops::Range;
 
-    use super::{LANES, OUT_BLOCK, ROW_BLOCK};
+    use super::{Codes, LANES, OUT_BLOCK, ROW_BLOCK};
 
     /// As [`super::products_portable`], [`OUT_BLOCK`] outputs × [`ROW_BLOCK`]
     /// rows at a time; outputs left over go to the portable loop.
     #[target_feature(enable = "avx2")]
-    pub fn products(
-        tokens: &[u8],
-        weights: &[i8],
-        stride: usize,
-        rows: Range<usize>,
-        outputs: Range<usize>,
-        dots: &mut [i32],
-    ) {
+    pub fn products(codes: Codes, rows: Range<usize>, outputs: Range<usize>, dots: &mut [i32]) {
+        let Codes {
+            tokens,
+            weights,
+            stride,
+        } = codes;
         assert!(tokens.len() >= rows.end * stride && weights.len() >= outputs.end * stride);
         assert!(dots.len() >= rows.len() * outputs.len() && stride.is_multiple_of(LANES));
         let width = outputs.len();
@@ -251,7 +253,7 @@ mod avx2 {
         }
         if blocked < outputs.end {
             let mut rest = vec![0i32; rows.len() * (outputs.end - blocked)];
-            super::products_portable(tokens, weights, stride, rows.clone(), blocked..outputs.end, &mut rest);
+            super::products_portable(codes, rows.clone(), blocked..outputs.end, &mut rest);
             let tail = outputs.end - blocked;
             for (r, sums) in rest.chunks_exact(tail).enumerate() {
                 let at = r * width + (blocked - outputs.start);
@@ -352,13 +354,18 @@ mod tests {
         let tokens: Vec<u8> = (0..rows * stride).map(|i| (i * 37 % 256) as u8).collect();
         let weights: Vec<i8> = (0..outputs * stride).map(|i| (i * 53 % 127) as i8 - 63).collect();
         let mut portable = vec![0; rows * outputs];
-        products_portable(&tokens, &weights, stride, 0..rows, 0..outputs, &mut portable);
+        let codes = Codes {
+            tokens: &tokens,
+            weights: &weights,
+            stride,
+        };
+        products_portable(codes, 0..rows, 0..outputs, &mut portable);
         let mut dispatched = vec![0; rows * outputs];
-        products(&tokens, &weights, stride, 0..rows, 0..outputs, &mut dispatched);
+        products(codes, 0..rows, 0..outputs, &mut dispatched);
         assert_eq!(dispatched, portable);
         // A sub-tile, as the threads see one.
         let mut part = vec![0; 5 * 4];
-        products(&tokens, &weights, stride, 3..8, 6..10, &mut part);
+        products(codes, 3..8, 6..10, &mut part);
         for (i, m) in (3..8).enumerate() {
             assert_eq!(part[i * 4..i * 4 + 4], portable[m * outputs + 6..m * outputs + 10]);
         }
