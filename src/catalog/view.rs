@@ -288,7 +288,6 @@ impl View {
     }
 }
 
-/// `query` alone, with `request`'s context, `limit` deep.
 /// One query's word half of a ranking (see [`View::hybrid_lexical`]).
 pub struct Lexical {
     one: search::Request,
@@ -296,6 +295,7 @@ pub struct Lexical {
     boosts: HashMap<u32, (f32, String)>,
 }
 
+/// `query` alone, with `request`'s context, `limit` deep.
 fn one_query(query: &str, request: &search::Request, limit: usize) -> search::Request {
     search::Request {
         queries: vec![query.to_string()],

@@ -334,10 +334,10 @@ impl Hybrid {
 
 impl super::SearchProvider for Hybrid {
     async fn search(&self, view: &View, request: &super::Request) -> Result<Vec<super::Ranked>, String> {
-        if !view.has_vectors() {
-            return Err("tool embeddings are still being computed".into());
-        }
         let still_computing = || "tool embeddings are still being computed".to_string();
+        if !view.has_vectors() {
+            return Err(still_computing());
+        }
         let kept: Option<Vec<Arc<[f32]>>> = self.semantic.recall_queries(&request.queries).into_iter().collect();
         if let Some(vectors) = kept {
             return view.hybrid(request, &vectors, self.alpha).ok_or_else(still_computing);

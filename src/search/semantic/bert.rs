@@ -24,10 +24,16 @@ pub struct Config {
     pub intermediate_size: usize,
     pub max_position_embeddings: usize,
     pub vocab_size: usize,
+    #[serde(default = "default_segments")]
+    pub type_vocab_size: usize,
     #[serde(default = "default_eps")]
     pub layer_norm_eps: f32,
     #[serde(default = "default_act")]
     pub hidden_act: String,
+}
+
+fn default_segments() -> usize {
+    2
 }
 
 fn default_eps() -> f32 {
@@ -133,18 +139,17 @@ impl Encoder {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let segments = file
-            .tensor(&format!("{prefix}embeddings.token_type_embeddings.weight"))
-            .map_err(|_| "no tensor embeddings.token_type_embeddings.weight".to_string())?
-            .shape()
-            .to_vec();
         Ok(Self {
             words: Vectors::from_rows(&words.chunks_exact(dim).collect::<Vec<_>>()),
             positions: read(
                 "embeddings.position_embeddings.weight",
                 &[config.max_position_embeddings, dim],
             )?,
-            segment: read("embeddings.token_type_embeddings.weight", &segments)?[..dim].to_vec(),
+            segment: read(
+                "embeddings.token_type_embeddings.weight",
+                &[config.type_vocab_size, dim],
+            )?[..dim]
+                .to_vec(),
             norm: norm("embeddings.LayerNorm")?,
             blocks,
             heads: config.num_attention_heads,

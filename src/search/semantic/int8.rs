@@ -15,6 +15,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::vectors::quantize;
+
 /// Largest weight code (see the module note).
 const WEIGHT_MAX: f32 = 63.0;
 
@@ -31,7 +33,7 @@ const TILE_ROWS: usize = 64;
 const TILE_OUTPUTS: usize = 96;
 
 /// Below this many multiply-adds a product runs on the calling thread:
-/// handing half to the other core costs more than it saves.
+/// sharing it with the other core costs more than it saves.
 const PARALLEL_FROM: usize = 1 << 20;
 
 /// A linear layer, `y = x · Wᵀ + b`, with `W` as int8 codes.
@@ -61,12 +63,7 @@ impl Linear {
         let mut scales = Vec::with_capacity(outputs);
         let mut sums = Vec::with_capacity(outputs);
         for (row, out) in weight.chunks_exact(inputs).zip(codes.chunks_exact_mut(stride)) {
-            let max = row.iter().fold(0f32, |m, w| m.max(w.abs()));
-            let scale = if max > 0.0 { max / WEIGHT_MAX } else { 1.0 };
-            for (code, w) in out.iter_mut().zip(row) {
-                *code = (w / scale).round().clamp(-WEIGHT_MAX, WEIGHT_MAX) as i8;
-            }
-            scales.push(scale);
+            scales.push(quantize(row, WEIGHT_MAX, out));
             sums.push(out.iter().map(|&c| i32::from(c)).sum());
         }
         Self {
@@ -89,8 +86,8 @@ impl Linear {
         // core that joins late still takes some. A batch: tiles whose token
         // rows stay in cache while the weights stream by.
         let (row_tile, output_tile) = if rows <= TILE_ROWS {
-            let threads = if parallel { 4 * rayon::current_num_threads() } else { 1 };
-            (rows.max(1), self.outputs.div_ceil(threads * OUT_BLOCK) * OUT_BLOCK)
+            let shares = if parallel { 4 * rayon::current_num_threads() } else { 1 };
+            (rows.max(1), self.outputs.div_ceil(shares * OUT_BLOCK) * OUT_BLOCK)
         } else {
             (TILE_ROWS, TILE_OUTPUTS)
         };

@@ -24,18 +24,24 @@ pub struct QueryVector {
 impl QueryVector {
     /// `vector` (a unit vector) as codes.
     pub fn new(vector: &[f32]) -> Self {
-        let mut codes = Vec::with_capacity(vector.len());
-        let scale = quantize(vector, &mut codes);
+        let mut codes = vec![0; vector.len()];
+        let scale = quantize(vector, CODE_MAX, &mut codes);
         Self { codes, scale }
     }
 }
 
-/// Appends `v`'s codes to `codes` and returns its scale: the largest
-/// magnitude maps to ±127.
-fn quantize(v: &[f32], codes: &mut Vec<i8>) -> f32 {
+/// Largest code of a tool or query vector.
+const CODE_MAX: f32 = 127.0;
+
+/// Writes `v`'s codes into `codes` (as long as `v`; the rest is left alone)
+/// and returns its scale, the value of code 1: the largest magnitude maps to
+/// ±`limit`.
+pub(super) fn quantize(v: &[f32], limit: f32, codes: &mut [i8]) -> f32 {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    codes.extend(v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    let scale = if max > 0.0 { max / limit } else { 1.0 };
+    for (code, x) in codes.iter_mut().zip(v) {
+        *code = (x / scale).round().clamp(-limit, limit) as i8;
+    }
     scale
 }
 
@@ -43,12 +49,13 @@ impl Vectors {
     /// Vectors from rows already computed (one unit vector per tool, by ordinal).
     pub fn from_rows<R: AsRef<[f32]>>(rows: &[R]) -> Self {
         let dim = rows.first().map_or(0, |r| r.as_ref().len());
-        let mut codes = Vec::with_capacity(dim * rows.len());
+        let mut codes = vec![0; dim * rows.len()];
         let scales = rows
             .iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(i, r)| {
                 debug_assert_eq!(r.as_ref().len(), dim, "one length for every row");
-                quantize(r.as_ref(), &mut codes)
+                quantize(r.as_ref(), CODE_MAX, &mut codes[i * dim..][..dim])
             })
             .collect();
         Self { dim, codes, scales }
