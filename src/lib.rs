@@ -17,7 +17,8 @@
 //!   `catalog/direct.rs` names tools
 //!   `server__tool` for projects that list them directly.
 //! * [`search`]: BM25F (tantivy), hybrid (a local embedding model) and cloud search over the
-//!   catalog, and the learned prior each project's use adds (`search/learning.rs`).
+//!   catalog, and the learned prior each project's use adds (`search/learning.rs`). The model's
+//!   int8 encoder is the `int8-bert` crate (`crates/int8-bert`).
 //! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log
 //!   (written behind the request path), and the access generation that callers' caches follow;
 //!   admin tokens and the admin log (`store/admin.rs`), usage for the console (`store/usage.rs`).

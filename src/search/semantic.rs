@@ -15,22 +15,17 @@ use sha2::{Digest, Sha256};
 
 use crate::catalog::View;
 
-#[cfg(feature = "semantic")]
-mod bert;
 mod cache;
 pub mod install;
 #[cfg(feature = "semantic")]
-mod int8;
-#[cfg(feature = "semantic")]
 mod model;
 mod queries;
-mod vectors;
 
 use cache::Cache;
 #[cfg(feature = "semantic")]
 use model::Model;
 use queries::QueryCache;
-pub use vectors::{QueryVector, Vectors};
+pub use int8_bert::{QueryVector, Vectors};
 
 /// Without the `semantic` feature there is no model to hold.
 #[cfg(not(feature = "semantic"))]

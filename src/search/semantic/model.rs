@@ -1,4 +1,4 @@
-//! The sentence-embedding model: a BERT encoder ([`super::bert`], int8 on
+//! The sentence-embedding model: a BERT encoder ([`int8_bert`], int8 on
 //! the CPU) and its WordPiece tokenizer, mean-pooled over the tokens and
 //! L2-normalised, as sentence-transformers does for all-MiniLM-L6-v2.
 
@@ -7,7 +7,7 @@ use std::path::Path;
 use tokenizers::{Tokenizer, TruncationParams};
 
 use super::Error;
-use super::bert::{Config, Encoder};
+use int8_bert::{Config, Encoder};
 
 /// Tokens read per text: all-MiniLM-L6-v2 was trained on 128-token inputs,
 /// and the attention cost grows with the square of the length, so a longer

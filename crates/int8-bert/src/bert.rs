@@ -2,7 +2,7 @@
 //! query of a dozen tokens, answered in a few milliseconds on two cores.
 //!
 //! Texts are not padded: each batch's tokens are stacked into one matrix for
-//! the linear layers (where the time goes, see [`super::int8`]) and attend
+//! the linear layers (where the time goes, see [`crate::int8`]) and attend
 //! only within their own text. Q, K and V are one layer of three times the
 //! width, so a block wakes the thread pool once for all three.
 
@@ -12,8 +12,8 @@ use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
-use super::int8::Linear;
-use super::vectors::Vectors;
+use crate::int8::Linear;
+use crate::vectors::Vectors;
 
 /// The parts of a Hugging Face `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]

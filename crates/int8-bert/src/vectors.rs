@@ -36,7 +36,7 @@ const CODE_MAX: f32 = 127.0;
 /// Writes `v`'s codes into `codes` (as long as `v`; the rest is left alone)
 /// and returns its scale, the value of code 1: the largest magnitude maps to
 /// ±`limit`.
-pub(super) fn quantize(v: &[f32], limit: f32, codes: &mut [i8]) -> f32 {
+pub(crate) fn quantize(v: &[f32], limit: f32, codes: &mut [i8]) -> f32 {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / limit } else { 1.0 };
     for (code, x) in codes.iter_mut().zip(v) {

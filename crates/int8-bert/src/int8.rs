@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::vectors::quantize;
+use crate::vectors::quantize;
 
 /// Largest weight code (see the module note).
 const WEIGHT_MAX: f32 = 63.0;
