@@ -33,7 +33,7 @@ use rmcp::model::{
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, ServiceError};
-use rmcp::{RoleClient, RoleServer};
+use rmcp::RoleClient;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -63,8 +63,12 @@ pub const REQUEST_ID_META: &str = "mcp-gateway/requestId";
 pub struct CallOrigin {
     /// The caller's progress token and session, when it sent a token.
     pub progress: Option<Relay>,
-    /// The caller's session, when it may be asked (`asks.rs`).
-    pub ask: Option<Peer<RoleServer>>,
+    /// Whom mid-call requests go to, when the caller may be asked (`asks.rs`).
+    pub ask: Option<asks::Asker>,
+    /// The capabilities of a caller that reads `InputRequiredResult`s (a
+    /// 2026-07-28 client): mid-call requests it can answer come back as
+    /// input requests (`gateway/rounds.rs`).
+    pub input_requests: Option<rmcp::model::ClientCapabilities>,
     /// Whether the caller declared the tasks extension (it polls a task itself).
     pub tasks: bool,
 }

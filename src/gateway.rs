@@ -16,6 +16,8 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 mod error;
+mod rounds;
+mod sealed;
 mod tasks;
 
 pub use error::ExecuteError;
@@ -153,6 +155,7 @@ pub struct Gateway {
     cloud: Option<Arc<CloudSearch>>,
     learning: Arc<Learning>,
     security: Arc<Security>,
+    rounds: rounds::Rounds,
 }
 
 /// Why the gateway could not start.
@@ -309,6 +312,7 @@ impl Gateway {
                 cloud,
                 learning,
                 security,
+                rounds: rounds::Rounds::default(),
             },
             tracker,
             ct,
@@ -556,8 +560,9 @@ impl Gateway {
         );
         crate::traces::propagate(&span, &mut meta);
         let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
-        params.input_responses = args.retry.input_responses;
-        params.request_state = args.retry.request_state;
+        let (responses, state) = (args.retry.input_responses, args.retry.request_state);
+        params.input_responses = responses.clone();
+        params.request_state = state.clone();
         params.meta = (!meta.is_empty()).then(|| meta.into());
         let too_large = |bytes| {
             let limit = server.config.max_result_bytes;
@@ -569,7 +574,21 @@ impl Gateway {
             }
         };
         let caller_polls = origin.tasks;
-        let called = target.call_tool(params, origin).instrument(span.clone()).await;
+        let called = if origin.input_requests.is_some() {
+            // A 2025 downstream's mid-call requests come back as input requests (rounds.rs).
+            let key = self
+                .vault
+                .key_or_create()
+                .map_err(|e| ExecuteError::Task(e.to_string()))?;
+            let project = caller.project.id;
+            let call = match self.rounds.resume(&key, project, &entry.key, state.as_deref(), responses.as_ref())? {
+                Some(parked) => parked,
+                None => rounds::Call::start(target.clone(), params, origin, span.clone()),
+            };
+            self.rounds.next(call, &key, project, &entry.key).instrument(span.clone()).await
+        } else {
+            target.call_tool(params, origin).instrument(span.clone()).await
+        };
         span.record(
             "outcome",
             match &called {

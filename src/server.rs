@@ -31,6 +31,7 @@ pub use guard::{Envelope, RATE_LIMITED, parse_jsonrpc};
 pub use transports::{serve_http, serve_stdio};
 
 use crate::auth::{self, Caller};
+use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Downstream, Relay};
 use crate::gateway::{
     Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, Retry, TaskAnswer, TaskRequest, parse_args,
@@ -324,7 +325,8 @@ impl Upstream {
                     peer: ctx.peer.clone(),
                     token,
                 }),
-                ask: input::session_to_ask(&ctx).cloned(),
+                ask: input::session_to_ask(&ctx).cloned().map(Asker::Session),
+                input_requests: input::reads_input_requests(&ctx),
                 tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
             };
             tokio::select! {

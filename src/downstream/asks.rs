@@ -1,12 +1,15 @@
 //! Requests a 2025 downstream sends the gateway in the middle of a call
 //! (`elicitation/create`, `sampling/createMessage`, `roots/list`), relayed to
-//! the upstream client that made the call, and the answer back.
+//! the upstream client that made the call, and the answer back: put to a
+//! 2025 client over its session, or handed to the gateway as an input
+//! request for a 2026-07-28 client, which cannot be asked mid-call
+//! (`gateway/rounds.rs` turns it into an `InputRequiredResult`).
 //!
 //! The 2025 protocol does not say which call such a request belongs to (on
-//! stdio there is one stream for all), so it is tied to the one call in
-//! flight on the connection that made it; with none, or several from
-//! different callers, it is refused rather than put to the wrong person. A
-//! call's relayed requests end with the call.
+//! stdio there is one stream for all, and rmcp's HTTP client merges the
+//! streams), so it is tied to the one call in flight on the connection that
+//! made it; with none, or several, it is refused rather than put to the
+//! wrong person. A call's relayed requests end with the call.
 
 // Sampling and roots are deprecated by 2026-07-28 (SEP-2577), but 2025 servers still
 // send them: relaying them is the point of this module.
@@ -19,21 +22,43 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ErrorData, ListRootsRequest, ListRootsResult, ServerRequest,
+    ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ErrorData, InputRequest, ListRootsRequest, ListRootsResult, ServerRequest,
 };
 use rmcp::service::Peer;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// How long a person may take to answer one question.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Whom a call's mid-call requests go to.
+#[derive(Debug, Clone)]
+pub enum Asker {
+    /// A 2025 client, asked over its session.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 client with these capabilities: each request goes out as
+    /// an input request of the call's answer, and comes back with its retry.
+    Rounds(mpsc::Sender<Asked>, ClientCapabilities),
+}
+
+/// A request handed out as an input request, and where its answer goes
+/// (the client's result, or why there is none).
+#[derive(Debug)]
+pub struct Asked {
+    /// The request, as an input request.
+    pub request: InputRequest,
+    /// The client's answer.
+    pub answer: oneshot::Sender<Result<Value, String>>,
+}
 
 /// The calls in flight on one connection whose callers may be asked.
 #[derive(Debug, Default)]
 pub struct Asks {
-    calls: Mutex<HashMap<u64, (Peer<RoleServer>, CancellationToken)>>,
+    calls: Mutex<HashMap<u64, (Asker, CancellationToken)>>,
     next: AtomicU64,
-    /// Calls in flight whose callers cannot be asked (2026 clients, the CLI).
+    /// Calls in flight whose callers cannot be asked (the command line).
     mute: AtomicU64,
 }
 
@@ -60,13 +85,13 @@ impl Drop for InFlight {
 }
 
 impl Asks {
-    /// Registers a call whose caller may be asked over `peer` (a 2025
-    /// session), or, with `None`, one whose caller cannot be.
-    pub fn enter(self: &Arc<Self>, peer: Option<Peer<RoleServer>>) -> InFlight {
-        let id = peer.map(|peer| {
+    /// Registers a call whose caller may be asked through `asker`, or, with
+    /// `None`, one whose caller cannot be.
+    pub fn enter(self: &Arc<Self>, asker: Option<Asker>) -> InFlight {
+        let id = asker.map(|asker| {
             let id = self.next.fetch_add(1, Ordering::SeqCst);
             let calls = &mut self.calls.lock().expect("asks lock");
-            calls.insert(id, (peer, CancellationToken::new()));
+            calls.insert(id, (asker, CancellationToken::new()));
             id
         });
         if id.is_none() {
@@ -76,7 +101,7 @@ impl Asks {
     }
 
     /// The caller of the one call in flight, and when that call ends.
-    fn asker(&self, what: &str) -> Result<(Peer<RoleServer>, CancellationToken), ErrorData> {
+    fn asker(&self, what: &str) -> Result<(Asker, CancellationToken), ErrorData> {
         let calls = self.calls.lock().expect("asks lock");
         let mute = self.mute.load(Ordering::SeqCst);
         match (calls.len(), mute) {
@@ -85,7 +110,7 @@ impl Asks {
                 "{what} outside any call: the gateway relays it only during a tool call"
             ))),
             (0, _) => Err(refused(format!(
-                "{what}: the caller cannot be asked mid-call (a 2026-07-28 client, or the command line)"
+                "{what}: the caller cannot be asked mid-call (the command line)"
             ))),
             _ => Err(refused(format!(
                 "{what}: several calls are in flight on this connection, and the gateway cannot tell whose user to ask"
@@ -141,8 +166,15 @@ impl Asks {
 
     /// `request`, put to the caller of the one call in flight.
     async fn put(&self, what: &str, request: ServerRequest) -> Result<ClientResult, ErrorData> {
-        let (peer, ended) = self.asker(what)?;
-        send(&peer, request, &ended).await.map_err(|e| match e {
+        let (asker, ended) = self.asker(what)?;
+        let answer = match asker {
+            Asker::Session(peer) => send(&peer, request, &ended).await,
+            Asker::Rounds(rounds, capabilities) => match declared(&capabilities, &request) {
+                true => hand_out(&rounds, request, &ended).await,
+                false => Err(Unanswered::Undeclared),
+            },
+        };
+        answer.map_err(|e| match e {
             Unanswered::Undeclared => ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("{what}: the client did not declare that capability"),
@@ -174,6 +206,64 @@ pub enum Unanswered {
     Ended,
 }
 
+/// Whether a client with `capabilities` can answer `request`.
+fn declared(capabilities: &ClientCapabilities, request: &ServerRequest) -> bool {
+    match request {
+        ServerRequest::ElicitRequest(_) => capabilities.elicitation.is_some(),
+        ServerRequest::CreateMessageRequest(_) => capabilities.sampling.is_some(),
+        ServerRequest::ListRootsRequest(_) => capabilities.roots.is_some(),
+        _ => false,
+    }
+}
+
+/// Hands `request` to the gateway as an input request of the call's answer,
+/// and waits for the caller's retry to bring the answer back (or the call to end).
+async fn hand_out(
+    rounds: &mpsc::Sender<Asked>,
+    request: ServerRequest,
+    ended: &CancellationToken,
+) -> Result<ClientResult, Unanswered> {
+    let (kind, request) = match request {
+        ServerRequest::ElicitRequest(r) => (Kind::Elicit, InputRequest::Elicitation(r)),
+        ServerRequest::CreateMessageRequest(r) => (Kind::Sample, InputRequest::CreateMessage(r)),
+        ServerRequest::ListRootsRequest(r) => (Kind::Roots, InputRequest::ListRoots(r)),
+        _ => return Err(Unanswered::Undeclared),
+    };
+    let (answer, answered) = oneshot::channel();
+    rounds
+        .send(Asked { request, answer })
+        .await
+        .map_err(|_| Unanswered::Ended)?;
+    let answer = tokio::select! {
+        answer = tokio::time::timeout(ANSWER_TIMEOUT, answered) => match answer {
+            Ok(Ok(answer)) => answer.map_err(Unanswered::Failed)?,
+            Ok(Err(_)) => return Err(Unanswered::Ended),
+            Err(_) => return Err(Unanswered::TimedOut),
+        },
+        _ = ended.cancelled() => return Err(Unanswered::Ended),
+    };
+    kind.read(answer)
+        .map_err(|e| Unanswered::Failed(format!("its answer does not fit the request: {e}")))
+}
+
+/// The kinds of request a client answers, to read its answer as the right one.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Elicit,
+    Sample,
+    Roots,
+}
+
+impl Kind {
+    fn read(self, answer: Value) -> Result<ClientResult, serde_json::Error> {
+        Ok(match self {
+            Self::Elicit => ClientResult::ElicitResult(serde_json::from_value(answer)?),
+            Self::Sample => ClientResult::CreateMessageResult(Box::new(serde_json::from_value(answer)?)),
+            Self::Roots => ClientResult::ListRootsResult(serde_json::from_value(answer)?),
+        })
+    }
+}
+
 /// Puts `request` (elicitation, sampling or roots) to the client over `peer`
 /// if it declared that capability; ends when `ended` does, or after 10 minutes.
 pub async fn send(
@@ -182,13 +272,7 @@ pub async fn send(
     ended: &CancellationToken,
 ) -> Result<ClientResult, Unanswered> {
     let capabilities = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
-    let declared = match &request {
-        ServerRequest::ElicitRequest(_) => capabilities.elicitation.is_some(),
-        ServerRequest::CreateMessageRequest(_) => capabilities.sampling.is_some(),
-        ServerRequest::ListRootsRequest(_) => capabilities.roots.is_some(),
-        _ => false,
-    };
-    if !declared {
+    if !declared(&capabilities, &request) {
         return Err(Unanswered::Undeclared);
     }
     tokio::select! {

@@ -46,6 +46,9 @@ pub enum ExecuteError {
         /// Why the question could not be put or answered.
         why: String,
     },
+    /// A retry's `requestState` names no call waiting for input.
+    #[error(transparent)]
+    UnknownState(#[from] super::rounds::Unknown),
     /// The arguments or the result carry a credential, and the policy blocks it.
     #[error(transparent)]
     Secret(#[from] security::Blocked),
@@ -77,6 +80,7 @@ impl ExecuteError {
             ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
             ExecuteError::Held { .. } => "TOOL_HELD_FOR_REVIEW",
             ExecuteError::InputUnanswered { .. } => "TOOL_INPUT_UNANSWERED",
+            ExecuteError::UnknownState(_) => "UNKNOWN_REQUEST_STATE",
             ExecuteError::Secret(b) if b.direction == crate::config::security::Direction::Arguments => {
                 "SECRET_IN_ARGUMENTS"
             }

@@ -1,28 +1,24 @@
 //! Tasks (the tasks extension, SEP-2663) of downstream servers, through the
 //! gateway. A task a downstream creates reaches the caller under a
-//! gateway-minted id: the tool key and the downstream's own id, sealed with
-//! AES-256-GCM (the store's key, as the vault holds it) and bound to the project, so
-//! an id cannot be forged, read, used by another project or pointed at
-//! another server. `tasks/get|update|cancel` open it, check that the caller
+//! gateway-minted id: the tool key and the downstream's own id, sealed
+//! (`sealed.rs`), so an id cannot be forged, read, used by another project or
+//! pointed at another server. `tasks/get|update|cancel` open it, check that the caller
 //! may still run that tool (as `tool_execute` does), and reach the same
 //! connection the call went through. A caller that did not declare the
 //! extension never sees a task: the gateway polls it to its end instead.
 
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use rmcp::model::{
     CallToolResponse, CallToolResult, CreateTaskResult, GetTaskResult, InputResponses, JsonObject, TaskPayload,
 };
 use serde::{Deserialize, Serialize};
 
+use super::sealed::{self, Purpose};
 use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::downstream::{self, Downstream};
-use crate::secrets::Key;
 
-/// Prefix of the ids the gateway gives tasks.
-const PREFIX: &str = "gwt_";
 /// Polling bounds for a caller that does not poll itself.
 const POLL_MIN: Duration = Duration::from_millis(20);
 const POLL_MAX: Duration = Duration::from_secs(2);
@@ -36,31 +32,6 @@ pub struct Sealed {
     /// The downstream's own id for it.
     #[serde(rename = "t")]
     pub task_id: String,
-}
-
-/// The data the seal is bound to: a task id opens only for its project.
-fn aad(project_id: i64) -> String {
-    format!("mcp-gateway task of project {project_id}")
-}
-
-/// `gwt_<key id>_<base64url(nonce, ciphertext, tag)>`.
-pub fn seal(key: &Key, project_id: i64, sealed: &Sealed) -> String {
-    let plain = serde_json::to_vec(sealed).expect("two strings serialize");
-    let bytes = key.seal(&aad(project_id), &plain);
-    format!(
-        "{PREFIX}{}_{}",
-        key.id(),
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    )
-}
-
-/// What `id` seals, if this key sealed it for this project; forged,
-/// altered and other projects' ids are all `None`.
-pub fn open(key: &Key, project_id: i64, id: &str) -> Option<Sealed> {
-    let (key_id, body) = id.strip_prefix(PREFIX)?.split_once('_')?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body).ok()?;
-    let plain = key.open(key_id, &aad(project_id), &bytes).ok()?;
-    serde_json::from_slice(&plain).ok()
 }
 
 /// What a caller asks of a task.
@@ -103,7 +74,7 @@ impl Gateway {
             tool_key: tool_key.to_string(),
             task_id: created.task.task_id.clone(),
         };
-        created.task.task_id = seal(&key, caller.project.id, &sealed);
+        created.task.task_id = sealed::seal(&key, Purpose::Task, caller.project.id, &sealed);
         Ok(CallToolResponse::Task(created))
     }
 
@@ -113,7 +84,7 @@ impl Gateway {
             .vault
             .key_or_create()
             .map_err(|e| ExecuteError::Task(e.to_string()))?;
-        let sealed = open(&key, caller.project.id, id).ok_or_else(|| unknown(id))?;
+        let sealed: Sealed = sealed::open(&key, Purpose::Task, caller.project.id, id).ok_or_else(|| unknown(id))?;
         // The same check as tool_execute: a tool the caller may no longer run
         // has no tasks it may reach.
         let view = self.catalog.visible_to(caller.grants.clone());
@@ -178,34 +149,5 @@ pub(super) async fn wait(server: &Downstream, created: &CreateTaskResult) -> Res
             }
             _ => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(byte: u8) -> Key {
-        Key::from_bytes(&[byte; 32], "test").unwrap()
-    }
-
-    #[test]
-    fn a_task_id_opens_only_for_its_project_and_key() {
-        let k = key(7);
-        let sealed = Sealed {
-            tool_key: "srv:slow".into(),
-            task_id: "t-1".into(),
-        };
-        let id = seal(&k, 1, &sealed);
-        assert!(id.starts_with(PREFIX) && !id.contains("t-1") && !id.contains("srv"));
-        assert_eq!(open(&k, 1, &id), Some(sealed.clone()));
-        assert_eq!(open(&k, 2, &id), None, "another project");
-        assert_eq!(open(&key(8), 1, &id), None, "another key");
-        let mut altered = id.clone().into_bytes();
-        let last = altered.len() - 3;
-        altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
-        assert_eq!(open(&k, 1, &String::from_utf8(altered).unwrap()), None);
-        assert_eq!(open(&k, 1, "t-1"), None);
-        assert_ne!(seal(&k, 1, &sealed), id, "a fresh nonce each time");
     }
 }

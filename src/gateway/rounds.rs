@@ -1,0 +1,282 @@
+//! A 2025 downstream that asks mid-call (`elicitation/create`,
+//! `sampling/createMessage`, `roots/list`) while its caller is a 2026-07-28
+//! client, which cannot be asked mid-call. The request comes out of the call
+//! as an `InputRequiredResult` while the call waits, parked here. The
+//! caller's retry (`tool_execute` with `inputResponses` and the gateway's
+//! `requestState`) answers the downstream and picks the call up where it
+//! stopped. The state names the parked call, sealed to the project and tool
+//! (`sealed.rs`). A call nobody comes back for is cancelled after
+//! [`ANSWER_TIMEOUT`], as a question put to a 2025 client would be.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::sealed::{self, Purpose};
+use crate::downstream::asks::{ANSWER_TIMEOUT, Asked, Asker};
+use crate::downstream::{self, Downstream};
+use crate::secrets::Key;
+
+/// The key of the one input request a round carries.
+const INPUT_KEY: &str = "gateway";
+
+/// What a round's `requestState` seals.
+#[derive(Debug, Serialize, Deserialize)]
+struct State {
+    /// The tool the call is for.
+    #[serde(rename = "k")]
+    tool_key: String,
+    /// The parked call.
+    #[serde(rename = "c")]
+    call: u64,
+}
+
+/// A call whose downstream may ask mid-call, run as a task of its own so it
+/// can wait between rounds; dropping it cancels the call downstream.
+#[derive(Debug)]
+pub struct Call {
+    task: JoinHandle<Result<CallToolResponse, downstream::Error>>,
+    asked: mpsc::Receiver<Asked>,
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Call {
+    /// Starts `call` on `target`; its mid-call requests come back from [`Rounds::next`].
+    pub fn start(
+        target: Arc<Downstream>,
+        params: rmcp::model::CallToolRequestParams,
+        mut origin: downstream::CallOrigin,
+        span: tracing::Span,
+    ) -> Self {
+        let (rounds, asked) = mpsc::channel(1);
+        let capabilities = origin.input_requests.clone().unwrap_or_default();
+        origin.ask = Some(Asker::Rounds(rounds, capabilities));
+        let task = tokio::spawn(tracing::Instrument::instrument(
+            async move { target.call_tool(params, origin).await },
+            span,
+        ));
+        Self { task, asked }
+    }
+}
+
+/// A parked call and the answer its downstream waits for.
+#[derive(Debug)]
+struct Waiting {
+    call: Call,
+    answer: tokio::sync::oneshot::Sender<Result<serde_json::Value, String>>,
+}
+
+/// Calls waiting for their callers' input.
+#[derive(Debug, Default, Clone)]
+pub struct Rounds {
+    waiting: Arc<Mutex<HashMap<u64, Waiting>>>,
+    next: Arc<AtomicU64>,
+}
+
+/// Why a retry could not pick its call up.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "requestState is not one this gateway gave for '{tool_key}', or its call has ended (a call waits {} s for its input)",
+    ANSWER_TIMEOUT.as_secs()
+)]
+pub struct Unknown {
+    /// The tool the retry was for.
+    pub tool_key: String,
+}
+
+impl Rounds {
+    /// Runs `call` until it ends, or until its downstream asks: then parks it
+    /// and answers with the request as an input request, under a state that
+    /// `key` seals for this project and tool.
+    pub async fn next(
+        &self,
+        mut call: Call,
+        key: &Key,
+        project_id: i64,
+        tool_key: &str,
+    ) -> Result<CallToolResponse, downstream::Error> {
+        let asked = tokio::select! {
+            biased;
+            ended = &mut call.task => return ended.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
+            Some(asked) = call.asked.recv() => asked,
+        };
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let state = sealed::seal(
+            key,
+            Purpose::RequestState,
+            project_id,
+            &State {
+                tool_key: tool_key.to_string(),
+                call: id,
+            },
+        );
+        let waiting = Waiting {
+            call,
+            answer: asked.answer,
+        };
+        self.waiting.lock().expect("rounds lock").insert(id, waiting);
+        let waiting = Arc::downgrade(&self.waiting);
+        tokio::spawn(async move {
+            tokio::time::sleep(ANSWER_TIMEOUT).await;
+            // Nobody came back: dropping the call cancels it downstream.
+            if let Some(waiting) = waiting.upgrade() {
+                waiting.lock().expect("rounds lock").remove(&id);
+            }
+        });
+        let requests = BTreeMap::from([(INPUT_KEY.to_string(), asked.request)]);
+        Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+            Some(requests),
+            Some(state),
+        )))
+    }
+
+    /// The parked call a retry's `state` names, with the caller's answer
+    /// passed on to its downstream; `None` when the state is not the
+    /// gateway's (a 2026 downstream's own, passed through untouched).
+    pub fn resume(
+        &self,
+        key: &Key,
+        project_id: i64,
+        tool_key: &str,
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+    ) -> Result<Option<Call>, Unknown> {
+        let Some(state) = state.filter(|s| Purpose::RequestState.marks(s)) else {
+            return Ok(None);
+        };
+        let unknown = || Unknown {
+            tool_key: tool_key.to_string(),
+        };
+        let opened: State = sealed::open(key, Purpose::RequestState, project_id, state).ok_or_else(unknown)?;
+        if opened.tool_key != tool_key {
+            return Err(unknown());
+        }
+        // The seal binds the state to its project: the call is this caller's.
+        let waiting = self
+            .waiting
+            .lock()
+            .expect("rounds lock")
+            .remove(&opened.call)
+            .ok_or_else(unknown)?;
+        let answer = responses
+            .and_then(|r| r.get(INPUT_KEY))
+            .cloned()
+            .ok_or_else(|| "the client's retry carried no answer".to_string());
+        // The downstream may have stopped waiting (the call ended meanwhile):
+        // then the call's own end is what the caller gets.
+        let _ = waiting.answer.send(answer);
+        Ok(Some(waiting.call))
+    }
+}
+
+// Roots are deprecated by 2026-07-28 (SEP-2577); the simplest request to test with.
+#[cfg(test)]
+#[allow(deprecated)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use rmcp::model::{CallToolResult, ContentBlock, InputRequest, ListRootsRequest};
+    use serde_json::json;
+    use tokio::sync::oneshot;
+
+    use super::*;
+
+    fn key() -> Key {
+        Key::from_bytes(&[3; 32], "test").unwrap()
+    }
+
+    /// A call that asks for roots, then answers with what it was told.
+    fn asking_call() -> Call {
+        let (rounds, asked) = mpsc::channel(1);
+        let task = tokio::spawn(async move {
+            let (answer, answered) = oneshot::channel();
+            let request = InputRequest::ListRoots(ListRootsRequest::default());
+            rounds.send(Asked { request, answer }).await.unwrap();
+            let told = answered.await.unwrap().unwrap_or_else(|why| json!(why));
+            Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(
+                told.to_string(),
+            )])))
+        });
+        Call { task, asked }
+    }
+
+    fn text(response: CallToolResponse) -> String {
+        let CallToolResponse::Complete(r) = response else {
+            panic!("{response:?}")
+        };
+        r.content[0].as_text().unwrap().text.clone()
+    }
+
+    #[tokio::test]
+    async fn a_call_that_asks_waits_for_the_retry_of_its_own_project_and_tool() {
+        let (rounds, key) = (Rounds::default(), key());
+        let first = rounds.next(asking_call(), &key, 1, "srv:t").await.unwrap();
+        let CallToolResponse::InputRequired(asked) = first else {
+            panic!("{first:?}")
+        };
+        assert!(asked.input_requests.unwrap().contains_key(INPUT_KEY));
+        let state = asked.request_state.unwrap();
+        assert!(rounds.resume(&key, 1, "srv:other", Some(&state), None).is_err(), "another tool");
+        assert!(rounds.resume(&key, 2, "srv:t", Some(&state), None).is_err(), "another project");
+        assert!(
+            rounds.resume(&key, 1, "srv:t", Some("a downstream's own"), None).unwrap().is_none(),
+            "a 2026 downstream's state is not the gateway's"
+        );
+        let answers = BTreeMap::from([(INPUT_KEY.to_string(), json!({"roots": []}))]);
+        let call = rounds.resume(&key, 1, "srv:t", Some(&state), Some(&answers)).unwrap().unwrap();
+        let done = rounds.next(call, &key, 1, "srv:t").await.unwrap();
+        assert_eq!(text(done), r#"{"roots":[]}"#);
+        assert!(rounds.resume(&key, 1, "srv:t", Some(&state), None).is_err(), "used once");
+    }
+
+    #[tokio::test]
+    async fn a_retry_without_an_answer_tells_the_downstream() {
+        let (rounds, key) = (Rounds::default(), key());
+        let CallToolResponse::InputRequired(asked) = rounds.next(asking_call(), &key, 1, "srv:t").await.unwrap() else {
+            panic!()
+        };
+        let state = asked.request_state.unwrap();
+        let call = rounds.resume(&key, 1, "srv:t", Some(&state), None).unwrap().unwrap();
+        let done = rounds.next(call, &key, 1, "srv:t").await.unwrap();
+        assert_eq!(text(done), r#""the client's retry carried no answer""#);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_nobody_comes_back_for_is_cancelled() {
+        let (rounds, key) = (Rounds::default(), key());
+        let cancelled = Arc::new(AtomicBool::new(false));
+        struct Flag(Arc<AtomicBool>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let (asks, asked) = mpsc::channel(1);
+        let flag = Flag(cancelled.clone());
+        let task = tokio::spawn(async move {
+            let _flag = flag;
+            let (answer, answered) = oneshot::channel();
+            let request = InputRequest::ListRoots(ListRootsRequest::default());
+            asks.send(Asked { request, answer }).await.unwrap();
+            let _ = answered.await;
+            std::future::pending().await
+        });
+        let first = rounds.next(Call { task, asked }, &key, 1, "srv:t").await.unwrap();
+        let CallToolResponse::InputRequired(asked) = first else { panic!() };
+        tokio::time::sleep(ANSWER_TIMEOUT + std::time::Duration::from_secs(1)).await;
+        tokio::task::yield_now().await;
+        assert!(cancelled.load(Ordering::SeqCst), "the call was dropped");
+        let state = asked.request_state.unwrap();
+        assert!(rounds.resume(&key, 1, "srv:t", Some(&state), None).is_err());
+    }
+}
