@@ -508,7 +508,7 @@ impl ServerHandler for Demo {
         if request.uri != README_URI {
             return Err(ErrorData::resource_not_found(
                 format!("no resource '{}'", request.uri),
-                None,
+                Some(json!({ "uri": request.uri })),
             ));
         }
         let names: Vec<String> = self
@@ -551,9 +551,9 @@ impl ServerHandler for Demo {
         _: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         if self.conformance
-            && let Some(found) = conformance::prompt(&request.name, &request.arguments.clone().unwrap_or_default())
+            && let Some(found) = conformance::get_prompt(&request)
         {
-            return Ok(found.into());
+            return Ok(found);
         }
         if request.name != "explain_calculation" {
             return Err(ErrorData::invalid_params(

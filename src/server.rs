@@ -12,19 +12,20 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam, ResultType, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams,
     UpdateTaskParams,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 use tracing::{Instrument, info, warn};
 
 mod guard;
 mod hop;
 mod input;
+mod notify;
 mod transports;
 
 pub use guard::{Envelope, RATE_LIMITED, parse_jsonrpc};
@@ -38,8 +39,9 @@ use crate::gateway::{
     request_id, split_key,
 };
 use crate::learning::Trail;
-use crate::store::{Exposure, Grants, Outcome};
+use crate::store::Outcome;
 use hop::{client_extension, client_has_mcp_apps, downstream_error, forwardable_meta};
+use notify::{Listener, Notify};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
 pub const UNAUTHORIZED: i32 = -32001;
@@ -111,22 +113,6 @@ pub struct Upstream {
     subscriptions: Arc<Mutex<HashMap<String, DropGuard>>>,
 }
 
-/// An initialized upstream session and the view of the catalog it last saw.
-#[derive(Debug)]
-struct Listener {
-    peer: Peer<RoleServer>,
-    /// Its project, whose grants and exposure may change while it lasts.
-    project: String,
-    grants: Arc<Grants>,
-    fingerprint: u64,
-}
-
-/// What a session's `tools/list` follows: its view, and (for a project that
-/// lists its tools) how they are exposed.
-fn listing_fingerprint(view: &crate::catalog::View, exposure: Exposure) -> u64 {
-    view.fingerprint() ^ (exposure as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
 impl Upstream {
     /// Serves `gateway`; `session_token` authenticates requests that carry no token of their own.
     pub fn new(gateway: Gateway, session_token: Option<String>) -> Self {
@@ -147,57 +133,6 @@ impl Upstream {
         }
     }
 
-    /// Sends `notifications/tools/list_changed` to each initialized session
-    /// whose view of the catalog changed (a reload, a server coming or
-    /// going, its project's grants or exposure), and to no other, until `ct`
-    /// is cancelled. Changes to the store are noticed within a second (its
-    /// access generation). Stateless (2026-07-28) clients have no session
-    /// and ask again instead.
-    pub async fn announce_changes(self, ct: CancellationToken) {
-        let catalog = self.gateway.catalog().clone();
-        let mut updates = catalog.updates();
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-        let mut generation = self.gateway.store().access_generation().ok();
-        loop {
-            tokio::select! {
-                changed = updates.changed() => if changed.is_err() { return },
-                _ = tick.tick() => {
-                    let now = self.gateway.store().access_generation().ok();
-                    if std::mem::replace(&mut generation, now) == now {
-                        continue;
-                    }
-                }
-                _ = ct.cancelled() => return,
-            }
-            let changed: Vec<Peer<RoleServer>> = {
-                let mut listeners = self.listeners.lock().expect("listeners lock");
-                listeners.retain(|l| !l.peer.is_transport_closed());
-                listeners
-                    .iter_mut()
-                    .filter_map(|l| {
-                        let exposure = match self.gateway.caller_for_project(&l.project) {
-                            Ok(caller) => {
-                                l.grants = caller.grants;
-                                caller.project.exposure
-                            }
-                            Err(_) => Exposure::Meta,
-                        };
-                        let now = listing_fingerprint(&catalog.visible_to(l.grants.clone()), exposure);
-                        (std::mem::replace(&mut l.fingerprint, now) != now).then(|| l.peer.clone())
-                    })
-                    .collect()
-            };
-            if !changed.is_empty() {
-                info!(
-                    sessions = changed.len(),
-                    "tools changed for some sessions; notifying them"
-                );
-            }
-            for peer in changed {
-                let _ = peer.notify_tool_list_changed().await;
-            }
-        }
-    }
 
     /// The caller of this request: the HTTP layer's, or `_meta.token`, or the session's.
     async fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, auth::Error> {
@@ -437,33 +372,6 @@ fn session_key(ctx: &RequestContext<RoleServer>, caller: &Caller) -> String {
     }
 }
 
-/// Relays `server`'s updates of `uri` to a subscribed upstream session (as
-/// `client_uri`, the name it subscribed with) until `stop` or the session ends.
-async fn relay_updates(
-    server: Arc<Downstream>,
-    uri: String,
-    client_uri: String,
-    peer: Peer<RoleServer>,
-    stop: CancellationToken,
-) {
-    let mut updates = server.resource_updates();
-    loop {
-        let updated = tokio::select! {
-            _ = stop.cancelled() => return,
-            u = updates.recv() => u,
-        };
-        match updated {
-            Ok(u) if u == uri => {
-                let params = ResourceUpdatedNotificationParam::new(client_uri.clone());
-                if peer.notify_resource_updated(params).await.is_err() {
-                    return;
-                }
-            }
-            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
-    }
-}
 
 /// The caller the HTTP guard attached to this request, if it came over HTTP with a token.
 fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
@@ -478,6 +386,11 @@ fn complete(mut r: CallToolResponse) -> CallToolResponse {
         result.result_type.get_or_insert(ResultType::COMPLETE);
     }
     r
+}
+
+/// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164 asks.
+fn unknown_resource(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(format!("unknown resource '{uri}'"), Some(json!({ "uri": uri })))
 }
 
 fn auth_error(e: auth::Error) -> ErrorData {
@@ -519,14 +432,8 @@ impl ServerHandler for Upstream {
         };
         // A session without a valid caller is refused at its first request anyway.
         if let Ok(caller) = caller {
-            let view = self.gateway.catalog().visible_to(caller.grants.clone());
-            let fingerprint = listing_fingerprint(&view, caller.project.exposure);
-            self.listeners.lock().expect("listeners lock").push(Listener {
-                peer: ctx.peer,
-                project: caller.project.name.clone(),
-                grants: caller.grants,
-                fingerprint,
-            });
+            let listener = Listener::new(Notify::Session(ctx.peer), &caller, self);
+            self.listeners.lock().expect("listeners lock").push(listener);
         }
     }
 
@@ -694,13 +601,13 @@ impl ServerHandler for Upstream {
         }
         request.meta = (!meta.is_empty()).then(|| meta.into());
         let (target, uri) = self.resource_owner(&caller, &request.uri);
-        request.uri = uri;
+        let client_uri = std::mem::replace(&mut request.uri, uri);
         let mut response = match target {
             Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
             // Not in the last listing (a template instance, or never listed):
             // the first server that can read it answers.
             None => {
-                let mut last = ErrorData::resource_not_found(format!("unknown resource '{}'", request.uri), None);
+                let mut last = unknown_resource(&client_uri);
                 let mut found = None;
                 for server in self.running_for(&caller) {
                     match server.read_resource(request.clone()).await {
@@ -731,32 +638,20 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let (owner, uri) = self.resource_owner(&caller, &request.uri);
-        let candidates = match owner {
-            Some(server) => vec![server],
-            // Not in a listing this session made: the first server that accepts it.
-            None => self.running_for(&caller),
-        };
-        let mut last = ErrorData::resource_not_found(format!("unknown resource '{}'", request.uri), None);
-        for server in candidates {
-            match server.subscribe(&uri).await {
-                Ok(()) => {
-                    let stop = CancellationToken::new();
-                    tokio::spawn(relay_updates(
-                        server,
-                        uri,
-                        request.uri.clone(),
-                        ctx.peer.clone(),
-                        stop.clone(),
-                    ));
-                    let mut subscriptions = self.subscriptions.lock().expect("subscriptions lock");
-                    subscriptions.insert(request.uri, stop.drop_guard());
-                    return Ok(());
-                }
-                Err(e) => last = downstream_error(e),
-            }
-        }
-        Err(last)
+        let (_, _, relay) = self
+            .subscribe_for(&caller, &request.uri, Notify::Session(ctx.peer.clone()))
+            .await?;
+        let mut subscriptions = self.subscriptions.lock().expect("subscriptions lock");
+        subscriptions.insert(request.uri, relay);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(notify::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_for(context).await
     }
 
     #[allow(deprecated)]

@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`,
 //! installed by `scripts/setup`) against `mcp-gateway serve --http`, with a
-//! downstream that holds the resources and prompts its scenarios read. It
-//! exits non-zero on any failed check that `conformance/expected-failures.yml`
+//! downstream that holds the resources and prompts its scenarios read: the
+//! active suite, then the 2026-07-28 requirement set. Each exits non-zero on
+//! any failed check that its baseline (`conformance/expected-failures*.yml`)
 //! does not list, and on any listed one that passes.
 
 mod common;
@@ -32,15 +33,32 @@ async fn the_official_conformance_suite_passes_all_that_applies_to_a_gateway() {
     })
     .await;
 
+    // The active suite, then the 2026-07-28 requirement set, each against its baseline.
+    let active = run_suite(&gw, &[], "expected-failures.yml").await;
+    assert!(active.starts_with("Total: 53 passed, 12 failed"), "{active}");
+    let stateless = run_suite(&gw, &["--requirements", "2026-07-28"], "expected-failures-2026.yml").await;
+    assert!(stateless.starts_with("Total: 121 passed, 53 failed"), "{stateless}");
+}
+
+/// Runs the suite against `gw` with `args` and the baseline `expected`
+/// (in tests/conformance/); fails on any failure outside it, and on any
+/// entry of it that passes. Returns the total line.
+async fn run_suite(gw: &Gateway, args: &[&str], expected: &str) -> String {
     let suite = repo_path("tests/interop/node_modules/.bin/conformance");
     assert!(
         suite.exists(),
         "run scripts/setup first: {} is missing",
         suite.display()
     );
+    // The suite needs Node.js 22 (fs.globSync); npm's `node` package puts it beside the suite.
+    let bin = suite.parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let out = tokio::process::Command::new(&suite)
-        .args(["server", "--url", &gw.url, "--expected-failures"])
-        .arg(repo_path("tests/conformance/expected-failures.yml"))
+        .env("PATH", path)
+        .args(["server", "--url", &gw.url])
+        .args(args)
+        .arg("--expected-failures")
+        .arg(repo_path("tests/conformance").join(expected))
         .output()
         .await
         .unwrap();
@@ -48,13 +66,13 @@ async fn the_official_conformance_suite_passes_all_that_applies_to_a_gateway() {
     let summary = &stdout[stdout.find("=== SUMMARY ===").unwrap_or(0)..];
     assert!(
         out.status.success(),
-        "conformance failed:\n{summary}\n{}\ngateway log:\n{}",
+        "conformance {args:?} failed:\n{summary}\n{}\ngateway log:\n{}",
         String::from_utf8_lossy(&out.stderr),
         gw.log()
     );
     let total = summary.lines().find(|l| l.starts_with("Total:")).unwrap_or_default();
-    println!("{total}");
-    assert!(total.starts_with("Total: 20 passed, 12 failed"), "{summary}");
+    println!("{args:?}: {total}");
+    total.to_string()
 }
 
 /// A client that keeps the URIs of `notifications/resources/updated`.

@@ -1,10 +1,14 @@
 //! `demo-server --conformance`: the resources, resource template and prompts
 //! that the official `@modelcontextprotocol/conformance` server scenarios
 //! read, as their descriptions specify them. Behind the gateway they prove
-//! that resources, prompts and subscriptions pass through unchanged.
+//! that resources, prompts (a 2026-07-28 input request too) and
+//! subscriptions pass through unchanged.
+
+use std::collections::BTreeMap;
 
 use rmcp::model::{
-    GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+    ElicitRequest, ElicitRequestParams, GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest,
+    InputRequiredResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate, Role,
 };
 use serde_json::{Map, Value, json};
@@ -96,11 +100,50 @@ pub fn prompts() -> Vec<Prompt> {
             Some(vec![required("resourceUri", "URI of the resource to embed")]),
         ),
         Prompt::new("test_prompt_with_image", Some("A prompt with an image"), None),
+        Prompt::new(
+            INPUT_REQUIRED_PROMPT,
+            Some("A prompt that first asks its user for context (2026-07-28 input request)"),
+            None,
+        ),
     ]
 }
 
-/// One of the scenarios' prompts with `arguments` filled in, or `None`.
-pub fn prompt(name: &str, arguments: &Map<String, Value>) -> Option<GetPromptResult> {
+/// The prompt that answers its first round with an `InputRequiredResult`.
+const INPUT_REQUIRED_PROMPT: &str = "test_input_required_result_prompt";
+
+/// `prompts/get` of one of the scenarios' prompts, or `None`: the input
+/// prompt asks for context first, then answers with it.
+pub fn get_prompt(request: &GetPromptRequestParams) -> Option<GetPromptResponse> {
+    if request.name != INPUT_REQUIRED_PROMPT {
+        return prompt(&request.name, &request.arguments.clone().unwrap_or_default()).map(Into::into);
+    }
+    let Some(answer) = request.input_responses.as_ref().and_then(|r| r.get("user_context")) else {
+        let schema = serde_json::from_value(json!({
+            "type": "object",
+            "properties": { "context": { "type": "string" } },
+            "required": ["context"]
+        }))
+        .expect("a valid schema");
+        let ask = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "What context should the prompt use?".into(),
+            requested_schema: schema,
+        };
+        let requests = BTreeMap::from([(
+            "user_context".to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(ask)),
+        )]);
+        return Some(GetPromptResponse::InputRequired(InputRequiredResult::from_input_requests(
+            requests,
+        )));
+    };
+    let context = answer.pointer("/content/context").and_then(Value::as_str).unwrap_or("none");
+    let text = format!("Prompt with the context the user gave: {context}");
+    Some(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into())
+}
+
+/// One of the scenarios' plain prompts with `arguments` filled in, or `None`.
+fn prompt(name: &str, arguments: &Map<String, Value>) -> Option<GetPromptResult> {
     let arg = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let messages = match name {
         "test_simple_prompt" => vec![PromptMessage::new_text(
