@@ -15,9 +15,9 @@ use base64::Engine;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, ErrorData,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptArgument, PromptMessage,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
     ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
 };
@@ -27,6 +27,8 @@ use serde_json::{Value, json};
 use sha2::Digest;
 
 const README_URI: &str = "demo://readme";
+/// The chaos `echo` tool's MCP App (read, not listed): a card naming `DEMO_ACCOUNT`.
+const CARD_URI: &str = "ui://widget/card.html";
 
 /// A file whose existence makes `notes` hostile from the start (tests of pins across restarts).
 const HOSTILE_FILE_ENV: &str = "DEMO_HOSTILE_FILE";
@@ -114,7 +116,8 @@ impl Demo {
         }
         if self.chaos {
             tools.extend([
-                Tool::new("echo", "Echo the arguments and the request _meta back (test tool).", obj(json!({"type": "object"}))),
+                Tool::new("echo", "Echo the arguments and the request _meta back (test tool).", obj(json!({"type": "object"})))
+                    .with_meta(app_meta()),
                 Tool::new("fail", "Always fail with a tool error (test tool).", obj(json!({"type": "object", "properties": {"message": {"type": "string"}}}))),
                 Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
                 Tool::new("crash", "Exit the server process at once (test tool).", obj(json!({"type": "object"}))),
@@ -219,6 +222,7 @@ impl Demo {
             "echo" if self.chaos => {
                 let mut r = ok(serde_json::to_string(args).unwrap_or_default());
                 r.structured_content = Some(json!({ "arguments": args, "meta": ctx.meta.0.0 }));
+                r.meta = Some(app_meta());
                 r
             }
             "fail" if self.chaos => {
@@ -505,6 +509,14 @@ impl ServerHandler for Demo {
         {
             return Ok(found.into());
         }
+        if self.chaos && request.uri == CARD_URI {
+            let account = std::env::var("DEMO_ACCOUNT").unwrap_or_default();
+            let html = format!("<!doctype html><p>the card of {account}</p>");
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(html, CARD_URI).with_mime_type("text/html;profile=mcp-app"),
+            ])
+            .into());
+        }
         if request.uri != README_URI {
             return Err(ErrorData::resource_not_found(
                 format!("no resource '{}'", request.uri),
@@ -573,6 +585,16 @@ impl ServerHandler for Demo {
         )])
         .into())
     }
+}
+
+/// `_meta` naming the chaos `echo` tool's App, on its definition and results.
+fn app_meta() -> MetaObject {
+    MetaObject(
+        json!({ "ui": { "resourceUri": CARD_URI } })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
 }
 
 /// Runs the demo server on stdio, or on streamable HTTP at `http` (its address

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
+use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CancelledNotificationParam, ClientRequest, ProtocolVersion, RequestId, ServerNotification,
     ServerResult,
@@ -33,7 +34,6 @@ use rmcp::model::{
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, ServiceError};
-use rmcp::RoleClient;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

@@ -581,11 +581,17 @@ impl Gateway {
                 .key_or_create()
                 .map_err(|e| ExecuteError::Task(e.to_string()))?;
             let project = caller.project.id;
-            let call = match self.rounds.resume(&key, project, &entry.key, state.as_deref(), responses.as_ref())? {
+            let call = match self
+                .rounds
+                .resume(&key, project, &entry.key, state.as_deref(), responses.as_ref())?
+            {
                 Some(parked) => parked,
                 None => rounds::Call::start(target.clone(), params, origin, span.clone()),
             };
-            self.rounds.next(call, &key, project, &entry.key).instrument(span.clone()).await
+            self.rounds
+                .next(call, &key, project, &entry.key)
+                .instrument(span.clone())
+                .await
         } else {
             target.call_tool(params, origin).instrument(span.clone()).await
         };

@@ -12,8 +12,8 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams,
     UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -32,6 +32,7 @@ pub use guard::{Envelope, RATE_LIMITED, parse_jsonrpc};
 pub use transports::{serve_http, serve_stdio};
 
 use crate::auth::{self, Caller};
+use crate::catalog::direct;
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Downstream, Relay};
 use crate::gateway::{
@@ -132,7 +133,6 @@ impl Upstream {
             ..self.clone()
         }
     }
-
 
     /// The caller of this request: the HTTP layer's, or `_meta.token`, or the session's.
     async fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, auth::Error> {
@@ -315,21 +315,27 @@ impl Upstream {
     }
 
     /// The server behind a resource URI as the client knows it, by its
-    /// `mcp-gateway://SERVER/` prefix or the last listing, and the URI that
-    /// server knows; no server when neither says.
-    fn resource_owner(&self, caller: &Caller, uri: &str) -> (Option<Arc<Downstream>>, String) {
+    /// namespace (`mcp-gateway://SERVER/`, or `ui://mcp-gateway/SERVER/` for
+    /// Apps) or the last listing, and the URI that server knows; no server
+    /// when neither says. A namespace the caller may not see is an unknown
+    /// resource, not one to ask every server about.
+    fn resource_owner(&self, caller: &Caller, uri: &str) -> Result<(Option<Arc<Downstream>>, String), ErrorData> {
         let registry = self.gateway.registry();
-        let (owner, uri) = match uri.strip_prefix(SHARED_URI_PREFIX) {
-            Some(rest) => {
-                let (server, original) = rest.split_once('/').unwrap_or((rest, ""));
-                (registry.get(server), original.to_string())
-            }
-            None => {
-                let owner = self.routes.read().expect("routes lock").get(uri).cloned();
-                (owner.and_then(|s| registry.get(&s)), uri.to_string())
-            }
+        let named = match uri.strip_prefix(SHARED_URI_PREFIX) {
+            Some(rest) => rest
+                .split_once('/')
+                .map(|(server, original)| (server, original.to_string())),
+            None => direct::ui_origin(uri),
         };
-        (owner.filter(|s| caller.grants.sees_server(s.name())), uri)
+        let Some((server, original)) = named else {
+            let owner = self.routes.read().expect("routes lock").get(uri).cloned();
+            let owner = owner.and_then(|s| registry.get(&s));
+            return Ok((owner.filter(|s| caller.grants.sees_server(s.name())), uri.to_string()));
+        };
+        match registry.get(server).filter(|s| caller.grants.sees_server(s.name())) {
+            Some(owner) => Ok((Some(owner), original)),
+            None => Err(unknown_resource(uri)),
+        }
     }
 
     /// Running servers the caller may see.
@@ -371,7 +377,6 @@ fn session_key(ctx: &RequestContext<RoleServer>, caller: &Caller) -> String {
         ),
     }
 }
-
 
 /// The caller the HTTP guard attached to this request, if it came over HTTP with a token.
 fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
@@ -470,6 +475,8 @@ impl ServerHandler for Upstream {
         mut request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // The server of a directly exposed tool, whose App URIs the result names.
+        let mut direct_server = None;
         let meta_tool = match request.name.as_ref() {
             DISCOVERY => DISCOVERY,
             EXECUTE => EXECUTE,
@@ -478,7 +485,8 @@ impl ServerHandler for Upstream {
                 let key = match self.caller(&ctx).await {
                     Ok(caller) if caller.project.exposure.lists_tools() => {
                         let view = self.gateway.catalog().visible_to(caller.grants.clone());
-                        view.key_of_direct(other).map(str::to_string)
+                        let key = view.key_of_direct(other).or_else(|| view.key_of_bare(other));
+                        key.map(str::to_string)
                     }
                     _ => None,
                 };
@@ -488,6 +496,7 @@ impl ServerHandler for Upstream {
                         None,
                     ));
                 };
+                direct_server = split_key(&key).map(|(server, _)| server.to_string());
                 let arguments = request.arguments.take().map(Value::Object);
                 request.name = EXECUTE.into();
                 request.arguments = json!({ "toolKey": key, "arguments": arguments }).as_object().cloned();
@@ -508,9 +517,16 @@ impl ServerHandler for Upstream {
             outcome = tracing::field::Empty,
         );
         crate::traces::adopt(&span, &ctx.meta);
-        self.answer_call(meta_tool, request_id, request, ctx)
+        let mut response = self
+            .answer_call(meta_tool, request_id, request, ctx)
             .instrument(span)
-            .await
+            .await;
+        if let (Some(server), Ok(CallToolResponse::Complete(result))) = (direct_server, &mut response)
+            && let Some(meta) = result.meta.as_mut()
+        {
+            direct::namespace_ui_meta(meta, &server);
+        }
+        response
     }
 
     async fn get_task(
@@ -562,9 +578,12 @@ impl ServerHandler for Upstream {
             .collect();
         let mut routes = HashMap::new();
         let mut all = Vec::new();
+        let apps_namespaced = caller.project.exposure.lists_tools();
         for (server, resources) in listed {
             for mut r in resources {
-                if shared.contains(&r.uri) {
+                if let Some(namespaced) = direct::ui_uri(&server, &r.uri).filter(|_| apps_namespaced) {
+                    r.uri = namespaced;
+                } else if shared.contains(&r.uri) {
                     r.uri = format!("{SHARED_URI_PREFIX}{server}/{}", r.uri);
                 } else {
                     routes.insert(r.uri.clone(), server.clone());
@@ -600,8 +619,8 @@ impl ServerHandler for Upstream {
             meta.insert(crate::index::widget::MCP_APPS_META.into(), apps.into());
         }
         request.meta = (!meta.is_empty()).then(|| meta.into());
-        let (target, uri) = self.resource_owner(&caller, &request.uri);
-        let client_uri = std::mem::replace(&mut request.uri, uri);
+        let (target, served) = self.resource_owner(&caller, &request.uri)?;
+        let client_uri = std::mem::replace(&mut request.uri, served.clone());
         let mut response = match target {
             Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
             // Not in the last listing (a template instance, or never listed):
@@ -623,6 +642,15 @@ impl ServerHandler for Upstream {
             }
         };
         if let ReadResourceResponse::Complete(ref mut r) = response {
+            // Contents carry the URI they answer: the one the client asked for.
+            for contents in &mut r.contents {
+                if let ResourceContents::TextResourceContents { uri, .. }
+                | ResourceContents::BlobResourceContents { uri, .. } = contents
+                    && *uri == served
+                {
+                    uri.clone_from(&client_uri);
+                }
+            }
             r.result_type.get_or_insert(ResultType::COMPLETE);
             // Which server answers, and with whose credential, depends on the
             // caller: a downstream's "public" does not hold for this answer.
@@ -669,7 +697,7 @@ impl ServerHandler for Upstream {
         if known.is_none() {
             return Ok(()); // nothing to end: unsubscribing is idempotent
         }
-        if let (Some(server), uri) = self.resource_owner(&caller, &request.uri)
+        if let Ok((Some(server), uri)) = self.resource_owner(&caller, &request.uri)
             && let Err(e) = server.unsubscribe(&uri).await
         {
             warn!(server = %server.name(), error = %e, "resources/unsubscribe failed downstream");

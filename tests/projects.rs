@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
@@ -18,8 +18,8 @@ type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 fn config() -> String {
     format!(
         "{}{}[[rules]]\npattern = [\"crash\"]\nenabled = false\n\n[[rules]]\npattern = [\"/^(calculate|convert_.*)$/\"]\ntags = [\"math\"]\n",
-        chaos_server("red", ""),
-        chaos_server("blue", "")
+        chaos_server("red", "env = { DEMO_ACCOUNT = \"red\" }"),
+        chaos_server("blue", "env = { DEMO_ACCOUNT = \"blue\" }")
     )
 }
 
@@ -710,6 +710,38 @@ async fn a_project_may_see_its_tools_directly() {
             .then_some(())
     })
     .await;
+
+    // MCP Apps: each server's ui:// resources under a namespace of its own,
+    // which the tools name and reading reaches.
+    let blue_echo = two.list_all_tools().await.unwrap();
+    let blue_echo = blue_echo.iter().find(|t| t.name == "blue__echo").unwrap();
+    let app = &blue_echo.meta.as_ref().unwrap()["ui"]["resourceUri"];
+    assert_eq!(app, "ui://mcp-gateway/blue/widget/card.html");
+    for server in ["red", "blue"] {
+        let uri = format!("ui://mcp-gateway/{server}/widget/card.html");
+        let read = two
+            .read_resource(ReadResourceRequestParams::new(uri.clone()))
+            .await
+            .unwrap();
+        let read = serde_json::to_value(read).unwrap();
+        assert_eq!(read["contents"][0]["uri"], uri, "{read}");
+        assert_eq!(read["contents"][0]["mimeType"], "text/html;profile=mcp-app", "{read}");
+        let text = read["contents"][0]["text"].as_str().unwrap();
+        assert!(text.contains(&format!("the card of {server}")), "{read}");
+    }
+    // A namespace the caller may not see is unknown, not asked of every server.
+    let hidden = one
+        .read_resource(ReadResourceRequestParams::new("ui://mcp-gateway/blue/widget/card.html"))
+        .await;
+    assert!(format!("{hidden:?}").contains("unknown resource"), "{hidden:?}");
+    // An App calls its server's tools by their own names (project two may
+    // run only blue's echo), and the result names the App in the namespace.
+    let r = call(&two, "echo", json!({"x": 1})).await;
+    assert_eq!(r.structured_content.unwrap()["arguments"]["x"], 1);
+    assert_eq!(
+        r.meta.unwrap()["ui"]["resourceUri"],
+        "ui://mcp-gateway/blue/widget/card.html"
+    );
 
     // A grant reaches the project's sessions, and only them.
     let before = (one_changes.seen(), two_changes.seen());

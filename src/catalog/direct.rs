@@ -3,7 +3,15 @@
 //! MCP tool-name rules (1 to 128 of `A-Z a-z 0-9 _ - .`); a name that would
 //! break them, be too long, or be taken gets a short hash of its key instead
 //! of its tail, so every tool keeps one stable name.
+//!
+//! A tool may name its MCP App (`_meta.ui.resourceUri`, a `ui://` resource).
+//! Two servers may both ship `ui://widget/card.html`, so a project that
+//! lists tools directly sees each server's under `ui://mcp-gateway/<server>/`
+//! (the Apps extension asks for the `ui://` scheme), and reading that URI
+//! reaches the server it names.
 
+use rmcp::model::JsonObject;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Between server and tool in a direct name.
@@ -45,6 +53,40 @@ pub fn names<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Str
         .collect()
 }
 
+/// Where each server's `ui://` resources live for a project that lists tools directly.
+pub const UI_NAMESPACE: &str = "ui://mcp-gateway/";
+
+/// `server`'s `ui://` resource `uri` in the namespace; `None` for any other URI.
+pub fn ui_uri(server: &str, uri: &str) -> Option<String> {
+    let rest = uri.strip_prefix("ui://")?;
+    (!uri.starts_with(UI_NAMESPACE)).then(|| format!("{UI_NAMESPACE}{server}/{rest}"))
+}
+
+/// The server and its own URI behind a namespaced `ui://` URI (server names
+/// have no `/`, so the first one ends it).
+pub fn ui_origin(uri: &str) -> Option<(&str, String)> {
+    let (server, rest) = uri.strip_prefix(UI_NAMESPACE)?.split_once('/')?;
+    Some((server, format!("ui://{rest}")))
+}
+
+/// Rewrites the App URIs in a tool's or result's `_meta` (`ui.resourceUri`,
+/// and the older `ui/resourceUri` and `openai/outputTemplate`) into `server`'s namespace.
+pub fn namespace_ui_meta(meta: &mut JsonObject, server: &str) {
+    let fix = |v: &mut Value| {
+        if let Some(namespaced) = v.as_str().and_then(|u| ui_uri(server, u)) {
+            *v = namespaced.into();
+        }
+    };
+    if let Some(v) = meta.get_mut("ui").and_then(|ui| ui.get_mut("resourceUri")) {
+        fix(v);
+    }
+    for key in ["ui/resourceUri", "openai/outputTemplate"] {
+        if let Some(v) = meta.get_mut(key) {
+            fix(v);
+        }
+    }
+}
+
 fn allowed(c: char) -> char {
     if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
         c
@@ -55,7 +97,43 @@ fn allowed(c: char) -> char {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn ui_uris_go_into_their_servers_namespace_and_back() {
+        let namespaced = ui_uri("blue", "ui://widget/card.html?v=2").unwrap();
+        assert_eq!(namespaced, "ui://mcp-gateway/blue/widget/card.html?v=2");
+        assert_eq!(
+            ui_origin(&namespaced),
+            Some(("blue", "ui://widget/card.html?v=2".into()))
+        );
+        assert_eq!(ui_uri("blue", "demo://readme"), None, "only ui:// resources");
+        assert_eq!(ui_uri("blue", &namespaced), None, "never twice");
+        assert_eq!(ui_origin("ui://widget/card.html"), None);
+        assert_eq!(ui_origin("ui://mcp-gateway/blue"), None, "no resource after the server");
+
+        let mut meta = json!({
+            "ui": { "resourceUri": "ui://widget/card.html", "visibility": ["model"] },
+            "ui/resourceUri": "ui://widget/card.html",
+            "openai/outputTemplate": "ui://widget/card.html",
+            "other": "ui://widget/card.html"
+        })
+        .as_object()
+        .cloned()
+        .unwrap();
+        namespace_ui_meta(&mut meta, "red");
+        let want = "ui://mcp-gateway/red/widget/card.html";
+        assert_eq!(meta["ui"]["resourceUri"], want);
+        assert_eq!(meta["ui/resourceUri"], want);
+        assert_eq!(meta["openai/outputTemplate"], want);
+        assert_eq!(
+            meta["other"], "ui://widget/card.html",
+            "other keys are the server's business"
+        );
+        assert_eq!(meta["ui"]["visibility"], json!(["model"]));
+    }
 
     #[test]
     fn names_are_server_tool_within_the_rules_and_distinct() {

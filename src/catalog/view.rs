@@ -264,6 +264,9 @@ impl View {
             .map(|(i, e)| {
                 let mut tool = e.tool.clone();
                 tool.name = self.snapshot.direct[i].clone().into();
+                if let Some(meta) = tool.meta.as_mut() {
+                    super::direct::namespace_ui_meta(meta, &e.server);
+                }
                 tool
             })
             .collect()
@@ -273,6 +276,20 @@ impl View {
     pub fn key_of_direct(&self, name: &str) -> Option<&str> {
         let entry = &self.snapshot.entries[*self.snapshot.by_direct.get(name)? as usize];
         self.allows(entry).then_some(entry.key.as_str())
+    }
+
+    /// The key of the one tool the caller may use whose own name is `name`:
+    /// an MCP App calls its server's tools by the server's names.
+    pub fn key_of_bare(&self, name: &str) -> Option<&str> {
+        let mut named = self
+            .snapshot
+            .entries
+            .iter()
+            .filter(|e| e.tool.name == name && self.allows(e));
+        match (named.next(), named.next()) {
+            (Some(only), None) => Some(only.key.as_str()),
+            _ => None,
+        }
     }
 
     /// Why the tool behind `key` is held for review, if it is and the

@@ -133,11 +133,14 @@ pub fn get_prompt(request: &GetPromptRequestParams) -> Option<GetPromptResponse>
             "user_context".to_string(),
             InputRequest::Elicitation(ElicitRequest::new(ask)),
         )]);
-        return Some(GetPromptResponse::InputRequired(InputRequiredResult::from_input_requests(
-            requests,
-        )));
+        return Some(GetPromptResponse::InputRequired(
+            InputRequiredResult::from_input_requests(requests),
+        ));
     };
-    let context = answer.pointer("/content/context").and_then(Value::as_str).unwrap_or("none");
+    let context = answer
+        .pointer("/content/context")
+        .and_then(Value::as_str)
+        .unwrap_or("none");
     let text = format!("Prompt with the context the user gave: {context}");
     Some(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into())
 }

@@ -22,8 +22,9 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ErrorData, InputRequest, ListRootsRequest, ListRootsResult, ServerRequest,
+    ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, InputRequest, ListRootsRequest, ListRootsResult,
+    ServerRequest,
 };
 use rmcp::service::Peer;
 use serde_json::Value;

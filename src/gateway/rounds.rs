@@ -203,9 +203,9 @@ mod tests {
             let request = InputRequest::ListRoots(ListRootsRequest::default());
             rounds.send(Asked { request, answer }).await.unwrap();
             let told = answered.await.unwrap().unwrap_or_else(|why| json!(why));
-            Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(
-                told.to_string(),
-            )])))
+            Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                ContentBlock::text(told.to_string()),
+            ])))
         });
         Call { task, asked }
     }
@@ -226,17 +226,32 @@ mod tests {
         };
         assert!(asked.input_requests.unwrap().contains_key(INPUT_KEY));
         let state = asked.request_state.unwrap();
-        assert!(rounds.resume(&key, 1, "srv:other", Some(&state), None).is_err(), "another tool");
-        assert!(rounds.resume(&key, 2, "srv:t", Some(&state), None).is_err(), "another project");
         assert!(
-            rounds.resume(&key, 1, "srv:t", Some("a downstream's own"), None).unwrap().is_none(),
+            rounds.resume(&key, 1, "srv:other", Some(&state), None).is_err(),
+            "another tool"
+        );
+        assert!(
+            rounds.resume(&key, 2, "srv:t", Some(&state), None).is_err(),
+            "another project"
+        );
+        assert!(
+            rounds
+                .resume(&key, 1, "srv:t", Some("a downstream's own"), None)
+                .unwrap()
+                .is_none(),
             "a 2026 downstream's state is not the gateway's"
         );
         let answers = BTreeMap::from([(INPUT_KEY.to_string(), json!({"roots": []}))]);
-        let call = rounds.resume(&key, 1, "srv:t", Some(&state), Some(&answers)).unwrap().unwrap();
+        let call = rounds
+            .resume(&key, 1, "srv:t", Some(&state), Some(&answers))
+            .unwrap()
+            .unwrap();
         let done = rounds.next(call, &key, 1, "srv:t").await.unwrap();
         assert_eq!(text(done), r#"{"roots":[]}"#);
-        assert!(rounds.resume(&key, 1, "srv:t", Some(&state), None).is_err(), "used once");
+        assert!(
+            rounds.resume(&key, 1, "srv:t", Some(&state), None).is_err(),
+            "used once"
+        );
     }
 
     #[tokio::test]
@@ -272,7 +287,9 @@ mod tests {
             std::future::pending().await
         });
         let first = rounds.next(Call { task, asked }, &key, 1, "srv:t").await.unwrap();
-        let CallToolResponse::InputRequired(asked) = first else { panic!() };
+        let CallToolResponse::InputRequired(asked) = first else {
+            panic!()
+        };
         tokio::time::sleep(ANSWER_TIMEOUT + std::time::Duration::from_secs(1)).await;
         tokio::task::yield_now().await;
         assert!(cancelled.load(Ordering::SeqCst), "the call was dropped");

@@ -22,10 +22,10 @@ mod model;
 mod queries;
 
 use cache::Cache;
+pub use int8_bert::{QueryVector, Vectors};
 #[cfg(feature = "semantic")]
 use model::Model;
 use queries::QueryCache;
-pub use int8_bert::{QueryVector, Vectors};
 
 /// Without the `semantic` feature there is no model to hold.
 #[cfg(not(feature = "semantic"))]

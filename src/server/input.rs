@@ -37,7 +37,11 @@ pub fn reads_input_requests(ctx: &RequestContext<RoleServer>) -> Option<ClientCa
         return None;
     }
     let declared = ctx.meta.get(CLIENT_CAPABILITIES_META).cloned();
-    Some(declared.and_then(|c| serde_json::from_value(c).ok()).unwrap_or_default())
+    Some(
+        declared
+            .and_then(|c| serde_json::from_value(c).ok())
+            .unwrap_or_default(),
+    )
 }
 
 /// Puts every input request of `asked` to the client over `peer`; the

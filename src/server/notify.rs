@@ -134,7 +134,10 @@ impl Upstream {
                     .collect()
             };
             if !changed.is_empty() {
-                info!(listeners = changed.len(), "tools changed for some listeners; notifying them");
+                info!(
+                    listeners = changed.len(),
+                    "tools changed for some listeners; notifying them"
+                );
             }
             for to in changed {
                 to.tools_changed().await;
@@ -151,7 +154,7 @@ impl Upstream {
         client_uri: &str,
         to: Notify,
     ) -> Result<(Arc<Downstream>, String, DropGuard), ErrorData> {
-        let (owner, uri) = self.resource_owner(caller, client_uri);
+        let (owner, uri) = self.resource_owner(caller, client_uri)?;
         let candidates = match owner {
             Some(server) => vec![server],
             // Not in a listing this session made: the first server that accepts it.
