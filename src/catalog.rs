@@ -194,6 +194,25 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The definition of the tool named `name` in direct exposure, whoever
+    /// may call it: what rmcp checks a 2026-07-28 request's `Mcp-Param-*`
+    /// headers against (the call itself checks the caller).
+    pub fn direct_tool(&self, name: &str) -> Option<Tool> {
+        self.by_direct.get(name).map(|&i| self.direct_definition(i as usize))
+    }
+
+    /// Entry `ordinal` as a direct tool: its direct name, and its App URIs
+    /// in its server's namespace.
+    fn direct_definition(&self, ordinal: usize) -> Tool {
+        let entry = &self.entries[ordinal];
+        let mut tool = entry.tool.clone();
+        tool.name = self.direct[ordinal].clone().into();
+        if let Some(meta) = tool.meta.as_mut() {
+            direct::namespace_ui_meta(meta, &entry.server);
+        }
+        tool
+    }
+
     /// Builds a snapshot from listings (or `(server, server description,
     /// tools)` triples); tools the rules disable are left out, so no caller
     /// can find or run them.

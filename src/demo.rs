@@ -116,7 +116,8 @@ impl Demo {
         }
         if self.chaos {
             tools.extend([
-                Tool::new("echo", "Echo the arguments and the request _meta back (test tool).", obj(json!({"type": "object"})))
+                // `region` travels as the 2026-07-28 header Mcp-Param-Region too.
+                Tool::new("echo", "Echo the arguments, the request _meta and the Mcp-Param-Region header back (test tool).", obj(json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}})))
                     .with_meta(app_meta()),
                 Tool::new("fail", "Always fail with a tool error (test tool).", obj(json!({"type": "object", "properties": {"message": {"type": "string"}}}))),
                 Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", obj(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
@@ -221,7 +222,12 @@ impl Demo {
             }
             "echo" if self.chaos => {
                 let mut r = ok(serde_json::to_string(args).unwrap_or_default());
-                r.structured_content = Some(json!({ "arguments": args, "meta": ctx.meta.0.0 }));
+                let region = ctx
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|p| p.headers.get("mcp-param-region"))
+                    .and_then(|v| v.to_str().ok());
+                r.structured_content = Some(json!({ "arguments": args, "meta": ctx.meta.0.0, "regionHeader": region }));
                 r.meta = Some(app_meta());
                 r
             }
@@ -368,6 +374,11 @@ impl ServerHandler for Demo {
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    /// For rmcp's check of a 2026-07-28 call's `Mcp-Param-*` headers.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(

@@ -467,7 +467,8 @@ impl ServerHandler for Upstream {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        meta_tools().into_iter().find(|t| t.name == name)
+        let meta_tool = meta_tools().into_iter().find(|t| t.name == name);
+        meta_tool.or_else(|| self.gateway.catalog().snapshot().direct_tool(name))
     }
 
     async fn call_tool(

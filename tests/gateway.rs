@@ -554,6 +554,63 @@ async fn newest_protocol_clients_are_served_too() {
     assert_eq!(r.structured_content.unwrap()["result"], 42.0);
 }
 
+/// A tool whose argument is also a header (`x-mcp-header`, 2026-07-28),
+/// listed directly: the client's `Mcp-Param-Region` is checked against the
+/// body at the gateway, and the gateway sets it on its own call downstream.
+#[tokio::test]
+async fn header_arguments_are_checked_and_set_on_each_hop() {
+    let (_demo, gw, _) = gateway_before_http_demo(&[], "").await;
+    gw.cli(&["project", "set-exposure", "local", "direct"]);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::LATEST],
+    };
+    let client =
+        ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(gw.url.as_str()), lifecycle)
+            .await
+            .unwrap();
+    // rmcp's client sets the header from the schema it listed.
+    let echo = eventually(Duration::from_secs(20), "remote__echo listed", || async {
+        let tools = client.list_all_tools().await.ok()?;
+        tools.into_iter().find(|t| t.name == "remote__echo")
+    })
+    .await;
+    assert_eq!(echo.input_schema["properties"]["region"]["x-mcp-header"], "Region");
+    let r = call(&client, "remote__echo", json!({"region": "eu-west"})).await;
+    let seen = r.structured_content.unwrap();
+    assert_eq!(seen["arguments"]["region"], "eu-west");
+    assert_eq!(
+        seen["regionHeader"], "eu-west",
+        "the gateway's own call carried the header"
+    );
+
+    // A header that does not match the body: 400, -32020, and no call.
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {
+            "name": "remote__echo", "arguments": {"region": "eu-west"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }
+    });
+    let answer = reqwest::Client::new()
+        .post(&gw.url)
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "remote__echo")
+        .header("Mcp-Param-Region", "us-east")
+        .header("Accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 400);
+    let text = answer.text().await.unwrap();
+    assert!(text.contains("-32020"), "{text}");
+}
+
 #[tokio::test]
 async fn stdio_upstream_works_and_stdin_close_stops_everything() {
     let dir = tempfile::tempdir().unwrap();

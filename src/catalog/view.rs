@@ -261,14 +261,7 @@ impl View {
             .iter()
             .enumerate()
             .filter(|(_, e)| self.allows(e))
-            .map(|(i, e)| {
-                let mut tool = e.tool.clone();
-                tool.name = self.snapshot.direct[i].clone().into();
-                if let Some(meta) = tool.meta.as_mut() {
-                    super::direct::namespace_ui_meta(meta, &e.server);
-                }
-                tool
-            })
+            .map(|(i, _)| self.snapshot.direct_definition(i))
             .collect()
     }
 
