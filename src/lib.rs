@@ -34,7 +34,9 @@
 //!   trusted issuers' JWKS, or RFC 7662 introspection; RFC 9728 metadata; token → project.
 //! * [`gateway`]: `tool_discovery` and `tool_execute` as plain functions, per caller;
 //!   `gateway/tasks.rs`: downstream tasks under sealed ids, `tasks/get|update|cancel`;
-//!   `gateway/error.rs`: why an execute failed, as the model reads it.
+//!   `gateway/rounds.rs`: a 2025 downstream's mid-call question as a 2026 client's input
+//!   request, the call parked until the retry; `gateway/sealed.rs`: task ids and request
+//!   states sealed to a project; `gateway/error.rs`: why an execute failed, as the model reads it.
 //! * [`learning`]: learning from use at run time: links each execute to the discovery that
 //!   found its tool, and teaches the project's prior.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
@@ -43,7 +45,9 @@
 //!   is the HTTP guard in front of it (JSON-RPC shape, credentials, rate limits);
 //!   `server/transports.rs` serves it (stdio, HTTP, `/readyz`, `/metrics`);
 //!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client;
-//!   `server/hop.rs`: which `_meta` travels on, and how a downstream's error reads to the caller.
+//!   `server/hop.rs`: which `_meta` travels on, and how a downstream's error reads to the caller;
+//!   `server/notify.rs`: who hears of tool-list changes and resource updates (2025 sessions,
+//!   2026 `subscriptions/listen` streams).
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`console`]: the operator console at `/console` (servers, projects, usage, a search
