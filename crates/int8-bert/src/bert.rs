@@ -2,7 +2,7 @@
 //! query of a dozen tokens, answered in a few milliseconds on two cores.
 //!
 //! Texts are not padded: each batch's tokens are stacked into one matrix for
-//! the linear layers (where the time goes, see [`crate::int8`]) and attend
+//! the linear layers (where the time goes, see `int8.rs`) and attend
 //! only within their own text. Q, K and V are one layer of three times the
 //! width, so a block wakes the thread pool once for all three.
 
