@@ -5,6 +5,7 @@
 //! adds what the official conformance suite reads through the gateway.
 
 mod conformance;
+mod skill;
 mod tasks;
 
 use std::sync::Arc;
@@ -14,12 +15,13 @@ use std::time::Duration;
 use base64::Engine;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptArgument, PromptMessage,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, GetTaskParams,
+    GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam, Role, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -348,6 +350,7 @@ impl ServerHandler for Demo {
             .enable_resources()
             .enable_prompts()
             .enable_tasks()
+            .enable_skills()
             .build();
         if self.conformance
             && let Some(resources) = capabilities.resources.as_mut()
@@ -374,6 +377,26 @@ impl ServerHandler for Demo {
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn list_skills(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let skills = if self.chaos { vec![skill::skill()] } else { Vec::new() };
+        Ok(ListSkillsResult::with_all_items(skills))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        if !self.chaos || request.uri != skill::URI {
+            return Err(ErrorData::invalid_params(format!("no skill '{}'", request.uri), None));
+        }
+        Ok(GetSkillResult::new(skill::skill()))
     }
 
     /// For rmcp's check of a 2026-07-28 call's `Mcp-Param-*` headers.
@@ -519,6 +542,9 @@ impl ServerHandler for Demo {
             && let Some(found) = conformance::read(&request.uri)
         {
             return Ok(found.into());
+        }
+        if self.chaos && request.uri == skill::URI {
+            return Ok(skill::read().into());
         }
         if self.chaos && request.uri == CARD_URI {
             let account = std::env::var("DEMO_ACCOUNT").unwrap_or_default();

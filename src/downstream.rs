@@ -29,8 +29,9 @@ use rmcp::model::{
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams, GetPromptResponse,
-    GetTaskParams, GetTaskResult, InputResponses, Prompt, ReadResourceRequestParams, ReadResourceResponse, Resource,
-    ResourceTemplate, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, InputResponses, Prompt,
+    ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceTemplate, Skill, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, ServiceError};
@@ -577,6 +578,21 @@ impl Downstream {
             return Ok(Vec::new());
         }
         self.bounded("resources/list", peer.list_all_resources()).await
+    }
+
+    /// Lists skills (the Skills extension), or none when the server serves none.
+    pub async fn list_skills(&self) -> Result<Vec<Skill>, Error> {
+        let peer = self.ready_peer().await?;
+        if !peer.peer_info().is_some_and(|i| i.capabilities.supports_skills()) {
+            return Ok(Vec::new());
+        }
+        self.bounded("skills/list", peer.list_all_skills()).await
+    }
+
+    /// `skills/get`.
+    pub async fn get_skill(&self, uri: &str) -> Result<GetSkillResult, Error> {
+        let peer = self.ready_peer().await?;
+        self.bounded(uri, peer.get_skill(GetSkillRequestParams::new(uri))).await
     }
 
     /// Lists resource templates.

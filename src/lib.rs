@@ -49,6 +49,7 @@
 //!   `server/notify.rs`: who hears of tool-list changes and resource updates (2025 sessions,
 //!   2026 `subscriptions/listen` streams).
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
+//! * [`uris`]: resource URIs under their server's name (`ui://` Apps, `skill://` skills).
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`console`]: the operator console at `/console` (servers, projects, usage, a search
 //!   playground) for admin tokens; its API, sign-in and SVG charts.
@@ -88,5 +89,6 @@ pub mod store;
 pub mod telemetry;
 pub mod text;
 pub mod traces;
+pub mod uris;
 pub mod validate;
 pub mod watch;

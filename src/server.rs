@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool,
+    ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -26,6 +26,7 @@ mod guard;
 mod hop;
 mod input;
 mod notify;
+mod skills;
 mod transports;
 
 pub use guard::{Envelope, RATE_LIMITED, parse_jsonrpc};
@@ -41,6 +42,7 @@ use crate::gateway::{
 };
 use crate::learning::Trail;
 use crate::store::Outcome;
+use crate::uris;
 use hop::{client_extension, client_has_mcp_apps, downstream_error, forwardable_meta};
 use notify::{Listener, Notify};
 
@@ -315,8 +317,8 @@ impl Upstream {
     }
 
     /// The server behind a resource URI as the client knows it, by its
-    /// namespace (`mcp-gateway://SERVER/`, or `ui://mcp-gateway/SERVER/` for
-    /// Apps) or the last listing, and the URI that server knows; no server
+    /// namespace (`mcp-gateway://SERVER/`, or `uris.rs` for Apps and skills)
+    /// or the last listing, and the URI that server knows; no server
     /// when neither says. A namespace the caller may not see is an unknown
     /// resource, not one to ask every server about.
     fn resource_owner(&self, caller: &Caller, uri: &str) -> Result<(Option<Arc<Downstream>>, String), ErrorData> {
@@ -325,7 +327,7 @@ impl Upstream {
             Some(rest) => rest
                 .split_once('/')
                 .map(|(server, original)| (server, original.to_string())),
-            None => direct::ui_origin(uri),
+            None => uris::origin(uri),
         };
         let Some((server, original)) = named else {
             let owner = self.routes.read().expect("routes lock").get(uri).cloned();
@@ -419,6 +421,7 @@ impl ServerHandler for Upstream {
             .enable_resources_subscribe()
             .enable_prompts()
             .enable_tasks()
+            .enable_skills()
             .build();
         let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
@@ -579,10 +582,15 @@ impl ServerHandler for Upstream {
             .collect();
         let mut routes = HashMap::new();
         let mut all = Vec::new();
+        // Skills' files are always in their server's namespace, as skills/list
+        // shows them; Apps only where tools are listed directly (elsewhere a
+        // host reads the URI a tool result names, as its server gave it).
         let apps_namespaced = caller.project.exposure.lists_tools();
         for (server, resources) in listed {
             for mut r in resources {
-                if let Some(namespaced) = direct::ui_uri(&server, &r.uri).filter(|_| apps_namespaced) {
+                let namespaced =
+                    uris::scoped(&server, &r.uri).filter(|_| apps_namespaced || r.uri.starts_with("skill://"));
+                if let Some(namespaced) = namespaced {
                     r.uri = namespaced;
                 } else if shared.contains(&r.uri) {
                     r.uri = format!("{SHARED_URI_PREFIX}{server}/{}", r.uri);
@@ -673,6 +681,22 @@ impl ServerHandler for Upstream {
         let mut subscriptions = self.subscriptions.lock().expect("subscriptions lock");
         subscriptions.insert(request.uri, relay);
         Ok(())
+    }
+
+    async fn list_skills(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        self.skills_for(&ctx).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.skill_for(request, &ctx).await
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::model::{CallToolRequestParams, GetSkillRequestParams, ReadResourceRequestParams, SkillResources};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
@@ -765,4 +765,49 @@ async fn a_project_may_see_its_tools_directly() {
         names.contains(&"red__sleep".to_string()) && !names.contains(&"blue__sleep".to_string()),
         "{names:?}"
     );
+}
+
+/// Skills (SEP-2640): a project sees those of the servers it may see, each
+/// in its server's namespace, and reads them there; no other project can.
+#[tokio::test]
+async fn each_project_sees_the_skills_of_its_servers_only() {
+    let (gw, t1, t2) = two_projects().await;
+    let one = gw.client_with_token(&t1).await.unwrap();
+    let two = gw.client_with_token(&t2).await.unwrap();
+    let red = "skill://mcp-gateway/red/demo/arithmetic/SKILL.md";
+    let blue = "skill://mcp-gateway/blue/demo/arithmetic/SKILL.md";
+    eventually(Duration::from_secs(20), "both servers' skills", || async {
+        skill_uris(&two).await.filter(|u| u.len() == 2)
+    })
+    .await;
+    assert_eq!(
+        skill_uris(&two).await.unwrap(),
+        BTreeSet::from([red.to_string(), blue.to_string()])
+    );
+    assert_eq!(skill_uris(&one).await.unwrap(), BTreeSet::from([red.to_string()]));
+
+    let got = two.get_skill(GetSkillRequestParams::new(blue)).await.unwrap();
+    assert_eq!((got.skill.uri.as_str(), got.skill.name()), (blue, "arithmetic"));
+    let SkillResources::Files(files) = &got.skill.resources else {
+        panic!("{got:?}")
+    };
+    let read = two.read_resource(ReadResourceRequestParams::new(blue)).await.unwrap();
+    let read = serde_json::to_value(read).unwrap();
+    assert_eq!(read["contents"][0]["uri"], blue, "{read}");
+    let text = read["contents"][0]["text"].as_str().unwrap();
+    files[0]
+        .verify(text.as_bytes())
+        .expect("the bytes match the listed digest");
+
+    // Project one may not see blue: its skill and its file are unknown there.
+    let refused = one.get_skill(GetSkillRequestParams::new(blue)).await;
+    assert!(format!("{refused:?}").contains("unknown skill"), "{refused:?}");
+    let hidden = one.read_resource(ReadResourceRequestParams::new(blue)).await;
+    assert!(format!("{hidden:?}").contains("unknown resource"), "{hidden:?}");
+}
+
+/// The URIs of the skills `client` sees.
+async fn skill_uris(client: &Client) -> Option<BTreeSet<String>> {
+    let skills = client.list_all_skills().await.ok()?;
+    Some(skills.into_iter().map(|s| s.uri).collect())
 }

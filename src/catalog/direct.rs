@@ -6,13 +6,13 @@
 //!
 //! A tool may name its MCP App (`_meta.ui.resourceUri`, a `ui://` resource).
 //! Two servers may both ship `ui://widget/card.html`, so a project that
-//! lists tools directly sees each server's under `ui://mcp-gateway/<server>/`
-//! (the Apps extension asks for the `ui://` scheme), and reading that URI
-//! reaches the server it names.
+//! lists tools directly sees each server's in its namespace (`uris.rs`).
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::uris;
 
 /// Between server and tool in a direct name.
 pub const SEPARATOR: &str = "__";
@@ -53,27 +53,12 @@ pub fn names<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Str
         .collect()
 }
 
-/// Where each server's `ui://` resources live for a project that lists tools directly.
-pub const UI_NAMESPACE: &str = "ui://mcp-gateway/";
-
-/// `server`'s `ui://` resource `uri` in the namespace; `None` for any other URI.
-pub fn ui_uri(server: &str, uri: &str) -> Option<String> {
-    let rest = uri.strip_prefix("ui://")?;
-    (!uri.starts_with(UI_NAMESPACE)).then(|| format!("{UI_NAMESPACE}{server}/{rest}"))
-}
-
-/// The server and its own URI behind a namespaced `ui://` URI (server names
-/// have no `/`, so the first one ends it).
-pub fn ui_origin(uri: &str) -> Option<(&str, String)> {
-    let (server, rest) = uri.strip_prefix(UI_NAMESPACE)?.split_once('/')?;
-    Some((server, format!("ui://{rest}")))
-}
-
 /// Rewrites the App URIs in a tool's or result's `_meta` (`ui.resourceUri`,
 /// and the older `ui/resourceUri` and `openai/outputTemplate`) into `server`'s namespace.
 pub fn namespace_ui_meta(meta: &mut JsonObject, server: &str) {
     let fix = |v: &mut Value| {
-        if let Some(namespaced) = v.as_str().and_then(|u| ui_uri(server, u)) {
+        let app = v.as_str().filter(|u| u.starts_with("ui://"));
+        if let Some(namespaced) = app.and_then(|u| uris::scoped(server, u)) {
             *v = namespaced.into();
         }
     };
@@ -102,18 +87,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ui_uris_go_into_their_servers_namespace_and_back() {
-        let namespaced = ui_uri("blue", "ui://widget/card.html?v=2").unwrap();
-        assert_eq!(namespaced, "ui://mcp-gateway/blue/widget/card.html?v=2");
-        assert_eq!(
-            ui_origin(&namespaced),
-            Some(("blue", "ui://widget/card.html?v=2".into()))
-        );
-        assert_eq!(ui_uri("blue", "demo://readme"), None, "only ui:// resources");
-        assert_eq!(ui_uri("blue", &namespaced), None, "never twice");
-        assert_eq!(ui_origin("ui://widget/card.html"), None);
-        assert_eq!(ui_origin("ui://mcp-gateway/blue"), None, "no resource after the server");
-
+    fn app_uris_in_meta_go_into_their_servers_namespace() {
         let mut meta = json!({
             "ui": { "resourceUri": "ui://widget/card.html", "visibility": ["model"] },
             "ui/resourceUri": "ui://widget/card.html",
