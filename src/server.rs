@@ -262,7 +262,10 @@ impl Upstream {
                     peer: ctx.peer.clone(),
                     token,
                 }),
-                ask: input::session_to_ask(&ctx).cloned().map(Asker::Session),
+                ask: input::session_to_ask(&ctx).map(|peer| Asker::Session {
+                    peer: peer.clone(),
+                    session: session.clone(),
+                }),
                 input_requests: input::reads_input_requests(&ctx),
                 tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
             };

@@ -163,7 +163,8 @@ async fn the_official_python_sdk_drives_the_gateway() {
 /// - `ask`, 2025 client: the gateway asks over the client's session, then
 ///   retries the 2026 server for it;
 /// - `old`, 2025 client: the server's mid-call `elicitation/create` is relayed
-///   to the client whose call it belongs to, and the answer back;
+///   to the client whose call it belongs to, and the answer back, also while
+///   two of its calls are in flight;
 /// - `old`, 2026 client: it cannot be asked mid-call, so the server's
 ///   `elicitation/create` reaches it as an `InputRequiredResult` while the
 ///   call waits, and its retry's answer goes back to the waiting server.
@@ -218,6 +219,16 @@ async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
             .contains("'ask:confirm_delete' asks its user for input, but this client cannot answer a question (elicitation): it did not declare that capability"),
         "{unable}"
     );
+    // Two calls of one 2025 session in flight at once on the one stdio
+    // connection: the questions both go to that session's user.
+    let both = run_python(
+        &python,
+        "ask_client.py",
+        &[gw.url.as_str(), "legacy", "old:confirm_delete", "yes", "2"],
+    )
+    .await;
+    assert_eq!(both["texts"], json!(["deleted 40 files", "deleted 40 files"]), "{both}");
+    assert_eq!(both["asked"], json!(["Delete 40 files?", "Delete 40 files?"]), "{both}");
     for mode in ["legacy", "2026-07-28"] {
         let unable = ask("old:confirm_delete", mode, "none").await;
         assert!(

@@ -8,8 +8,9 @@
 //! The 2025 protocol does not say which call such a request belongs to (on
 //! stdio there is one stream for all, and rmcp's HTTP client merges the
 //! streams), so it is tied to the one call in flight on the connection that
-//! made it; with none, or several, it is refused rather than put to the
-//! wrong person. A call's relayed requests end with the call.
+//! made it, or to the one 2025 session all the calls in flight belong to;
+//! with none, or calls of several callers, it is refused rather than put to
+//! the wrong person. A call's relayed requests end with the call.
 
 // Sampling and roots are deprecated by 2026-07-28 (SEP-2577), but 2025 servers still
 // send them: relaying them is the point of this module.
@@ -37,8 +38,13 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 /// Whom a call's mid-call requests go to.
 #[derive(Debug, Clone)]
 pub enum Asker {
-    /// A 2025 client, asked over its session.
-    Session(Peer<RoleServer>),
+    /// A 2025 client, asked over its session (`session` names it).
+    Session {
+        /// The client.
+        peer: Peer<RoleServer>,
+        /// Its session, as the gateway keys sessions.
+        session: String,
+    },
     /// A 2026-07-28 client with these capabilities: each request goes out as
     /// an input request of the call's answer, and comes back with its retry.
     Rounds(mpsc::Sender<Asked>, ClientCapabilities),
@@ -101,10 +107,18 @@ impl Asks {
         InFlight { asks: self.clone(), id }
     }
 
-    /// The caller of the one call in flight, and when that call ends.
+    /// The caller of the calls in flight, and when they end: the one call's,
+    /// or, for several calls of one 2025 session, that session's until the
+    /// last of them ends (its user is the one to ask either way).
     fn asker(&self, what: &str) -> Result<(Asker, CancellationToken), ErrorData> {
         let calls = self.calls.lock().expect("asks lock");
         let mute = self.mute.load(Ordering::SeqCst);
+        if mute == 0
+            && calls.len() > 1
+            && let Some((asker, ended)) = one_session(calls.values())
+        {
+            return Ok((asker, ended));
+        }
         match (calls.len(), mute) {
             (1, 0) => Ok(calls.values().next().cloned().expect("one call")),
             (0, 0) => Err(refused(format!(
@@ -114,7 +128,7 @@ impl Asks {
                 "{what}: the caller cannot be asked mid-call (the command line)"
             ))),
             _ => Err(refused(format!(
-                "{what}: several calls are in flight on this connection, and the gateway cannot tell whose user to ask"
+                "{what}: calls of several callers are in flight on this connection, and the gateway cannot tell whose user to ask"
             ))),
         }
     }
@@ -169,7 +183,7 @@ impl Asks {
     async fn put(&self, what: &str, request: ServerRequest) -> Result<ClientResult, ErrorData> {
         let (asker, ended) = self.asker(what)?;
         let answer = match asker {
-            Asker::Session(peer) => send(&peer, request, &ended).await,
+            Asker::Session { peer, .. } => send(&peer, request, &ended).await,
             Asker::Rounds(rounds, capabilities) => match declared(&capabilities, &request) {
                 true => hand_out(&rounds, request, &ended).await,
                 false => Err(Unanswered::Undeclared),
@@ -205,6 +219,27 @@ pub enum Unanswered {
     /// The call the request belongs to ended first.
     #[error("the call it belongs to ended")]
     Ended,
+}
+
+/// When every call in flight belongs to one 2025 session: its asker, and a
+/// token that ends when the last of those calls does.
+fn one_session<'a>(calls: impl Iterator<Item = &'a (Asker, CancellationToken)>) -> Option<(Asker, CancellationToken)> {
+    let calls: Vec<_> = calls.collect();
+    let Asker::Session { session, .. } = &calls.first()?.0 else {
+        return None;
+    };
+    let same = |asker: &Asker| matches!(asker, Asker::Session { session: s, .. } if s == session);
+    if !calls.iter().all(|(asker, _)| same(asker)) {
+        return None;
+    }
+    let ended = CancellationToken::new();
+    let tokens: Vec<CancellationToken> = calls.iter().map(|(_, t)| t.clone()).collect();
+    let all_ended = ended.clone();
+    tokio::spawn(async move {
+        futures::future::join_all(tokens.iter().map(CancellationToken::cancelled)).await;
+        all_ended.cancel();
+    });
+    Some((calls[0].0.clone(), ended))
 }
 
 /// Whether a client with `capabilities` can answer `request`.
