@@ -11,7 +11,8 @@
 //! * [`config`]: `gateway.toml` (and `mcpServers` JSON) to a validated [`config::Config`].
 //! * [`downstream`]: one supervised connection per server: status, tools, restarts, stderr
 //!   tail (`downstream/stderr.rs`), progress routing (`downstream/progress.rs`);
-//!   `downstream/asks.rs` relays a 2025 server's mid-call requests to the caller.
+//!   `downstream/asks.rs` relays a 2025 server's mid-call requests to the caller;
+//!   `downstream/passthrough.rs`: its tasks, resources, prompts and skills.
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;
 //!   tool rules; the one view of what a caller may see (`catalog/view.rs`, with the ranking);
 //!   `catalog/direct.rs` names tools
@@ -36,7 +37,8 @@
 //!   `gateway/tasks.rs`: downstream tasks under sealed ids, `tasks/get|update|cancel`;
 //!   `gateway/rounds.rs`: a 2025 downstream's mid-call question as a 2026 client's input
 //!   request, the call parked until the retry; `gateway/sealed.rs`: task ids and request
-//!   states sealed to a project; `gateway/error.rs`: why an execute failed, as the model reads it.
+//!   states sealed to a project; `gateway/target.rs`: which connection (and credential) a
+//!   call goes through; `gateway/error.rs`: why an execute failed, as the model reads it.
 //! * [`learning`]: learning from use at run time: links each execute to the discovery that
 //!   found its tool, and teaches the project's prior.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
@@ -47,7 +49,7 @@
 //!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client;
 //!   `server/hop.rs`: which `_meta` travels on, and how a downstream's error reads to the caller;
 //!   `server/notify.rs`: who hears of tool-list changes and resource updates (2025 sessions,
-//!   2026 `subscriptions/listen` streams).
+//!   2026 `subscriptions/listen` streams); `server/skills.rs`: skills per project.
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener.
 //! * [`uris`]: resource URIs under their server's name (`ui://` Apps, `skill://` skills).
 //! * [`validate`]: tool arguments checked with every problem reported at once.
