@@ -58,6 +58,14 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
                 if !paths.iter().any(|p| p.file_name() == path.file_name()) || now == seen {
                     continue;
                 }
+                // Saved in place, a file is empty between its truncation and
+                // its new text; a writer held up that long (a loaded machine)
+                // must not have its servers dropped meanwhile. Its write is
+                // the next change.
+                if now.is_some_and(|(_, len)| len == 0) {
+                    info!(path = %path.display(), "the config file is empty (being written?); waiting for its next change");
+                    continue;
+                }
                 seen = now;
                 "file change"
             }

@@ -180,6 +180,15 @@ async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
         "TOOL_NOT_FOUND"
     );
 
+    // Saved in place by a writer held up between truncating the file and
+    // writing it: the empty file in between drops no server.
+    std::fs::write(gw.config_path(), "").unwrap();
+    gw.wait_log("the config file is empty", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("the empty file was not noticed:\n{}", gw.log()));
+    let r = execute(&client, "arriving:calculate", json!({ "expression": "6*7" })).await;
+    assert_eq!(text(&r), "6*7 = 42", "the configuration in force stays: {r:?}");
+
     let metrics = gw.metrics().await;
     for line in [
         r#"mcp_gateway_config_reloads_total{outcome="applied"} 2"#,
