@@ -55,8 +55,12 @@ pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
 /// The two meta-tools, exactly as `tools/list` returns them (built once:
 /// rmcp also asks for them on every HTTP POST to look up schemas).
 pub fn meta_tools() -> Vec<Tool> {
+    built_meta_tools().to_vec()
+}
+
+fn built_meta_tools() -> &'static [Tool] {
     static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
-    TOOLS.get_or_init(build_meta_tools).clone()
+    TOOLS.get_or_init(build_meta_tools)
 }
 
 fn build_meta_tools() -> Vec<Tool> {
@@ -343,6 +347,33 @@ impl Upstream {
         }
     }
 
+    /// What `list` gives of each running server the caller may see, by
+    /// server name; a server whose list fails (logged) adds nothing and
+    /// hides nothing of the others.
+    async fn listed_by_each<T, Fut>(
+        &self,
+        caller: &Caller,
+        what: &'static str,
+        list: impl Fn(Arc<Downstream>) -> Fut,
+    ) -> Vec<(String, Vec<T>)>
+    where
+        Fut: Future<Output = Result<Vec<T>, crate::downstream::Error>>,
+    {
+        let servers = self.running_for(caller);
+        let listed = futures::future::join_all(servers.iter().cloned().map(list)).await;
+        servers
+            .iter()
+            .zip(listed)
+            .map(|(server, listed)| {
+                let items = listed.unwrap_or_else(|e| {
+                    warn!(server = %server.name(), error = %e, list = what, "a server's list failed");
+                    Vec::new()
+                });
+                (server.name().to_string(), items)
+            })
+            .collect()
+    }
+
     /// Running servers the caller may see.
     fn running_for(&self, caller: &Caller) -> Vec<Arc<Downstream>> {
         let mut servers = self.gateway.registry().servers();
@@ -473,7 +504,7 @@ impl ServerHandler for Upstream {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let meta_tool = meta_tools().into_iter().find(|t| t.name == name);
+        let meta_tool = built_meta_tools().iter().find(|t| t.name == name).cloned();
         meta_tool.or_else(|| self.gateway.catalog().snapshot().direct_tool(name))
     }
 
@@ -562,16 +593,9 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = futures::future::join_all(self.running_for(&caller).iter().map(|s| async move {
-            (
-                s.name().to_string(),
-                s.list_resources().await.unwrap_or_else(|e| {
-                    warn!(server = %s.name(), error = %e, "resources/list failed");
-                    Vec::new()
-                }),
-            )
-        }))
-        .await;
+        let listed = self
+            .listed_by_each(&caller, "resources/list", |s| async move { s.list_resources().await })
+            .await;
         let mut owners: HashMap<&str, usize> = HashMap::new();
         for (_, resources) in &listed {
             for r in resources {
@@ -613,10 +637,13 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed =
-            futures::future::join_all(self.running_for(&caller).iter().map(|s| s.list_resource_templates())).await;
+        let listed = self
+            .listed_by_each(&caller, "resources/templates/list", |s| async move {
+                s.list_resource_templates().await
+            })
+            .await;
         Ok(ListResourceTemplatesResult::with_all_items(
-            listed.into_iter().flatten().flatten().collect(),
+            listed.into_iter().flat_map(|(_, templates)| templates).collect(),
         ))
     }
 
@@ -750,20 +777,16 @@ impl ServerHandler for Upstream {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = futures::future::join_all(self.running_for(&caller).iter().map(|s| async move {
-            let prompts = s.list_prompts().await.unwrap_or_default();
-            prompts
-                .into_iter()
-                .map(|mut p| {
-                    p.name = crate::catalog::tool_key(s.name(), &p.name);
-                    p
-                })
-                .collect::<Vec<_>>()
-        }))
-        .await;
-        Ok(ListPromptsResult::with_all_items(
-            listed.into_iter().flatten().collect(),
-        ))
+        let listed = self
+            .listed_by_each(&caller, "prompts/list", |s| async move { s.list_prompts().await })
+            .await;
+        let prompts = listed.into_iter().flat_map(|(server, prompts)| {
+            prompts.into_iter().map(move |mut p| {
+                p.name = crate::catalog::tool_key(&server, &p.name);
+                p
+            })
+        });
+        Ok(ListPromptsResult::with_all_items(prompts.collect()))
     }
 
     async fn get_prompt(

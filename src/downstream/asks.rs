@@ -270,14 +270,11 @@ async fn hand_out(
         .send(Asked { request, answer })
         .await
         .map_err(|_| Unanswered::Ended)?;
-    let answer = tokio::select! {
-        answer = tokio::time::timeout(ANSWER_TIMEOUT, answered) => match answer {
-            Ok(Ok(answer)) => answer.map_err(Unanswered::Failed)?,
-            Ok(Err(_)) => return Err(Unanswered::Ended),
-            Err(_) => return Err(Unanswered::TimedOut),
-        },
-        _ = ended.cancelled() => return Err(Unanswered::Ended),
-    };
+    // A dropped sender: the call ended without coming back for the answer.
+    let answer = within(ended, answered)
+        .await?
+        .map_err(|_| Unanswered::Ended)?
+        .map_err(Unanswered::Failed)?;
     kind.read(answer)
         .map_err(|e| Unanswered::Failed(format!("its answer does not fit the request: {e}")))
 }
@@ -311,13 +308,17 @@ pub async fn send(
     if !declared(&capabilities, &request) {
         return Err(Unanswered::Undeclared);
     }
+    match within(ended, peer.send_request(request)).await? {
+        Ok(answer) => Ok(answer),
+        Err(rmcp::ServiceError::McpError(e)) => Err(Unanswered::Refused(e)),
+        Err(e) => Err(Unanswered::Failed(e.to_string())),
+    }
+}
+
+/// `answer`, unless `ended` comes first or a person takes longer than [`ANSWER_TIMEOUT`].
+async fn within<T>(ended: &CancellationToken, answer: impl Future<Output = T>) -> Result<T, Unanswered> {
     tokio::select! {
-        answer = tokio::time::timeout(ANSWER_TIMEOUT, peer.send_request(request)) => match answer {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(Unanswered::Refused(e)),
-            Ok(Err(e)) => Err(Unanswered::Failed(e.to_string())),
-            Err(_) => Err(Unanswered::TimedOut),
-        },
+        answer = tokio::time::timeout(ANSWER_TIMEOUT, answer) => answer.map_err(|_| Unanswered::TimedOut),
         _ = ended.cancelled() => Err(Unanswered::Ended),
     }
 }

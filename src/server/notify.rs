@@ -34,11 +34,12 @@ impl Notify {
         }
     }
 
+    /// Tells of a tool-list change; a listener gone meanwhile is dropped at the next change.
     async fn tools_changed(&self) {
-        let _ = match self {
-            Self::Session(peer) => peer.notify_tool_list_changed().await.is_ok(),
-            Self::Stream(sink, _) => sink.notify_tool_list_changed().await.is_ok(),
-        };
+        match self {
+            Self::Session(peer) => drop(peer.notify_tool_list_changed().await),
+            Self::Stream(sink, _) => drop(sink.notify_tool_list_changed().await),
+        }
     }
 
     /// Whether the update could be sent (else the listener is gone).

@@ -18,14 +18,9 @@ impl Upstream {
     /// `skills/list`: every skill of the servers the caller may see.
     pub(super) async fn skills_for(&self, ctx: &RequestContext<RoleServer>) -> Result<ListSkillsResult, ErrorData> {
         let caller = self.caller(ctx).await.map_err(auth_error)?;
-        let listed = futures::future::join_all(self.running_for(&caller).iter().map(|s| async move {
-            let skills = s.list_skills().await.unwrap_or_else(|e| {
-                warn!(server = %s.name(), error = %e, "skills/list failed");
-                Vec::new()
-            });
-            (s.name().to_string(), skills)
-        }))
-        .await;
+        let listed = self
+            .listed_by_each(&caller, "skills/list", |s| async move { s.list_skills().await })
+            .await;
         let mut all = Vec::new();
         for (server, skills) in listed {
             for mut skill in skills {
@@ -50,13 +45,9 @@ impl Upstream {
     ) -> Result<GetSkillResult, ErrorData> {
         let caller = self.caller(ctx).await.map_err(auth_error)?;
         let unknown = || ErrorData::invalid_params(format!("unknown skill '{}'", request.uri), None);
-        let (server, original) = uris::origin(&request.uri).ok_or_else(unknown)?;
-        let server = self
-            .gateway
-            .registry()
-            .get(server)
-            .filter(|s| caller.grants.sees_server(s.name()))
-            .ok_or_else(unknown)?;
+        let Ok((Some(server), original)) = self.resource_owner(&caller, &request.uri) else {
+            return Err(unknown());
+        };
         let mut result = server.get_skill(&original).await.map_err(downstream_error)?;
         namespace(&mut result.skill, server.name());
         result.cache_scope = Some(CacheScope::Private);
