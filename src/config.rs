@@ -11,6 +11,7 @@ mod mcp_servers;
 pub mod oauth;
 pub mod security;
 mod server;
+mod store;
 pub mod telemetry;
 
 use std::collections::{BTreeMap, HashSet};
@@ -36,6 +37,8 @@ pub use interpolate::interpolate;
 pub use mcp_servers::{McpServerEntry, McpServersFile, server_name, to_toml};
 use server::validate_server;
 pub use server::{Builtin, RawServer, ServerConfig, Start, Transport, check_server_name};
+use store::RawStore;
+pub use store::{DB_ENV, StoreLocation};
 
 /// The default shipped with the binary, so `mcp-gateway serve` works anywhere.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../gateway.toml");
@@ -102,28 +105,6 @@ pub enum Error {
         /// What is wrong and what was expected.
         message: String,
     },
-}
-
-/// The SQLite file a store setting names: a path, or `sqlite:` and a path.
-/// Any other URL scheme is refused rather than taken for a folder; the
-/// value itself is not repeated, as a database URL may hold a password.
-fn sqlite_path(value: &str) -> Result<&str, String> {
-    if let Some(path) = value
-        .strip_prefix("sqlite://")
-        .or_else(|| value.strip_prefix("sqlite:"))
-    {
-        return Ok(path);
-    }
-    match value.split_once("://") {
-        Some((scheme, _))
-            if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c)) =>
-        {
-            Err(format!(
-                "'{scheme}://…' is a {scheme} URL, but this build keeps its store in SQLite only: give a file path (e.g. data/mcp-gateway.db) or sqlite:PATH"
-            ))
-        }
-        _ => Ok(value),
-    }
 }
 
 /// The file as written. Doc comments double as the configuration reference.
@@ -241,14 +222,6 @@ pub struct RawAuth {
     pub oauth: Option<Spanned<oauth::RawOAuth>>,
 }
 
-/// `[store]`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawStore {
-    /// SQLite file, relative to this config (default `mcp-gateway.db` beside it; env `MCP_GATEWAY_DB` wins).
-    pub path: Option<String>,
-}
-
 /// One `[[rules]]` entry.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -293,8 +266,8 @@ pub struct Config {
     pub anonymous_project: Option<String>,
     /// OAuth access tokens accepted besides gateway tokens.
     pub oauth: Option<OAuthConfig>,
-    /// The SQLite store.
-    pub store_path: PathBuf,
+    /// Where the store is: a SQLite file or a PostgreSQL database.
+    pub store: StoreLocation,
     /// Compiled tool rules.
     pub rules: Rules,
     /// The cloud search provider, if configured.
@@ -376,7 +349,7 @@ impl Config {
             ("[http]", self.http != new.http),
             ("[auth]", self.anonymous_project != new.anonymous_project),
             ("[auth.oauth]", self.oauth != new.oauth),
-            ("[store]", self.store_path != new.store_path),
+            ("[store]", self.store != new.store),
             ("[search.cloud]", self.cloud != new.cloud),
             ("[search.semantic]", self.semantic != new.semantic),
             ("[search.learning]", self.learning != new.learning),
@@ -518,18 +491,31 @@ impl Config {
             }
             (false, None) => None,
         };
-        let store_path = match std::env::var(crate::store::DB_ENV) {
-            Ok(p) if !p.is_empty() => PathBuf::from(sqlite_path(&p).map_err(|message| Error::Env {
-                var: crate::store::DB_ENV,
-                message,
-            })?),
-            _ => match raw.store.path {
-                Some(p) => {
-                    let p = interpolate(&p).map_err(|m| invalid(0..0, "store.path".into(), m))?;
-                    base.join(sqlite_path(&p).map_err(|m| invalid(0..0, "store.path".into(), m))?)
+        let store = match std::env::var(DB_ENV) {
+            Ok(p) if !p.is_empty() => {
+                store::locate(&p, Path::new("")).map_err(|message| Error::Env { var: DB_ENV, message })?
+            }
+            _ => {
+                let written = match (raw.store.path, raw.store.url) {
+                    (Some(_), Some(_)) => {
+                        return Err(invalid(
+                            0..0,
+                            "store.url".into(),
+                            "set either path (a SQLite file) or url (PostgreSQL), not both".into(),
+                        ));
+                    }
+                    (Some(path), None) => Some(("store.path", path)),
+                    (None, Some(url)) => Some(("store.url", url)),
+                    (None, None) => None,
+                };
+                match written {
+                    Some((key, value)) => {
+                        let value = interpolate(&value).map_err(|m| invalid(0..0, key.into(), m))?;
+                        store::locate(&value, base).map_err(|m| invalid(0..0, key.into(), m))?
+                    }
+                    None => StoreLocation::File(base.join("mcp-gateway.db")),
                 }
-                None => base.join("mcp-gateway.db"),
-            },
+            }
         };
         let mut specs = Vec::with_capacity(raw.rules.len());
         for (i, rule) in raw.rules.iter().enumerate() {
@@ -655,7 +641,7 @@ impl Config {
             servers,
             anonymous_project,
             oauth,
-            store_path,
+            store,
             rules,
             cloud,
             semantic,
@@ -902,13 +888,7 @@ url = "http://127.0.0.1:9/mcp"
     }
 
     #[test]
-    fn a_database_url_is_refused_not_taken_for_a_folder() {
-        assert_eq!(sqlite_path("data/gw.db"), Ok("data/gw.db"));
-        assert_eq!(sqlite_path("sqlite:data/gw.db"), Ok("data/gw.db"));
-        assert_eq!(sqlite_path("sqlite:///var/lib/gw.db"), Ok("/var/lib/gw.db"));
-        let err = sqlite_path("postgres://gw:hunter2@db.example.com/gw").unwrap_err();
-        assert!(err.contains("postgres URL") && err.contains("SQLite only"), "{err}");
-        assert!(!err.contains("hunter2"), "the password is not repeated: {err}");
+    fn a_database_url_of_another_engine_is_refused_not_taken_for_a_folder() {
         let raw = "[store]\npath = \"mysql://root@localhost/gw\"\n";
         let err = Config::parse(raw, "g.toml", Path::new("/tmp")).unwrap_err().to_string();
         assert!(err.contains("store.path") && err.contains("mysql URL"), "{err}");
@@ -922,8 +902,8 @@ url = "http://127.0.0.1:9/mcp"
         .unwrap();
         assert_eq!(ok.anonymous_project.as_deref(), Some("local"));
         assert!(!ok.rules.verdict("fs", "delete_file", &[]).enabled);
-        if std::env::var_os(crate::store::DB_ENV).is_none() {
-            assert_eq!(ok.store_path, PathBuf::from("/etc/gw/data/gw.db"));
+        if std::env::var_os(DB_ENV).is_none() {
+            assert_eq!(ok.store, StoreLocation::File("/etc/gw/data/gw.db".into()));
         }
 
         let cases = [

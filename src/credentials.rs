@@ -100,7 +100,7 @@ impl Vault {
         if let Some(key) = self.key.get() {
             return Ok(key.clone());
         }
-        let key = Arc::new(Key::require(self.store.path())?);
+        let key = Arc::new(Key::require(self.store.key_home())?);
         Ok(self.key.get_or_init(|| key).clone())
     }
 
@@ -109,7 +109,7 @@ impl Vault {
         if let Some(key) = self.key.get() {
             return Ok(key.clone());
         }
-        let key = Arc::new(Key::find_or_create(self.store.path())?);
+        let key = Arc::new(Key::find_or_create(self.store.key_home())?);
         Ok(self.key.get_or_init(|| key).clone())
     }
 

@@ -282,7 +282,7 @@ impl Gateway {
             semantic::Start::Off(why) => (None, Some(why.clone())),
             semantic::Start::Ready(_) => (None, None),
         };
-        let store = Arc::new(Store::open(&config.store_path)?);
+        let store = Arc::new(Store::open_at(&config.store)?);
         let oauth = config.oauth.clone().map(|c| Arc::new(crate::oauth::Verifier::new(c)));
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;

@@ -1,21 +1,28 @@
-//! The SQLite store: projects, tokens, tool permissions, credentials and
-//! the audit log ([`audit`]).
+//! The store: projects, tokens, tool permissions, credentials and the
+//! audit log ([`audit`]), in SQLite (one file, the default) or PostgreSQL
+//! (shared by gateway replicas): one interface, two engines ([`engine`]),
+//! one SQL for both ([`sql`]).
 //!
 //! Reads on the request path (token, project, grants, credentials) run
-//! inline: in WAL mode a reader never waits for a writer, and a cached point
-//! query is cheaper than the hop to tokio's blocking pool (see
+//! inline: in WAL mode a SQLite reader never waits for a writer, and a cached
+//! point query is cheaper than the hop to tokio's blocking pool (see
 //! `benches/checks.rs`). What they answer is cached by its users while the
 //! access generation ([`generation`]) stays the same, so a request pays one
-//! one-row read. Writes on the request path (audit rows, a token's last use)
-//! go to the writer thread ([`audit`]).
+//! one-row read, on PostgreSQL too: a change made by any replica applies on
+//! every replica from its next request. Writes on the request path (audit
+//! rows, a token's last use) go to the writer thread ([`audit`]).
 
 mod admin;
 mod audit;
 mod credentials;
+mod engine;
 mod generation;
 mod learning;
 mod migrate;
 mod pins;
+mod postgres;
+mod sql;
+mod sqlite;
 mod usage;
 
 pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
@@ -28,20 +35,19 @@ pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use sha2::Digest;
 use tokio::sync::mpsc;
 
+use crate::config::StoreLocation;
 use crate::secrets::constant_time_eq;
 use audit::{AUDIT_QUEUE, Write, write_behind};
+use engine::Engine;
+pub use postgres::redact as redact_url;
+use sql::{Row, Sql, args};
 
-/// Environment variable that overrides the store path.
-pub const DB_ENV: &str = "MCP_GATEWAY_DB";
-/// How long a connection waits for another writer's lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub use crate::config::DB_ENV;
 /// Prefix of every token, so a leaked one is recognisable (e.g. by secret scanners).
 pub const TOKEN_PREFIX: &str = "mgw_";
 
@@ -62,9 +68,11 @@ impl crate::downstream::ToolMemory for Store {
 
     fn recall_protocol(&self, server: &crate::config::ServerConfig) -> Option<String> {
         self.with(|c| {
-            c.prepare_cached("SELECT protocol FROM server_tools WHERE server = ?1 AND transport = ?2")?
-                .query_row(params![server.name, transport_key(server)], |r| r.get(0))
-                .optional()
+            c.row(
+                "SELECT protocol FROM server_tools WHERE server = ?1 AND transport = ?2",
+                args![server.name, transport_key(server)],
+                |r| r.get(0),
+            )
         })
         .ok()
         .flatten()
@@ -75,7 +83,7 @@ impl crate::downstream::ToolMemory for Store {
         let kept = self.with(|c| {
             c.execute(
                 "UPDATE server_tools SET protocol = ?3 WHERE server = ?1 AND transport = ?2",
-                params![server.name, transport_key(server), protocol],
+                args![server.name, transport_key(server), protocol],
             )
         });
         if let Err(e) = kept {
@@ -92,10 +100,10 @@ fn transport_key(server: &crate::config::ServerConfig) -> String {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The file could not be opened or is not a usable database.
+    /// The file or database could not be opened or is not a usable store.
     #[error("cannot open the store {path}: {reason}")]
     Open {
-        /// The file.
+        /// The file, or the database URL without its password.
         path: String,
         /// Why, in words.
         reason: String,
@@ -121,9 +129,32 @@ pub enum Error {
     /// A project by that name exists.
     #[error("a project named '{0}' already exists")]
     ProjectExists(String),
+    /// The database stopped answering (a PostgreSQL server down or restarting).
+    #[error("the store {store} is unavailable: {reason}")]
+    Unavailable {
+        /// The database URL without its password.
+        store: String,
+        /// Why, in words.
+        reason: String,
+    },
+    /// A column did not hold what the store expected (a database edited by hand).
+    #[error("store: {0}")]
+    Column(String),
     /// Any other SQLite failure.
     #[error("store: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// Any other PostgreSQL failure.
+    #[error("store: {0}")]
+    Postgres(String),
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
+        match e.as_db_error() {
+            Some(db) => Self::Postgres(format!("{} ({})", db.message(), db.code().code())),
+            None => Self::Postgres(e.to_string()),
+        }
+    }
 }
 
 /// Which search a project's `tool_discovery` uses (`projects.optimization`).
@@ -348,61 +379,10 @@ pub enum Access {
 /// The store. Cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct Store {
-    path: PathBuf,
-    conn: Mutex<Connection>,
+    engine: Engine,
+    key_home: PathBuf,
     writes: Mutex<Option<mpsc::Sender<Write>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-fn open_connection(path: &Path) -> Result<Connection, Error> {
-    let shown = path.display().to_string();
-    let open_err = |e: rusqlite::Error| Error::Open {
-        path: shown.clone(),
-        reason: explain(&e),
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Open {
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?;
-    }
-    let conn = Connection::open(path).map_err(open_err)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
-    // journal_mode answers with a row, so it is a query, not an execute.
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(open_err)?;
-    if mode != "wal" {
-        tracing::warn!(path = %shown, mode, "the store is not in WAL mode");
-    }
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
-        .map_err(open_err)?;
-    // SQLite built with STAT4 (as bundled) marks a statement whose bound value
-    // could change its plan, and prepares it again on every new binding: for
-    // the per-request reads that was most of their cost. Our queries are
-    // point reads whose plan never depends on the value.
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
-        .map_err(open_err)?;
-    Ok(conn)
-}
-
-/// Turns SQLite's terse codes into a sentence for the person at the terminal.
-fn explain(e: &rusqlite::Error) -> String {
-    match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => {
-            "the file is not a SQLite database (corrupt, or some other file)".into()
-        }
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-            format!(
-                "the database is locked by another process (waited {} s)",
-                BUSY_TIMEOUT.as_secs()
-            )
-        }
-        Some(rusqlite::ErrorCode::CannotOpen) => "cannot open the file (missing folder or no permission)".into(),
-        Some(rusqlite::ErrorCode::ReadOnly) => "the file is read-only".into(),
-        Some(rusqlite::ErrorCode::DiskFull) => "the disk is full".into(),
-        _ => e.to_string(),
-    }
 }
 
 fn now() -> String {
@@ -430,35 +410,50 @@ fn parse_token(token: &str) -> Option<(i64, &str)> {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`, migrates it, and starts the audit writer.
+    /// Opens (creating if needed) the SQLite store at `path`, migrates it, and starts the audit writer.
     pub fn open(path: &Path) -> Result<Self, Error> {
-        let mut conn = open_connection(path)?;
-        migrate::run(&mut conn, path)?;
-        let writer_conn = open_connection(path)?;
+        Self::open_at(&StoreLocation::File(path.to_path_buf()))
+    }
+
+    /// Opens the store at `at` (a SQLite file, or a PostgreSQL database),
+    /// migrates it, and starts the audit writer.
+    pub fn open_at(at: &StoreLocation) -> Result<Self, Error> {
+        let engine = Engine::open(at)?;
+        let writer_engine = engine.another()?;
         let (tx, rx) = mpsc::channel(AUDIT_QUEUE);
         let writer = std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || write_behind(writer_conn, rx))
+            .spawn(move || write_behind(writer_engine, rx))
             .map_err(|e| Error::Open {
-                path: path.display().to_string(),
+                path: engine.shown(),
                 reason: e.to_string(),
             })?;
         Ok(Self {
-            path: path.to_path_buf(),
-            conn: Mutex::new(conn),
+            engine,
+            key_home: at.key_home().to_path_buf(),
             writes: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
         })
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the key that seals credentials is kept beside (`<key_home>.key`,
+    /// see [`crate::secrets`]): the SQLite file, or for PostgreSQL a name
+    /// beside the configuration.
+    pub fn key_home(&self) -> &Path {
+        &self.key_home
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, Error> {
-        let conn = self.conn.lock().expect("store connection lock");
-        Ok(f(&conn)?)
+    /// Where the store is, for messages (a file, or a URL without its password).
+    pub fn shown(&self) -> String {
+        self.engine.shown()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+        self.engine.with(f)
+    }
+
+    fn transaction<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+        self.engine.transaction(f)
     }
 
     /// Creates a project.
@@ -466,7 +461,7 @@ impl Store {
         let inserted = self.with(|c| {
             c.execute(
                 "INSERT INTO projects (name, optimization) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
-                params![name, optimization.map(Search::as_str)],
+                args![name, optimization.map(Search::as_str)],
             )
         })?;
         if inserted == 0 {
@@ -478,26 +473,27 @@ impl Store {
     /// Every project, by name.
     pub fn projects(&self) -> Result<Vec<Project>, Error> {
         self.with(|c| {
-            let mut stmt =
-                c.prepare("SELECT id, name, optimization, created_at, exposure FROM projects ORDER BY name")?;
-            stmt.query_map([], project_row)?.collect()
+            c.all(
+                "SELECT id, name, optimization, created_at, exposure FROM projects ORDER BY name",
+                &[],
+                project_row,
+            )
         })
     }
 
-    /// A project by name or numeric id.
     /// Whether the database answers (for readiness checks).
     pub fn ping(&self) -> Result<(), Error> {
-        self.with(|c| c.query_row("SELECT count(*) FROM projects", [], |_| Ok(())))
+        self.with(|c| c.one("SELECT count(*) FROM projects", &[], |_| Ok(())))
     }
 
     /// A project by name or id.
     pub fn project(&self, name_or_id: &str) -> Result<Option<Project>, Error> {
         self.with(|c| {
-            c.prepare_cached(
+            c.row(
                 "SELECT id, name, optimization, created_at, exposure FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
-            )?
-            .query_row([name_or_id], project_row)
-            .optional()
+                args![name_or_id],
+                project_row,
+            )
         })
     }
 
@@ -512,7 +508,7 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "UPDATE projects SET optimization = ?1 WHERE id = ?2",
-                params![optimization.map(Search::as_str), p.id],
+                args![optimization.map(Search::as_str), p.id],
             )
         })?;
         self.require_project(project)
@@ -524,7 +520,7 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "UPDATE projects SET exposure = ?1 WHERE id = ?2",
-                params![exposure.as_str(), p.id],
+                args![exposure.as_str(), p.id],
             )
         })?;
         self.require_project(project)
@@ -535,10 +531,10 @@ impl Store {
         let p = self.require_project(project)?;
         let secret = self.new_secret()?;
         let info = self.with(|c| {
-            c.query_row(
+            c.one(
                 "INSERT INTO tokens (project_id, label, secret_hash) VALUES (?1, ?2, ?3)
                  RETURNING id, project_id, label, created_at, last_used_at, revoked_at",
-                params![p.id, label, sha256(&secret).as_slice()],
+                args![p.id, label, sha256(&secret).as_slice()],
                 token_row,
             )
         })?;
@@ -549,7 +545,7 @@ impl Store {
     /// 256 random bits in hex: a token's secret.
     fn new_secret(&self) -> Result<String, Error> {
         crate::secrets::random_hex().map_err(|e| Error::Open {
-            path: self.path.display().to_string(),
+            path: self.shown(),
             reason: format!("no randomness: {e}"),
         })
     }
@@ -558,11 +554,12 @@ impl Store {
     pub fn tokens(&self, project: Option<&str>) -> Result<Vec<TokenInfo>, Error> {
         let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
         self.with(|c| {
-            let mut stmt = c.prepare(
+            c.all(
                 "SELECT id, project_id, label, created_at, last_used_at, revoked_at FROM tokens
-                 WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id",
-            )?;
-            stmt.query_map([project_id], token_row)?.collect()
+                 WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY id",
+                args![project_id],
+                token_row,
+            )
         })
     }
 
@@ -571,7 +568,7 @@ impl Store {
         let n = self.with(|c| {
             c.execute(
                 "UPDATE tokens SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
-                params![now(), id],
+                args![now(), id],
             )
         })?;
         Ok(n == 1)
@@ -584,19 +581,13 @@ impl Store {
         let (id, secret) = parse_token(token).unwrap_or((-1, token));
         let presented = sha256(secret);
         let row = self.with(|c| {
-            c.prepare_cached(
+            c.row(
                 "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.optimization, p.created_at, p.exposure
                  FROM tokens t JOIN projects p ON p.id = t.project_id
                  WHERE t.id = ?1 AND t.revoked_at IS NULL",
-            )?
-            .query_row([id], |r| {
-                Ok((
-                    r.get::<_, Vec<u8>>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    project_row_at(r, 2)?,
-                ))
-            })
-            .optional()
+                args![id],
+                |r| Ok((r.get::<Vec<u8>>(0)?, r.get::<Option<String>>(1)?, project_row_at(r, 2)?)),
+            )
         })?;
         let Some((stored, last_used, project)) = row else {
             // Same work as a hit, so timing tells nothing about which ids exist.
@@ -627,7 +618,7 @@ impl Store {
             c.execute(
                 "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (project_id, server, tool) DO UPDATE SET enabled = excluded.enabled",
-                params![p.id, server, tool.unwrap_or(""), enabled],
+                args![p.id, server, tool.unwrap_or(""), enabled],
             )
         })?;
         Ok(())
@@ -637,17 +628,18 @@ impl Store {
     /// (so the anonymous project's automatic grants do not bring it back).
     pub fn deny_server(&self, project: &str, server: &str) -> Result<(), Error> {
         let p = self.require_project(project)?;
-        let mut conn = self.conn.lock().expect("store connection lock");
-        let tx = conn.transaction()?;
-        tx.execute(
-            "DELETE FROM tool_permissions WHERE project_id = ?1 AND server = ?2",
-            params![p.id, server],
-        )?;
-        tx.execute(
-            "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 0)",
-            params![p.id, server],
-        )?;
-        tx.commit()?;
+        self.transaction(|tx| {
+            tx.execute(
+                "DELETE FROM tool_permissions WHERE project_id = ?1 AND server = ?2",
+                args![p.id, server],
+            )?;
+            // Another replica may deny it at the same moment.
+            tx.execute(
+                "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 0)
+                 ON CONFLICT (project_id, server, tool) DO UPDATE SET enabled = excluded.enabled",
+                args![p.id, server],
+            )
+        })?;
         Ok(())
     }
 
@@ -657,7 +649,7 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "INSERT INTO tool_permissions (project_id, server, tool, enabled) VALUES (?1, ?2, '', 1) ON CONFLICT DO NOTHING",
-                params![p.id, server],
+                args![p.id, server],
             )
         })?;
         Ok(())
@@ -666,9 +658,11 @@ impl Store {
     /// The tools `server` listed last time it was reached through `transport`.
     pub fn remembered_tools(&self, server: &str, transport: &str) -> Result<Option<String>, Error> {
         self.with(|c| {
-            c.prepare_cached("SELECT tools FROM server_tools WHERE server = ?1 AND transport = ?2")?
-                .query_row(params![server, transport], |r| r.get(0))
-                .optional()
+            c.row(
+                "SELECT tools FROM server_tools WHERE server = ?1 AND transport = ?2",
+                args![server, transport],
+                |r| r.get(0),
+            )
         })
     }
 
@@ -677,9 +671,8 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "INSERT INTO server_tools (server, transport, tools) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (server) DO UPDATE SET transport = ?2, tools = ?3,
-                     listed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-                params![server, transport, tools],
+                 ON CONFLICT (server) DO UPDATE SET transport = ?2, tools = ?3, listed_at = ?4",
+                args![server, transport, tools, now()],
             )
         })?;
         Ok(())
@@ -688,18 +681,18 @@ impl Store {
     /// A project's permission rows.
     pub fn permissions(&self, project_id: i64) -> Result<Vec<Permission>, Error> {
         self.with(|c| {
-            let mut stmt = c.prepare_cached(
+            c.all(
                 "SELECT server, tool, enabled FROM tool_permissions WHERE project_id = ?1 ORDER BY server, tool",
-            )?;
-            stmt.query_map([project_id], |r| {
-                let tool: String = r.get(1)?;
-                Ok(Permission {
-                    server: r.get(0)?,
-                    tool: (!tool.is_empty()).then_some(tool),
-                    enabled: r.get(2)?,
-                })
-            })?
-            .collect()
+                args![project_id],
+                |r| {
+                    let tool: String = r.get(1)?;
+                    Ok(Permission {
+                        server: r.get(0)?,
+                        tool: (!tool.is_empty()).then_some(tool),
+                        enabled: r.get(2)?,
+                    })
+                },
+            )
         })
     }
 
@@ -722,7 +715,7 @@ impl Drop for Store {
     }
 }
 
-fn token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TokenInfo> {
+fn token_row(r: &Row) -> Result<TokenInfo, Error> {
     Ok(TokenInfo {
         id: r.get(0)?,
         project_id: r.get(1)?,
@@ -733,18 +726,38 @@ fn token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TokenInfo> {
     })
 }
 
-fn project_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Project> {
+fn project_row(r: &Row) -> Result<Project, Error> {
     project_row_at(r, 0)
 }
 
-fn project_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Project> {
+fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
     Ok(Project {
         id: r.get(at)?,
         name: r.get(at + 1)?,
         optimization: Search::parse(r.get(at + 2)?),
         created_at: r.get(at + 3)?,
-        exposure: Exposure::parse(&r.get::<_, String>(at + 4)?),
+        exposure: Exposure::parse(r.text(at + 4)),
     })
+}
+
+/// A throwaway PostgreSQL cluster, once per test binary (shared with the integration tests).
+#[cfg(test)]
+#[path = "../tests/common/postgres.rs"]
+pub(crate) mod test_cluster;
+
+/// A fresh store on each engine: a SQLite file, and a database of its own
+/// on the test binary's PostgreSQL cluster. Store tests run on both.
+#[cfg(test)]
+pub(crate) fn test_stores() -> Vec<(tempfile::TempDir, Store)> {
+    let file = tempfile::tempdir().unwrap();
+    let sqlite = Store::open(&file.path().join("gw.db")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let postgres = Store::open_at(&StoreLocation::Postgres {
+        url: test_cluster::Cluster::shared().database(),
+        key_home: dir.path().join("pg"),
+    })
+    .unwrap();
+    vec![(file, sqlite), (dir, postgres)]
 }
 
 #[cfg(test)]
@@ -759,33 +772,44 @@ mod tests {
 
     #[test]
     fn tokens_authenticate_until_revoked_and_are_stored_hashed() {
-        let (dir, s) = store();
-        s.create_project("alpha", Some(Search::Bm25)).unwrap();
-        let (info, secret) = s.issue_token("alpha", "ci").unwrap();
-        assert!(secret.starts_with("mgw_"));
-        let (id, project) = s.authenticate(&secret).unwrap().expect("valid token");
-        assert_eq!((id, project.name.as_str()), (info.id, "alpha"));
+        for (dir, s) in test_stores() {
+            s.create_project("alpha", Some(Search::Bm25)).unwrap();
+            let (info, secret) = s.issue_token("alpha", "ci").unwrap();
+            assert!(secret.starts_with("mgw_"));
+            let (id, project) = s.authenticate(&secret).unwrap().expect("valid token");
+            assert_eq!((id, project.name.as_str()), (info.id, "alpha"));
 
-        let mistyped = format!("{}x", &secret[..secret.len() - 1]);
-        for bad in [mistyped.as_str(), "mgw_999_abc", "garbage", ""] {
-            assert!(s.authenticate(bad).unwrap().is_none(), "{bad}");
+            let mistyped = format!("{}x", &secret[..secret.len() - 1]);
+            for bad in [mistyped.as_str(), "mgw_999_abc", "garbage", ""] {
+                assert!(s.authenticate(bad).unwrap().is_none(), "{bad}");
+            }
+            assert!(s.revoke_token(info.id).unwrap());
+            assert!(s.authenticate(&secret).unwrap().is_none());
+            assert!(!s.revoke_token(info.id).unwrap(), "revoking twice is a no-op");
+
+            let secret_part = secret.rsplit('_').next().unwrap();
+            let stored: Vec<Vec<u8>> = s
+                .with(|c| c.all("SELECT secret_hash FROM tokens", &[], |r| r.get(0)))
+                .unwrap();
+            assert_eq!(stored, [sha256(secret_part).to_vec()], "only the hash is kept");
+            s.close();
+            if let Ok(bytes) = std::fs::read(dir.path().join("gw.db")) {
+                assert!(
+                    !bytes.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()),
+                    "the secret is not in the file"
+                );
+            }
         }
-        assert!(s.revoke_token(info.id).unwrap());
-        assert!(s.authenticate(&secret).unwrap().is_none());
-        assert!(!s.revoke_token(info.id).unwrap(), "revoking twice is a no-op");
-
-        s.close();
-        let bytes = std::fs::read(dir.path().join("gw.db")).unwrap();
-        let secret_part = secret.rsplit('_').next().unwrap();
-        assert!(
-            !bytes.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()),
-            "the secret is not in the file"
-        );
     }
 
     #[test]
     fn grants_whole_servers_and_tool_overrides() {
-        let (_dir, s) = store();
+        for (_dir, s) in test_stores() {
+            grants_on(&s);
+        }
+    }
+
+    fn grants_on(s: &Store) {
         let p = s.create_project("p", Some(Search::Bm25)).unwrap();
         s.set_permission("p", "fs", None, true).unwrap();
         s.set_permission("p", "fs", Some("delete_file"), false).unwrap();
@@ -807,7 +831,12 @@ mod tests {
 
     #[test]
     fn projects_are_unique_and_found_by_name_or_id() {
-        let (_dir, s) = store();
+        for (_dir, s) in test_stores() {
+            projects_on(&s);
+        }
+    }
+
+    fn projects_on(s: &Store) {
         let p = s.create_project("alpha", None).unwrap();
         assert!(matches!(s.create_project("alpha", None), Err(Error::ProjectExists(_))));
         assert_eq!(s.project(&p.id.to_string()).unwrap().unwrap().name, "alpha");
@@ -831,7 +860,7 @@ mod tests {
     fn a_locked_file_is_refused_clearly() {
         let (dir, s) = store();
         let path = dir.path().join("gw.db");
-        let holder = Connection::open(&path).unwrap();
+        let holder = rusqlite::Connection::open(&path).unwrap();
         holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
         let err = Store::open(&path).unwrap_err().to_string();
         assert!(

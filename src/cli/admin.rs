@@ -210,7 +210,7 @@ pub enum AuditCommand {
 }
 
 fn open(config: &Config) -> anyhow::Result<Store> {
-    Ok(Store::open(&config.store_path)?)
+    Ok(Store::open_at(&config.store)?)
 }
 
 fn print_json(v: &impl Serialize) -> anyhow::Result<ExitCode> {

@@ -112,7 +112,7 @@ pub struct LogoutArgs {
 }
 
 fn open_store(config: &Config) -> anyhow::Result<Arc<Store>> {
-    Ok(Arc::new(Store::open(&config.store_path)?))
+    Ok(Arc::new(Store::open_at(&config.store)?))
 }
 
 fn project(store: &Store, name: &str) -> anyhow::Result<Project> {
@@ -279,7 +279,7 @@ pub async fn login(config: &Config, args: LoginArgs) -> anyhow::Result<ExitCode>
         );
     }
     let p = project(&store, project_name)?;
-    let key = Arc::new(Key::find_or_create(store.path())?);
+    let key = Arc::new(Key::find_or_create(store.key_home())?);
     let pending = sign_in::begin(&store, key, &p, server).await?;
     eprintln!(
         "Sign project '{}' in to '{}': open this URL in a browser and sign in as that project's account:\n\n  {}\n",
@@ -296,7 +296,7 @@ pub async fn login(config: &Config, args: LoginArgs) -> anyhow::Result<ExitCode>
         "project '{}' is signed in to '{}'; its tokens are stored encrypted in {} and refreshed when due",
         p.name,
         server.name,
-        store.path().display()
+        store.shown()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -311,7 +311,7 @@ fn status(store: &Store, project_filter: Option<&str>, json: bool) -> anyhow::Re
     let key = if rows.is_empty() {
         None
     } else {
-        Some(Key::require(store.path())?)
+        Some(Key::require(store.key_home())?)
     };
     let mut statuses = Vec::new();
     for info in rows {

@@ -43,7 +43,7 @@ pub enum ToolsCommand {
 
 /// Runs a `tools` subcommand.
 pub fn run(config: &Config, command: ToolsCommand) -> anyhow::Result<ExitCode> {
-    let store = Store::open(&config.store_path)?;
+    let store = Store::open_at(&config.store)?;
     match command {
         ToolsCommand::Changes { server, json } => {
             let reviews = store.reviews(server.as_deref())?;

@@ -2,7 +2,7 @@
 //! operators changed. An admin token belongs to no project: `/mcp` refuses
 //! it, and the console refuses project tokens.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::{Row, args};
 use serde::Serialize;
 
 use super::{Error, Store, constant_time_eq, now, sha256, use_is_stale};
@@ -42,7 +42,7 @@ pub struct AdminAction {
     pub detail: Option<String>,
 }
 
-fn admin_token_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AdminTokenInfo> {
+fn admin_token_row(r: &Row) -> Result<AdminTokenInfo, Error> {
     Ok(AdminTokenInfo {
         id: r.get(0)?,
         label: r.get(1)?,
@@ -63,10 +63,10 @@ impl Store {
     pub fn issue_admin_token(&self, label: &str) -> Result<(AdminTokenInfo, String), Error> {
         let secret = self.new_secret()?;
         let info = self.with(|c| {
-            c.query_row(
+            c.one(
                 "INSERT INTO admin_tokens (label, secret_hash) VALUES (?1, ?2)
                  RETURNING id, label, created_at, last_used_at, revoked_at",
-                params![label, sha256(&secret).as_slice()],
+                args![label, sha256(&secret).as_slice()],
                 admin_token_row,
             )
         })?;
@@ -77,9 +77,11 @@ impl Store {
     /// Every admin token, oldest first.
     pub fn admin_tokens(&self) -> Result<Vec<AdminTokenInfo>, Error> {
         self.with(|c| {
-            let mut stmt =
-                c.prepare("SELECT id, label, created_at, last_used_at, revoked_at FROM admin_tokens ORDER BY id")?;
-            stmt.query_map([], admin_token_row)?.collect()
+            c.all(
+                "SELECT id, label, created_at, last_used_at, revoked_at FROM admin_tokens ORDER BY id",
+                &[],
+                admin_token_row,
+            )
         })
     }
 
@@ -88,7 +90,7 @@ impl Store {
         let n = self.with(|c| {
             c.execute(
                 "UPDATE admin_tokens SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
-                params![now(), id],
+                args![now(), id],
             )
         })?;
         Ok(n == 1)
@@ -100,9 +102,11 @@ impl Store {
         let (id, secret) = parse_admin_token(token).unwrap_or((-1, token));
         let presented = sha256(secret);
         let stored: Option<(Vec<u8>, Option<String>)> = self.with(|c| {
-            c.prepare_cached("SELECT secret_hash, last_used_at FROM admin_tokens WHERE id = ?1 AND revoked_at IS NULL")?
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
+            c.row(
+                "SELECT secret_hash, last_used_at FROM admin_tokens WHERE id = ?1 AND revoked_at IS NULL",
+                args![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
         })?;
         let matches = constant_time_eq(&presented, stored.as_ref().map_or(&[0u8; 32][..], |(hash, _)| hash));
         let Some((_, last_used)) = stored.filter(|_| matches) else {
@@ -112,7 +116,7 @@ impl Store {
             self.with(|c| {
                 c.execute(
                     "UPDATE admin_tokens SET last_used_at = ?1 WHERE id = ?2",
-                    params![now(), id],
+                    args![now(), id],
                 )
             })?;
         }
@@ -122,9 +126,11 @@ impl Store {
     /// Whether admin token `id` is still live (a console session re-checks it per request).
     pub fn admin_token_live(&self, id: i64) -> Result<bool, Error> {
         self.with(|c| {
-            c.prepare_cached("SELECT 1 FROM admin_tokens WHERE id = ?1 AND revoked_at IS NULL")?
-                .query_row([id], |_| Ok(()))
-                .optional()
+            c.row(
+                "SELECT 1 FROM admin_tokens WHERE id = ?1 AND revoked_at IS NULL",
+                args![id],
+                |_| Ok(()),
+            )
         })
         .map(|row| row.is_some())
     }
@@ -140,7 +146,7 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "INSERT INTO admin_actions (actor, action, target, detail) VALUES (?1, ?2, ?3, ?4)",
-                params![actor, action, target, detail],
+                args![actor, action, target, detail],
             )
         })?;
         Ok(())
@@ -149,18 +155,19 @@ impl Store {
     /// The newest operator actions, newest first.
     pub fn admin_actions(&self, limit: usize) -> Result<Vec<AdminAction>, Error> {
         self.with(|c| {
-            let mut stmt =
-                c.prepare("SELECT at, actor, action, target, detail FROM admin_actions ORDER BY id DESC LIMIT ?1")?;
-            stmt.query_map([limit as i64], |r| {
-                Ok(AdminAction {
-                    at: r.get(0)?,
-                    actor: r.get(1)?,
-                    action: r.get(2)?,
-                    target: r.get(3)?,
-                    detail: r.get(4)?,
-                })
-            })?
-            .collect()
+            c.all(
+                "SELECT at, actor, action, target, detail FROM admin_actions ORDER BY id DESC LIMIT ?1",
+                args![limit],
+                |r| {
+                    Ok(AdminAction {
+                        at: r.get(0)?,
+                        actor: r.get(1)?,
+                        action: r.get(2)?,
+                        target: r.get(3)?,
+                        detail: r.get(4)?,
+                    })
+                },
+            )
         })
     }
 }
@@ -171,37 +178,37 @@ mod tests {
 
     #[test]
     fn admin_tokens_open_only_while_live_and_are_not_project_tokens() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("g.db")).unwrap();
-        let (info, secret) = s.issue_admin_token("ops").unwrap();
-        assert!(secret.starts_with(ADMIN_TOKEN_PREFIX));
-        assert_eq!(s.authenticate_admin(&secret).unwrap(), Some(info.id));
-        assert_eq!(s.authenticate_admin(&format!("{secret}x")).unwrap(), None);
-        assert_eq!(
-            s.authenticate(&secret).unwrap(),
-            None,
-            "an admin token is no project token"
-        );
-        s.create_project("p", None).unwrap();
-        let (_, project_token) = s.issue_token("p", "").unwrap();
-        assert_eq!(s.authenticate_admin(&project_token).unwrap(), None);
-        assert!(s.revoke_admin_token(info.id).unwrap());
-        assert!(!s.admin_token_live(info.id).unwrap());
-        assert_eq!(s.authenticate_admin(&secret).unwrap(), None);
-        assert!(s.admin_tokens().unwrap()[0].revoked_at.is_some());
+        for (_dir, s) in crate::store::test_stores() {
+            let (info, secret) = s.issue_admin_token("ops").unwrap();
+            assert!(secret.starts_with(ADMIN_TOKEN_PREFIX));
+            assert_eq!(s.authenticate_admin(&secret).unwrap(), Some(info.id));
+            assert_eq!(s.authenticate_admin(&format!("{secret}x")).unwrap(), None);
+            assert_eq!(
+                s.authenticate(&secret).unwrap(),
+                None,
+                "an admin token is no project token"
+            );
+            s.create_project("p", None).unwrap();
+            let (_, project_token) = s.issue_token("p", "").unwrap();
+            assert_eq!(s.authenticate_admin(&project_token).unwrap(), None);
+            assert!(s.revoke_admin_token(info.id).unwrap());
+            assert!(!s.admin_token_live(info.id).unwrap());
+            assert_eq!(s.authenticate_admin(&secret).unwrap(), None);
+            assert!(s.admin_tokens().unwrap()[0].revoked_at.is_some());
+        }
     }
 
     #[test]
     fn actions_are_kept_newest_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("g.db")).unwrap();
-        s.record_admin_action("cli", "grant", "project p, server a", None)
-            .unwrap();
-        s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x"))
-            .unwrap();
-        let actions = s.admin_actions(10).unwrap();
-        assert_eq!(actions.len(), 2);
-        assert_eq!(actions[0].action, "token.revoke");
-        assert_eq!(actions[1].actor, "cli");
+        for (_dir, s) in crate::store::test_stores() {
+            s.record_admin_action("cli", "grant", "project p, server a", None)
+                .unwrap();
+            s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x"))
+                .unwrap();
+            let actions = s.admin_actions(10).unwrap();
+            assert_eq!(actions.len(), 2);
+            assert_eq!(actions[0].action, "token.revoke");
+            assert_eq!(actions[1].actor, "cli");
+        }
     }
 }

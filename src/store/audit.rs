@@ -2,16 +2,18 @@
 //! Callers queue rows on a bounded channel; one writer thread with its own
 //! connection gathers them for a moment and commits them in one
 //! transaction. A full channel makes callers wait (back-pressure) rather
-//! than drop rows, a failed write is retried, and [`Store::close`] flushes
+//! than drop rows, a failed write (a locked file, a PostgreSQL server
+//! restarting) is retried until it succeeds, and [`Store::close`] flushes
 //! what is queued.
 
 use std::time::Duration;
 
-use rusqlite::{Connection, params};
+use super::engine::Engine;
+use super::sql::{Sql, args};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::{Error, Store, explain, now};
+use super::{Error, Store, now};
 
 /// Audit rows that may wait in memory before callers are slowed down.
 pub(super) const AUDIT_QUEUE: usize = 4096;
@@ -114,31 +116,31 @@ impl Store {
     pub fn audit_tail(&self, project: Option<&str>, limit: usize) -> Result<Vec<AuditRow>, Error> {
         let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
         let mut rows = self.with(|c| {
-            let mut stmt = c.prepare(
+            c.all(
                 "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
                         subject, issuer, query_terms, ranked_keys, follows, rank
-                 FROM audit_log WHERE ?1 IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2",
-            )?;
-            stmt.query_map(params![project_id, limit as i64], |r| {
-                Ok(AuditRow {
-                    at: r.get(0)?,
-                    request_id: r.get(1)?,
-                    project_id: r.get(2)?,
-                    token_id: r.get(3)?,
-                    meta_tool: r.get(4)?,
-                    tool_key: r.get(5)?,
-                    outcome: Outcome::parse(&r.get::<_, String>(6)?),
-                    latency_ms: r.get::<_, i64>(7)? as u64,
-                    result_count: r.get::<_, Option<i64>>(8)?.map(|n| n as u64),
-                    subject: r.get(9)?,
-                    issuer: r.get(10)?,
-                    query_terms: r.get(11)?,
-                    ranked_keys: r.get(12)?,
-                    follows: r.get(13)?,
-                    rank: r.get(14)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
+                 FROM audit_log WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2",
+                args![project_id, limit],
+                |r| {
+                    Ok(AuditRow {
+                        at: r.get(0)?,
+                        request_id: r.get(1)?,
+                        project_id: r.get(2)?,
+                        token_id: r.get(3)?,
+                        meta_tool: r.get(4)?,
+                        tool_key: r.get(5)?,
+                        outcome: Outcome::parse(r.text(6)),
+                        latency_ms: r.get::<i64>(7)?.max(0) as u64,
+                        result_count: r.get::<Option<i64>>(8)?.map(|n| n.max(0) as u64),
+                        subject: r.get(9)?,
+                        issuer: r.get(10)?,
+                        query_terms: r.get(11)?,
+                        ranked_keys: r.get(12)?,
+                        follows: r.get(13)?,
+                        rank: r.get(14)?,
+                    })
+                },
+            )
         })?;
         rows.reverse();
         Ok(rows)
@@ -160,7 +162,7 @@ pub(super) enum Write {
 /// The writer thread: batches writes into transactions; on failure keeps the
 /// batch and retries, so a locked or full disk delays audit rows but loses
 /// none while the gateway runs.
-pub(super) fn write_behind(mut conn: Connection, mut rx: mpsc::Receiver<Write>) {
+pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>) {
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     let mut delay = Duration::from_millis(50);
     loop {
@@ -181,14 +183,14 @@ pub(super) fn write_behind(mut conn: Connection, mut rx: mpsc::Receiver<Write>) 
                 Err(_) => break,
             }
         }
-        match insert_batch(&mut conn, &batch) {
+        match engine.transaction(|tx| insert_batch(tx, &batch)) {
             Ok(()) => {
                 batch.clear();
                 delay = Duration::from_millis(50);
             }
             Err(e) => {
                 let closed = rx.is_closed() && rx.is_empty();
-                tracing::error!(error = %explain(&e), rows = batch.len(), "audit write failed; retrying");
+                tracing::error!(error = %e, rows = batch.len(), "audit write failed; retrying");
                 if closed && delay >= Duration::from_secs(2) {
                     tracing::error!(
                         rows = batch.len(),
@@ -203,28 +205,29 @@ pub(super) fn write_behind(mut conn: Connection, mut rx: mpsc::Receiver<Write>) 
     }
 }
 
-fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()> {
-    let tx = conn.transaction()?;
-    {
-        let mut audit = tx.prepare_cached(
+fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
+    // Audit writers take turns with each other and with the usage rollup
+    // (SQLite's lock does this anyway): rows then commit in id order, and the
+    // rollup's watermark never passes a row of a batch still committing on
+    // another replica.
+    tx.execute("UPDATE usage_rolled SET through = through WHERE id = 1", &[])?;
+    for w in writes {
+        let r = match w {
+            Write::Audit(r) => r,
+            Write::TokenUsed { id, at } => {
+                tx.execute("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2", args![at, id])?;
+                continue;
+            }
+            Write::Learn(u) => {
+                super::learning::insert(tx, u)?;
+                continue;
+            }
+        };
+        tx.execute(
             "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
                                     subject, issuer, query_terms, ranked_keys, follows, rank)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        )?;
-        let mut touch = tx.prepare_cached("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2")?;
-        for w in writes {
-            let r = match w {
-                Write::Audit(r) => r,
-                Write::TokenUsed { id, at } => {
-                    touch.execute(params![at, id])?;
-                    continue;
-                }
-                Write::Learn(u) => {
-                    super::learning::insert(&tx, u)?;
-                    continue;
-                }
-            };
-            audit.execute(params![
+            args![
                 r.at,
                 r.request_id,
                 r.project_id,
@@ -232,18 +235,18 @@ fn insert_batch(conn: &mut Connection, writes: &[Write]) -> rusqlite::Result<()>
                 r.meta_tool,
                 r.tool_key,
                 r.outcome.as_str(),
-                r.latency_ms as i64,
-                r.result_count.map(|n| n as i64),
+                r.latency_ms,
+                r.result_count,
                 r.subject,
                 r.issuer,
                 r.query_terms,
                 r.ranked_keys,
                 r.follows,
                 r.rank,
-            ])?;
-        }
+            ],
+        )?;
     }
-    tx.commit()
+    Ok(())
 }
 
 /// An audit row stamped now.
@@ -273,18 +276,24 @@ mod tests {
 
     #[tokio::test]
     async fn audit_rows_are_flushed_on_close() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("gw.db")).unwrap();
-        for i in 0..1000 {
-            let mut row = audit_row(&format!("r{i}"), "tool_execute");
-            row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };
-            s.audit(row).await;
+        for (_dir, s) in crate::store::test_stores() {
+            for i in 0..1000 {
+                let mut row = audit_row(&format!("r{i}"), "tool_execute");
+                row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };
+                s.audit(row).await;
+            }
+            s.close();
+            let n: i64 = s
+                .with(|c| c.one("SELECT count(*) FROM audit_log", &[], |r| r.get(0)))
+                .unwrap();
+            assert_eq!(n, 1000, "{}", s.shown());
+            let tail = s.audit_tail(None, 2).unwrap();
+            assert_eq!(
+                tail.iter()
+                    .map(|r| (r.request_id.as_str(), r.outcome))
+                    .collect::<Vec<_>>(),
+                [("r998", Outcome::Ok), ("r999", Outcome::Timeout)]
+            );
         }
-        s.close();
-        let conn = Connection::open(s.path()).unwrap();
-        let n: i64 = conn
-            .query_row("SELECT count(*) FROM audit_log", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 1000);
     }
 }

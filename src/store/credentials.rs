@@ -1,7 +1,7 @@
 //! Rows of sealed per-project credentials. The store keeps bytes it cannot
 //! read; sealing and opening are [`crate::credentials`]'s business.
 
-use rusqlite::{OptionalExtension, params};
+use super::sql::args;
 use serde::Serialize;
 
 use super::{Error, Store, now};
@@ -29,16 +29,12 @@ impl CredentialKind {
         }
     }
 
-    fn parse(word: &str) -> rusqlite::Result<Self> {
+    fn parse(word: &str) -> Result<Self, Error> {
         match word {
             "header" => Ok(CredentialKind::Header),
             "env" => Ok(CredentialKind::Env),
             "oauth" => Ok(CredentialKind::OAuth),
-            other => Err(rusqlite::Error::InvalidColumnType(
-                2,
-                format!("credential kind '{other}'"),
-                rusqlite::types::Type::Text,
-            )),
+            other => Err(Error::Column(format!("unknown credential kind '{other}'"))),
         }
     }
 }
@@ -98,23 +94,14 @@ impl Store {
     ) -> Result<(), Error> {
         let at = now();
         self.with(|c| {
-            c.prepare_cached(
+            c.execute(
                 "INSERT INTO credentials (project_id, server, kind, name, key_id, sealed, set_at, updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
                  ON CONFLICT (project_id, server, kind, name) DO UPDATE SET
                    key_id = excluded.key_id, sealed = excluded.sealed, updated_at = excluded.updated_at,
-                   set_at = CASE WHEN ?8 THEN excluded.set_at ELSE set_at END",
-            )?
-            .execute(params![
-                project_id,
-                server,
-                kind.as_str(),
-                name,
-                key_id,
-                sealed,
-                at,
-                renew
-            ])
+                   set_at = CASE WHEN CAST(?8 AS BIGINT) <> 0 THEN excluded.set_at ELSE credentials.set_at END",
+                args![project_id, server, kind.as_str(), name, key_id, sealed, at, renew],
+            )
         })?;
         Ok(())
     }
@@ -122,20 +109,20 @@ impl Store {
     /// A project's credentials for one server (on the request path: one indexed read).
     pub fn credentials(&self, project_id: i64, server: &str) -> Result<Vec<SealedCredential>, Error> {
         self.with(|c| {
-            c.prepare_cached(
+            c.all(
                 "SELECT kind, name, key_id, sealed, set_at FROM credentials
                  WHERE project_id = ?1 AND server = ?2 ORDER BY kind, name",
-            )?
-            .query_map(params![project_id, server], |r| {
-                Ok(SealedCredential {
-                    kind: CredentialKind::parse(&r.get::<_, String>(0)?)?,
-                    name: r.get(1)?,
-                    key_id: r.get(2)?,
-                    sealed: r.get(3)?,
-                    set_at: r.get(4)?,
-                })
-            })?
-            .collect()
+                args![project_id, server],
+                |r| {
+                    Ok(SealedCredential {
+                        kind: CredentialKind::parse(r.text(0))?,
+                        name: r.get(1)?,
+                        key_id: r.get(2)?,
+                        sealed: r.get(3)?,
+                        set_at: r.get(4)?,
+                    })
+                },
+            )
         })
     }
 
@@ -157,23 +144,23 @@ impl Store {
     pub fn credential_list(&self, project: Option<&str>) -> Result<Vec<CredentialInfo>, Error> {
         let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
         self.with(|c| {
-            c.prepare(
+            c.all(
                 "SELECT p.name, c.server, c.kind, c.name, c.set_at, c.updated_at
                  FROM credentials c JOIN projects p ON p.id = c.project_id
-                 WHERE ?1 IS NULL OR c.project_id = ?1
+                 WHERE CAST(?1 AS BIGINT) IS NULL OR c.project_id = ?1
                  ORDER BY p.name, c.server, c.kind, c.name",
-            )?
-            .query_map([project_id], |r| {
-                Ok(CredentialInfo {
-                    project: r.get(0)?,
-                    server: r.get(1)?,
-                    kind: CredentialKind::parse(&r.get::<_, String>(2)?)?,
-                    name: r.get(3)?,
-                    set_at: r.get(4)?,
-                    updated_at: r.get(5)?,
-                })
-            })?
-            .collect()
+                args![project_id],
+                |r| {
+                    Ok(CredentialInfo {
+                        project: r.get(0)?,
+                        server: r.get(1)?,
+                        kind: CredentialKind::parse(r.text(2))?,
+                        name: r.get(3)?,
+                        set_at: r.get(4)?,
+                        updated_at: r.get(5)?,
+                    })
+                },
+            )
         })
     }
 
@@ -188,8 +175,8 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "DELETE FROM credentials WHERE project_id = ?1 AND server = ?2 AND kind = ?3
-                 AND (?4 IS NULL OR name = ?4)",
-                params![project_id, server, kind.as_str(), name],
+                 AND (CAST(?4 AS TEXT) IS NULL OR name = ?4)",
+                args![project_id, server, kind.as_str(), name],
             )
         })
     }
@@ -197,20 +184,19 @@ impl Store {
     /// Projects holding a credential for `server`, oldest first.
     pub fn projects_with_credentials(&self, server: &str) -> Result<Vec<super::Project>, Error> {
         self.with(|c| {
-            c.prepare_cached(
+            c.all(
                 "SELECT id, name, optimization, created_at, exposure FROM projects
                  WHERE id IN (SELECT project_id FROM credentials WHERE server = ?1) ORDER BY id",
-            )?
-            .query_map([server], super::project_row)?
-            .collect()
+                args![server],
+                super::project_row,
+            )
         })
     }
 
     /// Whether any credential is stored (a store without its key then says so).
     pub fn has_credentials(&self) -> Result<bool, Error> {
         self.with(|c| {
-            c.query_row("SELECT 1 FROM credentials LIMIT 1", [], |_| Ok(()))
-                .optional()
+            c.row("SELECT 1 FROM credentials LIMIT 1", &[], |_| Ok(()))
                 .map(|r| r.is_some())
         })
     }

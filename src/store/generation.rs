@@ -5,22 +5,16 @@
 //! cache when it moved, so a change made by any process sharing the store
 //! applies from the next request.
 
-use rusqlite::OptionalExtension;
-
 use super::{Error, Store};
 
 impl Store {
     /// The current access generation.
     pub fn access_generation(&self) -> Result<i64, Error> {
-        let n = self.with(|c| {
-            c.prepare_cached("SELECT n FROM access_generation WHERE id = 1")?
-                .query_row([], |r| r.get(0))
-                .optional()
-        })?;
+        let n = self.with(|c| c.row("SELECT n FROM access_generation WHERE id = 1", &[], |r| r.get(0)))?;
         // The row is created by the migration; a store without it has been
         // edited by hand, and nothing cached from it can be trusted.
         n.ok_or_else(|| Error::Open {
-            path: self.path().display().to_string(),
+            path: self.shown(),
             reason: "the access_generation row is missing".into(),
         })
     }
@@ -69,5 +63,28 @@ mod tests {
             .execute("UPDATE tokens SET revoked_at = 'now' WHERE id = ?1", [token.id])
             .unwrap();
         assert!(s.access_generation().unwrap() > last);
+    }
+
+    /// Two replicas on one PostgreSQL database: a revocation or a grant on
+    /// one moves the generation the other reads at its next request.
+    #[test]
+    fn a_change_on_one_replica_is_seen_by_the_other() {
+        let url = crate::store::test_cluster::Cluster::shared().database();
+        let dir = tempfile::tempdir().unwrap();
+        let at = crate::config::StoreLocation::Postgres {
+            url,
+            key_home: dir.path().join("pg"),
+        };
+        let (a, b) = (Store::open_at(&at).unwrap(), Store::open_at(&at).unwrap());
+        a.create_project("p", Some(Search::Bm25)).unwrap();
+        let (token, secret) = a.issue_token("p", "ci").unwrap();
+        assert!(b.authenticate(&secret).unwrap().is_some());
+        let seen = b.access_generation().unwrap();
+        assert!(a.revoke_token(token.id).unwrap());
+        assert!(b.access_generation().unwrap() > seen);
+        assert!(b.authenticate(&secret).unwrap().is_none());
+        let seen = b.access_generation().unwrap();
+        a.set_permission("p", "fs", None, true).unwrap();
+        assert!(b.access_generation().unwrap() > seen);
     }
 }

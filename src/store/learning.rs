@@ -3,7 +3,7 @@
 //! queued to the writer thread like audit rows; reading and resetting run
 //! inline.
 
-use rusqlite::params;
+use super::sql::{Sql, args};
 
 use super::audit::Write;
 use super::{Error, Store, now};
@@ -36,21 +36,23 @@ impl Store {
     /// Everything project `project_id` learned.
     pub fn learned(&self, project_id: i64) -> Result<Vec<Association>, Error> {
         self.with(|c| {
-            c.prepare_cached("SELECT term, tool_key, weight FROM search_learning WHERE project_id = ?1")?
-                .query_map([project_id], |r| {
+            c.all(
+                "SELECT term, tool_key, weight FROM search_learning WHERE project_id = ?1",
+                args![project_id],
+                |r| {
                     Ok(Association {
                         term: r.get(0)?,
                         tool_key: r.get(1)?,
                         weight: r.get(2)?,
                     })
-                })?
-                .collect()
+                },
+            )
         })
     }
 
     /// The salt hashed terms are made with (one per store).
     pub fn learning_salt(&self) -> Result<Vec<u8>, Error> {
-        self.with(|c| c.query_row("SELECT salt FROM learning_salt WHERE id = 1", [], |r| r.get(0)))
+        self.with(|c| c.one("SELECT salt FROM learning_salt WHERE id = 1", &[], |r| r.get(0)))
     }
 
     /// Queues a use to learn from; waits if the writer is behind, like audit rows.
@@ -67,26 +69,24 @@ impl Store {
     /// what it holds in memory at its next request.
     pub fn reset_learning(&self, project: &str) -> Result<usize, Error> {
         let project = self.require_project(project)?;
-        self.with(|c| {
-            let tx = c.unchecked_transaction()?;
-            let n = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", [project.id])?;
-            tx.execute("UPDATE access_generation SET n = n + 1", [])?;
-            tx.commit()?;
+        self.transaction(|tx| {
+            let n = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", args![project.id])?;
+            tx.execute("UPDATE access_generation SET n = n + 1", &[])?;
             Ok(n)
         })
     }
 }
 
 /// Adds `u` to its associations, inside the writer's transaction.
-pub(super) fn insert(tx: &rusqlite::Transaction<'_>, u: &Use) -> rusqlite::Result<()> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO search_learning (project_id, term, tool_key, weight, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (project_id, term, tool_key)
-         DO UPDATE SET weight = weight + excluded.weight, last_used_at = excluded.last_used_at",
-    )?;
+pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
     let at = now();
     for term in &u.terms {
-        stmt.execute(params![u.project_id, term, u.tool_key, u.weight, at])?;
+        tx.execute(
+            "INSERT INTO search_learning (project_id, term, tool_key, weight, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (project_id, term, tool_key)
+             DO UPDATE SET weight = search_learning.weight + excluded.weight, last_used_at = excluded.last_used_at",
+            args![u.project_id, term, u.tool_key, u.weight, at],
+        )?;
     }
     Ok(())
 }
@@ -98,8 +98,12 @@ mod tests {
 
     #[tokio::test]
     async fn uses_add_up_per_project_and_reset_forgets_one_project() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("gw.db")).unwrap();
+        for (_dir, s) in crate::store::test_stores() {
+            uses_add_up(&s).await;
+        }
+    }
+
+    async fn uses_add_up(s: &Store) {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
         let use_of = |p: i64, tool: &str| Use {

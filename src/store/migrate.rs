@@ -1,16 +1,22 @@
-//! Schema migrations, tracked by `PRAGMA user_version` (as cargo does for its
-//! own SQLite files): each runs once, in order, inside one exclusive transaction,
-//! with foreign keys off (SQLite's recipe for rebuilding a table) and checked
-//! before commit.
-//! Never edit or remove a shipped entry; append the next one.
+//! Schema migrations, one list per engine, numbered alike: the SQLite
+//! ones in `migrations/`, the PostgreSQL ones in `migrations/postgres/`.
+//! Each runs once, in order. SQLite tracks the number applied in `PRAGMA
+//! user_version` (as cargo does for its own SQLite files) and runs them in
+//! one exclusive transaction, with foreign keys off (SQLite's recipe for
+//! rebuilding a table) and checked before commit. PostgreSQL tracks it in
+//! `schema_migrations` and runs them in one transaction under an advisory
+//! lock, so replicas starting together migrate once.
+//! Never edit or remove a shipped entry; append the next one, to both lists.
 
 use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{Error, explain};
+use super::postgres::Postgres;
+use super::sql::Sql;
+use super::{Error, sqlite::explain};
 
-/// Every migration, in order. The store's schema version is the number applied.
+/// Every SQLite migration, in order. The store's schema version is the number applied.
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_hybrid_search.sql"),
@@ -25,8 +31,59 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_console.sql"),
 ];
 
-/// Brings the database up to date; refuses one written by a newer binary.
-pub fn run(conn: &mut Connection, path: &Path) -> Result<(), Error> {
+/// The same migrations for PostgreSQL.
+const POSTGRES: &[&str] = &[
+    include_str!("../../migrations/postgres/0001_init.sql"),
+    include_str!("../../migrations/postgres/0002_hybrid_search.sql"),
+    include_str!("../../migrations/postgres/0003_server_tools.sql"),
+    include_str!("../../migrations/postgres/0004_server_protocol.sql"),
+    include_str!("../../migrations/postgres/0005_audit_subject.sql"),
+    include_str!("../../migrations/postgres/0006_credentials.sql"),
+    include_str!("../../migrations/postgres/0007_access_generation.sql"),
+    include_str!("../../migrations/postgres/0008_search_learning.sql"),
+    include_str!("../../migrations/postgres/0009_tool_pins.sql"),
+    include_str!("../../migrations/postgres/0010_tool_exposure.sql"),
+    include_str!("../../migrations/postgres/0011_console.sql"),
+];
+
+/// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).
+const MIGRATION_LOCK: i64 = 0x6d63_702d_6777;
+
+/// Brings a PostgreSQL database up to date; refuses one written by a newer binary.
+pub fn postgres(pg: &Postgres) -> Result<(), Error> {
+    let shown = pg.shown().to_string();
+    let known = POSTGRES.len() as i64;
+    pg.transaction(|tx| {
+        let sql = tx.sql();
+        let sql: &dyn Sql = &sql;
+        sql.execute("SELECT pg_advisory_xact_lock(?1)", super::sql::args![MIGRATION_LOCK])?;
+        tx.batch(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at TEXT NOT NULL)",
+        )?;
+        let version: i64 = sql.one("SELECT coalesce(max(version), 0) FROM schema_migrations", &[], |r| {
+            r.get(0)
+        })?;
+        if version > known {
+            return Err(Error::TooNew {
+                path: shown.clone(),
+                found: version,
+                known,
+            });
+        }
+        for (i, migration) in POSTGRES.iter().enumerate().skip(version as usize) {
+            tx.batch(migration)?;
+            sql.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                super::sql::args![i as i64 + 1, super::now()],
+            )?;
+            tracing::info!(store = %shown, version = i + 1, "store migrated");
+        }
+        Ok(())
+    })
+}
+
+/// Brings a SQLite database up to date; refuses one written by a newer binary.
+pub fn sqlite(conn: &mut Connection, path: &Path) -> Result<(), Error> {
     let shown = path.display().to_string();
     // Outside the transaction: the pragma is a no-op inside one.
     conn.pragma_update(None, "foreign_keys", false)
@@ -85,8 +142,8 @@ mod tests {
     #[test]
     fn migrate_from_empty_and_twice() {
         let mut conn = Connection::open_in_memory().unwrap();
-        run(&mut conn, Path::new(":memory:")).unwrap();
-        run(&mut conn, Path::new(":memory:")).unwrap();
+        sqlite(&mut conn, Path::new(":memory:")).unwrap();
+        sqlite(&mut conn, Path::new(":memory:")).unwrap();
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
         assert_eq!(version, MIGRATIONS.len() as i64);
         let tables: i64 = conn
@@ -111,7 +168,7 @@ mod tests {
              INSERT INTO tool_permissions (project_id, server, enabled) VALUES (7, 'fs', 1);",
         )
         .unwrap();
-        run(&mut conn, Path::new(":memory:")).unwrap();
+        sqlite(&mut conn, Path::new(":memory:")).unwrap();
         let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
         assert_eq!(count("SELECT count(*) FROM tokens WHERE project_id = 7"), 1);
         assert_eq!(count("SELECT count(*) FROM tool_permissions WHERE project_id = 7"), 1);
@@ -127,10 +184,46 @@ mod tests {
     }
 
     #[test]
+    fn both_engines_have_every_migration() {
+        assert_eq!(
+            MIGRATIONS.len(),
+            POSTGRES.len(),
+            "migrations/ and migrations/postgres/ are numbered alike"
+        );
+    }
+
+    /// Replicas starting together migrate once; a database from a newer
+    /// gateway is refused.
+    #[test]
+    fn postgres_migrates_once_under_the_lock_and_refuses_a_newer_database() {
+        let cluster = crate::store::test_cluster::Cluster::shared();
+        let url = cluster.database();
+        let replicas: Vec<_> = (0..4)
+            .map(|_| {
+                let url = url.clone();
+                std::thread::spawn(move || postgres(&Postgres::connect(&url).unwrap()))
+            })
+            .collect();
+        for replica in replicas {
+            replica.join().unwrap().unwrap();
+        }
+        let db = url.rsplit('/').next().unwrap();
+        let n = POSTGRES.len();
+        assert_eq!(
+            cluster.psql(db, "SELECT count(*) || '|' || max(version) FROM schema_migrations"),
+            format!("{n}|{n}")
+        );
+        cluster.psql(db, "INSERT INTO schema_migrations VALUES (99, 'later')");
+        let err = postgres(&Postgres::connect(&url).unwrap()).unwrap_err();
+        assert!(matches!(err, Error::TooNew { found: 99, .. }), "{err}");
+        assert!(err.to_string().contains("upgrade mcp-gateway"), "{err}");
+    }
+
+    #[test]
     fn a_newer_database_is_refused() {
         let mut conn = Connection::open_in_memory().unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();
-        let err = run(&mut conn, Path::new("future.db")).unwrap_err();
+        let err = sqlite(&mut conn, Path::new("future.db")).unwrap_err();
         assert!(matches!(err, Error::TooNew { found: 99, .. }), "{err}");
         assert!(err.to_string().contains("upgrade mcp-gateway"), "{err}");
     }

@@ -3,9 +3,8 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{Error, Store};
+use super::sql::args;
+use super::{Error, Store, now};
 
 /// What the store holds about one server's tools: pinned hashes and
 /// rejected hashes, by tool name.
@@ -81,37 +80,21 @@ pub struct Review {
 impl Store {
     /// The review generation: moves on every change to pins and reviews.
     pub fn review_generation(&self) -> Result<i64, Error> {
-        self.with(|c| {
-            c.prepare_cached("SELECT n FROM review_generation WHERE id = 1")?
-                .query_row([], |r| r.get(0))
-        })
+        self.with(|c| c.one("SELECT n FROM review_generation WHERE id = 1", &[], |r| r.get(0)))
     }
 
     /// Pins and reviews of every server, by server.
     pub fn pins(&self) -> Result<HashMap<String, ServerPins>, Error> {
         self.with(|c| {
             let mut out: HashMap<String, ServerPins> = HashMap::new();
-            let mut pins = c.prepare_cached("SELECT server, tool, hash FROM tool_pins")?;
-            let rows = pins.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?)))?;
-            for row in rows {
-                let (server, tool, hash) = row?;
-                out.entry(server).or_default().pinned.insert(tool, hash);
+            for r in c.query("SELECT server, tool, hash FROM tool_pins", &[])? {
+                out.entry(r.get(0)?).or_default().pinned.insert(r.get(1)?, r.get(2)?);
             }
-            let mut reviews = c.prepare_cached("SELECT server, tool, hash, state FROM tool_reviews")?;
-            let rows = reviews.query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            })?;
-            for row in rows {
-                let (server, tool, hash, state) = row?;
-                out.entry(server)
+            for r in c.query("SELECT server, tool, hash, state FROM tool_reviews", &[])? {
+                out.entry(r.get(0)?)
                     .or_default()
                     .reviews
-                    .insert(tool, (hash, ReviewState::parse(&state)));
+                    .insert(r.get(1)?, (r.get(2)?, ReviewState::parse(r.text(3))));
             }
             Ok(out)
         })
@@ -123,19 +106,23 @@ impl Store {
         if pins.is_empty() {
             return Ok(());
         }
-        self.with(|c| {
-            let tx = c.unchecked_transaction()?;
+        let at = now();
+        // One order for every replica: two pinning the same tools never deadlock.
+        let mut pins: Vec<&NewPin<'_>> = pins.iter().collect();
+        pins.sort_by_key(|p| (p.server, p.tool));
+        self.transaction(|tx| {
             for p in pins {
-                tx.prepare_cached(
+                tx.execute(
                     "INSERT INTO tool_pins (server, tool, hash, definition) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, definition = ?4,
-                         pinned_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-                )?
-                .execute(params![p.server, p.tool, p.hash, p.definition])?;
-                tx.prepare_cached("DELETE FROM tool_reviews WHERE server = ?1 AND tool = ?2")?
-                    .execute(params![p.server, p.tool])?;
+                     ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, definition = ?4, pinned_at = ?5",
+                    args![p.server, p.tool, p.hash, p.definition, at],
+                )?;
+                tx.execute(
+                    "DELETE FROM tool_reviews WHERE server = ?1 AND tool = ?2",
+                    args![p.server, p.tool],
+                )?;
             }
-            tx.commit()
+            Ok(())
         })
     }
 
@@ -151,10 +138,11 @@ impl Store {
     ) -> Result<bool, Error> {
         let reasons = serde_json::to_string(reasons).unwrap_or_else(|_| "[]".into());
         self.with(|c| {
-            let same: Option<String> = c
-                .prepare_cached("SELECT hash FROM tool_reviews WHERE server = ?1 AND tool = ?2 AND hash = ?3")?
-                .query_row(params![server, tool, hash], |r| r.get(0))
-                .optional()?;
+            let same = c.row(
+                "SELECT 1 FROM tool_reviews WHERE server = ?1 AND tool = ?2 AND hash = ?3",
+                args![server, tool, hash],
+                |_| Ok(()),
+            )?;
             if same.is_some() {
                 return Ok(false);
             }
@@ -162,8 +150,8 @@ impl Store {
                 "INSERT INTO tool_reviews (server, tool, hash, definition, reasons, state)
                  VALUES (?1, ?2, ?3, ?4, ?5, 'held')
                  ON CONFLICT (server, tool) DO UPDATE SET hash = ?3, definition = ?4, reasons = ?5,
-                     state = 'held', seen_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-                params![server, tool, hash, definition, reasons],
+                     state = 'held', seen_at = ?6",
+                args![server, tool, hash, definition, reasons, now()],
             )?;
             Ok(true)
         })
@@ -172,44 +160,42 @@ impl Store {
     /// Definitions under review, oldest first; of one server if given.
     pub fn reviews(&self, server: Option<&str>) -> Result<Vec<Review>, Error> {
         self.with(|c| {
-            c.prepare_cached(
+            c.all(
                 "SELECT r.server, r.tool, r.hash, r.definition, p.definition, r.reasons, r.state, r.seen_at
                  FROM tool_reviews r LEFT JOIN tool_pins p ON p.server = r.server AND p.tool = r.tool
-                 WHERE ?1 IS NULL OR r.server = ?1 ORDER BY r.seen_at, r.server, r.tool",
-            )?
-            .query_map([server], |r| {
-                Ok(Review {
-                    server: r.get(0)?,
-                    tool: r.get(1)?,
-                    hash: r.get(2)?,
-                    definition: r.get(3)?,
-                    pinned: r.get(4)?,
-                    reasons: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default(),
-                    state: ReviewState::parse(&r.get::<_, String>(6)?),
-                    seen_at: r.get(7)?,
-                })
-            })?
-            .collect()
+                 WHERE CAST(?1 AS TEXT) IS NULL OR r.server = ?1 ORDER BY r.seen_at, r.server, r.tool",
+                args![server],
+                |r| {
+                    Ok(Review {
+                        server: r.get(0)?,
+                        tool: r.get(1)?,
+                        hash: r.get(2)?,
+                        definition: r.get(3)?,
+                        pinned: r.get(4)?,
+                        reasons: serde_json::from_str(r.text(5)).unwrap_or_default(),
+                        state: ReviewState::parse(r.text(6)),
+                        seen_at: r.get(7)?,
+                    })
+                },
+            )
         })
     }
 
     /// An operator's approval: the definition under review becomes the pin.
     /// False when nothing waits for `server`'s `tool`.
     pub fn approve_tool(&self, server: &str, tool: &str) -> Result<bool, Error> {
-        self.with(|c| {
-            let tx = c.unchecked_transaction()?;
+        self.transaction(|tx| {
             let moved = tx.execute(
                 "INSERT INTO tool_pins (server, tool, hash, definition)
                  SELECT server, tool, hash, definition FROM tool_reviews WHERE server = ?1 AND tool = ?2
                  ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition,
-                     pinned_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-                params![server, tool],
+                     pinned_at = ?3",
+                args![server, tool, now()],
             )?;
             tx.execute(
                 "DELETE FROM tool_reviews WHERE server = ?1 AND tool = ?2",
-                params![server, tool],
+                args![server, tool],
             )?;
-            tx.commit()?;
             Ok(moved > 0)
         })
     }
@@ -220,7 +206,7 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "UPDATE tool_reviews SET state = 'rejected' WHERE server = ?1 AND tool = ?2",
-                params![server, tool],
+                args![server, tool],
             )
             .map(|n| n > 0)
         })
@@ -233,41 +219,41 @@ mod tests {
 
     #[test]
     fn holds_wait_until_approved_or_rejected_and_move_the_generation() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("gw.db")).unwrap();
-        let g0 = s.review_generation().unwrap();
-        let pin = NewPin {
-            server: "fs",
-            tool: "read",
-            hash: "h1",
-            definition: "{\"d\":1}",
-        };
-        s.pin_tools(&[pin]).unwrap();
-        assert!(s.review_generation().unwrap() > g0);
-        assert!(s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap());
-        let g1 = s.review_generation().unwrap();
-        assert!(
-            !s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap(),
-            "already held"
-        );
-        assert_eq!(s.review_generation().unwrap(), g1, "an unchanged hold writes nothing");
-        let pins = s.pins().unwrap();
-        assert_eq!(pins["fs"].pinned["read"], "h1");
-        assert_eq!(pins["fs"].reviews["read"], ("h2".to_string(), ReviewState::Held));
-        let r = &s.reviews(None).unwrap()[0];
-        assert_eq!(
-            (r.pinned.as_deref(), r.definition.as_str()),
-            (Some("{\"d\":1}"), "{\"d\":2}")
-        );
-        assert_eq!(r.reasons, ["changed"]);
+        for (_dir, s) in crate::store::test_stores() {
+            let g0 = s.review_generation().unwrap();
+            let pin = NewPin {
+                server: "fs",
+                tool: "read",
+                hash: "h1",
+                definition: "{\"d\":1}",
+            };
+            s.pin_tools(&[pin]).unwrap();
+            assert!(s.review_generation().unwrap() > g0);
+            assert!(s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap());
+            let g1 = s.review_generation().unwrap();
+            assert!(
+                !s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap(),
+                "already held"
+            );
+            assert_eq!(s.review_generation().unwrap(), g1, "an unchanged hold writes nothing");
+            let pins = s.pins().unwrap();
+            assert_eq!(pins["fs"].pinned["read"], "h1");
+            assert_eq!(pins["fs"].reviews["read"], ("h2".to_string(), ReviewState::Held));
+            let r = &s.reviews(None).unwrap()[0];
+            assert_eq!(
+                (r.pinned.as_deref(), r.definition.as_str()),
+                (Some("{\"d\":1}"), "{\"d\":2}")
+            );
+            assert_eq!(r.reasons, ["changed"]);
 
-        assert!(s.reject_tool("fs", "read").unwrap());
-        assert_eq!(s.pins().unwrap()["fs"].reviews["read"].1, ReviewState::Rejected);
-        assert!(s.approve_tool("fs", "read").unwrap());
-        let pins = s.pins().unwrap();
-        assert_eq!(pins["fs"].pinned["read"], "h2");
-        assert!(pins["fs"].reviews.is_empty());
-        assert!(!s.approve_tool("fs", "read").unwrap(), "nothing waits");
-        assert!(!s.reject_tool("fs", "nothing").unwrap());
+            assert!(s.reject_tool("fs", "read").unwrap());
+            assert_eq!(s.pins().unwrap()["fs"].reviews["read"].1, ReviewState::Rejected);
+            assert!(s.approve_tool("fs", "read").unwrap());
+            let pins = s.pins().unwrap();
+            assert_eq!(pins["fs"].pinned["read"], "h2");
+            assert!(pins["fs"].reviews.is_empty());
+            assert!(!s.approve_tool("fs", "read").unwrap(), "nothing waits");
+            assert!(!s.reject_tool("fs", "nothing").unwrap());
+        }
     }
 }

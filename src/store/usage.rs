@@ -11,10 +11,10 @@ mod histogram;
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
-use super::{Error, Store, open_connection};
+use super::sql::{Row, Sql, args};
+use super::{Error, Store};
 use histogram::Histogram;
 
 /// Audit rows rolled up per transaction at most (the audit writer waits for
@@ -281,15 +281,14 @@ impl Summary {
 }
 
 /// Folds audit rows (`SELECT bucket, project_id, tool_key, outcome, latency_ms`) into `summary`.
-fn add_rows(summary: &mut Summary, mut rows: rusqlite::Rows<'_>) -> rusqlite::Result<()> {
-    while let Some(r) = rows.next()? {
-        let text = |i| r.get_ref(i).map(|v| v.as_str_or_null().ok().flatten());
+fn add_rows(summary: &mut Summary, rows: &[Row]) -> Result<(), Error> {
+    for r in rows {
         summary.add(Seen {
-            bucket: text(0)?.unwrap_or_default(),
+            bucket: r.text(0),
             project: r.get(1)?,
-            tool: text(2)?,
-            outcome: text(3)?.unwrap_or_default(),
-            latency_ms: r.get::<_, i64>(4)?.max(0) as u64,
+            tool: Some(r.text(2)).filter(|t| !t.is_empty()),
+            outcome: r.text(3),
+            latency_ms: r.get::<i64>(4)?.max(0) as u64,
         });
     }
     Ok(())
@@ -297,65 +296,63 @@ fn add_rows(summary: &mut Summary, mut rows: rusqlite::Rows<'_>) -> rusqlite::Re
 
 /// Rolls up to [`ROLLUP_BATCH`] audit rows past the watermark into
 /// `usage_hours`, in one transaction; says how many.
-fn roll_up(conn: &mut Connection) -> rusqlite::Result<usize> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let through: i64 = tx.query_row("SELECT through FROM usage_rolled", [], |r| r.get(0))?;
+fn roll_up(tx: &dyn Sql) -> Result<usize, Error> {
+    // Locks the watermark: a second rollup waits and then reads the new one.
+    let through: i64 = tx.one(
+        "UPDATE usage_rolled SET through = through WHERE id = 1 RETURNING through",
+        &[],
+        |r| r.get(0),
+    )?;
     let mut groups: HashMap<(String, i64, String), Tally> = HashMap::new();
-    let (mut last, mut rows) = (through, 0);
-    {
-        let mut stmt = tx.prepare(
-            "SELECT id, substr(at, 1, 13), coalesce(project_id, 0), coalesce(tool_key, ''), outcome, latency_ms
-             FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?2",
-        )?;
-        let mut found = stmt.query(params![through, ROLLUP_BATCH])?;
-        while let Some(r) = found.next()? {
-            last = r.get(0)?;
-            rows += 1;
-            let key = (r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?);
-            let outcome: String = r.get(4)?;
-            groups
-                .entry(key)
-                .or_default()
-                .add(&outcome, r.get::<_, i64>(5)?.max(0) as u64);
-        }
+    let found = tx.query(
+        "SELECT id, substr(at, 1, 13), coalesce(project_id, 0), coalesce(tool_key, ''), outcome, latency_ms
+         FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?2",
+        args![through, ROLLUP_BATCH],
+    )?;
+    let mut last = through;
+    for r in &found {
+        last = r.get(0)?;
+        let key = (r.get(1)?, r.get(2)?, r.get(3)?);
+        groups
+            .entry(key)
+            .or_default()
+            .add(r.text(4), r.get::<i64>(5)?.max(0) as u64);
     }
-    {
-        let mut kept = tx.prepare(
+    for ((hour, project, tool), mut tally) in groups {
+        let before = tx.row(
             "SELECT calls, errors, timeouts, latencies FROM usage_hours
              WHERE hour = ?1 AND project_id = ?2 AND tool_key = ?3",
-        )?;
-        let mut put = tx.prepare(
-            "INSERT OR REPLACE INTO usage_hours (hour, project_id, tool_key, calls, errors, timeouts, latencies)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        for ((hour, project, tool), mut tally) in groups {
-            let before = kept
-                .query_row(params![hour, project, tool], |r| {
-                    Ok(Tally {
-                        calls: r.get::<_, i64>(0)? as u64,
-                        errors: r.get::<_, i64>(1)? as u64,
-                        timeouts: r.get::<_, i64>(2)? as u64,
-                        latencies: Histogram::decode(&r.get::<_, Vec<u8>>(3)?),
-                    })
+            args![hour, project, tool],
+            |r| {
+                Ok(Tally {
+                    calls: r.get::<i64>(0)?.max(0) as u64,
+                    errors: r.get::<i64>(1)?.max(0) as u64,
+                    timeouts: r.get::<i64>(2)?.max(0) as u64,
+                    latencies: Histogram::decode(&r.get::<Vec<u8>>(3)?),
                 })
-                .optional()?;
-            if let Some(before) = before {
-                tally.merge(&before);
-            }
-            put.execute(params![
+            },
+        )?;
+        if let Some(before) = before {
+            tally.merge(&before);
+        }
+        tx.execute(
+            "INSERT INTO usage_hours (hour, project_id, tool_key, calls, errors, timeouts, latencies)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (hour, project_id, tool_key) DO UPDATE SET calls = excluded.calls,
+                 errors = excluded.errors, timeouts = excluded.timeouts, latencies = excluded.latencies",
+            args![
                 hour,
                 project,
                 tool,
-                tally.calls as i64,
-                tally.errors as i64,
-                tally.timeouts as i64,
+                tally.calls,
+                tally.errors,
+                tally.timeouts,
                 tally.latencies.encode()
-            ])?;
-        }
+            ],
+        )?;
     }
-    tx.execute("UPDATE usage_rolled SET through = ?1", [last])?;
-    tx.commit()?;
-    Ok(rows)
+    tx.execute("UPDATE usage_rolled SET through = ?1", args![last])?;
+    Ok(found.len())
 }
 
 impl Store {
@@ -369,51 +366,56 @@ impl Store {
     ) -> Result<Usage, Error> {
         let mut summary = Summary::new(range, now);
         let since = summary.since.clone();
-        let mut conn = open_connection(&self.path)?;
-        let tx = conn.transaction()?;
+        // A connection of its own, and one snapshot: the rollups and the
+        // fresh rows agree on where one ends and the other begins.
+        self.engine.another()?.snapshot(|tx| {
         if range == UsageRange::Hour {
             // Every column comes from the covering index `audit_by_time`.
-            let mut stmt = tx.prepare(
+            let rows = tx.query(
                 "SELECT substr(at, 1, 16), project_id, tool_key, outcome, latency_ms FROM audit_log
                  INDEXED BY audit_by_time
-                 WHERE at >= ?1 AND (?2 IS NULL OR project_id = ?2) AND (?3 IS NULL OR tool_key = ?3)",
+                 WHERE at >= ?1 AND (CAST(?2 AS BIGINT) IS NULL OR project_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR tool_key = ?3)",
+                args![since, project_id, tool],
             )?;
-            add_rows(&mut summary, stmt.query(params![since, project_id, tool])?)?;
+            add_rows(&mut summary, &rows)?;
         } else {
-            let through: i64 = tx.query_row("SELECT through FROM usage_rolled", [], |r| r.get(0))?;
+            let through: i64 = tx.one("SELECT through FROM usage_rolled", &[], |r| r.get(0))?;
             let since_hour = &since[..13];
-            let mut rolled = tx.prepare(
+            let rolled = tx.query(
                 "SELECT hour, project_id, tool_key, calls, errors, timeouts, latencies FROM usage_hours
-                 WHERE hour >= ?1 AND (?2 IS NULL OR project_id = ?2) AND (?3 IS NULL OR tool_key = ?3)",
+                 WHERE hour >= ?1 AND (CAST(?2 AS BIGINT) IS NULL OR project_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR tool_key = ?3)",
+                args![since_hour, project_id, tool],
             )?;
-            let mut found = rolled.query(params![since_hour, project_id, tool])?;
-            while let Some(r) = found.next()? {
+            for r in &rolled {
                 let tally = Tally {
-                    calls: r.get::<_, i64>(3)? as u64,
-                    errors: r.get::<_, i64>(4)? as u64,
-                    timeouts: r.get::<_, i64>(5)? as u64,
-                    latencies: Histogram::decode(r.get_ref(6)?.as_blob().unwrap_or_default()),
+                    calls: r.get::<i64>(3)?.max(0) as u64,
+                    errors: r.get::<i64>(4)?.max(0) as u64,
+                    timeouts: r.get::<i64>(5)?.max(0) as u64,
+                    latencies: Histogram::decode(&r.get::<Vec<u8>>(6)?),
                 };
-                summary.add_rolled(&r.get::<_, String>(0)?, r.get(1)?, &r.get::<_, String>(2)?, &tally);
+                summary.add_rolled(r.text(0), r.get(1)?, r.text(2), &tally);
             }
             // The rows not rolled up yet: the newest, found by id (NOT
             // INDEXED: through the time index this would read the whole range).
-            let mut fresh = tx.prepare(
+            let fresh = tx.query(
                 "SELECT substr(at, 1, 13), project_id, tool_key, outcome, latency_ms FROM audit_log NOT INDEXED
-                 WHERE id > ?3 AND at >= ?1 AND (?2 IS NULL OR project_id = ?2) AND (?4 IS NULL OR tool_key = ?4)",
+                 WHERE id > ?3 AND at >= ?1 AND (CAST(?2 AS BIGINT) IS NULL OR project_id = ?2) AND (CAST(?4 AS TEXT) IS NULL OR tool_key = ?4)",
+                args![since, project_id, through, tool],
             )?;
-            add_rows(&mut summary, fresh.query(params![since, project_id, through, tool])?)?;
+            add_rows(&mut summary, &fresh)?;
         }
+        Ok(())
+        })?;
         Ok(summary.finish())
     }
 
     /// Rolls every audit row not rolled up yet into the hourly usage, a
     /// batch per transaction, on a connection of its own; says how many.
     pub fn roll_up_usage(&self) -> Result<usize, Error> {
-        let mut conn = open_connection(&self.path)?;
+        let engine = self.engine.another()?;
         let mut total = 0;
         loop {
-            let rows = roll_up(&mut conn)?;
+            let rows = engine.transaction(roll_up)?;
             total += rows;
             if (rows as i64) < ROLLUP_BATCH {
                 return Ok(total);
@@ -479,44 +481,44 @@ mod tests {
 
     #[test]
     fn the_store_reads_only_the_window_and_counts_each_row_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("g.db")).unwrap();
-        let now = Utc::now();
-        let insert = |ago: Duration, outcome: &str| {
-            let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-            s.with(|c| {
-                c.execute(
-                    "INSERT INTO audit_log (at, request_id, project_id, meta_tool, tool_key, outcome, latency_ms)
-                     VALUES (?1, 'r', 1, 'tool_execute', 'a:x', ?2, 3)",
-                    params![at, outcome],
-                )
-            })
-            .unwrap();
-        };
-        insert(Duration::minutes(5), "ok");
-        insert(Duration::hours(3), "failed");
-        insert(Duration::days(3), "ok");
-        assert_eq!(s.usage(UsageRange::Hour, None, None, now).unwrap().calls, 1);
-        let day = s.usage(UsageRange::Day, Some(1), None, now).unwrap();
-        assert_eq!((day.calls, day.errors), (2, 1));
-        assert_eq!(s.usage(UsageRange::Day, Some(2), None, now).unwrap().calls, 0);
+        for (_dir, s) in crate::store::test_stores() {
+            let now = Utc::now();
+            let insert = |ago: Duration, outcome: &str| {
+                let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+                s.with(|c| {
+                    c.execute(
+                        "INSERT INTO audit_log (at, request_id, project_id, meta_tool, tool_key, outcome, latency_ms)
+                         VALUES (?1, 'r', 1, 'tool_execute', 'a:x', ?2, 3)",
+                        args![at, outcome],
+                    )
+                })
+                .unwrap();
+            };
+            insert(Duration::minutes(5), "ok");
+            insert(Duration::hours(3), "failed");
+            insert(Duration::days(3), "ok");
+            assert_eq!(s.usage(UsageRange::Hour, None, None, now).unwrap().calls, 1);
+            let day = s.usage(UsageRange::Day, Some(1), None, now).unwrap();
+            assert_eq!((day.calls, day.errors), (2, 1));
+            assert_eq!(s.usage(UsageRange::Day, Some(2), None, now).unwrap().calls, 0);
 
-        // Rolled up, then more rows (one of them late, for an hour already
-        // rolled up): the rollups and the fresh rows each count once.
-        assert_eq!(s.roll_up_usage().unwrap(), 3);
-        insert(Duration::minutes(1), "timeout");
-        insert(Duration::hours(3), "ok");
-        let week = s.usage(UsageRange::Week, None, None, now).unwrap();
-        assert_eq!((week.calls, week.errors), (5, 2));
-        assert_eq!(week.tools[0].timeouts, 1);
-        assert_eq!(s.roll_up_usage().unwrap(), 2);
-        assert_eq!(s.roll_up_usage().unwrap(), 0);
-        let again = s.usage(UsageRange::Week, None, None, now).unwrap();
-        assert_eq!(again, week);
-        assert_eq!(again.projects[0].name, "1");
-        assert_eq!(s.usage(UsageRange::Day, None, None, now).unwrap().calls, 4);
-        assert_eq!(s.usage(UsageRange::Week, None, Some("a:x"), now).unwrap().calls, 5);
-        assert_eq!(s.usage(UsageRange::Week, None, Some("a:y"), now).unwrap().calls, 0);
-        assert_eq!(s.usage(UsageRange::Hour, Some(1), Some("a:x"), now).unwrap().calls, 2);
+            // Rolled up, then more rows (one of them late, for an hour already
+            // rolled up): the rollups and the fresh rows each count once.
+            assert_eq!(s.roll_up_usage().unwrap(), 3);
+            insert(Duration::minutes(1), "timeout");
+            insert(Duration::hours(3), "ok");
+            let week = s.usage(UsageRange::Week, None, None, now).unwrap();
+            assert_eq!((week.calls, week.errors), (5, 2));
+            assert_eq!(week.tools[0].timeouts, 1);
+            assert_eq!(s.roll_up_usage().unwrap(), 2);
+            assert_eq!(s.roll_up_usage().unwrap(), 0);
+            let again = s.usage(UsageRange::Week, None, None, now).unwrap();
+            assert_eq!(again, week);
+            assert_eq!(again.projects[0].name, "1");
+            assert_eq!(s.usage(UsageRange::Day, None, None, now).unwrap().calls, 4);
+            assert_eq!(s.usage(UsageRange::Week, None, Some("a:x"), now).unwrap().calls, 5);
+            assert_eq!(s.usage(UsageRange::Week, None, Some("a:y"), now).unwrap().calls, 0);
+            assert_eq!(s.usage(UsageRange::Hour, Some(1), Some("a:x"), now).unwrap().calls, 2);
+        }
     }
 }

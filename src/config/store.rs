@@ -1,0 +1,109 @@
+//! `[store]`: where projects, tokens, grants and the audit log live. A file
+//! path (or nothing) keeps them in SQLite beside the configuration; a
+//! `postgres://` URL puts them in PostgreSQL, which several gateway
+//! replicas can share. `MCP_GATEWAY_DB` overrides either.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Environment variable that overrides the store's location (a file, or a `postgres://` URL).
+pub const DB_ENV: &str = "MCP_GATEWAY_DB";
+
+/// `[store]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStore {
+    /// SQLite file, relative to this config (default `mcp-gateway.db` beside it).
+    pub path: Option<String>,
+    /// A PostgreSQL database, `postgres://user:password@host:port/db` (`${VAR}` expands),
+    /// instead of the file: the store gateway replicas share.
+    pub url: Option<String>,
+}
+
+/// Where the store is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// A SQLite file.
+    File(PathBuf),
+    /// A PostgreSQL database.
+    Postgres {
+        /// The connection URL (may hold a password: never log it whole).
+        url: String,
+        /// What the credentials key file is named after (`<key_home>.key`),
+        /// when `MCP_GATEWAY_SECRET_KEY` does not give the key.
+        key_home: PathBuf,
+    },
+}
+
+impl StoreLocation {
+    /// What the credentials key file is named after: the SQLite file, or
+    /// `mcp-gateway-postgres` beside the configuration.
+    pub fn key_home(&self) -> &Path {
+        match self {
+            Self::File(path) => path,
+            Self::Postgres { key_home, .. } => key_home,
+        }
+    }
+
+    /// Whether replicas can share it.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Self::Postgres { .. })
+    }
+}
+
+/// The store a setting names, relative to `base`: a `postgres://` or
+/// `postgresql://` URL, `sqlite:PATH`, or a path. Any other URL scheme is
+/// refused rather than taken for a folder; the value itself is not repeated,
+/// as a database URL may hold a password.
+pub fn locate(value: &str, base: &Path) -> Result<StoreLocation, String> {
+    if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+        return Ok(StoreLocation::Postgres {
+            url: value.to_string(),
+            key_home: base.join("mcp-gateway-postgres"),
+        });
+    }
+    if let Some(path) = value
+        .strip_prefix("sqlite://")
+        .or_else(|| value.strip_prefix("sqlite:"))
+    {
+        return Ok(StoreLocation::File(base.join(path)));
+    }
+    match value.split_once("://") {
+        Some((scheme, _))
+            if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c)) =>
+        {
+            Err(format!(
+                "'{scheme}://…' is a {scheme} URL, but the store is a SQLite file or a PostgreSQL database: give a file path (e.g. data/mcp-gateway.db), sqlite:PATH or postgres://…"
+            ))
+        }
+        _ => Ok(StoreLocation::File(base.join(value))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_sqlite_and_postgres_urls_are_told_apart() {
+        let base = Path::new("/etc/gw");
+        assert_eq!(
+            locate("data/gw.db", base),
+            Ok(StoreLocation::File("/etc/gw/data/gw.db".into()))
+        );
+        assert_eq!(
+            locate("sqlite:data/gw.db", base),
+            Ok(StoreLocation::File("/etc/gw/data/gw.db".into()))
+        );
+        assert_eq!(
+            locate("sqlite:///var/lib/gw.db", base),
+            Ok(StoreLocation::File("/var/lib/gw.db".into()))
+        );
+        let pg = locate("postgresql://gw:pw@db:5432/gw", base).unwrap();
+        assert!(pg.is_shared());
+        assert_eq!(pg.key_home(), Path::new("/etc/gw/mcp-gateway-postgres"));
+        let err = locate("mysql://root:hunter2@localhost/gw", base).unwrap_err();
+        assert!(err.contains("mysql URL") && !err.contains("hunter2"), "{err}");
+    }
+}

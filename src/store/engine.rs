@@ -1,0 +1,108 @@
+//! Which engine holds the store, behind one interface: SQLite (one file,
+//! the default) or PostgreSQL (shared by replicas). The store's modules see
+//! only [`Sql`].
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::postgres::Postgres;
+use super::sql::Sql;
+use super::{Error, migrate, sqlite};
+use crate::config::StoreLocation;
+
+/// An open store's engine.
+#[derive(Debug)]
+pub enum Engine {
+    /// One SQLite file; one connection, taken in turn.
+    Sqlite {
+        /// The file.
+        path: PathBuf,
+        /// The connection.
+        conn: Mutex<Connection>,
+    },
+    /// A PostgreSQL database, through a pool.
+    Postgres(Postgres),
+}
+
+impl Engine {
+    /// Opens the store at `at` and brings its schema up to date.
+    pub fn open(at: &StoreLocation) -> Result<Self, Error> {
+        match at {
+            StoreLocation::File(path) => {
+                let mut conn = sqlite::open(path)?;
+                migrate::sqlite(&mut conn, path)?;
+                Ok(Self::Sqlite {
+                    path: path.clone(),
+                    conn: Mutex::new(conn),
+                })
+            }
+            StoreLocation::Postgres { url, .. } => {
+                let pg = Postgres::connect(url)?;
+                migrate::postgres(&pg)?;
+                Ok(Self::Postgres(pg))
+            }
+        }
+    }
+
+    /// The same store through a connection of its own (the writer thread's,
+    /// long reads'), so they never wait behind requests' statements.
+    pub fn another(&self) -> Result<Self, Error> {
+        match self {
+            Self::Sqlite { path, .. } => Ok(Self::Sqlite {
+                path: path.clone(),
+                conn: Mutex::new(sqlite::open(path)?),
+            }),
+            // Each statement takes a connection of the pool anyway.
+            Self::Postgres(pg) => Ok(Self::Postgres(pg.clone())),
+        }
+    }
+
+    /// Where the store is, for messages (never a password).
+    pub fn shown(&self) -> String {
+        match self {
+            Self::Sqlite { path, .. } => path.display().to_string(),
+            Self::Postgres(pg) => pg.shown().to_string(),
+        }
+    }
+
+    /// Runs `f` on a connection.
+    pub fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+        match self {
+            Self::Sqlite { conn, .. } => f(&*conn.lock().expect("store connection lock")),
+            Self::Postgres(pg) => pg.with(f),
+        }
+    }
+
+    /// Runs `f` in one transaction, committed when it returns `Ok`.
+    pub fn transaction<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+        match self {
+            Self::Sqlite { conn, .. } => {
+                let mut conn = conn.lock().expect("store connection lock");
+                // IMMEDIATE: take the write lock first, so two processes never
+                // deadlock upgrading a read.
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let out = f(&*tx)?;
+                tx.commit()?;
+                Ok(out)
+            }
+            Self::Postgres(pg) => pg.transaction(|tx| f(&tx.sql())),
+        }
+    }
+
+    /// Runs `f`, which only reads, on one consistent snapshot of the store.
+    pub fn snapshot<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+        match self {
+            Self::Sqlite { conn, .. } => {
+                let mut conn = conn.lock().expect("store connection lock");
+                // DEFERRED: a read transaction, which writers do not wait for.
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+                let out = f(&*tx)?;
+                tx.commit()?;
+                Ok(out)
+            }
+            Self::Postgres(pg) => pg.snapshot(|tx| f(&tx.sql())),
+        }
+    }
+}
