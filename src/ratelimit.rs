@@ -2,10 +2,16 @@
 //! requests_per_minute`, `burst`), as a generic cell rate algorithm: each
 //! caller has a theoretical arrival time that every request pushes one
 //! interval further; a request more than `burst` intervals early waits.
+//!
+//! A gateway on its own keeps the arrival times in memory. Gateways sharing
+//! a PostgreSQL store keep them there ([`Store::take_rate`]), so a caller's
+//! budget is one across replicas, whichever replica a request reaches.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::store::Store;
 
 /// A request rate: so many per minute, with bursts of up to `burst`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,27 +28,72 @@ pub struct Limiter {
     interval: Duration,
     /// How far ahead of now a caller's arrival time may run.
     tolerance: Duration,
-    arrivals: Mutex<HashMap<String, Instant>>,
+    arrivals: Arrivals,
+}
+
+#[derive(Debug)]
+enum Arrivals {
+    /// This process's callers.
+    Local(Mutex<HashMap<String, Instant>>),
+    /// Every gateway's on the shared store.
+    Shared(Arc<Store>),
 }
 
 /// Callers kept before idle ones are forgotten.
 const PRUNE_ABOVE: usize = 10_000;
 
 impl Limiter {
-    /// A limiter enforcing `rate` per caller.
+    /// A limiter enforcing `rate` per caller in this process.
     pub fn new(rate: Rate) -> Self {
+        Self::with_arrivals(rate, Arrivals::Local(Mutex::default()))
+    }
+
+    /// A limiter enforcing `rate` per caller for every gateway on `store`
+    /// when it is shared, else for this process.
+    pub fn for_store(rate: Rate, store: Arc<Store>) -> Self {
+        if store.is_shared() {
+            Self::with_arrivals(rate, Arrivals::Shared(store))
+        } else {
+            Self::new(rate)
+        }
+    }
+
+    fn with_arrivals(rate: Rate, arrivals: Arrivals) -> Self {
         let interval = Duration::from_secs(60) / rate.per_minute.max(1);
         Self {
             interval,
             tolerance: interval * (rate.burst.max(1) - 1),
-            arrivals: Mutex::default(),
+            arrivals,
         }
     }
 
-    /// Counts one request of `caller` at `now`: `Err(wait)` when over its
-    /// rate, with how long until the next request would be accepted.
-    pub fn check(&self, caller: &str, now: Instant) -> Result<(), Duration> {
-        let mut arrivals = self.arrivals.lock().expect("rate limiter lock");
+    /// Counts one request of `caller` now: `Err(wait)` when over its rate,
+    /// with how long until the next request would be accepted.
+    pub fn check(&self, caller: &str) -> Result<(), Duration> {
+        match &self.arrivals {
+            Arrivals::Local(arrivals) => self.check_local(arrivals, caller, Instant::now()),
+            Arrivals::Shared(store) => {
+                let now_ms = chrono::Utc::now().timestamp_millis();
+                let ms = |d: Duration| d.as_millis() as i64;
+                match store.take_rate(caller, now_ms, ms(self.interval), ms(self.tolerance)) {
+                    Ok(verdict) => verdict.map_err(|wait_ms| Duration::from_millis(wait_ms as u64)),
+                    // The request's own store reads will fail and say why.
+                    Err(e) => {
+                        tracing::warn!(error = %e, "rate budget unavailable; request let through");
+                        Ok(())
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_local(
+        &self,
+        arrivals: &Mutex<HashMap<String, Instant>>,
+        caller: &str,
+        now: Instant,
+    ) -> Result<(), Duration> {
+        let mut arrivals = arrivals.lock().expect("rate limiter lock");
         if arrivals.len() > PRUNE_ABOVE {
             arrivals.retain(|_, at| *at > now);
         }
@@ -65,20 +116,24 @@ mod tests {
             per_minute: 60,
             burst: 3,
         });
+        let Arrivals::Local(arrivals) = &limiter.arrivals else {
+            unreachable!("a new limiter is local")
+        };
+        let check = |caller: &str, at: Instant| limiter.check_local(arrivals, caller, at);
         let t0 = Instant::now();
         for _ in 0..3 {
-            assert_eq!(limiter.check("a", t0), Ok(()));
+            assert_eq!(check("a", t0), Ok(()));
         }
-        let wait = limiter.check("a", t0).unwrap_err();
+        let wait = check("a", t0).unwrap_err();
         assert_eq!(wait, Duration::from_secs(1), "one request per second after the burst");
-        assert_eq!(limiter.check("b", t0), Ok(()), "another caller has its own budget");
-        assert_eq!(limiter.check("a", t0 + Duration::from_secs(1)), Ok(()));
-        assert!(limiter.check("a", t0 + Duration::from_secs(1)).is_err());
+        assert_eq!(check("b", t0), Ok(()), "another caller has its own budget");
+        assert_eq!(check("a", t0 + Duration::from_secs(1)), Ok(()));
+        assert!(check("a", t0 + Duration::from_secs(1)).is_err());
         // After a quiet spell the whole burst is available again, no more.
         let later = t0 + Duration::from_secs(60);
         for _ in 0..3 {
-            assert_eq!(limiter.check("a", later), Ok(()));
+            assert_eq!(check("a", later), Ok(()));
         }
-        assert!(limiter.check("a", later).is_err());
+        assert!(check("a", later).is_err());
     }
 }

@@ -21,6 +21,7 @@ mod learning;
 mod migrate;
 mod pins;
 mod postgres;
+mod rates;
 mod sql;
 mod sqlite;
 mod usage;
@@ -441,6 +442,11 @@ impl Store {
     /// beside the configuration.
     pub fn key_home(&self) -> &Path {
         &self.key_home
+    }
+
+    /// Whether gateways on other machines can share it (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.engine, Engine::Postgres(_))
     }
 
     /// Where the store is, for messages (a file, or a URL without its password).

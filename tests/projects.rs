@@ -1,5 +1,6 @@
 //! Projects, tokens, grants, rules and the audit log, end to end over HTTP
-//! with the real binary and a real SQLite file.
+//! with the real binary, on a real SQLite file and (the tests marked
+//! `on_both_engines!`) on a real PostgreSQL database too.
 
 mod common;
 
@@ -25,7 +26,12 @@ fn config() -> String {
 
 /// Projects `one` (all of red) and `two` (blue, plus red:calculate only), a token each.
 async fn two_projects() -> (Gateway, String, String) {
-    let gw = Gateway::start(&config()).await;
+    two_projects_on(Engine::Sqlite).await
+}
+
+/// [`two_projects`] with the store on `engine`.
+async fn two_projects_on(engine: Engine) -> (Gateway, String, String) {
+    let gw = Gateway::start_on(engine, &config()).await;
     gw.cli(&["project", "create", "one"]);
     gw.cli(&["project", "create", "two"]);
     gw.cli(&["grant", "--project", "one", "--server", "red"]);
@@ -55,9 +61,13 @@ async fn wait_ready(client: &Client, key: &str) {
     .await
 }
 
-#[tokio::test]
-async fn projects_see_and_run_only_their_own_tools() {
-    let (gw, t1, t2) = two_projects().await;
+on_both_engines!(
+    projects_see_and_run_only_their_own_tools,
+    projects_see_and_run_only_their_own_tools_on
+);
+
+async fn projects_see_and_run_only_their_own_tools_on(engine: Engine) {
+    let (gw, t1, t2) = two_projects_on(engine).await;
     let one = gw.client_with_token(&t1).await.unwrap();
     let two = gw.client_with_token(&t2).await.unwrap();
     wait_ready(&one, "red:calculate").await;
@@ -129,9 +139,13 @@ async fn projects_see_and_run_only_their_own_tools() {
     assert!(denied.is_err());
 }
 
-#[tokio::test]
-async fn no_token_bad_tokens_and_revoked_tokens_are_refused() {
-    let (gw, t1, _) = two_projects().await;
+on_both_engines!(
+    no_token_bad_tokens_and_revoked_tokens_are_refused,
+    no_token_bad_tokens_and_revoked_tokens_are_refused_on
+);
+
+async fn no_token_bad_tokens_and_revoked_tokens_are_refused_on(engine: Engine) {
+    let (gw, t1, _) = two_projects_on(engine).await;
     let http = reqwest::Client::new();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     let post = |auth: Option<String>| {
@@ -188,9 +202,13 @@ async fn no_token_bad_tokens_and_revoked_tokens_are_refused() {
     );
 }
 
-#[tokio::test]
-async fn project_id_may_narrow_but_not_switch() {
-    let (gw, t1, _) = two_projects().await;
+on_both_engines!(
+    project_id_may_narrow_but_not_switch,
+    project_id_may_narrow_but_not_switch_on
+);
+
+async fn project_id_may_narrow_but_not_switch_on(engine: Engine) {
+    let (gw, t1, _) = two_projects_on(engine).await;
     let one = gw.client_with_token(&t1).await.unwrap();
     wait_ready(&one, "red:calculate").await;
     let with_hint = |hint: &str| {
@@ -206,9 +224,10 @@ async fn project_id_may_narrow_but_not_switch() {
     assert!(err.contains("-32001") || err.contains("not the project"), "{err}");
 }
 
-#[tokio::test]
-async fn search_strategy_per_project() {
-    let (gw, t1, _) = two_projects().await;
+on_both_engines!(search_strategy_per_project, search_strategy_per_project_on);
+
+async fn search_strategy_per_project_on(engine: Engine) {
+    let (gw, t1, _) = two_projects_on(engine).await;
     let one = gw.client_with_token(&t1).await.unwrap();
     wait_ready(&one, "red:calculate").await;
 
@@ -649,13 +668,17 @@ async fn tool_names<S: rmcp::Service<rmcp::RoleClient>>(
         .collect()
 }
 
+on_both_engines!(
+    a_project_may_see_its_tools_directly,
+    a_project_may_see_its_tools_directly_on
+);
+
 /// `project set-exposure`: a project in `direct` mode lists exactly its
 /// permitted tools as `server__tool` and runs them by those names (rules,
 /// grants and the audit log as for tool_execute); `both` lists the meta-tools
 /// first; a grant or exposure change reaches that project's sessions only.
-#[tokio::test]
-async fn a_project_may_see_its_tools_directly() {
-    let (gw, t1, t2) = two_projects().await;
+async fn a_project_may_see_its_tools_directly_on(engine: Engine) {
+    let (gw, t1, t2) = two_projects_on(engine).await;
     let probe = gw.client_with_token(&t1).await.unwrap();
     wait_ready(&probe, "red:calculate").await;
     wait_ready(&probe, "red:sleep").await;
@@ -767,11 +790,15 @@ async fn a_project_may_see_its_tools_directly() {
     );
 }
 
+on_both_engines!(
+    each_project_sees_the_skills_of_its_servers_only,
+    each_project_sees_the_skills_of_its_servers_only_on
+);
+
 /// Skills (SEP-2640): a project sees those of the servers it may see, each
 /// in its server's namespace, and reads them there; no other project can.
-#[tokio::test]
-async fn each_project_sees_the_skills_of_its_servers_only() {
-    let (gw, t1, t2) = two_projects().await;
+async fn each_project_sees_the_skills_of_its_servers_only_on(engine: Engine) {
+    let (gw, t1, t2) = two_projects_on(engine).await;
     let one = gw.client_with_token(&t1).await.unwrap();
     let two = gw.client_with_token(&t2).await.unwrap();
     let red = "skill://mcp-gateway/red/demo/arithmetic/SKILL.md";

@@ -45,11 +45,6 @@ impl StoreLocation {
             Self::Postgres { key_home, .. } => key_home,
         }
     }
-
-    /// Whether replicas can share it.
-    pub fn is_shared(&self) -> bool {
-        matches!(self, Self::Postgres { .. })
-    }
 }
 
 /// The store a setting names, relative to `base`: a `postgres://` or
@@ -101,7 +96,7 @@ mod tests {
             Ok(StoreLocation::File("/var/lib/gw.db".into()))
         );
         let pg = locate("postgresql://gw:pw@db:5432/gw", base).unwrap();
-        assert!(pg.is_shared());
+        assert!(matches!(&pg, StoreLocation::Postgres { url, .. } if url == "postgresql://gw:pw@db:5432/gw"));
         assert_eq!(pg.key_home(), Path::new("/etc/gw/mcp-gateway-postgres"));
         let err = locate("mysql://root:hunter2@localhost/gw", base).unwrap_err();
         assert!(err.contains("mysql URL") && !err.contains("hunter2"), "{err}");

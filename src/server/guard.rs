@@ -107,7 +107,7 @@ pub(super) async fn guard(
     }
     if let Some(limiter) = &limiter
         && message.is_request()
-        && let Err(wait) = limiter.check(&budget, std::time::Instant::now())
+        && let Err(wait) = limiter.check(&budget)
     {
         let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
         crate::telemetry::rate_limited();

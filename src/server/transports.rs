@@ -93,7 +93,11 @@ pub async fn serve_http(
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(
-            Guarded::new(gateway, http.rate.map(|r| Arc::new(Limiter::new(r)))),
+            Guarded::new(
+                gateway.clone(),
+                http.rate
+                    .map(|r| Arc::new(Limiter::for_store(r, gateway.store().clone()))),
+            ),
             guard,
         ))
         // Outside the MCP guard: health, metrics, the widget's static assets
@@ -132,8 +136,9 @@ fn resource_metadata(gateway: Gateway) -> axum::Router {
         )
 }
 
-/// `GET /healthz` (the process answers), `GET /readyz` (store open, every
-/// enabled server past connecting; 503 otherwise, with the details) and
+/// `GET /healthz` (the process answers), `GET /readyz` (the store answers,
+/// every enabled server past its first connection; 503 otherwise, with the
+/// details, so a load balancer drains a replica whose store is down) and
 /// `GET /metrics` (Prometheus text).
 fn operations(gateway: Gateway) -> axum::Router {
     use axum::response::IntoResponse;
@@ -162,7 +167,11 @@ fn operations(gateway: Gateway) -> axum::Router {
                     })
                 })
                 .collect();
-            let settled = servers.iter().all(|s| s["status"] != "connecting");
+            // Only a server's first connection holds readiness back: one that
+            // keeps failing would otherwise take every replica out together.
+            let settled = servers
+                .iter()
+                .all(|s| s["status"] != "connecting" || s["restarts"].as_u64() > Some(0));
             let ready = store.is_ok() && settled;
             let body = serde_json::json!({
                 "ready": ready,

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0009_tool_pins.sql"),
     include_str!("../../migrations/0010_tool_exposure.sql"),
     include_str!("../../migrations/0011_console.sql"),
+    include_str!("../../migrations/0012_rate_budgets.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -44,6 +45,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../../migrations/postgres/0009_tool_pins.sql"),
     include_str!("../../migrations/postgres/0010_tool_exposure.sql"),
     include_str!("../../migrations/postgres/0011_console.sql"),
+    include_str!("../../migrations/postgres/0012_rate_budgets.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).
@@ -151,7 +153,7 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 16);
+        assert_eq!(tables, 17);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant

@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod oauth;
+pub mod postgres;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -55,10 +56,49 @@ pub struct Gateway {
     env: Vec<(String, String)>,
 }
 
+/// Which engine holds a test gateway's store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// A SQLite file beside the config (the default).
+    Sqlite,
+    /// A database of its own on this test binary's PostgreSQL cluster.
+    Postgres,
+}
+
+/// Runs an async test body once per engine: `on_both_engines!(name, body)`
+/// defines tests `name::sqlite` and `name::postgres` calling `body(Engine)`.
+#[macro_export]
+macro_rules! on_both_engines {
+    ($name:ident, $body:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$body($crate::common::Engine::Sqlite).await
+            }
+            #[tokio::test]
+            async fn postgres() {
+                super::$body($crate::common::Engine::Postgres).await
+            }
+        }
+    };
+}
+
 impl Gateway {
     /// Writes `config` to a temp dir and runs `mcp-gateway serve --http 127.0.0.1:0` on it.
     pub async fn start(config: &str) -> Gateway {
         Self::start_with(config, &[]).await
+    }
+
+    /// Like [`Gateway::start`], with its store on `engine` (the CLI commands
+    /// of [`Gateway::cli`] reach the same store).
+    pub async fn start_on(engine: Engine, config: &str) -> Gateway {
+        match engine {
+            Engine::Sqlite => Self::start(config).await,
+            Engine::Postgres => {
+                let url = postgres::Cluster::shared().database();
+                Self::start_with(config, &[("MCP_GATEWAY_DB", &url)]).await
+            }
+        }
     }
 
     /// Like [`Gateway::start`], with extra environment variables.
