@@ -9,6 +9,10 @@
 //! direct calls always go to the demo over HTTP). LOAD_MIX=execute leaves
 //! out `tool_discovery`, so the gateway's own CPU per call (user + system
 //! time of its process, from /proc) is the CPU of one `tool_execute`.
+//! LOAD_STORE=postgres puts the store in a throwaway PostgreSQL cluster (as
+//! the tests start it) instead of a SQLite file; LOAD_REPLICAS=2 runs two
+//! gateways on that store behind HAProxy (`deploy/haproxy.cfg`), and the
+//! sessions go through HAProxy (CPU is then both gateways' together).
 
 use std::time::{Duration, Instant};
 
@@ -19,8 +23,10 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
 
 mod common;
+#[path = "../tests/common/postgres.rs"]
+mod postgres;
 
-use common::spawn;
+use common::{spawn, spawn_with};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -82,6 +88,28 @@ fn pct(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1e3
 }
 
+/// HAProxy on `deploy/haproxy.cfg` in front of the two gateways at `a` and `b`; its URL.
+async fn haproxy(a: &str, b: &str) -> (String, tokio::process::Child) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let host = |url: &str| url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let child = tokio::process::Command::new("haproxy")
+        .args(["-db", "-f", concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/haproxy.cfg")])
+        .env("GATEWAY_LISTEN", format!("127.0.0.1:{port}"))
+        .env("REPLICA_A", host(a))
+        .env("REPLICA_B", host(b))
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("haproxy runs");
+    // Both replicas pass their first health checks.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    (format!("http://127.0.0.1:{port}/mcp"), child)
+}
+
 #[tokio::main]
 async fn main() {
     let sessions = setting("LOAD_SESSIONS", 16) as usize;
@@ -103,8 +131,32 @@ async fn main() {
         ),
     )
     .unwrap();
-    let (gw_url, gateway) = spawn(&["serve", "--http", "127.0.0.1:0", "--config", config.to_str().unwrap()]).await;
-    let gw_pid = gateway.id().unwrap();
+    let postgres = std::env::var("LOAD_STORE").is_ok_and(|s| s == "postgres");
+    let store_url = postgres.then(|| postgres::Cluster::shared().database());
+    let env: Vec<(&str, &str)> = store_url.iter().map(|url| ("MCP_GATEWAY_DB", url.as_str())).collect();
+    let replicas = setting("LOAD_REPLICAS", 1);
+    assert!(
+        (1..=2).contains(&replicas),
+        "LOAD_REPLICAS is 1 or 2 (deploy/haproxy.cfg has two)"
+    );
+    let mut gateways = Vec::new();
+    for _ in 0..replicas {
+        gateways.push(
+            spawn_with(
+                &["serve", "--http", "127.0.0.1:0", "--config", config.to_str().unwrap()],
+                &env,
+            )
+            .await,
+        );
+    }
+    let pids: Vec<u32> = gateways.iter().map(|(_, child)| child.id().unwrap()).collect();
+    let gw_pid = pids[0];
+    let (gw_url, _balancer) = if replicas == 1 {
+        (gateways[0].0.clone(), None)
+    } else {
+        let balancer = haproxy(&gateways[0].0, &gateways[1].0).await;
+        (balancer.0.clone(), Some(balancer.1))
+    };
 
     // Wait for the demo's tools to be in the catalog.
     let probe = connect(&gw_url).await;
@@ -136,7 +188,7 @@ async fn main() {
 
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
-    let cpu_before = cpu_time(gw_pid);
+    let cpu_before: Duration = pids.iter().map(|&p| cpu_time(p)).sum();
     let workers: Vec<_> = (0..sessions)
         .map(|n| {
             let (gw_url, demo_url) = (gw_url.clone(), demo_url.clone());
@@ -196,14 +248,26 @@ async fn main() {
         all.errors += s.errors;
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let cpu = cpu_time(gw_pid).saturating_sub(cpu_before);
+    let cpu = pids
+        .iter()
+        .map(|&p| cpu_time(p))
+        .sum::<Duration>()
+        .saturating_sub(cpu_before);
     let rss_after = rss_kib(gw_pid);
     for v in [&mut all.direct, &mut all.execute, &mut all.discovery] {
         v.sort();
     }
     let gateway_calls = all.execute.len() + all.discovery.len();
     let hop = if stdio { "stdio" } else { "HTTP" };
-    println!("{sessions} sessions for {seconds} s over streamable HTTP (gateway -> demo over {hop})");
+    let store = if postgres { "PostgreSQL" } else { "SQLite" };
+    let front = if replicas == 2 {
+        "2 gateways behind HAProxy"
+    } else {
+        "1 gateway"
+    };
+    println!(
+        "{sessions} sessions for {seconds} s over streamable HTTP ({front}, store in {store}; gateway -> demo over {hop})"
+    );
     println!(
         "throughput through the gateway: {:.0} calls/s ({} calls); errors: {}",
         gateway_calls as f64 / elapsed,

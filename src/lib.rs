@@ -20,9 +20,12 @@
 //! * [`search`]: BM25F (tantivy), hybrid (a local embedding model) and cloud search over the
 //!   catalog, and the learned prior each project's use adds (`search/learning.rs`). The model's
 //!   int8 encoder is the `int8-bert` crate (`crates/int8-bert`).
-//! * [`store`]: SQLite: projects, tokens (hashed), grants, sealed credentials, the audit log
+//! * [`store`]: projects, tokens (hashed), grants, sealed credentials, the audit log
 //!   (written behind the request path), and the access generation that callers' caches follow;
-//!   admin tokens and the admin log (`store/admin.rs`), usage for the console (`store/usage.rs`).
+//!   admin tokens and the admin log (`store/admin.rs`), usage for the console (`store/usage.rs`),
+//!   shared rate budgets (`store/rates.rs`). One interface, two engines (`store/engine.rs`):
+//!   SQLite (`store/sqlite.rs`) or PostgreSQL for replicas (`store/postgres.rs`), one SQL for
+//!   both (`store/sql.rs`).
 //! * [`secrets`]: the key that seals credentials at rest (AES-256-GCM), and sealing.
 //! * [`security`]: defences against hostile servers: pinned tool definitions held for an
 //!   operator's review when they change, description scanning (hidden text, steering), and

@@ -13,8 +13,14 @@ pub const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
 /// Starts `mcp-gateway ARGS` (a command that prints "listening on http://…" on
 /// stderr) and returns that URL with the child, which dies with its handle.
 pub async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
+    spawn_with(args, &[]).await
+}
+
+/// [`spawn`] with extra environment variables.
+pub async fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (String, tokio::process::Child) {
     let mut child = tokio::process::Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .env("RUST_LOG", "info")
         .env("MCP_GATEWAY_MODEL_URL", OFFLINE_MODEL_URL)
         .stderr(std::process::Stdio::piped())

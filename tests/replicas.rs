@@ -1,0 +1,378 @@
+//! Gateway replicas on one PostgreSQL store behind HAProxy, as `deploy/`
+//! ships them: the real binary twice, Debian's PostgreSQL (one throwaway
+//! cluster for this test binary) and Debian's HAProxy on
+//! `deploy/haproxy.cfg`. Load through the balancer with a replica killed in
+//! the middle; a revocation on one replica refused by the other at once; a
+//! store that stops and comes back loses no audit row, and `/readyz` drains
+//! the replica meanwhile.
+
+mod common;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use common::postgres::Cluster;
+use common::*;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{ClientLifecycleMode, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientServiceExt, ServiceExt};
+use serde_json::{Value, json};
+
+type Client = RunningService<rmcp::RoleClient, ()>;
+
+/// One demo server, tokens required, no built-ins.
+fn config() -> String {
+    format!(
+        "[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n",
+        bin()
+    )
+}
+
+/// A fresh database and the key every replica seals credentials with.
+fn shared_store() -> Vec<(String, String)> {
+    let key = base64_key();
+    vec![
+        ("MCP_GATEWAY_DB".into(), Cluster::shared().database()),
+        ("MCP_GATEWAY_SECRET_KEY".into(), key),
+    ]
+}
+
+fn base64_key() -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(rand_bytes())
+}
+
+fn rand_bytes() -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).unwrap();
+    bytes
+}
+
+async fn replica(env: &[(String, String)]) -> Gateway {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    Gateway::start_with(&config(), &env).await
+}
+
+fn host_port(gw: &Gateway) -> String {
+    gw.url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string()
+}
+
+/// HAProxy on `deploy/haproxy.cfg` in front of two replicas; stopped when dropped.
+struct Balancer {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl Balancer {
+    async fn start(a: &Gateway, b: &Gateway) -> Balancer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = tokio::process::Command::new("haproxy")
+            .args(["-db", "-f"])
+            .arg(repo_path("deploy/haproxy.cfg"))
+            .env("GATEWAY_LISTEN", format!("127.0.0.1:{port}"))
+            .env("REPLICA_A", host_port(a))
+            .env("REPLICA_B", host_port(b))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("haproxy runs (scripts/setup installs it)");
+        let balancer = Balancer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        };
+        // Both replicas pass their health checks before the load starts.
+        let http = reqwest::Client::new();
+        let ready = format!("http://127.0.0.1:{port}/readyz");
+        eventually(Duration::from_secs(30), "both replicas up behind HAProxy", || async {
+            let mut served = std::collections::BTreeSet::new();
+            for _ in 0..6 {
+                let r = http.get(&ready).send().await.ok()?;
+                if r.status() != 200 {
+                    return None;
+                }
+                served.insert(r.headers().get("x-served-by")?.to_str().ok()?.to_string());
+            }
+            (served.len() == 2).then_some(())
+        })
+        .await;
+        balancer
+    }
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// A 2025-11-25 client: a session (`Mcp-Session-Id`) the balancer pins to one replica.
+async fn legacy_client(url: &str, token: &str) -> Option<Client> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    ().serve(StreamableHttpClientTransport::from_config(config)).await.ok()
+}
+
+/// A 2026-07-28 client: stateless, each request to whichever replica.
+async fn stateless_client(url: &str, token: &str) -> Option<Client> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::LATEST],
+    };
+    ().serve_with_lifecycle(StreamableHttpClientTransport::from_config(config), lifecycle)
+        .await
+        .ok()
+}
+
+async fn calculate(client: &Client, n: u64) -> Result<(), String> {
+    let params = CallToolRequestParams::new("tool_execute").with_arguments(
+        json!({"toolKey": "demo:calculate", "arguments": {"expression": format!("{n} + 1")}})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    // A call cut off by a replica's death may never be answered: the client gives up, as a person would.
+    let r = tokio::time::timeout(Duration::from_secs(10), client.call_tool(params))
+        .await
+        .map_err(|_| "no answer in 10 s".to_string())?
+        .map_err(|e| e.to_string())?;
+    match r.structured_content {
+        Some(s) if s["result"] == json!(n as f64 + 1.0) => Ok(()),
+        _ => Err(format!("unexpected answer: {r:?}")),
+    }
+}
+
+fn audited_executes(db: &str) -> i64 {
+    Cluster::shared()
+        .psql(
+            db,
+            "SELECT count(*) FROM audit_log WHERE meta_tool = 'tool_execute' AND outcome = 'ok'",
+        )
+        .parse()
+        .unwrap()
+}
+
+const CLIENTS: u64 = 16;
+const CALLS: u64 = 500;
+
+/// 16 clients × 500 calls through HAProxy, half stateless, half legacy
+/// sessions; replica b is killed (SIGKILL) a third of the way through. Every
+/// call is answered in the end: the calls in flight on b are errors to their
+/// clients, which retry (a legacy client opens a new session, as after the
+/// 404 for its unknown session id). The audit log holds one row per
+/// answered call, but for the rows b's writer had not committed when it died.
+#[tokio::test]
+async fn load_through_haproxy_survives_a_killed_replica() {
+    let env = shared_store();
+    let db = env[0].1.rsplit('/').next().unwrap().to_string();
+    let (a, b) = (replica(&env).await, replica(&env).await);
+    a.cli(&["project", "create", "load"]);
+    a.cli(&["grant", "--project", "load", "--server", "demo"]);
+    let token = a.issue_token("load");
+    let lb = Balancer::start(&a, &b).await;
+    let probe = legacy_client(&lb.url, &token).await.unwrap();
+    wait_for_tool(&probe, "demo:calculate").await;
+    let b_probe = b.client_with_token(&token).await.unwrap();
+    wait_for_tool(&b_probe, "demo:calculate").await;
+
+    let answered = Arc::new(AtomicU64::new(0));
+    let failed = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..CLIENTS)
+        .map(|n| {
+            let (url, token, answered, failed) = (lb.url.clone(), token.clone(), answered.clone(), failed.clone());
+            tokio::spawn(async move {
+                let stateless = n % 2 == 0;
+                let connect = || async {
+                    loop {
+                        let client = if stateless {
+                            stateless_client(&url, &token).await
+                        } else {
+                            legacy_client(&url, &token).await
+                        };
+                        if let Some(client) = client {
+                            return client;
+                        }
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                };
+                let mut client = connect().await;
+                let mut errors = Vec::new();
+                for i in 0..CALLS {
+                    loop {
+                        match calculate(&client, n * CALLS + i).await {
+                            Ok(()) => break,
+                            Err(e) => {
+                                failed.fetch_add(1, Ordering::Relaxed);
+                                errors.push(e);
+                                assert!(errors.len() < 20, "client {n} keeps failing: {errors:?}");
+                                client = connect().await;
+                            }
+                        }
+                    }
+                    answered.fetch_add(1, Ordering::Relaxed);
+                }
+                errors
+            })
+        })
+        .collect();
+
+    let mut b = b;
+    eventually(Duration::from_secs(300), "a third of the calls answered", || async {
+        (answered.load(Ordering::Relaxed) >= CLIENTS * CALLS / 3).then_some(())
+    })
+    .await;
+    signal(b.pid(), nix::sys::signal::Signal::SIGKILL);
+    let at_kill = answered.load(Ordering::Relaxed);
+
+    let mut errors = Vec::new();
+    for w in workers {
+        errors.extend(w.await.expect("a client panicked"));
+    }
+    let _ = b.stop().await;
+    let total = answered.load(Ordering::Relaxed);
+    assert_eq!(total, CLIENTS * CALLS, "every call answered");
+    assert!(at_kill < total, "the replica died mid-run");
+    // The calls in flight on b, and a legacy session's next call after it (404), failed; nothing else.
+    let failures = failed.load(Ordering::Relaxed);
+    assert!((1..=3 * CLIENTS).contains(&failures), "{failures} failures: {errors:?}");
+
+    // One row per answered call, less what b's writer had not committed
+    // (at most its 25 ms linger and one batch in flight), plus the calls b
+    // answered whose answer the kill cut off (their clients ran them again).
+    let rows = eventually(Duration::from_secs(10), "audit rows settled", || async {
+        let first = audited_executes(&db);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        (audited_executes(&db) == first).then_some(first)
+    })
+    .await;
+    let (low, high) = (total as i64 - 64, (total + failures) as i64);
+    assert!(
+        (low..=high).contains(&rows),
+        "{rows} audit rows for {total} answered calls"
+    );
+    eprintln!("answered {total}, failed {failures} (retried), audit rows {rows}, b killed after {at_kill}");
+}
+
+/// A token revoked through replica a's console is refused by replica b at
+/// its next request: nothing is cached past the access generation, which b
+/// reads on every request.
+#[tokio::test]
+async fn a_revocation_on_one_replica_is_refused_by_the_other_at_once() {
+    let env = shared_store();
+    let (a, b) = (replica(&env).await, replica(&env).await);
+    a.cli(&["project", "create", "p"]);
+    a.cli(&["grant", "--project", "p", "--server", "demo"]);
+    let out = a.cli(&["token", "issue", "--project", "p", "--json"]);
+    let issued: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let token = issued["token"].as_str().unwrap().to_string();
+    let on_b = b.client_with_token(&token).await.unwrap();
+    wait_for_tool(&on_b, "demo:calculate").await;
+    calculate(&on_b, 1).await.unwrap();
+
+    let out = a.cli(&["token", "issue", "--admin", "--json"]);
+    let admin: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let revoke = format!(
+        "{}/console/api/tokens/{}/revoke",
+        a.url.trim_end_matches("/mcp"),
+        issued["id"]
+    );
+    let answer = reqwest::Client::new()
+        .post(&revoke)
+        .bearer_auth(admin["token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
+
+    // The very next call on b, on the session it already had.
+    let err = calculate(&on_b, 2).await.unwrap_err();
+    assert!(err.contains("Auth required"), "refused as unauthenticated (401): {err}");
+    assert!(b.client_with_token(&token).await.is_err(), "no new session either");
+}
+
+/// PostgreSQL stopped under load: the replica's `/readyz` answers 503 (the
+/// balancer drains it), calls fail with a clear error instead of hanging,
+/// the audit rows of calls answered before the stop wait in the queue, and
+/// once PostgreSQL is back every one of them is written and `/readyz` is 200.
+#[tokio::test]
+async fn a_store_restart_drains_the_replica_and_loses_no_audit_row() {
+    let cluster = Cluster::start_new();
+    let db = "gateway";
+    cluster.psql("postgres", &format!("CREATE DATABASE {db}"));
+    let env = [
+        ("MCP_GATEWAY_DB".to_string(), cluster.url(db)),
+        ("MCP_GATEWAY_SECRET_KEY".to_string(), base64_key()),
+    ];
+    let gw = replica(&env).await;
+    gw.cli(&["project", "create", "p"]);
+    gw.cli(&["grant", "--project", "p", "--server", "demo"]);
+    let token = gw.issue_token("p");
+    let client = gw.client_with_token(&token).await.unwrap();
+    wait_for_tool(&client, "demo:calculate").await;
+    let count = || -> i64 {
+        cluster
+            .psql(db, "SELECT count(*) FROM audit_log WHERE meta_tool = 'tool_execute'")
+            .parse()
+            .unwrap()
+    };
+    let before = count();
+
+    // Calls answered, then the store stops while their rows may still be queued.
+    let mut answered = 0;
+    for i in 0..200 {
+        calculate(&client, i).await.unwrap();
+        answered += 1;
+    }
+    cluster.stop();
+    let ready = format!("{}/readyz", gw.url.trim_end_matches("/mcp"));
+    let http = reqwest::Client::new();
+    let down = eventually(Duration::from_secs(20), "/readyz says the store is down", || async {
+        let r = http.get(&ready).send().await.ok()?;
+        (r.status() == 503).then_some(r.json::<Value>().await.ok()?)
+    })
+    .await;
+    assert!(down["store"].as_str().unwrap().contains("unavailable"), "{down}");
+    let started = std::time::Instant::now();
+    let err = calculate(&client, 1000).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(15), "a clear error, not a hang");
+    assert!(!err.is_empty());
+
+    cluster.start();
+    eventually(Duration::from_secs(30), "/readyz is 200 again", || async {
+        (http.get(&ready).send().await.ok()?.status() == 200).then_some(())
+    })
+    .await;
+    // The session may have ended with the error; a client connects again as it would.
+    let client = gw.client_with_token(&token).await.unwrap();
+    calculate(&client, 2000).await.unwrap();
+    let written = eventually(Duration::from_secs(30), "every queued row written", || async {
+        let n = count() - before;
+        (n > answered).then_some(n)
+    })
+    .await;
+    // Every answered call has its row; the failed call may have one too (as failed).
+    assert!(
+        written >= answered + 1,
+        "{written} rows for {} answered calls",
+        answered + 1
+    );
+    let ok: i64 = cluster
+        .psql(
+            db,
+            "SELECT count(*) FROM audit_log WHERE meta_tool = 'tool_execute' AND outcome = 'ok'",
+        )
+        .parse()
+        .unwrap();
+    assert_eq!(ok, answered + 1, "one ok row per answered call");
+}
