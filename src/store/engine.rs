@@ -78,15 +78,9 @@ impl Engine {
     /// Runs `f` in one transaction, committed when it returns `Ok`.
     pub fn transaction<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
         match self {
-            Self::Sqlite { conn, .. } => {
-                let mut conn = conn.lock().expect("store connection lock");
-                // IMMEDIATE: take the write lock first, so two processes never
-                // deadlock upgrading a read.
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let out = f(&*tx)?;
-                tx.commit()?;
-                Ok(out)
-            }
+            // IMMEDIATE: take the write lock first, so two processes never
+            // deadlock upgrading a read.
+            Self::Sqlite { conn, .. } => in_sqlite_transaction(conn, TransactionBehavior::Immediate, f),
             Self::Postgres(pg) => pg.transaction(|tx| f(&tx.sql())),
         }
     }
@@ -94,15 +88,21 @@ impl Engine {
     /// Runs `f`, which only reads, on one consistent snapshot of the store.
     pub fn snapshot<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
         match self {
-            Self::Sqlite { conn, .. } => {
-                let mut conn = conn.lock().expect("store connection lock");
-                // DEFERRED: a read transaction, which writers do not wait for.
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-                let out = f(&*tx)?;
-                tx.commit()?;
-                Ok(out)
-            }
+            // DEFERRED: a read transaction, which writers do not wait for.
+            Self::Sqlite { conn, .. } => in_sqlite_transaction(conn, TransactionBehavior::Deferred, f),
             Self::Postgres(pg) => pg.snapshot(|tx| f(&tx.sql())),
         }
     }
+}
+
+fn in_sqlite_transaction<T>(
+    conn: &Mutex<Connection>,
+    behavior: TransactionBehavior,
+    f: impl FnOnce(&dyn Sql) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut conn = conn.lock().expect("store connection lock");
+    let tx = conn.transaction_with_behavior(behavior)?;
+    let out = f(&*tx)?;
+    tx.commit()?;
+    Ok(out)
 }

@@ -65,13 +65,7 @@ pub fn postgres(pg: &Postgres) -> Result<(), Error> {
         let version: i64 = sql.one("SELECT coalesce(max(version), 0) FROM schema_migrations", &[], |r| {
             r.get(0)
         })?;
-        if version > known {
-            return Err(Error::TooNew {
-                path: shown.clone(),
-                found: version,
-                known,
-            });
-        }
+        refuse_newer(&shown, version, known)?;
         for (i, migration) in POSTGRES.iter().enumerate().skip(version as usize) {
             tx.batch(migration)?;
             sql.execute(
@@ -82,6 +76,19 @@ pub fn postgres(pg: &Postgres) -> Result<(), Error> {
         }
         Ok(())
     })
+}
+
+/// A store at schema `version` when this binary knows `known` migrations:
+/// a newer gateway wrote it, and this one must not touch it.
+fn refuse_newer(shown: &str, version: i64, known: i64) -> Result<(), Error> {
+    if version > known {
+        return Err(Error::TooNew {
+            path: shown.to_string(),
+            found: version,
+            known,
+        });
+    }
+    Ok(())
 }
 
 /// Brings a SQLite database up to date; refuses one written by a newer binary.
@@ -112,14 +119,7 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<(), Error> {
     let version: i64 = tx
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(open_err)?;
-    let known = MIGRATIONS.len() as i64;
-    if version > known {
-        return Err(Error::TooNew {
-            path: shown.to_string(),
-            found: version,
-            known,
-        });
-    }
+    refuse_newer(shown, version, MIGRATIONS.len() as i64)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql).map_err(open_err)?;
         tx.pragma_update(None, "user_version", i as i64 + 1).map_err(open_err)?;
