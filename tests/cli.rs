@@ -417,18 +417,30 @@ fn relevance_prints_with_three_decimals() {
 fn a_database_url_in_mcp_gateway_db_is_refused_not_made_a_folder() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("gateway.toml"), ANONYMOUS).unwrap();
-    for command in [&["check"][..], &["project", "list"]] {
-        let o = Command::new(bin())
+    let run = |command: &[&str], url: &str| {
+        Command::new(bin())
             .args(command)
             .current_dir(dir.path())
             .env_remove("MCP_GATEWAY_CONFIG")
-            .env("MCP_GATEWAY_DB", "postgres://gw:hunter2@db.example.com/gw")
+            .env("MCP_GATEWAY_DB", url)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    for command in [&["check"][..], &["project", "list"]] {
+        let o = run(command, "mysql://gw:hunter2@db.example.com/gw");
         assert_eq!(o.status.code(), Some(2), "{command:?}: {}", stderr(&o));
         let err = stderr(&o);
-        assert!(err.contains("MCP_GATEWAY_DB") && err.contains("postgres URL"), "{err}");
+        assert!(err.contains("MCP_GATEWAY_DB") && err.contains("mysql URL"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
     }
-    assert!(!dir.path().join("postgres:").exists(), "no folder named after the URL");
+    assert!(!dir.path().join("mysql:").exists(), "no folder named after the URL");
+    // A PostgreSQL store that does not answer: said at once, without the password.
+    let o = run(&["project", "list"], "postgres://gw:hunter2@127.0.0.1:9/gw");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("cannot open the store postgres://gw:***@127.0.0.1:9/gw"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
 }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::engine::Engine;
-use super::sql::{Sql, args};
+use super::sql::{Sql, ToValue, Value, args};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -211,42 +211,65 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
     // rollup's watermark never passes a row of a batch still committing on
     // another replica.
     tx.execute("UPDATE usage_rolled SET through = through WHERE id = 1", &[])?;
+    let mut rows = Vec::with_capacity(writes.len());
     for w in writes {
-        let r = match w {
-            Write::Audit(r) => r,
+        match w {
+            Write::Audit(r) => rows.push(r.as_ref()),
             Write::TokenUsed { id, at } => {
                 tx.execute("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2", args![at, id])?;
-                continue;
             }
-            Write::Learn(u) => {
-                super::learning::insert(tx, u)?;
-                continue;
-            }
-        };
-        tx.execute(
-            "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-                                    subject, issuer, query_terms, ranked_keys, follows, rank)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            args![
-                r.at,
-                r.request_id,
-                r.project_id,
-                r.token_id,
-                r.meta_tool,
-                r.tool_key,
-                r.outcome.as_str(),
-                r.latency_ms,
-                r.result_count,
-                r.subject,
-                r.issuer,
-                r.query_terms,
-                r.ranked_keys,
-                r.follows,
-                r.rank,
-            ],
-        )?;
+            Write::Learn(u) => super::learning::insert(tx, u)?,
+        }
+    }
+    // Several rows a statement: on PostgreSQL each statement is a round trip.
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let values: Vec<Value> = chunk.iter().flat_map(|r| audit_values(r)).collect();
+        tx.execute(&insert_statement(chunk.len()), &values)?;
     }
     Ok(())
+}
+
+/// Audit rows one `INSERT` carries at most (15 arguments each).
+const ROWS_PER_INSERT: usize = 32;
+
+/// `INSERT INTO audit_log … VALUES (?1, …, ?15), (?16, …)` for `rows` rows.
+fn insert_statement(rows: usize) -> String {
+    let tuples: Vec<String> = (0..rows)
+        .map(|row| {
+            let places: Vec<String> = (1..=AUDIT_COLUMNS)
+                .map(|col| format!("?{}", row * AUDIT_COLUMNS + col))
+                .collect();
+            format!("({})", places.join(", "))
+        })
+        .collect();
+    format!(
+        "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
+                                subject, issuer, query_terms, ranked_keys, follows, rank)
+         VALUES {}",
+        tuples.join(", ")
+    )
+}
+
+const AUDIT_COLUMNS: usize = 15;
+
+fn audit_values(r: &AuditRow) -> [Value; AUDIT_COLUMNS] {
+    [
+        r.at.to_value(),
+        r.request_id.to_value(),
+        r.project_id.to_value(),
+        r.token_id.to_value(),
+        r.meta_tool.to_value(),
+        r.tool_key.to_value(),
+        r.outcome.as_str().to_value(),
+        r.latency_ms.to_value(),
+        r.result_count.to_value(),
+        r.subject.to_value(),
+        r.issuer.to_value(),
+        r.query_terms.to_value(),
+        r.ranked_keys.to_value(),
+        r.follows.to_value(),
+        r.rank.to_value(),
+    ]
 }
 
 /// An audit row stamped now.
@@ -273,6 +296,16 @@ pub fn audit_row(request_id: &str, meta_tool: &str) -> AuditRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_insert_carries_several_rows() {
+        let sql = insert_statement(2);
+        assert!(
+            sql.contains("(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15), (?16,"),
+            "{sql}"
+        );
+        assert!(sql.ends_with("?30)"), "{sql}");
+    }
 
     #[tokio::test]
     async fn audit_rows_are_flushed_on_close() {
