@@ -101,4 +101,24 @@ mod tests {
         let err = locate("mysql://root:hunter2@localhost/gw", base).unwrap_err();
         assert!(err.contains("mysql URL") && !err.contains("hunter2"), "{err}");
     }
+
+    #[test]
+    fn store_url_in_the_file_selects_postgres_and_path_with_url_is_refused() {
+        if std::env::var_os(DB_ENV).is_some() {
+            return; // the variable wins over the file, by design
+        }
+        let parse = |toml: &str| crate::config::Config::parse(toml, "g.toml", Path::new("/etc/gw"));
+        let config = parse("[store]\nurl = \"postgres://gw@db/gw\"\n").unwrap();
+        assert_eq!(
+            config.store,
+            StoreLocation::Postgres {
+                url: "postgres://gw@db/gw".into(),
+                key_home: "/etc/gw/mcp-gateway-postgres".into()
+            }
+        );
+        let err = parse("[store]\npath = \"gw.db\"\nurl = \"postgres://gw@db/gw\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("store.url") && err.contains("not both"), "{err}");
+    }
 }

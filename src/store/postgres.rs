@@ -109,8 +109,11 @@ impl Postgres {
                 runtime: Some(runtime),
             }),
         };
-        drop(pg.client().map_err(|e| refused(e.to_string()))?);
-        Ok(pg)
+        match pg.client() {
+            Ok(_) => Ok(pg),
+            Err(Error::Unavailable { reason, .. }) => Err(refused(reason)),
+            Err(other) => Err(refused(other.to_string())),
+        }
     }
 
     /// The URL without its password.
