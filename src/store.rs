@@ -757,13 +757,20 @@ pub(crate) mod test_cluster;
 pub(crate) fn test_stores() -> Vec<(tempfile::TempDir, Store)> {
     let file = tempfile::tempdir().unwrap();
     let sqlite = Store::open(&file.path().join("gw.db")).unwrap();
+    let (dir, at) = test_database();
+    vec![(file, sqlite), (dir, Store::open_at(&at).unwrap())]
+}
+
+/// A fresh database on the test binary's PostgreSQL cluster, for stores
+/// that share it as replicas do (and the folder their key file would be in).
+#[cfg(test)]
+pub(crate) fn test_database() -> (tempfile::TempDir, StoreLocation) {
     let dir = tempfile::tempdir().unwrap();
-    let postgres = Store::open_at(&StoreLocation::Postgres {
+    let at = StoreLocation::Postgres {
         url: test_cluster::Cluster::shared().database(),
         key_home: dir.path().join("pg"),
-    })
-    .unwrap();
-    vec![(file, sqlite), (dir, postgres)]
+    };
+    (dir, at)
 }
 
 #[cfg(test)]

@@ -69,12 +69,7 @@ mod tests {
     /// one moves the generation the other reads at its next request.
     #[test]
     fn a_change_on_one_replica_is_seen_by_the_other() {
-        let url = crate::store::test_cluster::Cluster::shared().database();
-        let dir = tempfile::tempdir().unwrap();
-        let at = crate::config::StoreLocation::Postgres {
-            url,
-            key_home: dir.path().join("pg"),
-        };
+        let (_dir, at) = crate::store::test_database();
         let (a, b) = (Store::open_at(&at).unwrap(), Store::open_at(&at).unwrap());
         a.create_project("p", Some(Search::Bm25)).unwrap();
         let (token, secret) = a.issue_token("p", "ci").unwrap();

@@ -43,12 +43,7 @@ impl Store {
 mod tests {
     #[test]
     fn a_budget_is_shared_by_every_gateway_on_the_store() {
-        let url = crate::store::test_cluster::Cluster::shared().database();
-        let dir = tempfile::tempdir().unwrap();
-        let at = crate::config::StoreLocation::Postgres {
-            url,
-            key_home: dir.path().join("pg"),
-        };
+        let (_dir, at) = crate::store::test_database();
         let (a, b) = (
             crate::store::Store::open_at(&at).unwrap(),
             crate::store::Store::open_at(&at).unwrap(),
