@@ -491,32 +491,9 @@ impl Config {
             }
             (false, None) => None,
         };
-        let store = match std::env::var(DB_ENV) {
-            Ok(p) if !p.is_empty() => {
-                store::locate(&p, Path::new("")).map_err(|message| Error::Env { var: DB_ENV, message })?
-            }
-            _ => {
-                let written = match (raw.store.path, raw.store.url) {
-                    (Some(_), Some(_)) => {
-                        return Err(invalid(
-                            0..0,
-                            "store.url".into(),
-                            "set either path (a SQLite file) or url (PostgreSQL), not both".into(),
-                        ));
-                    }
-                    (Some(path), None) => Some(("store.path", path)),
-                    (None, Some(url)) => Some(("store.url", url)),
-                    (None, None) => None,
-                };
-                match written {
-                    Some((key, value)) => {
-                        let value = interpolate(&value).map_err(|m| invalid(0..0, key.into(), m))?;
-                        store::locate(&value, base).map_err(|m| invalid(0..0, key.into(), m))?
-                    }
-                    None => StoreLocation::File(base.join("mcp-gateway.db")),
-                }
-            }
-        };
+        let store = store::resolve(raw.store, std::env::var(DB_ENV).ok(), base, |key, m| {
+            invalid(0..0, key.into(), m)
+        })?;
         let mut specs = Vec::with_capacity(raw.rules.len());
         for (i, rule) in raw.rules.iter().enumerate() {
             if let Some(server) = &rule.server

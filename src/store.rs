@@ -45,7 +45,6 @@ use crate::config::StoreLocation;
 use crate::secrets::constant_time_eq;
 use audit::{AUDIT_QUEUE, Write, write_behind};
 use engine::Engine;
-pub use postgres::redact as redact_url;
 use sql::{Row, Sql, args};
 
 pub use crate::config::DB_ENV;
@@ -111,12 +110,12 @@ pub enum Error {
     },
     /// The database was written by a newer mcp-gateway.
     #[error(
-        "the store {path} has schema version {found}, newer than this mcp-gateway understands ({known}); upgrade mcp-gateway or point MCP_GATEWAY_DB at another file"
+        "the store {path} has schema version {found}, newer than this mcp-gateway understands ({known}); upgrade mcp-gateway or point MCP_GATEWAY_DB at another store"
     )]
     TooNew {
-        /// The file.
+        /// The file, or the database URL without its password.
         path: String,
-        /// Its `user_version`.
+        /// Its schema version (SQLite's `user_version`, PostgreSQL's migrations table).
         found: i64,
         /// The newest this binary knows.
         known: i64,

@@ -10,6 +10,9 @@ use serde::Deserialize;
 /// Environment variable that overrides the store's location (a file, or a `postgres://` URL).
 pub const DB_ENV: &str = "MCP_GATEWAY_DB";
 
+/// What a PostgreSQL store's key file is named after, beside the configuration.
+const POSTGRES_KEY_HOME: &str = "mcp-gateway-postgres";
+
 /// `[store]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,7 +58,7 @@ pub fn locate(value: &str, base: &Path) -> Result<StoreLocation, String> {
     if value.starts_with("postgres://") || value.starts_with("postgresql://") {
         return Ok(StoreLocation::Postgres {
             url: value.to_string(),
-            key_home: base.join("mcp-gateway-postgres"),
+            key_home: base.join(POSTGRES_KEY_HOME),
         });
     }
     if let Some(path) = value
@@ -74,6 +77,41 @@ pub fn locate(value: &str, base: &Path) -> Result<StoreLocation, String> {
         }
         _ => Ok(StoreLocation::File(base.join(value))),
     }
+}
+
+/// Where `[store]` (written in a file under `base`), or `MCP_GATEWAY_DB`
+/// (`from_env`) over it, puts the store; `invalid` words a file error for a key.
+pub(super) fn resolve(
+    raw: RawStore,
+    from_env: Option<String>,
+    base: &Path,
+    invalid: impl Fn(&str, String) -> super::Error,
+) -> Result<StoreLocation, super::Error> {
+    if let Some(value) = from_env.filter(|v| !v.is_empty()) {
+        // A file named in the environment is relative to the working
+        // directory; a shared store's key file stays beside the configuration.
+        let located = locate(&value, Path::new("")).map_err(|message| super::Error::Env { var: DB_ENV, message })?;
+        return Ok(match located {
+            StoreLocation::Postgres { url, .. } => StoreLocation::Postgres {
+                url,
+                key_home: base.join(POSTGRES_KEY_HOME),
+            },
+            file => file,
+        });
+    }
+    let (key, value) = match (raw.path, raw.url) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "store.url",
+                "set either path (a SQLite file) or url (PostgreSQL), not both".into(),
+            ));
+        }
+        (Some(path), None) => ("store.path", path),
+        (None, Some(url)) => ("store.url", url),
+        (None, None) => return Ok(StoreLocation::File(base.join("mcp-gateway.db"))),
+    };
+    let value = super::interpolate(&value).map_err(|m| invalid(key, m))?;
+    locate(&value, base).map_err(|m| invalid(key, m))
 }
 
 #[cfg(test)]
@@ -120,5 +158,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("store.url") && err.contains("not both"), "{err}");
+    }
+
+    #[test]
+    fn the_environment_wins_and_a_shared_stores_key_stays_beside_the_config() {
+        let base = Path::new("/etc/gw");
+        let raw = || RawStore {
+            path: Some("file.db".into()),
+            url: None,
+        };
+        let invalid = |key: &str, m: String| crate::config::Error::Env {
+            var: "test",
+            message: format!("{key}: {m}"),
+        };
+        let pg = resolve(raw(), Some("postgres://gw@db/gw".into()), base, invalid).unwrap();
+        assert_eq!(pg.key_home(), Path::new("/etc/gw/mcp-gateway-postgres"));
+        let file = resolve(raw(), Some("other.db".into()), base, invalid).unwrap();
+        assert_eq!(file, StoreLocation::File("other.db".into()));
+        let written = resolve(raw(), Some(String::new()), base, invalid).unwrap();
+        assert_eq!(written, StoreLocation::File("/etc/gw/file.db".into()));
     }
 }

@@ -7,7 +7,8 @@
 //! wait has a deadline, so a database that stops answering is an error
 //! within seconds, never a hung request.
 
-use std::sync::{Arc, LazyLock};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -35,6 +36,9 @@ struct Inner {
     /// The URL without its password, for messages.
     shown: String,
     pool: Pool,
+    /// Each statement as PostgreSQL reads it, translated once: the store's
+    /// statements are a fixed set, and the per-request read is one of them.
+    dialect: Mutex<HashMap<String, Arc<str>>>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -106,6 +110,7 @@ impl Postgres {
             inner: Arc::new(Inner {
                 shown: shown.clone(),
                 pool,
+                dialect: Mutex::default(),
                 runtime: Some(runtime),
             }),
         };
@@ -122,15 +127,35 @@ impl Postgres {
     }
 
     /// Waits for `work` on this thread, with the engine's runtime as the
-    /// context its sockets and timers live in.
+    /// context its sockets and timers live in. On a worker of the gateway's
+    /// runtime the wait is `block_in_place`: the worker's other tasks
+    /// (`/healthz`, calls that need no statement) move to another thread
+    /// instead of waiting out a slow database with it.
     fn block<T>(&self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
         let runtime = self.inner.runtime.as_ref().expect("runtime lives as long as the pool");
-        let _entered = runtime.enter();
-        futures::executor::block_on(async {
-            tokio::time::timeout(DEADLINE, work)
-                .await
-                .map_err(|_| self.unavailable(format!("no answer within {} s", DEADLINE.as_secs())))?
-        })
+        let wait = || {
+            let _entered = runtime.enter();
+            futures::executor::block_on(async {
+                tokio::time::timeout(DEADLINE, work)
+                    .await
+                    .map_err(|_| self.unavailable(format!("no answer within {} s", DEADLINE.as_secs())))?
+            })
+        };
+        match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(wait),
+            _ => wait(),
+        }
+    }
+
+    /// `sql` as PostgreSQL reads it ([`dialect`]).
+    fn statement(&self, sql: &str) -> Arc<str> {
+        let mut known = self.inner.dialect.lock().expect("dialect cache lock");
+        if let Some(translated) = known.get(sql) {
+            return translated.clone();
+        }
+        let translated: Arc<str> = dialect(sql).into();
+        known.insert(sql.to_string(), translated.clone());
+        translated
     }
 
     fn unavailable(&self, reason: String) -> Error {
@@ -214,7 +239,7 @@ pub struct Statements<'a, C: ?Sized> {
 
 impl<C: GenericClient + ?Sized> Sql for Statements<'_, C> {
     fn query(&self, sql: &str, args: &[Value]) -> Result<Vec<Row>, Error> {
-        let sql = dialect(sql);
+        let sql = self.pg.statement(sql);
         self.pg.block(async {
             let statement = self.client.prepare_cached(&sql).await?;
             let rows = self.client.query(&statement, &arguments(args)).await?;
@@ -223,7 +248,7 @@ impl<C: GenericClient + ?Sized> Sql for Statements<'_, C> {
     }
 
     fn execute(&self, sql: &str, args: &[Value]) -> Result<usize, Error> {
-        let sql = dialect(sql);
+        let sql = self.pg.statement(sql);
         self.pg.block(async {
             let statement = self.client.prepare_cached(&sql).await?;
             Ok(self.client.execute(&statement, &arguments(args)).await? as usize)
