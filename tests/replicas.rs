@@ -53,8 +53,12 @@ fn rand_bytes() -> [u8; 32] {
 }
 
 async fn replica(env: &[(String, String)]) -> Gateway {
+    replica_of(&config(), env).await
+}
+
+async fn replica_of(config: &str, env: &[(String, String)]) -> Gateway {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    Gateway::start_with(&config(), &env).await
+    Gateway::start_with(config, &env).await
 }
 
 fn host_port(gw: &Gateway) -> String {
@@ -153,6 +157,36 @@ async fn calculate(client: &Client, n: u64) -> Result<(), String> {
     }
 }
 
+/// A 2025 session opened through the balancer with plain HTTP (initialize,
+/// then initialized), again until it lands on `replica`; its id.
+async fn legacy_session_on(url: &str, token: &str, replica: &str) -> String {
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = http
+            .post(url)
+            .bearer_auth(token)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(id) = session {
+            request = request.header("Mcp-Session-Id", id);
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}});
+    let id = eventually(Duration::from_secs(10), "a session on that replica", || async {
+        let r = post(initialize.clone(), None).await.ok()?;
+        let served = r.headers().get("x-served-by")?.to_str().ok()?.to_string();
+        let id = r.headers().get("mcp-session-id")?.to_str().ok()?.to_string();
+        (served == replica).then_some(id)
+    })
+    .await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = post(initialized, Some(&id)).await.unwrap();
+    assert_eq!(r.headers()["x-served-by"], replica, "pinned by its session id");
+    id
+}
+
 fn audited_executes(db: &str) -> i64 {
     Cluster::shared()
         .psql(
@@ -227,6 +261,7 @@ async fn load_through_haproxy_survives_a_killed_replica() {
         })
         .collect();
 
+    let orphan = legacy_session_on(&lb.url, &token, "b").await;
     let mut b = b;
     eventually(Duration::from_secs(300), "a third of the calls answered", || async {
         (answered.load(Ordering::Relaxed) >= CLIENTS * CALLS / 3).then_some(())
@@ -246,6 +281,19 @@ async fn load_through_haproxy_survives_a_killed_replica() {
     // The calls in flight on b, and a legacy session's next call after it (404), failed; nothing else.
     let failures = failed.load(Ordering::Relaxed);
     assert!((1..=3 * CLIENTS).contains(&failures), "{failures} failures: {errors:?}");
+    // A session pinned to b: its next request reaches a, which answers 404
+    // for the unknown session id (the client then initializes again).
+    let next = reqwest::Client::new()
+        .post(&lb.url)
+        .bearer_auth(&token)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", &orphan)
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(next.status(), 404, "b's session after b died");
+    assert_eq!(next.headers()["x-served-by"], "a");
 
     // One row per answered call, less what b's writer had not committed
     // (at most its 25 ms linger and one batch in flight), plus the calls b
@@ -262,6 +310,32 @@ async fn load_through_haproxy_survives_a_killed_replica() {
         "{rows} audit rows for {total} answered calls"
     );
     eprintln!("answered {total}, failed {failures} (retried), audit rows {rows}, b killed after {at_kill}");
+}
+
+/// `requests_per_minute` is one budget per token across replicas: four
+/// requests back to back (the burst) spent on a leave none on b.
+#[tokio::test]
+async fn a_tokens_rate_budget_is_shared_by_the_replicas() {
+    let env = shared_store();
+    let config = format!("[http]\nrequests_per_minute = 6\nburst = 4\n{}", config());
+    let (a, b) = (replica_of(&config, &env).await, replica_of(&config, &env).await);
+    a.cli(&["project", "create", "p"]);
+    let token = a.issue_token("p");
+    let http = reqwest::Client::new();
+    let status = |gw: &Gateway| {
+        http.post(&gw.url)
+            .bearer_auth(&token)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .send()
+    };
+    let mut answers = Vec::new();
+    for gw in [&a, &a, &b, &b, &b] {
+        answers.push(status(gw).await.unwrap().status().as_u16());
+    }
+    // One request every 10 s after the burst: the fifth, on b, is over budget.
+    assert_eq!(&answers[..4].iter().filter(|s| **s == 429).count(), &0, "{answers:?}");
+    assert_eq!(answers[4], 429, "b counts a's requests too: {answers:?}");
 }
 
 /// A token revoked through replica a's console is refused by replica b at
@@ -303,9 +377,10 @@ async fn a_revocation_on_one_replica_is_refused_by_the_other_at_once() {
 
 /// PostgreSQL stopped under load: the replica's `/readyz` answers 503 (the
 /// balancer drains it), calls fail with a clear error instead of hanging,
-/// the audit rows of calls answered before the stop wait in the queue, and
-/// once PostgreSQL is back every one of them is written and `/readyz` is 200.
-#[tokio::test]
+/// the audit rows of calls answered before and during the stop wait in the
+/// queue, and once PostgreSQL is back every one of them is written (one ok
+/// row per answered call, exactly) and `/readyz` is 200.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_restart_drains_the_replica_and_loses_no_audit_row() {
     let cluster = Cluster::start_new();
     let db = "gateway";
@@ -328,13 +403,39 @@ async fn a_store_restart_drains_the_replica_and_loses_no_audit_row() {
     };
     let before = count();
 
-    // Calls answered, then the store stops while their rows may still be queued.
-    let mut answered = 0;
-    for i in 0..200 {
-        calculate(&client, i).await.unwrap();
-        answered += 1;
+    // Four clients keep calling while the store stops: the rows of the calls
+    // answered last (the writer lingers 25 ms, and a stop is not instant)
+    // are still queued when PostgreSQL goes away.
+    let answered = Arc::new(AtomicU64::new(0));
+    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let mut load = Vec::new();
+    for worker in 0..4u64 {
+        let client = gw.client_with_token(&token).await.unwrap();
+        let (answered, running) = (answered.clone(), running.clone());
+        load.push(tokio::spawn(async move {
+            let mut n = worker * 1_000_000;
+            while running.load(Ordering::Relaxed) {
+                match calculate(&client, n).await {
+                    Ok(()) => answered.fetch_add(1, Ordering::Relaxed),
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        0
+                    }
+                };
+                n += 1;
+            }
+        }));
     }
+    eventually(Duration::from_secs(60), "200 calls answered", || async {
+        (answered.load(Ordering::Relaxed) >= 200).then_some(())
+    })
+    .await;
     cluster.stop();
+    running.store(false, Ordering::Relaxed);
+    for worker in load {
+        worker.await.unwrap();
+    }
+    let answered = answered.load(Ordering::Relaxed) as i64;
     let ready = format!("{}/readyz", gw.url.trim_end_matches("/mcp"));
     let http = reqwest::Client::new();
     let down = eventually(Duration::from_secs(20), "/readyz says the store is down", || async {
@@ -371,4 +472,5 @@ async fn a_store_restart_drains_the_replica_and_loses_no_audit_row() {
         .parse()
         .unwrap();
     assert_eq!(ok, answered + 1, "one ok row per answered call");
+    eprintln!("{answered} calls answered around the stop, {written} rows written after it, {ok} ok");
 }
