@@ -409,12 +409,12 @@ async fn eval(
         started.elapsed().as_millis()
     );
     println!(
-        "{:<22} {:>5} {:>8} {:>8} {:>8} {:>8}",
+        "{:<32} {:>5} {:>8} {:>8} {:>8} {:>8}",
         "GROUP", "TASKS", "R@1", "R@5", "R@10", "MRR@10"
     );
     for (group, s) in &report {
         println!(
-            "{group:<22} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            "{group:<32} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
             s.tasks, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.mrr_at_10
         );
     }

@@ -193,12 +193,15 @@ impl View {
                 scored
             }
         };
+        // Best first, ties by ordinal: which of several equal scores make the
+        // cut must not depend on the hash maps' order.
+        let order = |a: &(f32, u32, Option<f32>), b: &(f32, u32, Option<f32>)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
         let cut = pool.min(scored.len());
         if cut > 0 && cut < scored.len() {
-            scored.select_nth_unstable_by(cut - 1, |a, b| b.0.total_cmp(&a.0));
+            scored.select_nth_unstable_by(cut - 1, order);
             scored.truncate(cut);
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.sort_by(order);
         lexical.retain(|ordinal, _| scored.iter().any(|(_, o, _)| o == ordinal));
         self.snapshot.index.explain_hits(&one, lexical.values_mut());
         scored
