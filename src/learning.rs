@@ -22,6 +22,9 @@ const RECENT: usize = 4;
 const LINK_WINDOW: Duration = Duration::from_secs(30 * 60);
 /// Sessions remembered at most; past this the stale ones go, then all.
 const MAX_SESSIONS: usize = 10_000;
+/// On a store replicas share, how old a project's loaded prior may grow
+/// before it is read again: what the other replicas taught arrives by then.
+const SHARED_REFRESH: Duration = Duration::from_secs(30);
 
 /// What the audit row of a meta-tool call records about learning.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -47,9 +50,10 @@ struct Found {
     taught: HashSet<String>,
 }
 
-/// One project's associations and the access generation they were read at.
+/// One project's associations, and the access generation and time they were read at.
 struct Loaded {
     generation: i64,
+    at: Instant,
     learned: Arc<RwLock<Learned>>,
 }
 
@@ -120,10 +124,12 @@ impl Learning {
     }
 
     /// The project's associations, read from the store when this gateway has
-    /// none or the access generation moved (a reset from any process).
+    /// none, the access generation moved (a reset from any process), or, on a
+    /// shared store, they are older than [`SHARED_REFRESH`].
     fn learned(&self, project_id: i64, generation: i64) -> Result<Arc<RwLock<Learned>>, store::Error> {
         if let Some(loaded) = self.projects.lock().expect("learning lock").get(&project_id)
             && loaded.generation == generation
+            && (!self.store.is_shared() || loaded.at.elapsed() < SHARED_REFRESH)
         {
             return Ok(loaded.learned.clone());
         }
@@ -136,6 +142,7 @@ impl Learning {
             project_id,
             Loaded {
                 generation,
+                at: Instant::now(),
                 learned: learned.clone(),
             },
         );
