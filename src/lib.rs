@@ -53,7 +53,8 @@
 //!   `server/hop.rs`: which `_meta` travels on, and how a downstream's error reads to the caller;
 //!   `server/notify.rs`: who hears of tool-list changes and resource updates (2025 sessions,
 //!   2026 `subscriptions/listen` streams); `server/skills.rs`: skills per project.
-//! * [`ratelimit`]: per-caller request rates on the HTTP listener.
+//! * [`ratelimit`]: per-caller request rates on the HTTP listener, one budget across replicas
+//!   on a shared store.
 //! * [`uris`]: resource URIs under their server's name (`ui://` Apps, `skill://` skills).
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`console`]: the operator console at `/console` (servers, projects, usage, a search
