@@ -275,6 +275,21 @@ mod tests {
         assert!((old.uses - 2.0 / 16.0).abs() < 1e-6, "four half-lives: {}", old.uses);
     }
 
+    /// However often a tool was used for a word, a new tool that fits the
+    /// query well (relevance 0.6: right almost every time, README) still
+    /// ranks above it when the words alone found it poorly (relevance 0.1).
+    #[test]
+    fn a_new_tool_that_fits_well_is_never_buried() {
+        let mut l = Learned::default();
+        for _ in 0..1_000 {
+            l.record(&terms("deploy"), "old:deploy", NOW);
+        }
+        let familiar = &l.boosts(&terms("deploy"), NOW)[0];
+        assert!(familiar.uses > 999.0);
+        assert!(boosted(0.1, familiar.boost) < 0.6, "{}", boosted(0.1, familiar.boost));
+        assert!(boosted(0.0, familiar.boost) <= 0.5);
+    }
+
     #[test]
     fn boosted_relevance_stays_in_range_and_in_order() {
         assert_eq!(boosted(0.0, 0.0), 0.0);
