@@ -27,9 +27,13 @@ impl Cache {
             std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
         }
         let conn = Connection::open(path).map_err(|e| fail(&e))?;
+        // First: switching to WAL takes a lock, and two replicas sharing a
+        // folder open the cache at the same moment (the second one failed
+        // at start with "database is locked").
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| fail(&e))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
-             PRAGMA busy_timeout = 5000;
              CREATE TABLE IF NOT EXISTS embeddings (
                  key    BLOB PRIMARY KEY,  -- SHA-256 of model fingerprint and text
                  vector BLOB NOT NULL      -- little-endian f32s
@@ -97,6 +101,27 @@ fn decode(b: &[u8]) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Replicas sharing a folder open one cache file at the same moment.
+    #[test]
+    fn several_openers_at_once_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("emb.db");
+        let start = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            let openers: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        Cache::open(&path).map(|_| ())
+                    })
+                })
+                .collect();
+            for opener in openers {
+                opener.join().unwrap().unwrap();
+            }
+        });
+    }
 
     #[test]
     fn vectors_round_trip_and_survive_reopening() {
