@@ -10,7 +10,7 @@ mod common;
 
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use common::postgres::Cluster;
@@ -157,32 +157,33 @@ async fn calculate(client: &Client, n: u64) -> Result<(), String> {
     }
 }
 
+/// One JSON-RPC message POSTed to `url` with plain HTTP, in `session` if any.
+async fn post(url: &str, token: &str, session: Option<&str>, body: Value) -> reqwest::Result<reqwest::Response> {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(id) = session {
+        request = request.header("Mcp-Session-Id", id);
+    }
+    request.send().await
+}
+
 /// A 2025 session opened through the balancer with plain HTTP (initialize,
 /// then initialized), again until it lands on `replica`; its id.
 async fn legacy_session_on(url: &str, token: &str, replica: &str) -> String {
-    let http = reqwest::Client::new();
-    let post = |body: Value, session: Option<&str>| {
-        let mut request = http
-            .post(url)
-            .bearer_auth(token)
-            .header("Accept", "application/json, text/event-stream")
-            .json(&body);
-        if let Some(id) = session {
-            request = request.header("Mcp-Session-Id", id);
-        }
-        request.send()
-    };
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}});
     let id = eventually(Duration::from_secs(10), "a session on that replica", || async {
-        let r = post(initialize.clone(), None).await.ok()?;
+        let r = post(url, token, None, initialize.clone()).await.ok()?;
         let served = r.headers().get("x-served-by")?.to_str().ok()?.to_string();
         let id = r.headers().get("mcp-session-id")?.to_str().ok()?.to_string();
         (served == replica).then_some(id)
     })
     .await;
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = post(initialized, Some(&id)).await.unwrap();
+    let r = post(url, token, Some(&id), initialized).await.unwrap();
     assert_eq!(r.headers()["x-served-by"], replica, "pinned by its session id");
     id
 }
@@ -283,15 +284,8 @@ async fn load_through_haproxy_survives_a_killed_replica() {
     assert!((1..=3 * CLIENTS).contains(&failures), "{failures} failures: {errors:?}");
     // A session pinned to b: its next request reaches a, which answers 404
     // for the unknown session id (the client then initializes again).
-    let next = reqwest::Client::new()
-        .post(&lb.url)
-        .bearer_auth(&token)
-        .header("Accept", "application/json, text/event-stream")
-        .header("Mcp-Session-Id", &orphan)
-        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-        .send()
-        .await
-        .unwrap();
+    let tools_list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let next = post(&lb.url, &token, Some(&orphan), tools_list).await.unwrap();
     assert_eq!(next.status(), 404, "b's session after b died");
     assert_eq!(next.headers()["x-served-by"], "a");
 
@@ -321,20 +315,19 @@ async fn a_tokens_rate_budget_is_shared_by_the_replicas() {
     let (a, b) = (replica_of(&config, &env).await, replica_of(&config, &env).await);
     a.cli(&["project", "create", "p"]);
     let token = a.issue_token("p");
-    let http = reqwest::Client::new();
-    let status = |gw: &Gateway| {
-        http.post(&gw.url)
-            .bearer_auth(&token)
-            .header("Accept", "application/json, text/event-stream")
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-            .send()
-    };
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     let mut answers = Vec::new();
     for gw in [&a, &a, &b, &b, &b] {
-        answers.push(status(gw).await.unwrap().status().as_u16());
+        answers.push(
+            post(&gw.url, &token, None, ping.clone())
+                .await
+                .unwrap()
+                .status()
+                .as_u16(),
+        );
     }
     // One request every 10 s after the burst: the fifth, on b, is over budget.
-    assert_eq!(&answers[..4].iter().filter(|s| **s == 429).count(), &0, "{answers:?}");
+    assert!(!answers[..4].contains(&429), "{answers:?}");
     assert_eq!(answers[4], 429, "b counts a's requests too: {answers:?}");
 }
 
@@ -407,7 +400,7 @@ async fn a_store_restart_drains_the_replica_and_loses_no_audit_row() {
     // answered last (the writer lingers 25 ms, and a stop is not instant)
     // are still queued when PostgreSQL goes away.
     let answered = Arc::new(AtomicU64::new(0));
-    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let running = Arc::new(AtomicBool::new(true));
     let mut load = Vec::new();
     for worker in 0..4u64 {
         let client = gw.client_with_token(&token).await.unwrap();
