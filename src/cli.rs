@@ -672,6 +672,9 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    use tracing_subscriber::filter::FilterExt;
+    // No RUST_LOG opens rmcp's payload logging (see telemetry::loggable).
+    let filter = filter.and(tracing_subscriber::filter::filter_fn(crate::telemetry::loggable));
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let mut layers: Vec<Boxed> = vec![match cli.log_format {
         LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),

@@ -251,6 +251,10 @@ pub struct RawHttp {
     pub requests_per_minute: Option<Spanned<u32>>,
     /// Requests a caller may send back to back (default: a tenth of the minute's, at least 1).
     pub burst: Option<Spanned<u32>>,
+    /// Open MCP sessions in all (default 4096); the idlest goes first when full.
+    pub max_sessions: Option<Spanned<u32>>,
+    /// Open MCP sessions per caller (default 256); the caller's idlest goes first when full.
+    pub max_sessions_per_caller: Option<Spanned<u32>>,
 }
 
 /// A validated configuration.
@@ -291,6 +295,10 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     /// Per-caller request rate, if limited.
     pub rate: Option<crate::ratelimit::Rate>,
+    /// Open MCP sessions in all.
+    pub max_sessions: usize,
+    /// Open MCP sessions per caller (project, and subject for OAuth).
+    pub max_sessions_per_caller: usize,
 }
 
 impl Default for HttpConfig {
@@ -303,6 +311,8 @@ impl Default for HttpConfig {
                 .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
                 .collect(),
             rate: None,
+            max_sessions: 4096,
+            max_sessions_per_caller: 256,
         }
     }
 }
@@ -600,6 +610,8 @@ impl Config {
         };
         let per_minute = at_least_one(raw.http.requests_per_minute, "requests_per_minute")?;
         let burst = at_least_one(raw.http.burst, "burst")?;
+        let max_sessions = at_least_one(raw.http.max_sessions, "max_sessions")?;
+        let max_sessions_per_caller = at_least_one(raw.http.max_sessions_per_caller, "max_sessions_per_caller")?;
         let rate = per_minute.map(|per_minute| crate::ratelimit::Rate {
             per_minute,
             burst: burst.unwrap_or((per_minute / 10).max(1)),
@@ -614,6 +626,9 @@ impl Config {
                 allowed_hosts: raw.http.allowed_hosts.unwrap_or(defaults.allowed_hosts),
                 allowed_origins: raw.http.allowed_origins.unwrap_or(defaults.allowed_origins),
                 rate,
+                max_sessions: max_sessions.map_or(defaults.max_sessions, |n| n as usize),
+                max_sessions_per_caller: max_sessions_per_caller
+                    .map_or(defaults.max_sessions_per_caller, |n| n as usize),
             },
             servers,
             anonymous_project,

@@ -581,16 +581,17 @@ impl Gateway {
                 .vault
                 .key_or_create()
                 .map_err(|e| ExecuteError::Task(e.to_string()))?;
-            let project = caller.project.id;
-            let call = match self
-                .rounds
-                .resume(&key, project, &entry.key, state.as_deref(), responses.as_ref())?
-            {
-                Some(parked) => parked,
-                None => rounds::Call::start(target.clone(), params, origin, span.clone()),
-            };
+            let (project, subject) = (caller.project.id, caller.subject.as_deref());
+            let call =
+                match self
+                    .rounds
+                    .resume(&key, project, subject, &entry.key, state.as_deref(), responses.as_ref())?
+                {
+                    Some(parked) => parked,
+                    None => rounds::Call::start(target.clone(), params, origin, span.clone()),
+                };
             self.rounds
-                .next(call, &key, project, &entry.key)
+                .next(call, &key, project, subject, &entry.key)
                 .instrument(span.clone())
                 .await
         } else {

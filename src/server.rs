@@ -24,12 +24,14 @@ use tracing::{Instrument, info, warn};
 
 mod guard;
 mod hop;
+mod hosts;
 mod input;
 mod notify;
+mod sessions;
 mod skills;
 mod transports;
 
-pub use guard::{Envelope, RATE_LIMITED, parse_jsonrpc};
+pub use guard::{Envelope, RATE_LIMITED, SESSIONS_FULL, parse_jsonrpc};
 pub use transports::{serve_http, serve_stdio};
 
 use crate::auth::{self, Caller};

@@ -76,6 +76,15 @@ fn describe() {
         "mcp_gateway_secrets_total",
         "Credentials found in calls, by direction (arguments, results), kind and action (blocked, redacted)"
     );
+    describe_gauge!("mcp_gateway_sessions_open", "MCP sessions open on the HTTP listener");
+    describe_counter!(
+        "mcp_gateway_sessions_evicted_total",
+        "Idle MCP sessions closed to make room for new ones"
+    );
+    describe_counter!(
+        "mcp_gateway_sessions_refused_total",
+        "New MCP sessions refused, by the limit that was full (caller, gateway)"
+    );
 }
 
 /// One meta-tool call; `server` is the target's for `tool_execute`.
@@ -145,4 +154,43 @@ pub fn tools_held(n: usize) {
 /// A credential found in a call; the kind, never the match.
 pub fn secret(direction: &'static str, kind: &'static str, action: &'static str) {
     counter!("mcp_gateway_secrets_total", "direction" => direction, "kind" => kind, "action" => action).increment(1);
+}
+
+/// MCP sessions open on the HTTP listener.
+pub fn sessions_open(n: usize) {
+    gauge!("mcp_gateway_sessions_open").set(n as f64);
+}
+
+/// An idle session closed to make room for a new one.
+pub fn session_evicted() {
+    counter!("mcp_gateway_sessions_evicted_total").increment(1);
+}
+
+/// A new session refused: the caller's (`caller`) or the gateway's (`gateway`) limit was full.
+pub fn session_refused(limit: &'static str) {
+    counter!("mcp_gateway_sessions_refused_total", "limit" => limit).increment(1);
+}
+
+/// Fields through which rmcp logs whole messages, peers' details or session
+/// ids; an event carrying one is never logged, at any level.
+const PAYLOAD_FIELDS: &[&str] = &[
+    "request",
+    "result",
+    "notification",
+    "message_body",
+    "peer_info",
+    "session_id",
+    "evt",
+    "params",
+    "param",
+];
+
+/// Whether a log event may be written at all, whatever `RUST_LOG` asks: rmcp
+/// logs requests, results and session ids at info and debug, so only its
+/// warnings and errors pass, and none that carry a payload field.
+pub fn loggable(meta: &tracing::Metadata<'_>) -> bool {
+    if !meta.target().starts_with("rmcp") {
+        return true;
+    }
+    *meta.level() <= tracing::Level::WARN && !meta.fields().iter().any(|f| PAYLOAD_FIELDS.contains(&f.name()))
 }

@@ -721,6 +721,40 @@ async fn malformed_requests_get_jsonrpc_errors() {
         }
         req.send()
     };
+    // Well-formed enough for the guard's envelope, not for an MCP message
+    // (rmcp answered each with a bare 415).
+    let nested = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"x":{}{}}}}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    for (body, code) in [
+        (
+            br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#.to_vec(),
+            "-32600",
+        ),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}".to_vec(),
+            "-32700",
+        ),
+        (nested.into_bytes(), "-32700"),
+    ] {
+        let r = http
+            .post(&gw.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{}", String::from_utf8_lossy(&body));
+        let answer: Value = r.json().await.expect("a JSON-RPC error body");
+        assert_eq!(answer["error"]["code"].to_string(), code, "{answer}");
+        assert!(
+            !answer.to_string().contains("1234567890"),
+            "the input is not echoed: {answer}"
+        );
+    }
     for (body, code) in [
         ("{not json", "-32700"),
         (r#"{"hello": "world"}"#, "-32600"),
@@ -783,6 +817,27 @@ async fn foreign_hosts_and_origins_are_refused() {
     assert_eq!(send(None, Some("http://evil.example")).await.unwrap().status(), 403);
     assert_eq!(send(None, Some("http://localhost:3000")).await.unwrap().status(), 200);
     assert_eq!(send(None, None).await.unwrap().status(), 200);
+    // Every route, not only /mcp (DNS rebinding reaches the console and the operations endpoints too).
+    for path in ["/console", "/console/api/overview", "/readyz", "/healthz", "/metrics"] {
+        let url = gw.url.replace("/mcp", path);
+        let get = |host: Option<&str>, origin: Option<&str>| {
+            let mut req = http.get(&url);
+            if let Some(h) = host {
+                req = req.header("host", h);
+            }
+            if let Some(o) = origin {
+                req = req.header("origin", o);
+            }
+            req.send()
+        };
+        assert_eq!(get(Some("evil.example"), None).await.unwrap().status(), 403, "{path}");
+        assert_eq!(
+            get(None, Some("http://evil.example")).await.unwrap().status(),
+            403,
+            "{path}"
+        );
+        assert_ne!(get(None, None).await.unwrap().status(), 403, "{path}");
+    }
 }
 
 #[tokio::test]

@@ -34,6 +34,10 @@ struct State {
     /// The parked call.
     #[serde(rename = "c")]
     call: u64,
+    /// The OAuth subject who was asked, if any: another subject of the same
+    /// project may not answer for them.
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    subject: Option<String>,
 }
 
 /// A call whose downstream may ask mid-call, run as a task of its own so it
@@ -97,12 +101,13 @@ pub struct Unknown {
 impl Rounds {
     /// Runs `call` until it ends, or until its downstream asks: then parks it
     /// and answers with the request as an input request, under a state that
-    /// `key` seals for this project and tool.
+    /// `key` seals for this project, caller (`subject`) and tool.
     pub async fn next(
         &self,
         mut call: Call,
         key: &Key,
         project_id: i64,
+        subject: Option<&str>,
         tool_key: &str,
     ) -> Result<CallToolResponse, downstream::Error> {
         let asked = tokio::select! {
@@ -118,6 +123,7 @@ impl Rounds {
             &State {
                 tool_key: tool_key.to_string(),
                 call: id,
+                subject: subject.map(str::to_string),
             },
         );
         let waiting = Waiting {
@@ -147,6 +153,7 @@ impl Rounds {
         &self,
         key: &Key,
         project_id: i64,
+        subject: Option<&str>,
         tool_key: &str,
         state: Option<&str>,
         responses: Option<&InputResponses>,
@@ -158,10 +165,10 @@ impl Rounds {
             tool_key: tool_key.to_string(),
         };
         let opened: State = sealed::open(key, Purpose::RequestState, project_id, state).ok_or_else(unknown)?;
-        if opened.tool_key != tool_key {
+        if opened.tool_key != tool_key || opened.subject.as_deref() != subject {
             return Err(unknown());
         }
-        // The seal binds the state to its project: the call is this caller's.
+        // The seal binds the state to its project, and it names the subject: the call is this caller's.
         let waiting = self
             .waiting
             .lock()
@@ -220,36 +227,42 @@ mod tests {
     #[tokio::test]
     async fn a_call_that_asks_waits_for_the_retry_of_its_own_project_and_tool() {
         let (rounds, key) = (Rounds::default(), key());
-        let first = rounds.next(asking_call(), &key, 1, "srv:t").await.unwrap();
+        let first = rounds.next(asking_call(), &key, 1, None, "srv:t").await.unwrap();
         let CallToolResponse::InputRequired(asked) = first else {
             panic!("{first:?}")
         };
         assert!(asked.input_requests.unwrap().contains_key(INPUT_KEY));
         let state = asked.request_state.unwrap();
         assert!(
-            rounds.resume(&key, 1, "srv:other", Some(&state), None).is_err(),
+            rounds.resume(&key, 1, None, "srv:other", Some(&state), None).is_err(),
             "another tool"
         );
         assert!(
-            rounds.resume(&key, 2, "srv:t", Some(&state), None).is_err(),
+            rounds.resume(&key, 2, None, "srv:t", Some(&state), None).is_err(),
             "another project"
         );
         assert!(
             rounds
-                .resume(&key, 1, "srv:t", Some("a downstream's own"), None)
+                .resume(&key, 1, Some("mallory"), "srv:t", Some(&state), None)
+                .is_err(),
+            "another caller of the project, and the call still waits for its own"
+        );
+        assert!(
+            rounds
+                .resume(&key, 1, None, "srv:t", Some("a downstream's own"), None)
                 .unwrap()
                 .is_none(),
             "a 2026 downstream's state is not the gateway's"
         );
         let answers = BTreeMap::from([(INPUT_KEY.to_string(), json!({"roots": []}))]);
         let call = rounds
-            .resume(&key, 1, "srv:t", Some(&state), Some(&answers))
+            .resume(&key, 1, None, "srv:t", Some(&state), Some(&answers))
             .unwrap()
             .unwrap();
-        let done = rounds.next(call, &key, 1, "srv:t").await.unwrap();
+        let done = rounds.next(call, &key, 1, None, "srv:t").await.unwrap();
         assert_eq!(text(done), r#"{"roots":[]}"#);
         assert!(
-            rounds.resume(&key, 1, "srv:t", Some(&state), None).is_err(),
+            rounds.resume(&key, 1, None, "srv:t", Some(&state), None).is_err(),
             "used once"
         );
     }
@@ -257,12 +270,16 @@ mod tests {
     #[tokio::test]
     async fn a_retry_without_an_answer_tells_the_downstream() {
         let (rounds, key) = (Rounds::default(), key());
-        let CallToolResponse::InputRequired(asked) = rounds.next(asking_call(), &key, 1, "srv:t").await.unwrap() else {
+        let CallToolResponse::InputRequired(asked) = rounds.next(asking_call(), &key, 1, None, "srv:t").await.unwrap()
+        else {
             panic!()
         };
         let state = asked.request_state.unwrap();
-        let call = rounds.resume(&key, 1, "srv:t", Some(&state), None).unwrap().unwrap();
-        let done = rounds.next(call, &key, 1, "srv:t").await.unwrap();
+        let call = rounds
+            .resume(&key, 1, None, "srv:t", Some(&state), None)
+            .unwrap()
+            .unwrap();
+        let done = rounds.next(call, &key, 1, None, "srv:t").await.unwrap();
         assert_eq!(text(done), r#""the client's retry carried no answer""#);
     }
 
@@ -286,7 +303,7 @@ mod tests {
             let _ = answered.await;
             std::future::pending().await
         });
-        let first = rounds.next(Call { task, asked }, &key, 1, "srv:t").await.unwrap();
+        let first = rounds.next(Call { task, asked }, &key, 1, None, "srv:t").await.unwrap();
         let CallToolResponse::InputRequired(asked) = first else {
             panic!()
         };
@@ -294,6 +311,6 @@ mod tests {
         tokio::task::yield_now().await;
         assert!(cancelled.load(Ordering::SeqCst), "the call was dropped");
         let state = asked.request_state.unwrap();
-        assert!(rounds.resume(&key, 1, "srv:t", Some(&state), None).is_err());
+        assert!(rounds.resume(&key, 1, None, "srv:t", Some(&state), None).is_err());
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::UNAUTHORIZED;
+use super::sessions::{Full, Owner, Sessions};
 use crate::auth;
 use crate::gateway::Gateway;
 use crate::oauth;
@@ -20,42 +21,67 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub(super) struct Guarded {
     gateway: Gateway,
     limiter: Option<Arc<Limiter>>,
+    sessions: Arc<Sessions>,
 }
 
 impl Guarded {
-    pub(super) fn new(gateway: Gateway, limiter: Option<Arc<Limiter>>) -> Self {
-        Self { gateway, limiter }
+    pub(super) fn new(gateway: Gateway, limiter: Option<Arc<Limiter>>, sessions: Arc<Sessions>) -> Self {
+        Self {
+            gateway,
+            limiter,
+            sessions,
+        }
     }
 }
 
 /// JSON-RPC error code (server-defined range) of a request over its caller's rate.
 pub const RATE_LIMITED: i32 = -32029;
 
-/// The HTTP guard in front of rmcp: a POST whose body is not JSON-RPC gets
-/// the JSON-RPC error the spec names (-32700, -32600) instead of a bare 415; a
-/// bearer token is checked here (401 when invalid) and the caller attached to
-/// the request; a request with no credentials at all gets 401 unless anonymous
-/// access is on; a caller over `[http] requests_per_minute` gets 429 with
-/// `Retry-After`.
+/// JSON-RPC error code (server-defined range) of an `initialize` over a session limit.
+pub const SESSIONS_FULL: i32 = -32030;
+
+/// The HTTP guard in front of rmcp, on every method of `/mcp`:
+/// * a POST whose body is not JSON-RPC gets the JSON-RPC error the spec
+///   names (-32700, -32600), never a bare 415;
+/// * every message carries a credential (the bearer token, or a request's
+///   `_meta.token`), unless anonymous access is on: 401 otherwise; a valid
+///   header token's caller is attached to the request;
+/// * a message on a session must come from the caller that opened it
+///   (project, and subject for OAuth); to anyone else the session is
+///   unknown (404), exactly as a wrong id is;
+/// * an `initialize` over `[http] max_sessions[_per_caller]` closes the
+///   idlest session, or is refused when none is idle;
+/// * a caller over `[http] requests_per_minute` gets 429 with `Retry-After`.
 pub(super) async fn guard(
-    axum::extract::State(Guarded { gateway, limiter }): axum::extract::State<Guarded>,
+    axum::extract::State(Guarded {
+        gateway,
+        limiter,
+        sessions,
+    }): axum::extract::State<Guarded>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
-    if request.method() != http::Method::POST {
-        return next.run(request).await;
-    }
     let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return (http::StatusCode::PAYLOAD_TOO_LARGE, "request body larger than 4 MiB").into_response(),
-    };
-    let message = match parse_jsonrpc(&bytes) {
-        Ok(m) => m,
-        Err((code, message)) => {
-            return (http::StatusCode::BAD_REQUEST, axum::Json(unanswerable(code, &message))).into_response();
+    let posted = parts.method == http::Method::POST;
+    let bytes = if posted {
+        match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+            Ok(b) => b,
+            Err(_) => return (http::StatusCode::PAYLOAD_TOO_LARGE, "request body larger than 4 MiB").into_response(),
         }
+    } else {
+        axum::body::Bytes::new()
+    };
+    // What the guard needs of the body, owned, so the bytes can move on.
+    let (is_request, is_initialize, body_token) = if posted {
+        match parse_jsonrpc(&bytes) {
+            Ok(m) => (m.is_request(), m.is_initialize(), m.token().map(str::to_string)),
+            Err((code, message)) => {
+                return (http::StatusCode::BAD_REQUEST, axum::Json(unanswerable(code, &message))).into_response();
+            }
+        }
+    } else {
+        (false, false, None)
     };
     let oauth = gateway.oauth().cloned();
     // RFC 6750 §3 challenges; with OAuth on they also say where the
@@ -74,20 +100,8 @@ pub(super) async fn guard(
         .headers
         .get(http::header::AUTHORIZATION)
         .map(|v| v.to_str().map(auth::bearer));
-    let mut budget = "anonymous".to_string();
-    match header {
-        Some(Ok(Some(token))) => match gateway.authenticate(Some(token), None).await {
-            Ok(caller) => {
-                if let Some(id) = caller.token_id {
-                    budget = format!("token:{id}");
-                } else if let (Some(issuer), Some(subject)) = (&caller.issuer, &caller.subject) {
-                    crate::telemetry::oauth_token(issuer, "accepted");
-                    budget = format!("oauth:{issuer}#{subject}");
-                }
-                parts.extensions.insert(caller);
-            }
-            Err(e) => return refusal(e, refuse),
-        },
+    let (token, from_header) = match header {
+        Some(Ok(Some(token))) => (Some(token.to_string()), true),
         Some(_) => {
             let message = "the Authorization header must be 'Bearer <token>'";
             return refuse(
@@ -96,17 +110,39 @@ pub(super) async fn guard(
                 message,
             );
         }
-        None if !gateway.allows_anonymous() && message.needs_credentials() => {
-            return refuse(
-                http::StatusCode::UNAUTHORIZED,
-                None,
-                &auth::Error::Unauthorized.to_string(),
-            );
-        }
-        None => {}
+        None => (body_token, false),
+    };
+    if token.is_none() && !gateway.allows_anonymous() {
+        return refuse(
+            http::StatusCode::UNAUTHORIZED,
+            None,
+            &auth::Error::Unauthorized.to_string(),
+        );
+    }
+    // The anonymous caller too: a session opened anonymously is its own.
+    let caller = match gateway.authenticate(token.as_deref(), None).await {
+        Ok(caller) => caller,
+        Err(e) => return refusal(e, refuse),
+    };
+    let owner = Owner::of(&caller);
+    let mut budget = "anonymous".to_string();
+    if let Some(id) = caller.token_id {
+        budget = format!("token:{id}");
+    } else if let (Some(issuer), Some(subject)) = (&caller.issuer, &caller.subject) {
+        crate::telemetry::oauth_token(issuer, "accepted");
+        budget = format!("oauth:{issuer}#{subject}");
+    }
+    if from_header {
+        parts.extensions.insert(caller);
+    }
+    let session = parts.headers.get(SESSION_ID).map(|v| v.to_str().unwrap_or_default());
+    if let Some(id) = session
+        && !sessions.claim(id, &owner)
+    {
+        return unknown_session();
     }
     if let Some(limiter) = &limiter
-        && message.is_request()
+        && is_request
         && let Err(wait) = limiter.check(&budget)
     {
         let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
@@ -119,8 +155,76 @@ pub(super) async fn guard(
         )
             .into_response();
     }
-    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    let admission = if is_initialize && session.is_none() {
+        match sessions.admit(owner).await {
+            Ok(a) => Some(a),
+            Err(full) => return sessions_full(full),
+        }
+    } else {
+        None
+    };
+    let json = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
+    let response = next
+        .run(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes.clone()),
+        ))
+        .await;
+    if let (Some(admission), Some(id)) = (admission, response.headers().get(SESSION_ID)) {
+        admission.bind(id.to_str().unwrap_or_default().into());
+    }
+    // rmcp answers a JSON body it cannot read as an MCP message with a bare 415.
+    if json && response.status() == http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        let (code, message) = unreadable(&bytes);
+        return (http::StatusCode::BAD_REQUEST, axum::Json(unanswerable(code, &message))).into_response();
+    }
+    response
+}
+
+/// The session header (lower case, as `http` stores names).
+const SESSION_ID: &str = "mcp-session-id";
+
+/// What a wrong session id gets from rmcp, word for word: a session that is
+/// not the caller's must read the same.
+fn unknown_session() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (http::StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+}
+
+fn sessions_full(full: Full) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (status, limit) = match full {
+        Full::Caller(_) => (http::StatusCode::TOO_MANY_REQUESTS, "caller"),
+        Full::Gateway(_) => (http::StatusCode::SERVICE_UNAVAILABLE, "gateway"),
+    };
+    crate::telemetry::session_refused(limit);
+    tracing::warn!(limit, "refused a new session: the limit is full");
+    let seconds = super::sessions::EVICTABLE_AFTER.as_secs().to_string();
+    (
+        status,
+        [(http::header::RETRY_AFTER, seconds)],
+        axum::Json(unanswerable(SESSIONS_FULL, &full.to_string())),
+    )
+        .into_response()
+}
+
+/// Why well-formed JSON-RPC is still not an MCP message (a 30-digit id,
+/// invalid UTF-8 in a string, nesting past the limit), without echoing it.
+fn unreadable(body: &[u8]) -> (i32, String) {
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Err(e) => (
+            -32700,
+            format!("parse error: the message is not valid JSON ({e})"),
+        ),
+        Ok(_) => (
+            -32600,
+            "invalid request: not an MCP message (an id must be a string or an integer of at most 64 bits, and params must match the method)".to_string(),
+        ),
+    }
 }
 
 /// The HTTP answer to a refused caller: 401 for a missing or invalid token,
@@ -214,8 +318,9 @@ struct EnvelopeParams {
 
 #[derive(Debug, Default, serde::Deserialize)]
 struct EnvelopeMeta {
+    /// A request's own credential; only a string is one.
     #[serde(default)]
-    token: Present,
+    token: Option<Value>,
 }
 
 /// Whether a member is there at all (`null` counts), its value skipped.
@@ -235,14 +340,14 @@ impl Envelope<'_> {
         self.id.0 && self.method.is_some()
     }
 
-    /// A request that carries no `_meta.token` of its own.
-    fn needs_credentials(&self) -> bool {
-        self.is_request()
-            && !self
-                .params
-                .as_ref()
-                .and_then(|p| p.meta.as_ref())
-                .is_some_and(|m| m.token.0)
+    /// An `initialize` request, which opens a session.
+    fn is_initialize(&self) -> bool {
+        self.is_request() && self.method.as_deref() == Some("initialize")
+    }
+
+    /// The message's own credential, `_meta.token`.
+    fn token(&self) -> Option<&str> {
+        self.params.as_ref()?.meta.as_ref()?.token.as_ref()?.as_str()
     }
 }
 
@@ -307,19 +412,31 @@ mod tests {
     }
 
     #[test]
+    fn unreadable_mcp_gets_a_jsonrpc_code_without_its_content() {
+        let (code, message) = unreadable(br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#);
+        assert_eq!(code, -32600);
+        assert!(!message.contains("1234567890"), "{message}");
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(unreadable(deep.as_bytes()).0, -32700);
+        assert_eq!(unreadable(b"{\"a\":\"\xff\"}").0, -32700);
+    }
+
+    #[test]
     fn the_envelope_tells_requests_and_their_tokens() {
         let call =
             br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}"#;
         let call = parse_jsonrpc(call).unwrap();
-        assert!(call.is_request() && call.needs_credentials());
+        assert!(call.is_request() && call.token().is_none() && !call.is_initialize());
         let own = br#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"_meta":{"token":"mgw_1_x"}}}"#;
         let own = parse_jsonrpc(own).unwrap();
-        assert!(
-            own.is_request() && !own.needs_credentials(),
-            "a null id is still a request"
-        );
+        assert!(own.is_request(), "a null id is still a request");
+        assert_eq!(own.token(), Some("mgw_1_x"));
+        let odd = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"token":{"a":1}}}}"#;
+        assert_eq!(parse_jsonrpc(odd).unwrap().token(), None, "only a string is a token");
         let note = parse_jsonrpc(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
-        assert!(!note.is_request() && !note.needs_credentials());
+        assert!(!note.is_request() && note.token().is_none());
+        let init = parse_jsonrpc(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#).unwrap();
+        assert!(init.is_initialize());
         let escaped = parse_jsonrpc(br#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#).unwrap();
         assert!(escaped.is_request());
     }

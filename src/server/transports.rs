@@ -7,7 +7,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +14,8 @@ use tracing::{info, warn};
 
 use super::Upstream;
 use super::guard::{Guarded, guard, jsonrpc_shape_error, unanswerable};
+use super::hosts::{self, Hosts};
+use super::sessions::Sessions;
 use crate::config::HttpConfig;
 use crate::gateway::Gateway;
 use crate::oauth;
@@ -87,8 +88,9 @@ pub async fn serve_http(
         .with_allowed_origins(http.allowed_origins.clone())
         .with_cancellation_token(ct.child_token());
     tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
-    let service: StreamableHttpService<Upstream, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(upstream.for_session()), Arc::default(), config);
+    let sessions = Arc::new(Sessions::new(http.max_sessions, http.max_sessions_per_caller));
+    let service: StreamableHttpService<Upstream, Sessions> =
+        StreamableHttpService::new(move || Ok(upstream.for_session()), sessions.clone(), config);
     let gateway_for_ops = gateway.clone();
     let app = axum::Router::new()
         .nest_service("/mcp", service)
@@ -97,6 +99,7 @@ pub async fn serve_http(
                 gateway.clone(),
                 http.rate
                     .map(|r| Arc::new(Limiter::for_store(r, gateway.store().clone()))),
+                sessions,
             ),
             guard,
         ))
@@ -105,7 +108,9 @@ pub async fn serve_http(
         .merge(resource_metadata(gateway_for_ops.clone()))
         .merge(crate::console::router(gateway_for_ops.clone()))
         .merge(operations(gateway_for_ops))
-        .merge(crate::index::widget::router());
+        .merge(crate::index::widget::router())
+        // Every route answers only the configured hosts and origins.
+        .layer(axum::middleware::from_fn_with_state(Hosts::new(http), hosts::check));
     let addr: SocketAddr = listener.local_addr()?;
     info!("listening on http://{addr}/mcp");
     axum::serve(listener, app)

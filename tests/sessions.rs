@@ -1,0 +1,213 @@
+//! Sessions on the streamable HTTP listener belong to the caller that
+//! opened them (issue 32): every message on a session, of every kind and
+//! method, is refused to anyone else as if the session did not exist; a
+//! caller's sessions are capped; session ids and payloads stay out of the
+//! log even at `RUST_LOG=debug`.
+
+mod common;
+
+use common::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// Two projects, each granted the demo server; no anonymous access.
+async fn two_projects(http: &str) -> (Gateway, String, String) {
+    let config = format!("{http}{}", chaos_server("demo", ""));
+    let gw = Gateway::start_with(&config, &[("RUST_LOG", "debug")]).await;
+    gw.cli(&["project", "create", "victim"]);
+    gw.cli(&["project", "create", "stranger"]);
+    gw.cli(&["grant", "--project", "victim", "--server", "demo"]);
+    gw.cli(&["grant", "--project", "stranger", "--server", "demo"]);
+    let (v, s) = (gw.issue_token("victim"), gw.issue_token("stranger"));
+    (gw, v, s)
+}
+
+/// A raw HTTP request on `/mcp`: `method`, optional bearer token, session and body.
+async fn send(
+    gw: &Gateway,
+    method: reqwest::Method,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: Option<&str>,
+) -> (StatusCode, String) {
+    let mut req = reqwest::Client::new()
+        .request(method, &gw.url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    if let Some(s) = session {
+        req = req.header("mcp-session-id", s);
+    }
+    if let Some(b) = body {
+        req = req.header("content-type", "application/json").body(b.to_string());
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status();
+    // An SSE stream (GET) stays open; its head is enough.
+    let text = if status == StatusCode::OK && r.headers()["content-type"] == "text/event-stream" && body.is_none() {
+        String::new()
+    } else {
+        r.text().await.unwrap_or_default()
+    };
+    (status, text)
+}
+
+/// Opens a session as `token`; returns its id.
+async fn open(gw: &Gateway, token: &str) -> String {
+    let r = reqwest::Client::new()
+        .post(&gw.url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let _ = r.text().await;
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _) = send(gw, reqwest::Method::POST, Some(token), Some(&id), Some(note)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    id
+}
+
+/// Every kind of message a client sends on a session.
+fn messages() -> Vec<(reqwest::Method, Option<Value>)> {
+    let post = |v: Value| (reqwest::Method::POST, Some(v));
+    vec![
+        (reqwest::Method::GET, None),
+        post(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"})),
+        post(json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})),
+        post(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "tool_discovery", "arguments": {"query": "echo"}}})),
+        post(json!({"jsonrpc": "2.0", "id": 10, "method": "resources/list"})),
+        post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+        post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})),
+        post(json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})),
+        // Answers to the server's own requests: an accepted elicitation, an error, a ping's.
+        post(json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"confirm": true}}})),
+        post(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "no"}})),
+        post(json!({"jsonrpc": "2.0", "id": 2, "result": {}})),
+        // A request whose credential is in its own _meta.
+        post(json!({"jsonrpc": "2.0", "id": 11, "method": "ping", "params": {"_meta": {"token": "STRANGER"}}})),
+        (reqwest::Method::DELETE, None),
+    ]
+}
+
+#[tokio::test]
+async fn a_session_answers_only_the_caller_that_opened_it() {
+    let (gw, victim, stranger) = two_projects("").await;
+    let session = open(&gw, &victim).await;
+    let forged = "7f0c2a5e-2d55-4d8e-9a37-5f7a1c4b9e21";
+    // (who, token, expected status): none and a bad token are refused as
+    // callers; another project's valid token finds no such session.
+    let strangers = [
+        ("no credential", None, StatusCode::UNAUTHORIZED),
+        ("a bad token", Some("mgw_1_not-a-real-token"), StatusCode::UNAUTHORIZED),
+        ("another project", Some(stranger.as_str()), StatusCode::NOT_FOUND),
+    ];
+    for (method, body) in messages() {
+        let body = body.map(|b| b.to_string().replace("STRANGER", &stranger));
+        for (who, token, expected) in strangers {
+            // With no header, a request's own _meta.token (the stranger's) is its credential.
+            let own = body.as_deref().is_some_and(|b| b.contains("_meta"));
+            let expected = if own && token.is_none() {
+                StatusCode::NOT_FOUND
+            } else {
+                expected
+            };
+            let (status, text) = send(&gw, method.clone(), token, Some(&session), body.as_deref()).await;
+            assert_eq!(status, expected, "{who}: {method} {body:?}: {text}");
+            if expected == StatusCode::NOT_FOUND {
+                // Exactly what a wrong id gets.
+                let (wrong, wrong_text) = send(&gw, method.clone(), token, Some(forged), body.as_deref()).await;
+                assert_eq!(
+                    (status, text.as_str()),
+                    (wrong, wrong_text.as_str()),
+                    "{who}: {method} {body:?}"
+                );
+            }
+        }
+        if method == reqwest::Method::DELETE {
+            continue;
+        }
+        // The owner's same message goes through: the refusals above are about who, not what.
+        let body = body.map(|b| b.replace(&stranger, &victim));
+        let (status, text) = send(&gw, method.clone(), Some(&victim), Some(&session), body.as_deref()).await;
+        assert!(status.is_success(), "the owner: {method} {body:?}: {status} {text}");
+    }
+    // Nothing a stranger sent ended or disturbed the session.
+    let ping = r#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#;
+    let (status, text) = send(&gw, reqwest::Method::POST, Some(&victim), Some(&session), Some(ping)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.contains("\"id\":99"), "{text}");
+    // The owner may end it; then it is gone for them too.
+    let (status, _) = send(&gw, reqwest::Method::DELETE, Some(&victim), Some(&session), None).await;
+    assert!(status.is_success());
+    let (status, _) = send(&gw, reqwest::Method::POST, Some(&victim), Some(&session), Some(ping)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Session ids never reach the log, even at debug; a hash prefix may.
+    let log = gw.log();
+    assert!(log.contains("DEBUG"), "the gateway ran at debug");
+    assert!(!log.contains(&session), "a session id in the log:\n{log}");
+    for token in [&victim, &stranger] {
+        assert!(!log.contains(token.as_str()), "a token in the log");
+    }
+}
+
+#[tokio::test]
+async fn debug_logging_never_prints_arguments_or_results() {
+    let (gw, victim, _) = two_projects("").await;
+    let client = gw.client_with_token(&victim).await.unwrap();
+    wait_for_tool(&client, "demo:echo").await;
+    let marker = "payload-marker-5b0c9e";
+    let r = execute(&client, "demo:echo", json!({"text": marker})).await;
+    assert!(text(&r).contains(marker), "the call ran: {}", text(&r));
+    let log = gw.log();
+    assert!(log.contains("DEBUG"), "the gateway ran at debug");
+    assert!(!log.contains(marker), "a tool argument or result in the log:\n{log}");
+    assert!(!log.contains("peer_info"), "rmcp's peer details in the log");
+}
+
+#[tokio::test]
+async fn sessions_are_capped_per_caller_and_in_all() {
+    let http = "[http]\nmax_sessions = 5\nmax_sessions_per_caller = 3\n\n";
+    let (gw, victim, stranger) = two_projects(http).await;
+    let mut mine = Vec::new();
+    for _ in 0..3 {
+        mine.push(open(&gw, &victim).await);
+    }
+    let refused = |status: StatusCode, text: &str, expected: StatusCode, limit: &str| {
+        assert_eq!(status, expected, "{text}");
+        let body: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(body["error"]["code"], -32030, "{text}");
+        assert!(body["error"]["message"].as_str().unwrap().contains(limit), "{text}");
+    };
+    let (status, text) = send(&gw, reqwest::Method::POST, Some(&victim), None, Some(INIT)).await;
+    refused(status, &text, StatusCode::TOO_MANY_REQUESTS, "max_sessions_per_caller");
+    // Another caller still gets in, up to the gateway's limit.
+    open(&gw, &stranger).await;
+    open(&gw, &stranger).await;
+    let (status, text) = send(&gw, reqwest::Method::POST, Some(&stranger), None, Some(INIT)).await;
+    refused(status, &text, StatusCode::SERVICE_UNAVAILABLE, "max_sessions");
+    // Ending a session makes room again.
+    let (status, _) = send(&gw, reqwest::Method::DELETE, Some(&victim), Some(&mine[0]), None).await;
+    assert!(status.is_success());
+    open(&gw, &victim).await;
+    let metrics = gw.metrics().await;
+    assert!(
+        metrics.contains("mcp_gateway_sessions_refused_total{limit=\"caller\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("mcp_gateway_sessions_refused_total{limit=\"gateway\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("mcp_gateway_sessions_open 5"), "{metrics}");
+}
