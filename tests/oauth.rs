@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 fn config(url: &str, issuers: &str) -> String {
     format!(
         "[auth.oauth]\naudience = \"{url}\"\nscopes = [\"mcp:tools\"]\n{issuers}\n\
-         [[auth.oauth.projects]]\nproject = \"alpha\"\nsubjects = [\"alice\"]\n\
+         [[auth.oauth.projects]]\nproject = \"alpha\"\nsubjects = [\"alice\", \"carol\"]\n\
          [[auth.oauth.projects]]\nproject = \"beta\"\ngroups = [\"team-b\"]\n\n{}{}",
         chaos_server("a", ""),
         chaos_server("b", "")
@@ -304,6 +304,46 @@ async fn two_oauth_subjects_in_two_projects_stay_isolated() {
             Some(true)
         );
     }
+}
+
+/// A session is its OAuth subject's: carol, of alice's project, cannot use
+/// alice's session; alice can, with any of her tokens.
+#[tokio::test]
+async fn a_session_is_its_subjects_even_within_a_project() {
+    let provider = jwt_provider();
+    let gw = gateway(jwt_issuer(provider)).await;
+    let alice = provider.token("alice", &gw.url, "mcp:tools").await;
+    let carol = provider.token("carol", &gw.url, "mcp:tools").await;
+    let http = reqwest::Client::new();
+    let post = |token: &str, session: Option<&str>, body: Value| {
+        let mut r = http
+            .post(&gw.url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(&body);
+        if let Some(s) = session {
+            r = r.header("mcp-session-id", s);
+        }
+        r.send()
+    };
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    });
+    let opened = post(&alice, None, init).await.unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let theirs = post(&carol, Some(&session), ping.clone()).await.unwrap();
+    assert_eq!(theirs.status(), 404, "another subject of the same project");
+    // A fresh token of alice's (another jti, the same subject) is still alice.
+    let mut claims = provider.claims("alice", &gw.url, "mcp:tools");
+    claims["jti"] = json!("alice-second-token");
+    let again = provider.mint(claims).await;
+    assert_ne!(again, alice);
+    let mine = post(&again, Some(&session), ping).await.unwrap();
+    assert_eq!(mine.status(), 200);
 }
 
 #[tokio::test]

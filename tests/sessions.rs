@@ -161,6 +161,68 @@ async fn a_session_answers_only_the_caller_that_opened_it() {
     }
 }
 
+/// Every method a client may send (MCP 2025-06-18 and 2026-07-28).
+const METHODS: &[&str] = &[
+    "ping", "initialize", "tools/list", "tools/call", "resources/list", "resources/read",
+    "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
+    "prompts/get", "completion/complete", "logging/setLevel", "tasks/get", "tasks/list",
+    "tasks/cancel", "tasks/result", "subscriptions/listen", "notifications/initialized",
+    "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed",
+    "no/such/method",
+];
+
+/// A property over many generated messages: whatever its kind, method, id
+/// or params, a message on a session with someone else's credential is
+/// refused before rmcp reads it (401 without a valid credential, else 404).
+#[tokio::test]
+async fn generated_messages_with_a_wrong_credential_never_reach_the_session() {
+    let (gw, victim, stranger) = two_projects("").await;
+    let session = open(&gw, &victim).await;
+    // xorshift64: reproducible without a dependency; the seed is in any failure message.
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for case in 0..300 {
+        let method = METHODS[next(METHODS.len())];
+        let id = match next(3) {
+            0 => json!(next(1000)),
+            1 => json!(format!("req-{}", next(1000))),
+            _ => json!(0),
+        };
+        let params = match next(3) {
+            0 => json!({}),
+            1 => json!({"name": "tool_execute", "arguments": {"toolKey": "demo:crash", "arguments": {}}}),
+            _ => json!({"requestId": id, "_meta": {"progressToken": 1}}),
+        };
+        let (http_method, body) = match next(6) {
+            0 => (reqwest::Method::GET, None),
+            1 => (reqwest::Method::DELETE, None),
+            2 => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "method": method, "params": params}))),
+            3 => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept"}}))),
+            4 => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "x"}}))),
+            _ => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))),
+        };
+        let (token, expected) = match next(3) {
+            0 => (None, StatusCode::UNAUTHORIZED),
+            1 => (Some("mgw_9_forged"), StatusCode::UNAUTHORIZED),
+            _ => (Some(stranger.as_str()), StatusCode::NOT_FOUND),
+        };
+        let body = body.map(|b| b.to_string());
+        let (status, text) = send(&gw, http_method.clone(), token, Some(&session), body.as_deref()).await;
+        assert_eq!(status, expected, "case {case}: {http_method} {body:?}: {text}");
+    }
+    // None of it reached the session: it is open, and its server never ran `crash`.
+    let ping = r#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#;
+    let (status, text) = send(&gw, reqwest::Method::POST, Some(&victim), Some(&session), Some(ping)).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let ready = gw.readyz().await;
+    assert_eq!(ready["servers"][0]["restarts"], 0, "a stranger's call to crash ran: {ready}");
+}
+
 #[tokio::test]
 async fn debug_logging_never_prints_arguments_or_results() {
     let (gw, victim, _) = two_projects("").await;
