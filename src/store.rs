@@ -43,7 +43,7 @@ use tokio::sync::mpsc;
 
 use crate::config::StoreLocation;
 use crate::secrets::constant_time_eq;
-use audit::{AUDIT_QUEUE, Write, write_behind};
+use audit::{AUDIT_QUEUE, Write, WriterHealth, write_behind};
 use engine::Engine;
 use sql::{Row, Sql, args};
 
@@ -146,6 +146,10 @@ pub enum Error {
     /// Any other PostgreSQL failure.
     #[error("store: {0}")]
     Postgres(String),
+    /// The audit writer's latest batch did not commit (a full disk, a
+    /// read-only file); its rows wait in memory and are retried.
+    #[error("audit writes failing: {0}; the rows wait in memory and are retried until one commits")]
+    AuditWrites(String),
 }
 
 impl From<tokio_postgres::Error> for Error {
@@ -383,6 +387,8 @@ pub struct Store {
     key_home: PathBuf,
     writes: Mutex<Option<mpsc::Sender<Write>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Whether the writer's latest batch committed, for readiness.
+    writer_health: WriterHealth,
 }
 
 fn now() -> String {
@@ -421,9 +427,11 @@ impl Store {
         let engine = Engine::open(at)?;
         let writer_engine = engine.another()?;
         let (tx, rx) = mpsc::channel(AUDIT_QUEUE);
+        let writer_health = WriterHealth::default();
+        let health = writer_health.clone();
         let writer = std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || write_behind(writer_engine, rx))
+            .spawn(move || write_behind(writer_engine, rx, health))
             .map_err(|e| Error::Open {
                 path: engine.shown(),
                 reason: e.to_string(),
@@ -433,6 +441,7 @@ impl Store {
             key_home: at.key_home().to_path_buf(),
             writes: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
+            writer_health,
         })
     }
 
@@ -486,9 +495,11 @@ impl Store {
         })
     }
 
-    /// Whether the database answers (for readiness checks).
+    /// Whether the database answers, and takes the audit log's writes (for
+    /// readiness checks: reads still answer on a full disk).
     pub fn ping(&self) -> Result<(), Error> {
-        self.with(|c| c.one("SELECT count(*) FROM projects", &[], |_| Ok(())))
+        self.with(|c| c.one("SELECT count(*) FROM projects", &[], |_| Ok(())))?;
+        self.writer_health.check()
     }
 
     /// A project by name or id.

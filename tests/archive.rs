@@ -496,3 +496,95 @@ async fn without_folders_the_archives_server_is_listed_as_not_configured() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no archive folders"));
 }
+
+/// The log line of each pass of the follower.
+const FOLLOW_PASS: &str = "archive index follows its folders";
+
+/// A gateway following one folder, `notes`, prepared by `setup`; its index
+/// lives in `data` beside it. Returns once the first pass is done.
+async fn follow_one_folder(setup: impl FnOnce(&Path)) -> (Gateway, tempfile::TempDir) {
+    let root = tempfile::tempdir().unwrap();
+    let notes = root.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    setup(&notes);
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}[archives]\nfolders = [\"{}\"]\ndb_path = \"{}\"\n",
+        notes.display(),
+        root.path().join("data/search.db").display()
+    ))
+    .await;
+    gw.wait_log(FOLLOW_PASS, Duration::from_secs(30))
+        .await
+        .unwrap_or_else(|| panic!("no first index:\n{}", gw.log()));
+    (gw, root)
+}
+
+/// An idle archive stays idle: the indexer's own walk of the folder, a
+/// reader of its files and a change of their metadata are no change. (Each
+/// pass's walk used to wake the watcher for the next, twice a second,
+/// rewriting the index each time.) A real change is still followed.
+#[tokio::test]
+async fn an_unchanged_archive_is_not_reindexed_and_a_change_still_is() {
+    let (gw, root) = follow_one_folder(|notes| {
+        std::fs::write(notes.join("aardvark.md"), "# Aardvark\n\nAardvarks dig burrows.\n").unwrap();
+    })
+    .await;
+    let passes = || gw.log().matches(FOLLOW_PASS).count();
+    let data = root.path().join("data");
+    let stamps = || {
+        ["search.db", "search.tantivy/meta.json"]
+            .map(|f| std::fs::metadata(data.join(f)).and_then(|m| m.modified()).ok())
+    };
+    let before = stamps();
+    assert!(before.iter().all(Option::is_some), "{before:?}");
+
+    let notes = root.path().join("notes");
+    std::fs::read(notes.join("aardvark.md")).unwrap();
+    let mode = std::fs::metadata(notes.join("aardvark.md")).unwrap().permissions();
+    std::fs::set_permissions(notes.join("aardvark.md"), mode).unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(passes(), 1, "re-indexed while idle:\n{}", gw.log());
+    // A pass that finds nothing changed writes nothing either.
+    gw.cli(&["archive", "index"]);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(stamps(), before, "the index was rewritten while nothing changed");
+    assert_eq!(passes(), 1, "another indexer's walk woke the follower:\n{}", gw.log());
+
+    std::fs::write(
+        notes.join("bandicoot.md"),
+        "# Bandicoot\n\nBandicoots forage at night.\n",
+    )
+    .unwrap();
+    eventually(Duration::from_secs(30), "the new note indexed", || async {
+        let log = gw.log();
+        let second = log.lines().filter(|l| l.contains(FOLLOW_PASS)).nth(1)?;
+        assert!(second.contains("added=1"), "{log}");
+        Some(())
+    })
+    .await;
+    assert_ne!(stamps(), before, "the change was committed");
+}
+
+/// Watches the gateway's inotify instances hold, from `/proc/<pid>/fdinfo`.
+fn inotify_watches(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .map(|info| info.lines().filter(|l| l.starts_with("inotify wd:")).count())
+        .sum()
+}
+
+/// The indexer does not follow a symlink, and the watcher does not watch
+/// through one: a link to /usr used to add a watch per folder under it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_symlinked_folder_is_not_watched_through() {
+    let (gw, _root) = follow_one_folder(|notes| {
+        std::fs::write(notes.join("aardvark.md"), "# Aardvark\n").unwrap();
+        std::fs::create_dir(notes.join("sub")).unwrap();
+        std::os::unix::fs::symlink("/usr", notes.join("sub/usr")).unwrap();
+    })
+    .await;
+    let watches = inotify_watches(gw.pid());
+    assert!(watches < 50, "{watches} inotify watches");
+}

@@ -504,6 +504,15 @@ async fn a_full_disk_delays_audit_rows_but_loses_none() {
         calls += 1;
     }
     assert!(gw.log().contains("full"), "the log says why: {}", gw.log());
+    // The store still answers reads, but a replica that cannot write its
+    // audit log is not ready, and says why.
+    let (status, ready) = readyz_status(&gw).await;
+    assert_eq!(status, 503, "{ready}");
+    let reason = ready["store"].as_str().unwrap();
+    assert!(
+        reason.contains("audit writes failing") && reason.contains("full"),
+        "{ready}"
+    );
 
     std::fs::remove_file(filler).unwrap();
     eventually(Duration::from_secs(20), "the held-back audit rows", || async {
@@ -511,6 +520,14 @@ async fn a_full_disk_delays_audit_rows_but_loses_none() {
     })
     .await;
     assert_eq!(executes(), i64::from(calls), "each call once");
+    let (status, ready) = readyz_status(&gw).await;
+    assert_eq!((status, &ready["store"]), (200, &json!("ok")), "{ready}");
+}
+
+/// `GET /readyz`: its status code and body.
+async fn readyz_status(gw: &Gateway) -> (u16, Value) {
+    let r = reqwest::get(gw.url.replace("/mcp", "/readyz")).await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
 }
 
 /// The audit row count once the writer has caught up: rows are written a

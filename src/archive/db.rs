@@ -47,7 +47,12 @@ pub fn open(path: &Path, write: bool) -> Result<Connection, rusqlite::Error> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "foreign_keys", true)?;
         conn.execute_batch(SCHEMA)?;
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        // Only when it differs: setting it rewrites the file, and an indexer
+        // run that finds nothing changed writes nothing.
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version != SCHEMA_VERSION {
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        }
     }
     Ok(conn)
 }

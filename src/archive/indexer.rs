@@ -4,7 +4,8 @@
 //! gone from disk are removed. An unreadable or undecodable file is reported
 //! and keeps its previous state. Both stores change in one step at the end
 //! (the tantivy commit, then the SQLite transaction's), so a reader sees the
-//! old archive or the new one.
+//! old archive or the new one; a run that finds nothing changed writes
+//! nothing.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -146,6 +147,8 @@ pub fn index(config: &ArchivesConfig, progress: &mut dyn FnMut(Progress<'_>)) ->
     }
 
     let tx = conn.transaction()?;
+    // Whether a row changed without its document: a file rewritten as it was.
+    let mut restamped = false;
     let mut seen = HashSet::new();
     let total = files.len();
     for (done, (path, file, kind)) in files.iter().enumerate() {
@@ -184,6 +187,7 @@ pub fn index(config: &ArchivesConfig, progress: &mut dyn FnMut(Progress<'_>)) ->
                 "UPDATE documents SET size = ?1, mtime_ns = ?2 WHERE id = ?3",
                 params![size as i64, mtime_ns, k.id],
             )?;
+            restamped = true;
             report.unchanged += 1;
             continue;
         }
@@ -252,12 +256,18 @@ pub fn index(config: &ArchivesConfig, progress: &mut dyn FnMut(Progress<'_>)) ->
         }
     }
 
-    let (citations, resolved) = resolve_citations(&tx)?;
-    report.citations = citations;
-    report.resolved = resolved;
-    writer.commit()?;
-    tx.commit()?;
-    writer.wait_merging_threads()?;
+    if restamped || report.added + report.updated + report.removed > 0 {
+        (report.citations, report.resolved) = resolve_citations(&tx)?;
+        writer.commit()?;
+        tx.commit()?;
+        writer.wait_merging_threads()?;
+    } else {
+        // A commit would rewrite both stores all the same (and wake whoever watches them).
+        (report.citations, report.resolved) =
+            tx.query_row("SELECT count(*), count(target_id) FROM citations", [], |r| {
+                Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize))
+            })?;
+    }
     report.elapsed = started.elapsed();
     Ok(report)
 }

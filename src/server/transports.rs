@@ -141,8 +141,9 @@ fn resource_metadata(gateway: Gateway) -> axum::Router {
         )
 }
 
-/// `GET /healthz` (the process answers), `GET /readyz` (the store answers,
-/// every enabled server past its first connection; 503 otherwise, with the
+/// `GET /healthz` (the process answers), `GET /readyz` (the store answers
+/// and its audit writes commit, every enabled server past its first
+/// connection; 503 otherwise, with the
 /// details, so a load balancer drains a replica whose store is down) and
 /// `GET /metrics` (Prometheus text).
 fn operations(gateway: Gateway) -> axum::Router {

@@ -6,6 +6,7 @@
 //! restarting) is retried until it succeeds, and [`Store::close`] flushes
 //! what is queued.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::engine::Engine;
@@ -159,10 +160,29 @@ pub(super) enum Write {
     Learn(super::learning::Use),
 }
 
+/// Why the writer's latest batch failed, until a batch commits: a store
+/// that answers reads but takes no writes (a full disk) is not ready.
+#[derive(Debug, Clone, Default)]
+pub(super) struct WriterHealth(Arc<Mutex<Option<String>>>);
+
+impl WriterHealth {
+    fn set(&self, failure: Option<String>) {
+        *self.0.lock().expect("writer health lock") = failure;
+    }
+
+    /// The latest batch's failure, if it failed.
+    pub(super) fn check(&self) -> Result<(), Error> {
+        match &*self.0.lock().expect("writer health lock") {
+            Some(reason) => Err(Error::AuditWrites(reason.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The writer thread: batches writes into transactions; on failure keeps the
 /// batch and retries, so a locked or full disk delays audit rows but loses
 /// none while the gateway runs.
-pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>) {
+pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>, health: WriterHealth) {
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     let mut delay = Duration::from_millis(50);
     loop {
@@ -187,8 +207,10 @@ pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>) {
             Ok(()) => {
                 batch.clear();
                 delay = Duration::from_millis(50);
+                health.set(None);
             }
             Err(e) => {
+                health.set(Some(e.to_string()));
                 let closed = rx.is_closed() && rx.is_empty();
                 tracing::error!(error = %e, rows = batch.len(), "audit write failed; retrying");
                 if closed && delay >= Duration::from_secs(2) {
