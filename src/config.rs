@@ -36,7 +36,7 @@ pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
 pub use interpolate::interpolate;
 pub use mcp_servers::{McpServerEntry, McpServersFile, server_name, to_toml};
 use server::validate_server;
-pub use server::{Builtin, RawServer, ServerConfig, Start, Transport, check_server_name};
+pub use server::{Builtin, RawServer, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
 use store::RawStore;
 pub use store::{DB_ENV, StoreLocation};
 
@@ -752,11 +752,48 @@ enabled = false
                 command: "/etc/gw/./bin/fs".into(),
                 args: vec!["--root".into(), "/tmp".into()],
                 env: BTreeMap::new(),
+                env_passthrough: Vec::new(),
                 cwd: Some(PathBuf::from("/etc/gw/work")),
             }
         );
         assert!(!c.servers[1].enabled);
         assert_eq!(c.enabled_servers().count(), 1, "the built-in index is not configured");
+    }
+
+    #[test]
+    fn env_passthrough_takes_variable_names_but_never_the_gateways_own() {
+        let c =
+            parse("[[servers]]\nname = \"a\"\ncommand = \"x\"\nenv_passthrough = [\"PGPASSWORD\", \"_X1\"]\n").unwrap();
+        assert!(
+            matches!(&c.servers[0].transport, Transport::Stdio { env_passthrough, .. } if env_passthrough == &["PGPASSWORD", "_X1"])
+        );
+        let server = "\n\n[[servers]]\nname = \"a\"\ncommand = \"x\"\n";
+        assert_invalid(&[
+            (
+                &format!("{server}env_passthrough = [\"HOME\", \"MCP_GATEWAY_SECRET_KEY\"]\n"),
+                4,
+                "servers[0].env_passthrough[1]",
+                "'MCP_GATEWAY_SECRET_KEY' is the gateway's own variable and never passes to a server",
+            ),
+            (
+                &format!("{server}env_passthrough = [\"RUST_LOG\"]\n"),
+                4,
+                "servers[0].env_passthrough[0]",
+                "'RUST_LOG' is the gateway's own variable",
+            ),
+            (
+                &format!("{server}env_passthrough = [\"A-B\"]\n"),
+                4,
+                "servers[0].env_passthrough[0]",
+                "'A-B' is not an environment variable name",
+            ),
+            (
+                "[[servers]]\nname = \"r\"\nurl = \"http://h/mcp\"\nenv_passthrough = [\"X\"]\n",
+                2,
+                "servers[0].url",
+                "`env_passthrough`",
+            ),
+        ]);
     }
 
     #[test]

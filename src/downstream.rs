@@ -7,6 +7,7 @@
 //! [`Registry::changed`] and reads each server's [`ServerState`].
 
 pub mod asks;
+mod child_env;
 mod connect;
 mod instances;
 mod passthrough;

@@ -10,7 +10,8 @@
 //! # Layout
 //! * [`config`]: `gateway.toml` (and `mcpServers` JSON) to a validated [`config::Config`].
 //! * [`downstream`]: one supervised connection per server: status, tools, restarts, stderr
-//!   tail (`downstream/stderr.rs`), progress routing (`downstream/progress.rs`);
+//!   tail (`downstream/stderr.rs`), a child's environment (`downstream/child_env.rs`), progress
+//!   routing (`downstream/progress.rs`);
 //!   `downstream/asks.rs` relays a 2025 server's mid-call requests to the caller;
 //!   `downstream/passthrough.rs`: its tasks, resources, prompts and skills.
 //! * [`catalog`]: an immutable snapshot of every running server's tools, swapped atomically;

@@ -1,7 +1,9 @@
 //! Defences against hostile servers, end to end: a server that turns hostile
 //! after it was trusted is held until an operator approves (through restarts
-//! and lazy starts too), hidden instructions never reach discovery, and
-//! credentials do not leak through arguments or results.
+//! and lazy starts too), hidden instructions never reach discovery,
+//! credentials do not leak through arguments, results or a child's stderr,
+//! a child inherits none of the gateway's secrets, and a child's stderr
+//! without newlines costs the gateway no memory.
 
 mod common;
 
@@ -26,21 +28,22 @@ impl Shared {
         self.dir.path().join("hostile").display().to_string()
     }
 
-    /// A config on the shared store with one chaos server `alpha`.
+    /// A config on the shared store with one chaos server `alpha`, told
+    /// where the hostile switch is.
     fn config(&self, server_extra: &str) -> String {
+        let extra = format!(
+            "env = {{ DEMO_HOSTILE_FILE = \"{}\" }}\n{server_extra}",
+            self.hostile_file()
+        );
         format!(
             "{ANONYMOUS}[store]\npath = \"{}\"\n\n{}",
             self.dir.path().join("gw.db").display(),
-            chaos_server("alpha", server_extra)
+            chaos_server("alpha", &extra)
         )
     }
 
     async fn start(&self, server_extra: &str) -> Gateway {
-        Gateway::start_with(
-            &self.config(server_extra),
-            &[("DEMO_HOSTILE_FILE", &self.hostile_file())],
-        )
-        .await
+        Gateway::start(&self.config(server_extra)).await
     }
 }
 
@@ -317,4 +320,125 @@ async fn credentials_are_blocked_in_arguments_and_redacted_in_results_and_never_
         m.contains("mcp_gateway_secrets_total{direction=\"results\",kind=\"github-token\",action=\"redacted\"} 2"),
         "{m}"
     );
+}
+
+/// A `[[servers]]` entry `name` running `script` with `sh -c` (a JSON string
+/// is a TOML basic string, escapes and all).
+fn shell_server(name: &str, script: &str, extra: &str) -> String {
+    let script = serde_json::to_string(script).unwrap();
+    format!("[[servers]]\nname = \"{name}\"\ncommand = \"sh\"\nargs = [\"-c\", {script}]\n{extra}\n")
+}
+
+#[tokio::test]
+async fn a_stdio_server_gets_the_allow_list_its_env_and_its_passthrough_but_no_secret_of_the_gateway() {
+    let out = tempfile::tempdir().unwrap();
+    let dump = out.path().join("env");
+    let token = format!("mgw_9_{}", "0123456789abcdef".repeat(4));
+    // The server writes down its environment, then logs a gateway token on stderr.
+    let script = format!(
+        "env > '{}'; echo \"calling with {token}\" >&2; exec '{}' demo-server",
+        dump.display(),
+        bin()
+    );
+    let extra = "env = { SERVER_SETTING = \"from-config\" }\nenv_passthrough = [\"PASSED_ON\"]";
+    let config = format!("{ANONYMOUS}{}", shell_server("peek", &script, extra));
+    let gw = Gateway::start_with(
+        &config,
+        &[
+            ("MCP_GATEWAY_SECRET_KEY", "c2VhbHMtZXZlcnktcHJvamVjdHMtY3JlZGVudGlhbHM="),
+            ("MCP_GATEWAY_TOKEN", &token),
+            ("PGPASSWORD", "pg-password-value"),
+            ("SOME_CLOUD_KEY", "cloud-key-value"),
+            ("LC_TIME", "POSIX"),
+            ("PASSED_ON", "passed-on-value"),
+        ],
+    )
+    .await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "peek:calculate").await;
+
+    let env = std::fs::read_to_string(&dump).unwrap();
+    let get = |name: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .map(str::to_string)
+    };
+    assert_eq!(get("PATH"), std::env::var("PATH").ok(), "{env}");
+    assert_eq!(get("HOME"), std::env::var("HOME").ok(), "{env}");
+    assert_eq!(get("LC_TIME").as_deref(), Some("POSIX"), "the locale passes: {env}");
+    assert_eq!(get("SERVER_SETTING").as_deref(), Some("from-config"), "{env}");
+    assert_eq!(get("PASSED_ON").as_deref(), Some("passed-on-value"), "{env}");
+    // The harness runs every gateway with RUST_LOG and MCP_GATEWAY_MODEL_URL too.
+    for name in ["MCP_GATEWAY_", "RUST_LOG=", "PGPASSWORD=", "SOME_CLOUD_KEY="] {
+        assert!(!env.contains(name), "{name} reached the child: {env}");
+    }
+    for value in ["pg-password-value", "cloud-key-value", "c2VhbHMt", &token] {
+        assert!(!env.contains(value), "a secret reached the child: {env}");
+    }
+
+    // What the child says on stderr is redacted like a result.
+    gw.wait_log("calling with [REDACTED:gateway-token]", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("the child's stderr line, redacted: {}", gw.log()));
+    assert!(!gw.log().contains(&token[..24]), "the token reached the log");
+
+    // Naming the gateway's own variable is refused before anything starts.
+    let refused = out.path().join("gateway.toml");
+    std::fs::write(
+        &refused,
+        format!(
+            "{ANONYMOUS}{}",
+            shell_server("peek", "true", "env_passthrough = [\"MCP_GATEWAY_SECRET_KEY\"]")
+        ),
+    )
+    .unwrap();
+    let o = std::process::Command::new(bin())
+        .args(["check", "--config"])
+        .arg(&refused)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "gateway.toml:6: servers[0].env_passthrough[0]: 'MCP_GATEWAY_SECRET_KEY' is the gateway's own variable \
+             and never passes to a server"
+        ),
+        "{err}"
+    );
+}
+
+/// Largest resident set the gateway ever had, in bytes.
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap();
+    kb * 1024
+}
+
+#[tokio::test]
+async fn a_server_writing_stderr_without_newlines_gets_one_cut_line_and_no_memory() {
+    const FLOOD: u64 = 200_000_000;
+    let script = format!(
+        "head -c {FLOOD} /dev/zero | tr '\\0' x >&2; echo ' done' >&2; exec '{}' demo-server",
+        bin()
+    );
+    let config = format!(
+        "{ANONYMOUS}{}",
+        shell_server("noisy", &script, "connect_timeout_ms = 120000")
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "noisy:calculate").await;
+    let more = FLOOD + " done".len() as u64 - 8 * 1024;
+    let line = gw
+        .wait_log(&format!("… [cut: {more} more bytes]"), Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("one cut line: {}", gw.log().chars().take(4096).collect::<String>()));
+    assert!(line.len() < 9 * 1024, "{} bytes", line.len());
+    let peak = peak_memory(gw.pid());
+    assert!(peak < 150_000_000, "the gateway peaked at {} MB", peak / 1_000_000);
 }

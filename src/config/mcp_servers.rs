@@ -65,6 +65,7 @@ impl McpServerEntry {
             command: self.command,
             args: self.args,
             env: self.env,
+            env_passthrough: Vec::new(),
             cwd: self.cwd,
             url: self.url,
             headers: self.headers,

@@ -37,6 +37,10 @@ pub struct RawServer {
     /// Extra environment of the child process.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of the gateway's environment the child inherits beyond the
+    /// allow-list (`PATH`, `HOME`, the locale...); never `MCP_GATEWAY_*` or `RUST_LOG`.
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
     /// Working directory of the child, relative to this file.
     pub cwd: Option<String>,
     /// Streamable HTTP endpoint of a remote server.
@@ -133,6 +137,8 @@ pub enum Transport {
         args: Vec<String>,
         /// Extra environment.
         env: BTreeMap<String, String>,
+        /// Variables inherited from the gateway beyond the allow-list.
+        env_passthrough: Vec<String>,
         /// Working directory.
         cwd: Option<PathBuf>,
     },
@@ -232,6 +238,40 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `name` is one of the gateway's own variables, which no child
+/// inherits: `MCP_GATEWAY_*` (its token, secret key, database) and
+/// `RUST_LOG` (a child logging at debug writes its results to stderr).
+pub fn is_gateway_variable(name: &str) -> bool {
+    name.starts_with("MCP_GATEWAY_") || name == "RUST_LOG"
+}
+
+/// Checks `env_passthrough`: variable names (a letter or `_`, then letters,
+/// digits and `_`), none of them the gateway's own.
+fn check_passthrough(names: Vec<String>) -> Result<Vec<String>, (String, String)> {
+    for (i, name) in names.iter().enumerate() {
+        let field = format!("env_passthrough[{i}]");
+        let mut chars = name.chars();
+        let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err((
+                field,
+                format!("'{name}' is not an environment variable name; use letters, digits and '_'"),
+            ));
+        }
+        if is_gateway_variable(name) {
+            return Err((
+                field,
+                format!(
+                    "'{name}' is the gateway's own variable and never passes to a server; \
+                     set what the server needs in its `env` instead"
+                ),
+            ));
+        }
+    }
+    Ok(names)
+}
+
 /// Checks one server; an error names the field and says what was expected.
 pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig, (String, String)> {
     let field_err = |f: &str, m: String| (f.to_string(), m);
@@ -280,14 +320,15 @@ pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig,
                 command,
                 args,
                 env,
+                env_passthrough: check_passthrough(s.env_passthrough)?,
                 cwd,
             }
         }
         (None, Some(url)) => {
-            if !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
+            if !s.args.is_empty() || !s.env.is_empty() || !s.env_passthrough.is_empty() || s.cwd.is_some() {
                 return Err(field_err(
                     "url",
-                    "`args`, `env` and `cwd` only apply to `command` servers".into(),
+                    "`args`, `env`, `env_passthrough` and `cwd` only apply to `command` servers".into(),
                 ));
             }
             let url = interp("url", &url)?;

@@ -21,6 +21,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use super::child_env::child_environment;
 use super::stdio::ChildTransport;
 use super::{Downstream, Ended, LIVENESS_TICK, Status};
 use crate::config::{Builtin, Transport};
@@ -408,11 +409,13 @@ async fn handshake(
             command,
             args,
             env,
+            env_passthrough,
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args)
-                .envs(env)
+                .env_clear()
+                .envs(child_environment(std::env::vars_os(), env_passthrough, env))
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
