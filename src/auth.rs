@@ -168,7 +168,7 @@ impl Authenticator {
         if self.store.project(name)?.is_none() {
             self.store
                 .create_project(name, Some(store::Search::for_new_projects()))?;
-            tracing::info!(project = %name, "created the anonymous project");
+            tracing::debug!(project = %name, "created the anonymous project");
         }
         for server in servers {
             self.store.grant_if_undecided(name, server)?;

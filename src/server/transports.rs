@@ -113,6 +113,10 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn_with_state(Hosts::new(http), hosts::check));
     let addr: SocketAddr = listener.local_addr()?;
     info!("listening on http://{addr}/mcp");
+    info!(
+        "next: point an MCP client at http://{addr}/mcp; `mcp-gateway servers` shows each server; \
+         the console is at http://{addr}/console (`mcp-gateway token issue --admin` opens it)"
+    );
     axum::serve(listener, app)
         .with_graceful_shutdown(ct.cancelled_owned())
         .await?;

@@ -72,10 +72,20 @@ pub fn postgres(pg: &Postgres) -> Result<(), Error> {
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
                 super::sql::args![i as i64 + 1, super::now()],
             )?;
-            tracing::info!(store = %shown, version = i + 1, "store migrated");
+            tracing::debug!(store = %shown, version = i + 1, "store migration applied");
         }
+        migrated(&shown, version, known);
         Ok(())
     })
+}
+
+/// One line for a store brought from schema `from` to `to` (none when it was current).
+fn migrated(shown: &str, from: i64, to: i64) {
+    match from {
+        _ if from == to => {}
+        0 => tracing::info!(store = %shown, schema = to, "store created"),
+        _ => tracing::info!(store = %shown, from, to, "store migrated"),
+    }
 }
 
 /// A store at schema `version` when this binary knows `known` migrations:
@@ -123,8 +133,9 @@ fn migrate(conn: &mut Connection, shown: &str) -> Result<(), Error> {
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql).map_err(open_err)?;
         tx.pragma_update(None, "user_version", i as i64 + 1).map_err(open_err)?;
-        tracing::info!(path = %shown, version = i + 1, "store migrated");
+        tracing::debug!(store = %shown, version = i + 1, "store migration applied");
     }
+    migrated(shown, version, MIGRATIONS.len() as i64);
     let dangling: i64 = tx
         .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0))
         .map_err(open_err)?;
