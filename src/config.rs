@@ -530,7 +530,12 @@ impl Config {
                 let url = interpolate(&c.url).map_err(|m| bad("url", m))?;
                 match url.parse::<http::Uri>() {
                     Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
-                    _ => return Err(bad("url", format!("'{url}' is not an http:// or https:// URL"))),
+                    _ => {
+                        return Err(bad(
+                            "url",
+                            format!("'{}' is not an http:// or https:// URL", crate::mask::url(&url)),
+                        ));
+                    }
                 }
                 let token = c
                     .token

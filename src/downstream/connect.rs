@@ -267,7 +267,10 @@ async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &No
             server.publish(|s| s.tools = tools.into());
             changed.notify_one();
         }
-        Ok(Err(e)) => warn!(server = %name, error = %e, why, "re-listing tools failed; keeping the previous list"),
+        Ok(Err(e)) => {
+            let error = crate::mask::urls_in(&e.to_string());
+            warn!(server = %name, %error, why, "re-listing tools failed; keeping the previous list");
+        }
         Err(_) => warn!(server = %name, why, "re-listing tools timed out; keeping the previous list"),
     }
 }
