@@ -279,6 +279,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     match cli.command {
         Command::Check => {
+            if !config.missing.is_empty() {
+                bail!("{}", config.missing.join("\n"));
+            }
             let configured: Vec<_> = config.servers.iter().filter(|s| !s.is_builtin()).collect();
             let enabled = configured.iter().filter(|s| s.enabled).count();
             println!(

@@ -436,6 +436,13 @@ async fn handshake(
             client.serve_with_lifecycle(transport, lifecycle).await
         }
         Transport::Builtin(builtin) => {
+            // A missing archive folder fails the server (and `check`), and
+            // each retry looks again, so a folder that appears later is served.
+            if let Builtin::Archives(config) = builtin
+                && let Some((_, why)) = config.missing_folder()
+            {
+                return Err(Failure::Setup(why));
+            }
             let (ours, theirs) = tokio::io::duplex(BUILTIN_PIPE_BYTES);
             match builtin {
                 Builtin::Index(config) => serve_builtin(crate::index::IndexServer::new(config.clone()), theirs),
