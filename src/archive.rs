@@ -147,6 +147,28 @@ impl ArchivesConfig {
             .is_empty()
             .then(|| "not configured: set [archives] folders = [\"…\"]".to_string())
     }
+
+    /// The first folder that is not there (or is not a folder): its index in
+    /// `folders`, and why, in words for the status line. Asked when the
+    /// server starts, not only at load: a folder may appear later (a mount,
+    /// a sync), and the server then starts on its next attempt.
+    pub fn missing_folder(&self) -> Option<(usize, String)> {
+        self.folders.iter().enumerate().find_map(|(i, f)| {
+            let why = match std::fs::metadata(&f.path) {
+                Ok(m) if m.is_dir() => return None,
+                Ok(_) => "is not a folder".to_string(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
+                Err(e) => format!("cannot be read ({e})"),
+            };
+            Some((
+                i,
+                format!(
+                    "archive folder '{}' {why}; create it, or fix [archives] folders (relative to the config file)",
+                    f.path.display()
+                ),
+            ))
+        })
+    }
 }
 
 /// The full-text index's fields.

@@ -279,6 +279,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     match cli.command {
         Command::Check => {
+            if !config.missing.is_empty() {
+                bail!("{}", config.missing.join("\n"));
+            }
             let configured: Vec<_> = config.servers.iter().filter(|s| !s.is_builtin()).collect();
             let enabled = configured.iter().filter(|s| s.enabled).count();
             println!(
@@ -502,7 +505,7 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
             let state = s.state();
             let transport = match &s.config.transport {
                 Transport::Stdio { command, .. } => format!("stdio {command}"),
-                Transport::Http { url, .. } => format!("http {url}"),
+                Transport::Http { url, .. } => format!("http {}", crate::mask::url(url)),
                 Transport::Builtin(_) => "built-in".to_string(),
             };
             let error = match &state.status {
@@ -675,7 +678,7 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
     use tracing_subscriber::filter::FilterExt;
     // No RUST_LOG opens rmcp's payload logging (see telemetry::loggable).
     let filter = filter.and(tracing_subscriber::filter::filter_fn(crate::telemetry::loggable));
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt = tracing_subscriber::fmt::layer().with_writer(|| MaskedStderr);
     let mut layers: Vec<Boxed> = vec![match cli.log_format {
         LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),
         LogFormat::Pretty => fmt.with_ansi(false).with_filter(filter).boxed(),
@@ -687,6 +690,23 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
         bail!("cannot initialize logging: {e}");
     }
     Ok(())
+}
+
+/// Standard error for log lines, each with its URLs masked ([`crate::mask::urls_in`]):
+/// dependencies log URLs too (rmcp's transport worker, a failed request's URL at ERROR).
+struct MaskedStderr;
+
+impl std::io::Write for MaskedStderr {
+    /// The formatter writes each event whole, so a URL is never split across calls.
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let line = crate::mask::urls_in(&String::from_utf8_lossy(buf));
+        std::io::stderr().write_all(line.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// `serve`'s `[telemetry]`, read ahead of the run (which reports a bad config itself).

@@ -284,6 +284,10 @@ pub struct Config {
     pub security: SecurityConfig,
     /// Where spans are exported, when they are.
     pub telemetry: Option<TelemetryConfig>,
+    /// Paths the file names that are not there (an `[archives]` folder), as
+    /// `file:line: key: message`. `check` refuses the file; `serve` runs, and
+    /// the server concerned reports the path as its error until it appears.
+    pub missing: Vec<String>,
 }
 
 /// Validated `[http]`.
@@ -477,6 +481,12 @@ impl Config {
         let (archives_span, raw_archives) = section(raw.archives);
         let archives = ArchivesConfig::from_raw(raw_archives, base)
             .map_err(|(field, m)| invalid(archives_span.clone(), format!("archives.{field}"), m))?;
+        let mut missing = Vec::new();
+        if archives.enabled
+            && let Some((i, why)) = archives.missing_folder()
+        {
+            missing.push(invalid(archives_span.clone(), format!("archives.folders[{i}]"), why).to_string());
+        }
         if archives.enabled {
             servers.push(ServerConfig::builtin(
                 crate::archive::SERVER_NAME,
@@ -540,7 +550,12 @@ impl Config {
                 let url = interpolate(&c.url).map_err(|m| bad("url", m))?;
                 match url.parse::<http::Uri>() {
                     Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
-                    _ => return Err(bad("url", format!("'{url}' is not an http:// or https:// URL"))),
+                    _ => {
+                        return Err(bad(
+                            "url",
+                            format!("'{}' is not an http:// or https:// URL", crate::mask::url(&url)),
+                        ));
+                    }
                 }
                 let token = c
                     .token
@@ -640,6 +655,7 @@ impl Config {
             learning,
             security: raw.security.into(),
             telemetry,
+            missing,
         })
     }
 

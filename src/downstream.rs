@@ -493,7 +493,7 @@ impl Downstream {
             ServiceError::TransportSend(_) => Error::Closed { server },
             other => Error::Other {
                 server,
-                message: other.to_string(),
+                message: crate::mask::urls_in(&other.to_string()),
             },
         }
     }
@@ -719,7 +719,8 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
                 break;
             }
             Ok(Ended::Closed) => "connection closed (the server exited)".to_string(),
-            Err(e) => e,
+            // Transport errors quote the URL they failed on, password and all.
+            Err(e) => crate::mask::urls_in(&e),
         };
         let instance = server.own.is_some();
         warn!(server = %name, error = %failure, retry_in_ms = (!instance).then_some(backoff.as_millis() as u64), "downstream server failed");

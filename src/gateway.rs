@@ -40,6 +40,13 @@ use crate::store::{self, Outcome, Search, Store};
 pub const MAX_RESULTS: usize = 50;
 /// `maxResults` when absent.
 pub const DEFAULT_RESULTS: usize = 10;
+/// Most queries one discovery takes. Queries are a task's steps or a few
+/// paraphrases (the benchmark's longest task has four steps), and each is
+/// ranked (and embedded) on its own: 10,000 of them took 13 s of CPU.
+pub const MAX_QUERIES: usize = 20;
+/// Most characters of all of a discovery's queries together, and of its
+/// `context`: a need takes a sentence, and every word is a search term.
+pub const MAX_QUERY_CHARS: usize = 4096;
 /// How long a one-shot command waits for tool embeddings (a first
 /// embedding of a large catalog takes minutes; `serve` never waits).
 const ONE_SHOT_EMBEDDING_WAIT: Duration = Duration::from_secs(30);
@@ -56,6 +63,42 @@ pub struct DiscoverArgs {
     /// 1..=50, default 10.
     #[serde(default)]
     pub max_results: Option<i64>,
+}
+
+impl DiscoverArgs {
+    /// The non-empty queries; refused, before any search work, when there
+    /// are more than [`MAX_QUERIES`] or they or `context` are longer than
+    /// [`MAX_QUERY_CHARS`].
+    pub fn queries(&self) -> Result<Vec<String>, String> {
+        let queries = match &self.query {
+            OneOrMany::One(q) => std::slice::from_ref(q),
+            OneOrMany::Many(qs) => qs.as_slice(),
+        };
+        if queries.len() > MAX_QUERIES {
+            return Err(format!(
+                "{DISCOVERY} takes at most {MAX_QUERIES} queries; got {}. Send one query per step of the task",
+                queries.len()
+            ));
+        }
+        let chars: usize = queries.iter().map(|q| q.chars().count()).sum();
+        if chars > MAX_QUERY_CHARS {
+            return Err(format!(
+                "{DISCOVERY} takes at most {MAX_QUERY_CHARS} characters of queries in all; got {chars}. \
+                 Describe each need in a sentence"
+            ));
+        }
+        let context = self.context.as_deref().map_or(0, |c| c.chars().count());
+        if context > MAX_QUERY_CHARS {
+            return Err(format!(
+                "{DISCOVERY} takes at most {MAX_QUERY_CHARS} characters of context; got {context}"
+            ));
+        }
+        let queries: Vec<String> = queries.iter().filter(|q| !q.trim().is_empty()).cloned().collect();
+        if queries.is_empty() {
+            return Err("query is empty: describe the capability you need in plain words".into());
+        }
+        Ok(queries)
+    }
 }
 
 /// `string | string[]`.
@@ -395,14 +438,7 @@ impl Gateway {
     /// `tool_discovery`: ranked tools the caller may use, by the project's
     /// search; the cloud falls back to BM25 and says why.
     pub async fn discover(&self, caller: &Caller, args: &DiscoverArgs) -> Result<Discovery, String> {
-        let queries: Vec<String> = match &args.query {
-            OneOrMany::One(q) => vec![q.clone()],
-            OneOrMany::Many(qs) => qs.clone(),
-        };
-        let queries: Vec<String> = queries.into_iter().filter(|q| !q.trim().is_empty()).collect();
-        if queries.is_empty() {
-            return Err("query is empty: describe the capability you need in plain words".into());
-        }
+        let queries = args.queries()?;
         let limit = match args.max_results {
             None => DEFAULT_RESULTS,
             Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
@@ -855,6 +891,31 @@ mod tests {
         assert!(matches!(many.query, OneOrMany::Many(ref v) if v.len() == 2));
         assert!(serde_json::from_value::<DiscoverArgs>(json!({"query": 5})).is_err());
         assert!(serde_json::from_value::<DiscoverArgs>(json!({"query": "x", "limit": 5})).is_err());
+    }
+
+    #[test]
+    fn discovery_queries_are_capped_before_any_search() {
+        let args = |v: Value| serde_json::from_value::<DiscoverArgs>(v).unwrap();
+        let many: Vec<String> = (0..10_000).map(|i| format!("query {i}")).collect();
+        let e = args(json!({ "query": many })).queries().unwrap_err();
+        assert!(
+            e.starts_with("tool_discovery takes at most 20 queries; got 10000"),
+            "{e}"
+        );
+        let steps: Vec<String> = (0..MAX_QUERIES).map(|i| format!("step {i}")).collect();
+        assert_eq!(args(json!({ "query": steps })).queries().unwrap().len(), MAX_QUERIES);
+        let long = "a".repeat(MAX_QUERY_CHARS + 1);
+        let e = args(json!({ "query": long })).queries().unwrap_err();
+        assert!(e.contains("at most 4096 characters of queries in all; got 4097"), "{e}");
+        let halves = ["é".repeat(MAX_QUERY_CHARS / 2), "é".repeat(MAX_QUERY_CHARS / 2)];
+        assert!(
+            args(json!({ "query": halves })).queries().is_ok(),
+            "characters, not bytes"
+        );
+        let e = args(json!({ "query": "x", "context": long })).queries().unwrap_err();
+        assert!(e.contains("at most 4096 characters of context"), "{e}");
+        let e = args(json!({ "query": ["", " "] })).queries().unwrap_err();
+        assert!(e.starts_with("query is empty"), "{e}");
     }
 
     #[test]

@@ -131,7 +131,12 @@ impl IndexConfig {
             if !value.is_empty() {
                 match value.parse::<http::Uri>() {
                     Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
-                    _ => return Err((key.into(), format!("'{value}' is not an http:// or https:// URL"))),
+                    _ => {
+                        return Err((
+                            key.into(),
+                            format!("'{}' is not an http:// or https:// URL", crate::mask::url(&value)),
+                        ));
+                    }
                 }
             }
             Ok(value)

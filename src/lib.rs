@@ -56,6 +56,8 @@
 //!   2026 `subscriptions/listen` streams); `server/skills.rs`: skills per project.
 //! * [`ratelimit`]: per-caller request rates on the HTTP listener, one budget across replicas
 //!   on a shared store.
+//! * [`mask`]: passwords and secret parameters of URLs masked in logs, errors, the CLI and
+//!   the console; the key names that mark a secret.
 //! * [`uris`]: resource URIs under their server's name (`ui://` Apps, `skill://` skills).
 //! * [`validate`]: tool arguments checked with every problem reported at once.
 //! * [`console`]: the operator console at `/console` (servers, projects, usage, a search
@@ -84,6 +86,7 @@ pub mod eval;
 pub mod gateway;
 pub mod index;
 pub mod learning;
+pub mod mask;
 pub mod oauth;
 pub mod operator;
 pub mod ratelimit;

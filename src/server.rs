@@ -39,8 +39,8 @@ use crate::catalog::direct;
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Downstream, Relay};
 use crate::gateway::{
-    Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, Retry, TaskAnswer, TaskRequest, parse_args,
-    request_id, split_key,
+    Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest,
+    parse_args, request_id, split_key,
 };
 use crate::learning::Trail;
 use crate::store::Outcome;
@@ -77,10 +77,12 @@ fn build_meta_tools() -> Vec<Tool> {
         schema(json!({
             "type": "object",
             "properties": {
+                // Lengths are checked in code only (`DiscoverArgs::queries`):
+                // `maxLength` would break the listing's token budget (test below).
                 "query": {
                     "anyOf": [
                         { "type": "string" },
-                        { "type": "array", "items": { "type": "string" }, "minItems": 1 }
+                        { "type": "array", "items": { "type": "string" }, "minItems": 1, "maxItems": MAX_QUERIES }
                     ],
                     "description": "What you need, e.g. \"read a file\". Several strings: paraphrases or steps."
                 },

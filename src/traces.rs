@@ -45,8 +45,8 @@ pub fn layer(config: &TelemetryConfig) -> Result<Box<dyn Layer<Registry> + Send 
         .with_endpoint(config.traces_url.clone())
         .build()
         .map_err(|e| Error {
-            url: config.traces_url.clone(),
-            reason: e.to_string(),
+            url: crate::mask::url(&config.traces_url),
+            reason: crate::mask::urls_in(&e.to_string()),
         })?;
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(exporter)

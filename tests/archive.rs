@@ -588,3 +588,36 @@ async fn a_symlinked_folder_is_not_watched_through() {
     let watches = inotify_watches(gw.pid());
     assert!(watches < 50, "{watches} inotify watches");
 }
+
+/// `serve` does not report a missing archive folder as running: the server
+/// fails with the folder in its error, and starts once the folder appears.
+#[tokio::test]
+async fn a_missing_archive_folder_fails_the_server_until_it_appears() {
+    let root = tempfile::tempdir().unwrap();
+    let folder = root.path().join("notes");
+    let config = format!(
+        "{ANONYMOUS}[archives]\nfolders = [\"{}\"]\ndb_path = \"{}/data/search.db\"\n",
+        folder.display(),
+        root.path().display()
+    );
+    let gw = Gateway::start(&config).await;
+    let status = || async {
+        let ready = gw.readyz().await;
+        let servers = ready["servers"].as_array().unwrap().clone();
+        let archives = servers.into_iter().find(|s| s["name"] == "archives").expect("listed");
+        archives["status"].as_str().unwrap().to_string()
+    };
+    eventually(Duration::from_secs(10), "archives failed", || async {
+        (status().await == "failed").then_some(())
+    })
+    .await;
+    let missing = format!("archive folder '{}' does not exist", folder.display());
+    let line = gw.wait_log(&missing, Duration::from_secs(5)).await;
+    assert!(line.is_some_and(|l| l.contains("archives")), "{}", gw.log());
+
+    std::fs::create_dir(&folder).unwrap();
+    eventually(Duration::from_secs(40), "archives running", || async {
+        (status().await == "running").then_some(())
+    })
+    .await;
+}

@@ -75,6 +75,26 @@ fn a_rule_violation_is_reported_with_file_line_and_key() {
 }
 
 #[test]
+fn a_missing_archive_folder_fails_check_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("notes")).unwrap();
+    let text = "[http]\nallowed_hosts = [\"localhost\"]\n\n[archives]\nfolders = [\"notes\", \"nowhere\"]\n";
+    std::fs::write(dir.path().join("gw.toml"), text).unwrap();
+    let o = run(dir.path(), &["check", "--config", "gw.toml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("gw.toml:4: archives.folders[1]: archive folder './nowhere' does not exist; create it"),
+        "{}",
+        stderr(&o)
+    );
+
+    std::fs::create_dir(dir.path().join("nowhere")).unwrap();
+    let o = run(dir.path(), &["check", "--config", "gw.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("built-in 'archives': configured"), "{}", stdout(&o));
+}
+
+#[test]
 fn import_turns_mcp_servers_json_into_a_config_that_checks() {
     let dir = tempfile::tempdir().unwrap();
     let json = r#"{"mcpServers": {

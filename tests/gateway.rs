@@ -866,6 +866,29 @@ async fn discovery_results_carry_what_a_model_needs() {
     );
 }
 
+/// 10,000 queries in one discovery (110 KB) took 13 s of CPU; they are
+/// refused before any search, and the gateway answers the next call.
+#[tokio::test]
+async fn a_flood_of_discovery_queries_is_refused_clearly() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    let flood: Vec<String> = (0..10_000).map(|i| format!("query number {i}")).collect();
+    let r = call(&client, "tool_discovery", json!({ "query": flood })).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS", "{}", text(&r));
+    assert!(
+        text(&r).contains("tool_discovery takes at most 20 queries; got 10000"),
+        "{}",
+        text(&r)
+    );
+    let long = "evaluate arithmetic ".repeat(1_000);
+    let r = call(&client, "tool_discovery", json!({ "query": long })).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS", "{}", text(&r));
+    assert!(text(&r).contains("at most 4096 characters"), "{}", text(&r));
+    let results = discover(&client, json!(["evaluate arithmetic", "math expression"])).await;
+    assert_eq!(results[0]["toolName"], "calculate", "{results:#?}");
+}
+
 /// A stdio server that takes longer than rmcp's 10 s `server/discover`
 /// window to start (npx/uvx fetching a package, docker run, a loaded
 /// machine). Before, `initialize` followed the probe down the same pipe, the

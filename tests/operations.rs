@@ -281,3 +281,65 @@ async fn each_token_has_its_own_request_rate() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_ne!(post(Some(&a), ping).await.unwrap().status(), 429, "the budget refills");
 }
+
+/// A password or API key in a server's URL reaches no log line, neither the
+/// `servers` command nor the console; the host still says which server it is.
+#[tokio::test]
+async fn a_servers_url_password_and_api_key_are_masked_everywhere() {
+    // Port 9 refuses at once: the server fails with a transport error that quotes its URL.
+    let url = "http://alice:hunter2@127.0.0.1:9/mcp?api_key=sk-live-XYZ&x=1";
+    let gw = Gateway::start(&format!("{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n")).await;
+    let masked = "http://alice:***@127.0.0.1:9/mcp?api_key=***&x=1";
+    let shows_no_secret = |what: &str, text: &str| {
+        for secret in ["hunter2", "sk-live-XYZ"] {
+            assert!(!text.contains(secret), "{what} shows {secret}:\n{text}");
+        }
+        assert!(text.contains(masked), "{what} does not name the server's URL:\n{text}");
+    };
+    let failed = gw.wait_log("downstream server failed", Duration::from_secs(10)).await;
+    assert!(failed.is_some(), "{}", gw.log());
+
+    let out = gw.cli(&["servers"]);
+    shows_no_secret("`servers`", &String::from_utf8(out.stdout).unwrap());
+    for secret in ["hunter2", "sk-live-XYZ"] {
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains(secret),
+            "`servers` logs {secret}"
+        );
+    }
+    let listed: Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
+    let remote = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "remote")
+        .unwrap();
+    assert_eq!(remote["status"], "failed");
+    shows_no_secret("`servers --json` transport", remote["transport"].as_str().unwrap());
+    shows_no_secret("`servers --json` error", remote["error"].as_str().unwrap());
+
+    let out = gw.cli(&["token", "issue", "--admin", "--label", "test", "--json"]);
+    let admin: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let admin = admin["token"].as_str().unwrap();
+    let console = |path: &str| {
+        let url = format!("{}/console/api/{path}", gw.url.trim_end_matches("/mcp"));
+        async move {
+            let r = reqwest::Client::new().get(url).bearer_auth(admin).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            r.text().await.unwrap()
+        }
+    };
+    let overview = console("overview").await;
+    shows_no_secret("the console's overview", &overview);
+    let server: Value = serde_json::from_str(&console("servers/remote").await).unwrap();
+    shows_no_secret("the console's server page", &server.to_string());
+    assert!(
+        server["server"]["lastError"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(masked),
+        "{server}"
+    );
+
+    shows_no_secret("the log", &gw.log());
+}

@@ -335,7 +335,10 @@ pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig,
             match url.parse::<http::Uri>() {
                 Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
                 _ => {
-                    return Err(field_err("url", format!("'{url}' is not an http:// or https:// URL")));
+                    return Err(field_err(
+                        "url",
+                        format!("'{}' is not an http:// or https:// URL", crate::mask::url(&url)),
+                    ));
                 }
             }
             let headers = s

@@ -298,7 +298,7 @@ async fn challenge(url: &str) -> Result<Option<String>, String> {
         .timeout(Duration::from_secs(30))
         .send()
         .await
-        .map_err(|e| format!("cannot reach {url}: {e}"))?;
+        .map_err(|e| crate::mask::urls_in(&format!("cannot reach {url}: {e}")))?;
     if response.status() != http::StatusCode::UNAUTHORIZED {
         return Ok(None);
     }

@@ -268,7 +268,10 @@ async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &No
             server.publish(|s| s.tools = tools.into());
             changed.notify_one();
         }
-        Ok(Err(e)) => warn!(server = %name, error = %e, why, "re-listing tools failed; keeping the previous list"),
+        Ok(Err(e)) => {
+            let error = crate::mask::urls_in(&e.to_string());
+            warn!(server = %name, %error, why, "re-listing tools failed; keeping the previous list");
+        }
         Err(_) => warn!(server = %name, why, "re-listing tools timed out; keeping the previous list"),
     }
 }
@@ -436,6 +439,13 @@ async fn handshake(
             client.serve_with_lifecycle(transport, lifecycle).await
         }
         Transport::Builtin(builtin) => {
+            // A missing archive folder fails the server (and `check`), and
+            // each retry looks again, so a folder that appears later is served.
+            if let Builtin::Archives(config) = builtin
+                && let Some((_, why)) = config.missing_folder()
+            {
+                return Err(Failure::Setup(why));
+            }
             let (ours, theirs) = tokio::io::duplex(BUILTIN_PIPE_BYTES);
             match builtin {
                 Builtin::Index(config) => serve_builtin(crate::index::IndexServer::new(config.clone()), theirs),

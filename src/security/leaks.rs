@@ -17,6 +17,8 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexSet};
 use serde_json::Value;
 
+use crate::mask::secret_like_name;
+
 /// What kind of credential was found; a short kebab-case word, safe to log (never the match itself).
 pub type Kind = &'static str;
 
@@ -138,16 +140,6 @@ static ANY: LazyLock<RegexSet> =
 /// Lower-case marks of a placeholder, a template variable or an already-redacted value (space-separated).
 const PLACEHOLDER_MARKS: &str =
     "changeme change-me change_me dummy example placeholder redacted your- your_ xxxxxx *** ... ${ {{";
-/// Whole words that make a key name a secret (too short or too common to match inside other words).
-const SECRET_WORDS: &str = "auth creds pass pwd session token";
-/// Parts of a key's words run together that make it a secret (`x-api-key` → `xapikey`).
-const SECRET_PARTS: &str = "password passwd passphrase secret credential authorization bearer cookie apikey accesskey \
-    privatekey signingkey encryptionkey accesstoken refreshtoken authtoken idtoken sessionid";
-/// Words that make a key about paging, counting or describing a secret rather than holding one.
-const NOT_SECRET_WORDS: &str = "count cursor endpoint expiration expires expiry file hint len length limit max min \
-    name next num offset page path prev previous remaining tokens total ttl type uri url used id ids";
-/// The same, for keys written as one lower-case word.
-const NOT_SECRET_PARTS: &str = "pagetoken nexttoken maxtokens tokencount tokentype tokensused";
 
 /// Credentials in free text, found by their formats alone (no entropy guessing): sorted by start,
 /// non-overlapping (on overlap keep the earlier/longer one).
@@ -179,48 +171,6 @@ pub fn find(text: &str) -> Vec<Leak> {
         }
     }
     leaks
-}
-
-/// Whether a JSON object key names a secret (password, secret, token, api_key, apiKey, access_key,
-/// private_key, client_secret, authorization, credential(s), passphrase, bearer, session/cookie,
-/// x-api-key ...), normalising case and `-`/`_`/camelCase. Keys about paging or counting are not
-/// secrets: page_token, next_token, nextPageToken, cursor, max_tokens, token_count, tokens_used,
-/// token_type, etc.
-pub fn secret_like_name(key: &str) -> bool {
-    let words = words(key);
-    let joined = words.concat();
-    let has_word = |list: &str| list.split_whitespace().any(|w| words.iter().any(|word| word == w));
-    let has_part = |list: &str| list.split_whitespace().any(|part| joined.contains(part));
-    // An id names a secret without being one (`token_id`, `keyId`), but a session id is the session.
-    let vetoed = !has_part("sessionid") && (has_word(NOT_SECRET_WORDS) || has_part(NOT_SECRET_PARTS));
-    !vetoed && (has_word(SECRET_WORDS) || has_part(SECRET_PARTS))
-}
-
-/// A key's words, lower-cased: split at anything not a letter or digit and at camelCase humps
-/// (`nextPageToken`, `APIKey`).
-fn words(key: &str) -> Vec<String> {
-    let chars: Vec<char> = key.chars().collect();
-    let mut words = Vec::new();
-    let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        let prev = i.checked_sub(1).map(|j| chars[j]);
-        let next = chars.get(i + 1);
-        // `tT`, `2T`, or an acronym's last capital before a lower-case letter (`APIKey`)
-        let hump = c.is_uppercase()
-            && prev.is_some_and(|p| {
-                p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
-            });
-        if (hump || !c.is_alphanumeric()) && !word.is_empty() {
-            words.push(std::mem::take(&mut word));
-        }
-        if c.is_alphanumeric() {
-            word.extend(c.to_lowercase());
-        }
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
 }
 
 /// Whether a string value under a secret-like key looks like a real credential: at least 12 chars,
@@ -475,21 +425,6 @@ mod tests {
         let text = format!("mgw_3_{} then AKIA{}", noise(HEX, 64, 27), noise(UPPER, 16, 28));
         let kinds: Vec<Kind> = find(&text).into_iter().map(|leak| leak.kind).collect();
         assert_eq!(kinds, ["gateway-token", "aws-access-key"]);
-    }
-
-    #[test]
-    fn secret_names_are_told_from_paging_and_counting() {
-        let secret = "password DB_PASSWORD secret token access_token accessToken GITHUB_TOKEN api_key apiKey API_KEY \
-            x-api-key X-Api-Key access_key aws_secret_access_key privateKey client_secret Authorization credentials \
-            passphrase bearer sessionId session_id Set-Cookie pwd";
-        let not_secret = "page_token next_token nextPageToken pageToken cursor max_tokens maxTokens token_count \
-            tokens_used token_type password_hint tokenizer author bypass token_url tokenId key_id secret_ids";
-        for key in secret.split_whitespace() {
-            assert!(secret_like_name(key), "{key}");
-        }
-        for key in not_secret.split_whitespace().chain([""]) {
-            assert!(!secret_like_name(key), "{key}");
-        }
     }
 
     #[test]
