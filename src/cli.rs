@@ -561,8 +561,17 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
         }
         let search = gw.catalog().search_status();
         println!("\nsearch: {} ({})", search.in_force, search.detail);
+        println!("audit: {}", audit_words(gw.audit_mode()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the audit mode means, for `servers` and the start line.
+fn audit_words(mode: config::AuditMode) -> &'static str {
+    match mode {
+        config::AuditMode::Strict => "strict (an answer leaves once its audit row is written; calls are refused when the log cannot take rows)",
+        config::AuditMode::BestEffort => "best_effort (audit rows are written behind the answers; [store] audit)",
+    }
 }
 
 /// Runs until SIGINT/SIGTERM (or stdin closes, when serving stdio).
@@ -592,7 +601,12 @@ async fn serve(
         ),
         None => None,
     };
-    info!(config = %config.source, servers = config.enabled_servers().count(), "mcp-gateway starting");
+    info!(
+        config = %config.source,
+        servers = config.enabled_servers().count(),
+        audit = config.audit.as_str(),
+        "mcp-gateway starting"
+    );
 
     let http_task = listener.map(|l| {
         let (upstream, gateway, http_config, ct) = (

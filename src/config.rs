@@ -38,7 +38,7 @@ pub use mcp_servers::{McpServerEntry, McpServersFile, server_name, to_toml};
 use server::validate_server;
 pub use server::{Builtin, RawServer, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
 use store::RawStore;
-pub use store::{DB_ENV, StoreLocation};
+pub use store::{AuditMode, DB_ENV, StoreLocation};
 
 /// The default shipped with the binary, so `mcp-gateway serve` works anywhere.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../gateway.toml");
@@ -272,6 +272,8 @@ pub struct Config {
     pub oauth: Option<OAuthConfig>,
     /// Where the store is: a SQLite file or a PostgreSQL database.
     pub store: StoreLocation,
+    /// Whether an answer waits for its audit row.
+    pub audit: AuditMode,
     /// Compiled tool rules.
     pub rules: Rules,
     /// The cloud search provider, if configured.
@@ -363,7 +365,7 @@ impl Config {
             ("[http]", self.http != new.http),
             ("[auth]", self.anonymous_project != new.anonymous_project),
             ("[auth.oauth]", self.oauth != new.oauth),
-            ("[store]", self.store != new.store),
+            ("[store]", self.store != new.store || self.audit != new.audit),
             ("[search.cloud]", self.cloud != new.cloud),
             ("[search.semantic]", self.semantic != new.semantic),
             ("[search.learning]", self.learning != new.learning),
@@ -511,6 +513,7 @@ impl Config {
             }
             (false, None) => None,
         };
+        let audit = raw.store.audit;
         let store = store::resolve(raw.store, std::env::var(DB_ENV).ok(), base, |key, m| {
             invalid(0..0, key.into(), m)
         })?;
@@ -649,6 +652,7 @@ impl Config {
             anonymous_project,
             oauth,
             store,
+            audit,
             rules,
             cloud,
             semantic,

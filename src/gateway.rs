@@ -26,7 +26,7 @@ pub use tasks::{TaskAnswer, TaskRequest};
 
 use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::{Catalog, KEY_SEPARATOR};
-use crate::config::Config;
+use crate::config::{AuditMode, Config};
 use crate::credentials::{self, Vault};
 use crate::downstream::{self, Registry};
 use crate::learning::{Learning, Trail};
@@ -200,6 +200,8 @@ pub struct Gateway {
     learning: Arc<Learning>,
     security: Arc<Security>,
     rounds: rounds::Rounds,
+    /// Whether answers wait for their audit rows.
+    audit: AuditMode,
 }
 
 /// Why the gateway could not start.
@@ -326,6 +328,7 @@ impl Gateway {
             semantic::Start::Ready(_) => (None, None),
         };
         let store = Arc::new(Store::open_at(&config.store)?);
+        store.set_durable_audit(config.audit == AuditMode::Strict);
         let oauth = config.oauth.clone().map(|c| Arc::new(crate::oauth::Verifier::new(c)));
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
@@ -357,6 +360,7 @@ impl Gateway {
                 learning,
                 security,
                 rounds: rounds::Rounds::default(),
+                audit: config.audit,
             },
             tracker,
             ct,
@@ -586,6 +590,10 @@ impl Gateway {
         self.security
             .screen_arguments(&caller.project.name, &server.config, &entry.key, &mut arguments)?;
         let mut meta = meta.unwrap_or_default();
+        let request_id = meta
+            .get(downstream::REQUEST_ID_META)
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let target = self.target(caller, &server, &mut meta).await?;
         let span = tracing::info_span!(
             "downstream",
@@ -611,6 +619,13 @@ impl Gateway {
             }
         };
         let caller_polls = origin.tasks;
+        // The trace a crash cannot erase: written, in strict mode durably,
+        // before the server is called (its outcome row replaces it).
+        if let Some(request_id) = &request_id {
+            let key = Some(entry.key.clone());
+            let row = Self::audit_row(request_id, Some(caller), EXECUTE, key, Outcome::Started, Duration::ZERO, None, Trail::default());
+            self.audit(row, true).await.map_err(ExecuteError::NotAudited)?;
+        }
         let called = if origin.input_requests.is_some() {
             // A 2025 downstream's mid-call requests come back as input requests (rounds.rs).
             let key = self
@@ -761,11 +776,10 @@ impl Gateway {
         }
     }
 
-    /// Records one meta-tool call in the audit log: IDs and counts, and
-    /// what learning from use links to it.
+    /// One meta-tool call's audit row: IDs and counts, and what learning
+    /// from use links to it.
     #[allow(clippy::too_many_arguments)]
-    pub async fn audit(
-        &self,
+    pub fn audit_row(
         request_id: &str,
         caller: Option<&Caller>,
         meta_tool: &str,
@@ -774,7 +788,7 @@ impl Gateway {
         latency: Duration,
         result_count: Option<u64>,
         trail: Trail,
-    ) {
+    ) -> store::AuditRow {
         let mut row = store::audit_row(request_id, meta_tool);
         row.project_id = caller.map(|c| c.project.id);
         row.token_id = caller.and_then(|c| c.token_id);
@@ -787,9 +801,43 @@ impl Gateway {
         row.query_terms = trail.query_terms;
         row.ranked_keys = trail.ranked_keys;
         (row.follows, row.rank) = trail.follows.unzip();
+        row
+    }
+
+    /// Writes an audit row. With `[store] audit = "strict"` and `answered`
+    /// (a caller is about to read what the row records), it returns once the
+    /// row is durable, or says why it is not, and the answer must then be
+    /// withheld ([`Gateway::withhold`]); other rows are written behind.
+    pub async fn audit(&self, row: store::AuditRow, answered: bool) -> Result<(), store::Unwritten> {
+        if self.audit == AuditMode::Strict && answered {
+            return self.store.audit_durable(row, AUDIT_WAIT).await;
+        }
         self.store.audit(row).await;
+        Ok(())
+    }
+
+    /// Whether answers wait for their audit rows.
+    pub fn audit_mode(&self) -> AuditMode {
+        self.audit
+    }
+
+    /// What the caller gets instead of an answer whose row was not written.
+    pub fn withhold(key: &str, why: store::Unwritten) -> CallToolResponse {
+        let key = key.to_string();
+        ExecuteError::AnswerWithheld { key, why }.into_result().into()
+    }
+
+    /// Whether `answer` is a call refused for want of its `started` row: it
+    /// ran nothing, so its own row need not be waited for.
+    pub fn refused_unaudited(answer: &CallToolResponse) -> bool {
+        matches!(answer, CallToolResponse::Complete(r)
+            if r.structured_content.as_ref().is_some_and(|s| s["error"]["code"] == error::AUDIT_UNAVAILABLE))
     }
 }
+
+/// How long a call waits for its audit row before it is refused (or its
+/// answer withheld): a store restarting within it delays calls, not fails them.
+pub const AUDIT_WAIT: Duration = Duration::from_secs(10);
 
 /// A score rounded to three decimals, as it goes on the wire.
 pub fn wire_score(score: f32) -> f64 {

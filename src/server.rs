@@ -232,18 +232,9 @@ impl Upstream {
             Err(e) => {
                 info!(request_id, meta_tool, outcome = "denied", "refused caller");
                 crate::telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
-                self.gateway
-                    .audit(
-                        &request_id,
-                        None,
-                        meta_tool,
-                        None,
-                        Outcome::Denied,
-                        started.elapsed(),
-                        None,
-                        Trail::default(),
-                    )
-                    .await;
+                // A refusal is an error either way: its row is not waited for.
+                let row = Gateway::audit_row(&request_id, None, meta_tool, None, Outcome::Denied, started.elapsed(), None, Trail::default());
+                let _ = self.gateway.audit(row, false).await;
                 return Err(auth_error(e));
             }
         };
@@ -282,7 +273,8 @@ impl Upstream {
                 // The upstream client cancelled: dropping the call cancels it downstream.
                 _ = ctx.ct.cancelled() => {
                     info!(request_id, "call cancelled by the client");
-                    self.gateway.audit(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None, Trail::default()).await;
+                    let row = Gateway::audit_row(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None, Trail::default());
+                    let _ = self.gateway.audit(row, false).await;
                     return Err(ErrorData::internal_error("request cancelled", None));
                 }
             }
@@ -312,19 +304,27 @@ impl Upstream {
             latency_us = latency.as_micros() as u64,
             "call"
         );
-        self.gateway
-            .audit(
-                &request_id,
-                Some(&caller),
-                meta_tool,
-                tool_key,
-                answer.outcome,
-                latency,
-                answer.result_count,
-                answer.trail,
-            )
-            .await;
-        Ok(complete(answer.result))
+        let key = tool_key.clone().unwrap_or_else(|| meta_tool.to_string());
+        // A call refused for want of its `started` row ran nothing: its row is written behind.
+        let answered = !Gateway::refused_unaudited(&answer.result);
+        let row = Gateway::audit_row(
+            &request_id,
+            Some(&caller),
+            meta_tool,
+            tool_key,
+            answer.outcome,
+            latency,
+            answer.result_count,
+            answer.trail,
+        );
+        // No answer leaves before its row is durable (strict audit).
+        match self.gateway.audit(row, answered).await {
+            Ok(()) => Ok(complete(answer.result)),
+            Err(why) => {
+                warn!(request_id, meta_tool, error = %why, "answer withheld: its audit row was not written");
+                Ok(complete(Gateway::withhold(&key, why)))
+            }
+        }
     }
 
     /// The server behind a resource URI as the client knows it, by its

@@ -27,7 +27,7 @@ mod sqlite;
 mod usage;
 
 pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
-pub use audit::{AuditRow, Outcome, audit_row};
+pub use audit::{AuditRow, Outcome, Unwritten, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learning::{Association, Use};
 pub use pins::{NewPin, Review, ReviewState, ServerPins};
@@ -35,7 +35,7 @@ pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use sha2::Digest;
@@ -389,6 +389,8 @@ pub struct Store {
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Whether the writer's latest batch committed, for readiness.
     writer_health: WriterHealth,
+    /// Whether callers wait for their audit rows (the writer does not linger then).
+    durable_audit: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn now() -> String {
@@ -429,9 +431,11 @@ impl Store {
         let (tx, rx) = mpsc::channel(AUDIT_QUEUE);
         let writer_health = WriterHealth::default();
         let health = writer_health.clone();
+        let durable_audit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let durable = durable_audit.clone();
         let writer = std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || write_behind(writer_engine, rx, health))
+            .spawn(move || write_behind(writer_engine, rx, health, durable))
             .map_err(|e| Error::Open {
                 path: engine.shown(),
                 reason: e.to_string(),
@@ -442,6 +446,7 @@ impl Store {
             writes: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
             writer_health,
+            durable_audit,
         })
     }
 

@@ -461,14 +461,27 @@ fn running_as_root() -> bool {
 
 #[tokio::test]
 async fn a_full_disk_delays_audit_rows_but_loses_none() {
+    full_disk(false).await;
+}
+
+/// With strict audit (the default), a call on a full disk is refused before
+/// its server is called, saying why; the store back, calls run again, and
+/// every answered call has its one row.
+#[tokio::test]
+async fn a_full_disk_refuses_calls_under_strict_audit_and_loses_nothing_answered() {
+    full_disk(true).await;
+}
+
+async fn full_disk(strict: bool) {
     if !running_as_root() {
         eprintln!("skipped: mounting a small tmpfs for the store needs root (CI runs as root)");
         return;
     }
     let disk = SmallDisk::mount("4m");
     let store = disk.0.path().join("mcp-gateway.db");
+    let mode = if strict { "strict" } else { "best_effort" };
     let gw = Gateway::start(&format!(
-        "[store]\npath = \"{}\"\n{ANONYMOUS}{}",
+        "[store]\npath = \"{}\"\naudit = \"{mode}\"\n{ANONYMOUS}{}",
         store.display(),
         chaos_server("red", "")
     ))
@@ -478,7 +491,7 @@ async fn a_full_disk_delays_audit_rows_but_loses_none() {
     let executes = || {
         let conn = rusqlite::Connection::open(&store).unwrap();
         conn.query_row(
-            "SELECT count(*) FROM audit_log WHERE tool_key = 'red:calculate'",
+            "SELECT count(*) FROM audit_log WHERE tool_key = 'red:calculate' AND outcome = 'ok'",
             [],
             |r| r.get::<_, i64>(0),
         )
@@ -486,22 +499,32 @@ async fn a_full_disk_delays_audit_rows_but_loses_none() {
     };
 
     let filler = disk.fill("filler");
-    // Calls are answered while the writer cannot grow the database.
-    let mut calls = 0;
-    while !gw.log().contains("audit write failed; retrying") {
-        assert!(calls < 2000, "the store never ran out of space:\n{}", gw.log());
+    // Best effort: calls are answered while the writer cannot grow the
+    // database. Strict: they are refused, the audit log named, nothing run.
+    let mut calls: i32 = 0;
+    let mut refused: i64 = 0;
+    while !gw.log().contains("audit write failed; retrying") || (strict && refused == 0) {
+        assert!(i64::from(calls) + refused < 2000, "the store never ran out of space:\n{}", gw.log());
         let r = execute(&client, "red:calculate", json!({"expression": format!("{calls}+1")})).await;
-        assert_eq!(
-            r.structured_content.unwrap()["result"],
-            f64::from(calls + 1),
-            "answered on a full disk"
-        );
+        if r.is_error == Some(true) {
+            assert!(strict, "best effort answers on a full disk: {r:?}");
+            assert_eq!(error_code(&r), "AUDIT_UNAVAILABLE", "{r:?}");
+            assert!(text(&r).contains("audit log") && text(&r).contains("nothing ran"), "{}", text(&r));
+            refused += 1;
+            continue;
+        }
+        assert_eq!(r.structured_content.unwrap()["result"], f64::from(calls + 1), "answered");
         calls += 1;
     }
     for _ in 0..10 {
         let r = execute(&client, "red:calculate", json!({"expression": "1+1"})).await;
-        assert_eq!(r.is_error, Some(false), "{r:?}");
-        calls += 1;
+        if strict {
+            assert_eq!(error_code(&r), "AUDIT_UNAVAILABLE", "refused while the disk is full: {r:?}");
+            refused += 1;
+        } else {
+            assert_eq!(r.is_error, Some(false), "{r:?}");
+            calls += 1;
+        }
     }
     assert!(gw.log().contains("full"), "the log says why: {}", gw.log());
     // The store still answers reads, but a replica that cannot write its
@@ -515,11 +538,37 @@ async fn a_full_disk_delays_audit_rows_but_loses_none() {
     );
 
     std::fs::remove_file(filler).unwrap();
+    if strict {
+        // Back: calls run and are answered again, each with its row.
+        eventually(Duration::from_secs(20), "calls run again", || async {
+            let r = execute(&client, "red:calculate", json!({"expression": format!("{calls}+1")})).await;
+            (r.is_error != Some(true)).then_some(())
+        })
+        .await;
+        calls += 1;
+        // The server ran exactly the answered calls: none of the refused ones.
+        let stats = execute(&client, "red:stats", json!({})).await;
+        assert_eq!(stats.structured_content.unwrap()["calls"], json!(calls), "calls the server received");
+        // The refused calls' rows arrive too, as failed, and none is left `started`.
+        eventually(Duration::from_secs(20), "the refusals' rows", || async {
+            let conn = rusqlite::Connection::open(&store).unwrap();
+            let count = |outcome: &str| {
+                conn.query_row(
+                    "SELECT count(*) FROM audit_log WHERE tool_key = 'red:calculate' AND outcome = ?1",
+                    [outcome],
+                    |r| r.get::<_, i64>(0),
+                )
+                .unwrap()
+            };
+            (count("failed") == refused && count("started") == 0).then_some(())
+        })
+        .await;
+    }
     eventually(Duration::from_secs(20), "the held-back audit rows", || async {
         (executes() >= i64::from(calls)).then_some(())
     })
     .await;
-    assert_eq!(executes(), i64::from(calls), "each call once");
+    assert_eq!(executes(), i64::from(calls), "each answered call once");
     let (status, ready) = readyz_status(&gw).await;
     assert_eq!((status, &ready["store"]), (200, &json!("ok")), "{ready}");
 }
@@ -854,4 +903,62 @@ async fn each_project_sees_the_skills_of_its_servers_only_on(engine: Engine) {
 async fn skill_uris(client: &Client) -> Option<BTreeSet<String>> {
     let skills = client.list_all_skills().await.ok()?;
     Some(skills.into_iter().map(|s| s.uri).collect())
+}
+
+/// A gateway killed during a call leaves its trace: the call's `started` row
+/// was durable before its server was called, and `audit` and the console
+/// show it as started, with no outcome.
+#[tokio::test]
+async fn a_call_cut_off_by_a_crash_is_visible_as_started() {
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = store_dir.path().join("mcp-gateway.db");
+    let config = format!(
+        "[store]\npath = \"{}\"\n{ANONYMOUS}{}",
+        store.display(),
+        chaos_server("red", "timeout_ms = 60000")
+    );
+    let mut gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "red:sleep").await;
+    let call = tokio::spawn(async move {
+        let _ = execute(&client, "red:sleep", json!({"ms": 30000})).await;
+    });
+    let started = || {
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        conn.query_row(
+            "SELECT request_id FROM audit_log WHERE tool_key = 'red:sleep' AND outcome = 'started'",
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .ok()
+    };
+    let request_id = eventually(Duration::from_secs(10), "the started row", || async { started() }).await;
+    signal(gw.pid(), nix::sys::signal::Signal::SIGKILL);
+    let _ = gw.stop().await;
+    call.abort();
+
+    let audit = gw.cli(&["audit", "tail", "-n", "5"]);
+    let audit = String::from_utf8(audit.stdout).unwrap();
+    let line = audit.lines().find(|l| l.contains(&request_id)).unwrap_or_else(|| panic!("{audit}"));
+    assert!(line.contains("started") && line.contains("red:sleep"), "{line}");
+
+    // The console of a gateway on the same store lists it.
+    let again = Gateway::start(&config).await;
+    let admin = String::from_utf8(again.cli(&["token", "issue", "--admin", "--json"]).stdout).unwrap();
+    let admin: Value = serde_json::from_str(&admin).unwrap();
+    let overview: Value = reqwest::Client::new()
+        .get(again.url.replace("/mcp", "/console/api/overview"))
+        .bearer_auth(admin["token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let listed = overview["startedCalls"].as_array().unwrap();
+    assert!(
+        listed.iter().any(|c| c["requestId"] == request_id.as_str() && c["toolKey"] == "red:sleep"),
+        "{overview}"
+    );
+    assert_eq!(overview["audit"], "strict");
 }

@@ -22,6 +22,34 @@ pub struct RawStore {
     /// A PostgreSQL database, `postgres://user:password@host:port/db` (`${VAR}` expands),
     /// instead of the file: the store gateway replicas share.
     pub url: Option<String>,
+    /// `strict` (the default): a call is answered only once its audit row is
+    /// written, and refused when the audit log cannot take rows;
+    /// `best_effort`: rows are written behind the answers.
+    #[serde(default)]
+    pub audit: AuditMode,
+}
+
+/// Whether an answer waits for its audit row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditMode {
+    /// An answer leaves after its row is durable; a call its `started` row
+    /// cannot be written for is refused before its server is called.
+    #[default]
+    Strict,
+    /// Rows are written behind the answers; a store that cannot take them
+    /// delays them (they wait in memory), and calls go on.
+    BestEffort,
+}
+
+impl AuditMode {
+    /// As written in `[store] audit`, and as `servers` and `/readyz` say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Strict => "strict",
+            Self::BestEffort => "best_effort",
+        }
+    }
 }
 
 /// Where the store is.
@@ -166,6 +194,7 @@ mod tests {
         let raw = || RawStore {
             path: Some("file.db".into()),
             url: None,
+            audit: AuditMode::default(),
         };
         let invalid = |key: &str, m: String| crate::config::Error::Env {
             var: "test",

@@ -155,6 +155,8 @@ pub async fn overview(State(console): State<Console>) -> Answer {
         "projects": projects,
         "search": console.gateway.catalog().search_status(),
         "actions": store.admin_actions(RECENT_ACTIONS).map_err(store_error)?,
+        "audit": console.gateway.audit_mode().as_str(),
+        "startedCalls": store.started_calls(RECENT_ACTIONS).map_err(store_error)?,
     }))
 }
 

@@ -55,6 +55,19 @@ pub enum ExecuteError {
     /// A task the downstream made of the call did not end in a result.
     #[error("{0}")]
     Task(String),
+    /// The call's `started` row could not be written: it was not run.
+    #[error("{0}; the gateway runs no tool it cannot audit, so nothing ran: try again shortly")]
+    NotAudited(crate::store::Unwritten),
+    /// The call ran, and its outcome row could not be written: its answer is withheld.
+    #[error(
+        "'{key}' ran, but {why}; the gateway answers no call it cannot audit (the row is kept, and written when the store is back)"
+    )]
+    AnswerWithheld {
+        /// The tool, or the meta-tool for a discovery.
+        key: String,
+        /// Why the row was not written.
+        why: crate::store::Unwritten,
+    },
     /// The result is larger than the server's `max_result_bytes`.
     #[error(
         "the result of '{key}' is {bytes} bytes, more than this server's limit of {limit} bytes (max_result_bytes); ask for less, e.g. a smaller page or range"
@@ -69,6 +82,9 @@ pub enum ExecuteError {
     },
 }
 
+/// The code of a call refused, or an answer withheld, for want of its audit row.
+pub const AUDIT_UNAVAILABLE: &str = "AUDIT_UNAVAILABLE";
+
 impl ExecuteError {
     /// The engine spec's error code.
     pub fn code(&self) -> &'static str {
@@ -78,6 +94,7 @@ impl ExecuteError {
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
             ExecuteError::Downstream(_) | ExecuteError::Task(_) => "TOOL_EXECUTION_ERROR",
             ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
+            ExecuteError::NotAudited(_) | ExecuteError::AnswerWithheld { .. } => AUDIT_UNAVAILABLE,
             ExecuteError::Held { .. } => "TOOL_HELD_FOR_REVIEW",
             ExecuteError::InputUnanswered { .. } => "TOOL_INPUT_UNANSWERED",
             ExecuteError::UnknownState(_) => "UNKNOWN_REQUEST_STATE",

@@ -188,6 +188,7 @@ fn operations(gateway: Gateway) -> axum::Router {
                 "store": match &store { Ok(()) => "ok".to_string(), Err(e) => e.to_string() },
                 "servers": servers,
                 "search": gateway.catalog().search_status(),
+                "audit": gateway.audit_mode().as_str(),
             });
             let status = if ready {
                 http::StatusCode::OK

@@ -1,18 +1,22 @@
-//! The audit log: rows of IDs and counts, written behind the request path.
-//! Callers queue rows on a bounded channel; one writer thread with its own
-//! connection gathers them for a moment and commits them in one
-//! transaction. A full channel makes callers wait (back-pressure) rather
-//! than drop rows, a failed write (a locked file, a PostgreSQL server
+//! The audit log: rows of IDs and counts. Callers queue rows on a bounded
+//! channel; one writer thread with its own connection commits what is
+//! queued in one transaction (group commit). A durable write
+//! ([`Store::audit_durable`]) waits for its batch's commit, so an answer
+//! never leaves before its row; a call's row is written twice, `started`
+//! before its server is called and its outcome after, which replaces it
+//! (one row per request id: a unique index, and retried batches change
+//! nothing). A failed write (a locked or full disk, a PostgreSQL server
 //! restarting) is retried until it succeeds, and [`Store::close`] flushes
 //! what is queued.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::engine::Engine;
 use super::sql::{Sql, ToValue, Value, args};
 use serde::Serialize;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{Error, Store, now};
 
@@ -20,9 +24,11 @@ use super::{Error, Store, now};
 pub(super) const AUDIT_QUEUE: usize = 4096;
 /// Rows written per transaction at most.
 const AUDIT_BATCH: usize = 512;
-/// How long the writer lets rows gather once one arrives: under load one
-/// transaction, and one wake-up of the writer, carries many calls' rows
-/// (a commit per call was a tenth of the gateway's CPU per call).
+/// How long the writer lets rows gather once one arrives, when nobody waits
+/// for them (best-effort audit): under load one transaction, and one wake-up
+/// of the writer, carries many calls' rows (a commit per call was a tenth of
+/// the gateway's CPU per call). Durable writes are not held back: rows that
+/// queue while a commit runs form the next batch.
 const AUDIT_LINGER: Duration = Duration::from_millis(25);
 
 /// One audit row. IDs and counts only.
@@ -75,6 +81,9 @@ pub enum Outcome {
     Failed,
     /// Ran past its timeout.
     Timeout,
+    /// Its server was called and no outcome was written yet: the call is
+    /// running, or the gateway stopped during it.
+    Started,
 }
 
 impl Outcome {
@@ -86,6 +95,7 @@ impl Outcome {
             Outcome::Denied => "denied",
             Outcome::Failed => "failed",
             Outcome::Timeout => "timeout",
+            Outcome::Started => "started",
         }
     }
 
@@ -95,17 +105,38 @@ impl Outcome {
             "tool_error" => Outcome::ToolError,
             "denied" => Outcome::Denied,
             "timeout" => Outcome::Timeout,
+            "started" => Outcome::Started,
             _ => Outcome::Failed,
         }
     }
 }
+
+/// Why a durable audit row was not written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unwritten {
+    /// The store refused the batch (a full disk, a database that is down).
+    #[error("the audit log cannot take rows ({0})")]
+    Failed(String),
+    /// The batch did not commit in time.
+    #[error("the audit log did not take the row within {0} s")]
+    Late(u64),
+    /// Rows wait in memory up to a bound, and it is reached.
+    #[error("the audit log is {AUDIT_QUEUE} rows behind")]
+    Behind,
+    /// The store is closing.
+    #[error("the audit log is closed")]
+    Closed,
+}
+
+/// Tells a durable write's caller how its batch went.
+pub(super) type Ack = oneshot::Sender<Result<(), String>>;
 
 impl Store {
     /// Queues an audit row; waits if the writer is behind, never drops it.
     pub async fn audit(&self, row: AuditRow) {
         match self.sender() {
             Some(tx) => {
-                if tx.send(Write::Audit(Box::new(row))).await.is_err() {
+                if tx.send(Write::Audit(Box::new(row), None)).await.is_err() {
                     tracing::error!("audit writer stopped; a row could not be queued");
                 }
             }
@@ -113,46 +144,88 @@ impl Store {
         }
     }
 
+    /// Writes an audit row and waits, at most `wait`, for its commit. A
+    /// `started` row is refused at once when its batch fails: its call must
+    /// not run. Any other row stays queued and is retried after an error
+    /// too, since what it records has happened.
+    pub async fn audit_durable(&self, row: AuditRow, wait: Duration) -> Result<(), Unwritten> {
+        let tx = self.sender().ok_or(Unwritten::Closed)?;
+        let (ack, committed) = oneshot::channel();
+        tx.try_send(Write::Audit(Box::new(row), Some(ack)))
+            .map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => Unwritten::Behind,
+                mpsc::error::TrySendError::Closed(_) => Unwritten::Closed,
+            })?;
+        match tokio::time::timeout(wait, committed).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(reason))) => Err(Unwritten::Failed(reason)),
+            Ok(Err(_)) => Err(Unwritten::Closed),
+            Err(_) => Err(Unwritten::Late(wait.as_secs().max(1))),
+        }
+    }
+
+    /// Whether callers wait for their rows ([`Store::audit_durable`]): the
+    /// writer then commits at once instead of letting rows gather.
+    pub fn set_durable_audit(&self, durable: bool) {
+        self.durable_audit.store(durable, Ordering::Relaxed);
+    }
+
     /// The newest audit rows, newest last.
     pub fn audit_tail(&self, project: Option<&str>, limit: usize) -> Result<Vec<AuditRow>, Error> {
         let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
         let mut rows = self.with(|c| {
             c.all(
-                "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-                        subject, issuer, query_terms, ranked_keys, follows, rank
-                 FROM audit_log WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2",
+                &format!("{AUDIT_SELECT} WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2"),
                 args![project_id, limit],
-                |r| {
-                    Ok(AuditRow {
-                        at: r.get(0)?,
-                        request_id: r.get(1)?,
-                        project_id: r.get(2)?,
-                        token_id: r.get(3)?,
-                        meta_tool: r.get(4)?,
-                        tool_key: r.get(5)?,
-                        outcome: Outcome::parse(r.text(6)),
-                        latency_ms: r.get::<i64>(7)?.max(0) as u64,
-                        result_count: r.get::<Option<i64>>(8)?.map(|n| n.max(0) as u64),
-                        subject: r.get(9)?,
-                        issuer: r.get(10)?,
-                        query_terms: r.get(11)?,
-                        ranked_keys: r.get(12)?,
-                        follows: r.get(13)?,
-                        rank: r.get(14)?,
-                    })
-                },
+                read_row,
             )
         })?;
         rows.reverse();
         Ok(rows)
     }
+
+    /// Calls whose server was called and whose outcome never came: running
+    /// now, or cut off by a gateway that stopped (a crash, a kill); newest first.
+    pub fn started_calls(&self, limit: usize) -> Result<Vec<AuditRow>, Error> {
+        self.with(|c| {
+            c.all(
+                &format!("{AUDIT_SELECT} WHERE outcome = 'started' ORDER BY id DESC LIMIT ?1"),
+                args![limit],
+                read_row,
+            )
+        })
+    }
+}
+
+const AUDIT_SELECT: &str = "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
+        subject, issuer, query_terms, ranked_keys, follows, rank FROM audit_log";
+
+fn read_row(r: &super::sql::Row) -> Result<AuditRow, Error> {
+    Ok(AuditRow {
+        at: r.get(0)?,
+        request_id: r.get(1)?,
+        project_id: r.get(2)?,
+        token_id: r.get(3)?,
+        meta_tool: r.get(4)?,
+        tool_key: r.get(5)?,
+        outcome: Outcome::parse(r.text(6)),
+        latency_ms: r.get::<i64>(7)?.max(0) as u64,
+        result_count: r.get::<Option<i64>>(8)?.map(|n| n.max(0) as u64),
+        subject: r.get(9)?,
+        issuer: r.get(10)?,
+        query_terms: r.get(11)?,
+        ranked_keys: r.get(12)?,
+        follows: r.get(13)?,
+        rank: r.get(14)?,
+    })
 }
 
 /// A write the request path hands to the writer thread.
 #[derive(Debug)]
 pub(super) enum Write {
-    /// Boxed: the row is several times the size of the other writes.
-    Audit(Box<AuditRow>),
+    /// Boxed: the row is several times the size of the other writes; the
+    /// ack, when its caller waits for the commit.
+    Audit(Box<AuditRow>, Option<Ack>),
     TokenUsed {
         id: i64,
         at: String,
@@ -181,8 +254,9 @@ impl WriterHealth {
 
 /// The writer thread: batches writes into transactions; on failure keeps the
 /// batch and retries, so a locked or full disk delays audit rows but loses
-/// none while the gateway runs.
-pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>, health: WriterHealth) {
+/// none while the gateway runs. Waiting callers learn of each commit, and
+/// of a failure when their row is a `started` one.
+pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>, health: WriterHealth, durable: Arc<AtomicBool>) {
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     let mut delay = Duration::from_millis(50);
     loop {
@@ -193,7 +267,7 @@ pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>, health
             }
             // Rows already waiting need writing, not waiting for: the linger
             // must never cap the writer's throughput.
-            if rx.len() < AUDIT_BATCH {
+            if !durable.load(Ordering::Relaxed) && rx.len() < AUDIT_BATCH {
                 std::thread::sleep(AUDIT_LINGER);
             }
         }
@@ -205,12 +279,17 @@ pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>, health
         }
         match engine.transaction(|tx| insert_batch(tx, &batch)) {
             Ok(()) => {
-                batch.clear();
+                for write in batch.drain(..) {
+                    if let Write::Audit(_, Some(ack)) = write {
+                        let _ = ack.send(Ok(()));
+                    }
+                }
                 delay = Duration::from_millis(50);
                 health.set(None);
             }
             Err(e) => {
                 health.set(Some(e.to_string()));
+                refuse_started(&mut batch, &e.to_string());
                 let closed = rx.is_closed() && rx.is_empty();
                 tracing::error!(error = %e, rows = batch.len(), "audit write failed; retrying");
                 if closed && delay >= Duration::from_secs(2) {
@@ -227,6 +306,20 @@ pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>, health
     }
 }
 
+/// Tells the callers of `started` rows in a failed batch at once: their calls
+/// are refused and must not run. The rows stay, so the outcome row the
+/// refusal writes finds and replaces them when the store is back.
+fn refuse_started(batch: &mut [Write], reason: &str) {
+    for write in batch {
+        if let Write::Audit(row, ack) = write
+            && row.outcome == Outcome::Started
+            && let Some(ack) = ack.take()
+        {
+            let _ = ack.send(Err(reason.to_string()));
+        }
+    }
+}
+
 fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
     // Audit writers take turns with each other and with the usage rollup
     // (SQLite's lock does this anyway): rows then commit in id order, and the
@@ -236,12 +329,26 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
     let mut rows = Vec::with_capacity(writes.len());
     for w in writes {
         match w {
-            Write::Audit(r) => rows.push(r.as_ref()),
+            Write::Audit(r, _) => rows.push(r.as_ref()),
             Write::TokenUsed { id, at } => {
                 tx.execute("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2", args![at, id])?;
             }
             Write::Learn(u) => super::learning::insert(tx, u)?,
         }
+    }
+    let (rows, finished) = final_rows(rows);
+    // An outcome replaces its call's `started` row with a row of its own (a
+    // new id, so the usage rollup, which skips `started` rows, counts it).
+    for chunk in finished.chunks(ROWS_PER_INSERT) {
+        let places: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let ids: Vec<Value> = chunk.iter().map(|id| id.to_value()).collect();
+        tx.execute(
+            &format!(
+                "DELETE FROM audit_log WHERE outcome = 'started' AND request_id IN ({})",
+                places.join(", ")
+            ),
+            &ids,
+        )?;
     }
     // Several rows a statement: on PostgreSQL each statement is a round trip.
     for chunk in rows.chunks(ROWS_PER_INSERT) {
@@ -249,6 +356,23 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
         tx.execute(&insert_statement(chunk.len()), &values)?;
     }
     Ok(())
+}
+
+/// The rows a batch inserts, and the request ids whose `started` row an
+/// outcome replaces: a `started` row followed in the same batch by its
+/// outcome is not inserted at all.
+fn final_rows(rows: Vec<&AuditRow>) -> (Vec<&AuditRow>, Vec<&str>) {
+    let finished: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.outcome != Outcome::Started)
+        .map(|r| r.request_id.as_str())
+        .collect();
+    let done: std::collections::HashSet<&str> = finished.iter().copied().collect();
+    let kept = rows
+        .into_iter()
+        .filter(|r| r.outcome != Outcome::Started || !done.contains(r.request_id.as_str()))
+        .collect();
+    (kept, finished)
 }
 
 /// Audit rows one `INSERT` carries at most (15 arguments each).
@@ -267,7 +391,8 @@ fn insert_statement(rows: usize) -> String {
     format!(
         "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
                                 subject, issuer, query_terms, ranked_keys, follows, rank)
-         VALUES {}",
+         VALUES {}
+         ON CONFLICT (request_id) DO NOTHING",
         tuples.join(", ")
     )
 }
@@ -326,7 +451,68 @@ mod tests {
             sql.contains("(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15), (?16,"),
             "{sql}"
         );
-        assert!(sql.ends_with("?30)"), "{sql}");
+        assert!(sql.contains("?30)") && sql.ends_with("ON CONFLICT (request_id) DO NOTHING"), "{sql}");
+    }
+
+    fn row(id: &str, outcome: Outcome) -> AuditRow {
+        let mut row = audit_row(id, "tool_execute");
+        row.outcome = outcome;
+        row
+    }
+
+    #[test]
+    fn an_outcome_in_the_same_batch_drops_its_started_row() {
+        let (a, a_done, b) = (row("a", Outcome::Started), row("a", Outcome::Ok), row("b", Outcome::Started));
+        let (kept, finished) = final_rows(vec![&a, &b, &a_done]);
+        let kept: Vec<_> = kept.iter().map(|r| (r.request_id.as_str(), r.outcome)).collect();
+        assert_eq!(kept, [("b", Outcome::Started), ("a", Outcome::Ok)]);
+        assert_eq!(finished, ["a"]);
+    }
+
+    #[test]
+    fn a_failed_batch_refuses_started_rows_at_once_and_keeps_every_row() {
+        let (started, started_rx) = oneshot::channel();
+        let (outcome, mut outcome_rx) = oneshot::channel();
+        let mut batch = vec![
+            Write::Audit(Box::new(row("a", Outcome::Started)), Some(started)),
+            Write::Audit(Box::new(row("b", Outcome::Ok)), Some(outcome)),
+        ];
+        refuse_started(&mut batch, "disk full");
+        assert_eq!(started_rx.blocking_recv().unwrap(), Err("disk full".to_string()));
+        assert!(outcome_rx.try_recv().is_err(), "an outcome waits for the retry");
+        assert_eq!(batch.len(), 2, "both rows are retried");
+    }
+
+    #[tokio::test]
+    async fn one_row_per_call_however_often_its_batch_is_written() {
+        for (_dir, s) in crate::store::test_stores() {
+            let wait = Duration::from_secs(5);
+            s.set_durable_audit(true);
+            s.audit_durable(row("c1", Outcome::Started), wait).await.unwrap();
+            let rows = |id: &str| -> Vec<(String, i64)> {
+                s.with(|c| {
+                    c.all(
+                        "SELECT outcome, id FROM audit_log WHERE request_id = ?1",
+                        args![id],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                })
+                .unwrap()
+            };
+            let started = rows("c1");
+            assert_eq!(started.len(), 1);
+            assert_eq!(started[0].0, "started", "committed before the durable write returned");
+            s.audit_durable(row("c1", Outcome::Ok), wait).await.unwrap();
+            let done = rows("c1");
+            assert_eq!(done.len(), 1, "{}: {done:?}", s.shown());
+            assert_eq!(done[0].0, "ok");
+            assert!(done[0].1 > started[0].1, "a new id, so the usage rollup counts it");
+            // A batch retried after its commit's answer was lost writes nothing twice.
+            let batch = [Write::Audit(Box::new(row("c1", Outcome::Ok)), None)];
+            s.with(|c| insert_batch(c, &batch)).unwrap();
+            s.with(|c| insert_batch(c, &batch)).unwrap();
+            assert_eq!(rows("c1").len(), 1, "{}", s.shown());
+        }
     }
 
     #[tokio::test]

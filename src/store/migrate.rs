@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0010_tool_exposure.sql"),
     include_str!("../../migrations/0011_console.sql"),
     include_str!("../../migrations/0012_rate_budgets.sql"),
+    include_str!("../../migrations/0013_audit_request_once.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -46,6 +47,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../../migrations/postgres/0010_tool_exposure.sql"),
     include_str!("../../migrations/postgres/0011_console.sql"),
     include_str!("../../migrations/postgres/0012_rate_budgets.sql"),
+    include_str!("../../migrations/postgres/0013_audit_request_once.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).
@@ -164,7 +166,8 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        assert_eq!(tables, 17);
+        // 17 of ours, and sqlite_sequence (audit_log's AUTOINCREMENT).
+        assert_eq!(tables, 18);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant

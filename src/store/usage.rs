@@ -14,7 +14,7 @@ use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::Serialize;
 
 use super::sql::{Row, Sql, args};
-use super::{Error, Store};
+use super::{Error, Outcome, Store};
 use histogram::Histogram;
 
 /// Audit rows rolled up per transaction at most (the audit writer waits for
@@ -282,7 +282,7 @@ impl Summary {
 
 /// Folds audit rows (`SELECT bucket, project_id, tool_key, outcome, latency_ms`) into `summary`.
 fn add_rows(summary: &mut Summary, rows: &[Row]) -> Result<(), Error> {
-    for r in rows {
+    for r in rows.iter().filter(|r| r.text(3) != Outcome::Started.as_str()) {
         summary.add(Seen {
             bucket: r.text(0),
             project: r.get(1)?,
@@ -312,6 +312,11 @@ fn roll_up(tx: &dyn Sql) -> Result<usize, Error> {
     let mut last = through;
     for r in &found {
         last = r.get(0)?;
+        // A call still running (or cut off by a crash) is no usage yet; its
+        // outcome comes as a row of its own.
+        if r.text(4) == Outcome::Started.as_str() {
+            continue;
+        }
         let key = (r.get(1)?, r.get(2)?, r.get(3)?);
         groups
             .entry(key)
@@ -488,8 +493,8 @@ mod tests {
                 s.with(|c| {
                     c.execute(
                         "INSERT INTO audit_log (at, request_id, project_id, meta_tool, tool_key, outcome, latency_ms)
-                         VALUES (?1, 'r', 1, 'tool_execute', 'a:x', ?2, 3)",
-                        args![at, outcome],
+                         VALUES (?1, ?3, 1, 'tool_execute', 'a:x', ?2, 3)",
+                        args![at, outcome, format!("r-{at}-{outcome}")],
                     )
                 })
                 .unwrap();

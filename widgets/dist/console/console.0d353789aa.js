@@ -98,7 +98,11 @@ async function servers() {
       h('td', { class: 'num' }, s.tools, s.held ? h('small', {}, ` (${s.held} held)`) : null),
       h('td', { class: 'num' }, s.restarts),
       h('td', { class: 'last-error' }, s.lastError ? [h('span', {}, s.lastError.message), h('small', {}, ` ${when(s.lastError.at)}`)] : '–')));
-  const search = h('p', { class: 'muted' }, `Search in force: ${data.search.inForce} (${data.search.detail})`);
+  const search = h('p', { class: 'muted' }, `Search in force: ${data.search.inForce} (${data.search.detail}). Audit: ${data.audit}.`);
+  // A call whose server was called and whose outcome never came: running now, or cut off by a stopped gateway.
+  const started = data.startedCalls.length
+    ? table(['Started', 'Request', 'Project', 'Tool'], data.startedCalls.map((c) => h('tr', { 'data-request': c.requestId }, h('td', {}, when(c.at)), h('td', {}, c.requestId), h('td', { class: 'num' }, c.projectId ?? '–'), h('td', {}, c.toolKey || '–'))), { id: 'started-calls' })
+    : h('p', { class: 'muted' }, 'None.');
   const actions = data.actions.length
     ? table(['When', 'Who', 'What', 'On'], data.actions.map((a) => h('tr', {}, h('td', {}, when(a.at)), h('td', {}, a.actor), h('td', {}, a.action), h('td', {}, a.target, a.detail ? ` (${a.detail})` : ''))))
     : h('p', { class: 'muted' }, 'No operator actions yet.');
@@ -109,6 +113,9 @@ async function servers() {
     h('div', { id: 'server-detail' }),
     h('h2', {}, 'Recent operator actions'),
     actions,
+    h('h2', {}, 'Calls started, with no outcome'),
+    h('p', { class: 'muted' }, 'Running now, or cut off when a gateway stopped during them (mcp-gateway audit shows them as started).'),
+    started,
   ];
   const detail = $('server-detail');
   $('view').replaceChildren(...view);
