@@ -55,6 +55,10 @@ pub const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024 * 1024;
 /// How long connecting and listing tools may take before a server counts as failed.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a call waits at most for servers still in their first
+/// connection when `[startup]` sets no `wait_ms`.
+pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(10);
+
 /// How long a lazy server may sit without calls before it is stopped.
 pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-project connections a server runs at most, beside the shared one.
@@ -141,6 +145,18 @@ pub struct RawConfig {
     pub security: security::RawSecurity,
     /// OpenTelemetry export.
     pub telemetry: Option<Spanned<telemetry::RawTelemetry>>,
+    /// Calls that arrive while servers start.
+    #[serde(default)]
+    pub startup: RawStartup,
+}
+
+/// `[startup]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStartup {
+    /// The longest a call waits for the servers its caller may see that are
+    /// still in their first connection (default 10000; 0 answers at once).
+    pub wait_ms: Option<u64>,
 }
 
 /// `[search]`.
@@ -288,6 +304,8 @@ pub struct Config {
     /// `file:line: key: message`. `check` refuses the file; `serve` runs, and
     /// the server concerned reports the path as its error until it appears.
     pub missing: Vec<String>,
+    /// The longest a call waits for servers still in their first connection.
+    pub startup_wait: Duration,
 }
 
 /// Validated `[http]`.
@@ -656,6 +674,7 @@ impl Config {
             security: raw.security.into(),
             telemetry,
             missing,
+            startup_wait: raw.startup.wait_ms.map_or(DEFAULT_STARTUP_WAIT, Duration::from_millis),
         })
     }
 
@@ -731,6 +750,9 @@ mod tests {
     fn embedded_default_is_valid() {
         let config = Config::load(None).expect("the shipped gateway.toml parses");
         assert!(config.enabled_servers().count() >= 1);
+        assert_eq!(config.startup_wait, DEFAULT_STARTUP_WAIT);
+        let off = parse("[startup]\nwait_ms = 0\n").unwrap();
+        assert_eq!(off.startup_wait, Duration::ZERO);
     }
 
     #[test]
