@@ -64,10 +64,12 @@ pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-project connections a server runs at most, beside the shared one.
 pub const DEFAULT_MAX_INSTANCES: usize = 8;
 
-/// How long an HTTP server's tool list is trusted without a `list_changed`:
-/// a stateless (2026-07-28) server can only announce changes on a
-/// subscription, which not every server offers.
-pub const DEFAULT_HTTP_TOOLS_TTL: Duration = Duration::from_secs(3600);
+/// How long any server's tool list is trusted before it is listed again,
+/// `list_changed` or not: a server may change its tools without telling
+/// (a 2026-07-28 server announces changes only on a subscription, and the
+/// SDKs drop the older way of announcing them), and a definition the model
+/// reads or runs must be at most this old.
+pub const DEFAULT_TOOLS_TTL: Duration = Duration::from_secs(300);
 
 /// Why a configuration was refused. Every message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -771,6 +773,7 @@ name = "remote"
 url = "https://example.com/mcp"
 headers = { Authorization = "Bearer x" }
 enabled = false
+tools_ttl_ms = 60000
 "#,
         )
         .unwrap();
@@ -796,6 +799,9 @@ enabled = false
         );
         assert!(!c.servers[1].enabled);
         assert_eq!(c.enabled_servers().count(), 1, "the built-in index is not configured");
+        // Every server is listed again within a bound, a child process too.
+        assert_eq!(c.servers[0].tools_ttl, Duration::from_secs(300));
+        assert_eq!(c.servers[1].tools_ttl, Duration::from_secs(60));
     }
 
     #[test]
