@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error};
 
-use crate::downstream::{Registry, Status};
+use crate::downstream::Registry;
 use crate::search;
 use crate::search::semantic::{self, Semantic, Vectors};
 use crate::security::{Held, Security};
@@ -524,6 +524,18 @@ impl Catalog {
         self.current.load_full()
     }
 
+    /// Waits until the current snapshot lists each of `servers` (its tools,
+    /// or that it has none): rebuilds happen off the request path, just
+    /// after a server's tools change.
+    pub async fn listing(&self, servers: &[&str]) {
+        let mut installed = self.installed.subscribe();
+        while !servers.iter().all(|s| self.snapshot().servers.iter().any(|n| n == s)) {
+            if installed.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// What a caller with `grants` may see now.
     pub fn visible_to(&self, grants: Arc<Grants>) -> View {
         View::new(self.snapshot(), grants)
@@ -557,7 +569,7 @@ fn snapshot_of(registry: &Registry, rules: &Rules, security: &Security) -> Resul
         .iter()
         .map(|s| (s, s.state()))
         // An idle server's tools are those of its last listing; a call starts it.
-        .filter(|(_, st)| matches!(st.status, Status::Running | Status::Idle | Status::SignInRequired))
+        .filter(|(_, st)| st.status.tools_known())
         .collect();
     let about: Vec<Option<String>> = states.iter().map(|(s, _)| s.config.about()).collect();
     let listed: Vec<(&str, &[Tool])> = states.iter().map(|(s, st)| (s.name(), &st.tools[..])).collect();

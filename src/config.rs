@@ -55,15 +55,21 @@ pub const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024 * 1024;
 /// How long connecting and listing tools may take before a server counts as failed.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a call waits at most for servers still in their first
+/// connection when `[startup]` sets no `wait_ms`.
+pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(10);
+
 /// How long a lazy server may sit without calls before it is stopped.
 pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-project connections a server runs at most, beside the shared one.
 pub const DEFAULT_MAX_INSTANCES: usize = 8;
 
-/// How long an HTTP server's tool list is trusted without a `list_changed`:
-/// a stateless (2026-07-28) server can only announce changes on a
-/// subscription, which not every server offers.
-pub const DEFAULT_HTTP_TOOLS_TTL: Duration = Duration::from_secs(3600);
+/// How long any server's tool list is trusted before it is listed again,
+/// `list_changed` or not: a server may change its tools without telling
+/// (a 2026-07-28 server announces changes only on a subscription, and the
+/// SDKs drop the older way of announcing them), and a definition the model
+/// reads or runs must be at most this old.
+pub const DEFAULT_TOOLS_TTL: Duration = Duration::from_secs(300);
 
 /// Why a configuration was refused. Every message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -141,6 +147,18 @@ pub struct RawConfig {
     pub security: security::RawSecurity,
     /// OpenTelemetry export.
     pub telemetry: Option<Spanned<telemetry::RawTelemetry>>,
+    /// Calls that arrive while servers start.
+    #[serde(default)]
+    pub startup: RawStartup,
+}
+
+/// `[startup]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStartup {
+    /// The longest a call waits for the servers its caller may see that are
+    /// still in their first connection (default 10000; 0 answers at once).
+    pub wait_ms: Option<u64>,
 }
 
 /// `[search]`.
@@ -290,6 +308,8 @@ pub struct Config {
     /// `file:line: key: message`. `check` refuses the file; `serve` runs, and
     /// the server concerned reports the path as its error until it appears.
     pub missing: Vec<String>,
+    /// The longest a call waits for servers still in their first connection.
+    pub startup_wait: Duration,
 }
 
 /// Validated `[http]`.
@@ -660,6 +680,7 @@ impl Config {
             security: raw.security.into(),
             telemetry,
             missing,
+            startup_wait: raw.startup.wait_ms.map_or(DEFAULT_STARTUP_WAIT, Duration::from_millis),
         })
     }
 
@@ -735,6 +756,9 @@ mod tests {
     fn embedded_default_is_valid() {
         let config = Config::load(None).expect("the shipped gateway.toml parses");
         assert!(config.enabled_servers().count() >= 1);
+        assert_eq!(config.startup_wait, DEFAULT_STARTUP_WAIT);
+        let off = parse("[startup]\nwait_ms = 0\n").unwrap();
+        assert_eq!(off.startup_wait, Duration::ZERO);
     }
 
     #[test]
@@ -753,6 +777,7 @@ name = "remote"
 url = "https://example.com/mcp"
 headers = { Authorization = "Bearer x" }
 enabled = false
+tools_ttl_ms = 60000
 "#,
         )
         .unwrap();
@@ -778,6 +803,9 @@ enabled = false
         );
         assert!(!c.servers[1].enabled);
         assert_eq!(c.enabled_servers().count(), 1, "the built-in index is not configured");
+        // Every server is listed again within a bound, a child process too.
+        assert_eq!(c.servers[0].tools_ttl, Duration::from_secs(300));
+        assert_eq!(c.servers[1].tools_ttl, Duration::from_secs(60));
     }
 
     #[test]

@@ -194,6 +194,12 @@ impl Status {
             Status::SignInRequired => "sign-in",
         }
     }
+
+    /// Whether the server's tools are known in this status: listed by the
+    /// current connection, or those of its last listing (idle, sign-in).
+    pub fn tools_known(&self) -> bool {
+        matches!(self, Status::Running | Status::Idle | Status::SignInRequired)
+    }
 }
 
 impl std::fmt::Display for Status {
@@ -225,6 +231,13 @@ pub struct ServerState {
 }
 
 impl ServerState {
+    /// Whether the server is in its first connection: its tools were never
+    /// known since it was started (or added by a reload). One that failed
+    /// and is trying again is not: it may keep failing.
+    pub fn first_connection(&self) -> bool {
+        self.status == Status::Connecting && self.restarts == 0
+    }
+
     fn new(status: Status) -> Self {
         Self {
             status,
@@ -382,6 +395,14 @@ impl Downstream {
     pub async fn settled(&self) {
         let mut rx = self.state.subscribe();
         let _ = rx.wait_for(|s| s.status != Status::Connecting).await;
+    }
+
+    /// Waits until the server's first connection has ended (running,
+    /// failed, waiting for sign-ins), at most its `connect_timeout_ms`.
+    pub async fn first_connected(&self) {
+        let mut rx = self.state.subscribe();
+        let ended = rx.wait_for(|s| !s.first_connection());
+        let _ = tokio::time::timeout(self.config.connect_timeout, ended).await;
     }
 
     /// How long no call has been in flight.
@@ -554,6 +575,22 @@ pub struct Registry {
     memory: Arc<dyn ToolMemory>,
 }
 
+/// What [`Registry::first_connections`] waited for, by server name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Startup {
+    /// Came up while waited for: their tools are known now.
+    pub up: Vec<String>,
+    /// Still in their first connection when the wait ended.
+    pub starting: Vec<String>,
+}
+
+impl Startup {
+    /// Whether nothing was waited for.
+    pub fn is_empty(&self) -> bool {
+        self.up.is_empty() && self.starting.is_empty()
+    }
+}
+
 /// What [`Registry::apply`] did, by server name.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Changes {
@@ -604,7 +641,33 @@ impl Registry {
 
     /// Waits until every enabled server has connected or failed at least once.
     pub async fn settled(&self) {
-        futures::future::join_all(self.servers().iter().map(|s| s.settled())).await;
+        self.first_connections(|_| true, Duration::MAX).await;
+    }
+
+    /// Waits for the servers `wanted` picks that are in their first
+    /// connection: each at most its `connect_timeout_ms`, all at most `cap`.
+    /// Servers past it (running, failed and retrying, idle) are not waited for.
+    pub async fn first_connections(&self, wanted: impl Fn(&str) -> bool, cap: Duration) -> Startup {
+        let starting: Vec<Arc<Downstream>> = self
+            .servers()
+            .into_iter()
+            .filter(|s| wanted(s.name()) && s.state.borrow().first_connection())
+            .collect();
+        if !starting.is_empty() {
+            let all = futures::future::join_all(starting.iter().map(|s| s.first_connected()));
+            let _ = tokio::time::timeout(cap, all).await;
+        }
+        let mut outcome = Startup::default();
+        for server in starting {
+            let state = server.state.borrow();
+            let name = server.name().to_string();
+            if state.first_connection() {
+                outcome.starting.push(name);
+            } else if state.status.tools_known() {
+                outcome.up.push(name);
+            }
+        }
+        outcome
     }
 
     /// Makes `configs` the running set: starts new servers, stops removed
@@ -754,4 +817,108 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
     });
     changed.notify_one();
     info!(server = %name, "downstream server stopped");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A registry of `(name, connect_timeout_ms)` servers that nobody
+    /// supervises: the test publishes their states itself.
+    fn unsupervised(servers: &[(&str, u64)]) -> Registry {
+        let text: String = servers
+            .iter()
+            .map(|(name, ms)| format!("[[servers]]\nname = \"{name}\"\ncommand = \"x\"\nconnect_timeout_ms = {ms}\n"))
+            .collect();
+        let config = crate::config::Config::parse(&text, "test.toml", std::path::Path::new("/")).unwrap();
+        let memory: Arc<dyn ToolMemory> = Arc::new(instances::Forgetful);
+        let changed = Arc::new(Notify::new());
+        let members = config
+            .servers
+            .into_iter()
+            .filter(|c| servers.iter().any(|(name, _)| c.name == *name))
+            .map(|c| {
+                let (ct, tracker) = (CancellationToken::new(), TaskTracker::new());
+                Arc::new(Downstream::new(c, ct, memory.clone(), tracker, changed.clone()))
+            })
+            .collect();
+        Registry {
+            members: ArcSwap::from_pointee(Members::new(members)),
+            changed,
+            tracker: TaskTracker::new(),
+            ct: CancellationToken::new(),
+            memory,
+        }
+    }
+
+    fn names(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_for_first_connections_is_bounded_and_skips_servers_past_theirs() {
+        let registry = unsupervised(&[
+            ("fast", 30_000),
+            ("slow", 30_000),
+            ("hung", 2_000),
+            ("retrying", 30_000),
+            ("hidden", 30_000),
+        ]);
+        registry.get("retrying").unwrap().publish(|s| s.restarts = 1);
+        let up_after = |name: &str, after: Duration| {
+            let server = registry.get(name).unwrap();
+            tokio::spawn(async move {
+                tokio::time::sleep(after).await;
+                server.publish(|s| s.status = Status::Running);
+            });
+        };
+        let within = |began: tokio::time::Instant, expected: Duration| {
+            let waited = began.elapsed();
+            assert!(
+                waited >= expected && waited < expected + Duration::from_millis(10),
+                "{waited:?}"
+            );
+        };
+
+        // The cap ends the wait: one came up, two are still starting.
+        up_after("fast", Duration::from_secs(1));
+        let began = tokio::time::Instant::now();
+        let startup = registry
+            .first_connections(|name| name != "hidden", Duration::from_secs(5))
+            .await;
+        within(began, Duration::from_secs(5));
+        assert_eq!(startup.up, names(&["fast"]));
+        assert_eq!(startup.starting, names(&["slow", "hung"]));
+
+        // A server's connect timeout ends the wait for it.
+        let began = tokio::time::Instant::now();
+        let startup = registry
+            .first_connections(|name| name == "hung", Duration::from_secs(60))
+            .await;
+        within(began, Duration::from_secs(2));
+        assert_eq!(startup.starting, names(&["hung"]));
+
+        // A server that comes up ends the wait at once.
+        up_after("slow", Duration::from_secs(3));
+        let began = tokio::time::Instant::now();
+        let startup = registry
+            .first_connections(|name| name == "slow", Duration::from_secs(60))
+            .await;
+        within(began, Duration::from_secs(3));
+        assert_eq!(
+            startup,
+            Startup {
+                up: names(&["slow"]),
+                starting: vec![]
+            }
+        );
+
+        // Running, retrying after a failure: nothing to wait for.
+        let began = tokio::time::Instant::now();
+        let startup = registry
+            .first_connections(|name| ["fast", "retrying"].contains(&name), Duration::from_secs(60))
+            .await;
+        within(began, Duration::ZERO);
+        assert!(startup.is_empty(), "{startup:?}");
+    }
 }

@@ -18,6 +18,7 @@ use tracing::Instrument;
 mod error;
 mod rounds;
 mod sealed;
+mod startup;
 mod target;
 mod tasks;
 
@@ -202,6 +203,8 @@ pub struct Gateway {
     rounds: rounds::Rounds,
     /// Whether answers wait for their audit rows.
     audit: AuditMode,
+    /// `[startup] wait_ms`, in milliseconds (a reload may change it).
+    startup_wait: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Why the gateway could not start.
@@ -361,6 +364,7 @@ impl Gateway {
                 security,
                 rounds: rounds::Rounds::default(),
                 audit: config.audit,
+                startup_wait: Arc::new(startup::millis(config.startup_wait).into()),
             },
             tracker,
             ct,
@@ -376,6 +380,8 @@ impl Gateway {
             .prepare_anonymous(new.servers.iter().map(|s| s.name.as_str()))?;
         self.catalog.set_rules(new.rules.clone());
         self.security.set_config(new.security.clone());
+        self.startup_wait
+            .store(startup::millis(new.startup_wait), std::sync::atomic::Ordering::Relaxed);
         self.registry.changed().notify_one();
         Ok(Reloaded {
             servers: self.registry.apply(&new.servers),
@@ -448,6 +454,10 @@ impl Gateway {
             Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
             Some(n) => return Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
         };
+        let starting = match caller.project.optimization {
+            Some(_) => self.wait_for_starting(&caller.grants, None).await,
+            None => Vec::new(),
+        };
         let view = self.catalog.visible_to(caller.grants.clone());
         let request = search::Request {
             queries,
@@ -467,6 +477,7 @@ impl Gateway {
                     results: Vec::new(),
                     provider: None,
                     notice: Some(notice),
+                    starting,
                     terms: Vec::new(),
                 });
             }
@@ -518,10 +529,16 @@ impl Gateway {
         } else {
             Vec::new()
         };
+        let notice = match (starting.is_empty(), notice) {
+            (true, notice) => notice,
+            (false, None) => Some(startup::notice(&starting)),
+            (false, Some(notice)) => Some(format!("{}\n{notice}", startup::notice(&starting))),
+        };
         Ok(Discovery {
             results,
             provider: Some(provider),
             notice,
+            starting,
             terms,
         })
     }
@@ -557,7 +574,19 @@ impl Gateway {
         meta: Option<JsonObject>,
         origin: downstream::CallOrigin,
     ) -> Result<CallToolResponse, ExecuteError> {
-        let view = self.catalog.visible_to(caller.grants.clone());
+        let mut view = self.catalog.visible_to(caller.grants.clone());
+        if view.get(&args.tool_key).is_none()
+            && let Some((server, _)) = split_key(&args.tool_key)
+        {
+            // Its server may still be in its first connection: wait for it, then look again.
+            if !self.wait_for_starting(&caller.grants, Some(server)).await.is_empty() {
+                return Err(ExecuteError::Starting {
+                    key: args.tool_key.clone(),
+                    server: server.to_string(),
+                });
+            }
+            view = self.catalog.visible_to(caller.grants.clone());
+        }
         let entry = view
             .get(&args.tool_key)
             .ok_or_else(|| match view.held(&args.tool_key) {
@@ -857,9 +886,13 @@ pub struct Discovery {
     /// Which search answered (`bm25`); absent when the catalog is off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<Search>,
-    /// Why results are empty or came from a fallback.
+    /// Why results are empty or partial (servers still starting), or came from a fallback.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// Servers the caller may see that were still starting when it answered:
+    /// asked again shortly, it finds their tools too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub starting: Vec<String>,
     /// The analyzed terms of each query (for learning from use).
     #[serde(skip)]
     pub terms: Vec<Vec<String>>,
@@ -874,8 +907,10 @@ impl Discovery {
             out.push('\n');
         }
         if self.results.is_empty() {
-            if self.provider.is_some() {
+            if self.provider.is_some() && self.starting.is_empty() {
                 out.push_str("No matching tools. Try other words, or one query per step, each a complete need.");
+            } else if self.provider.is_some() {
+                out.push_str("No matching tools among the servers running now.");
             }
             return out;
         }

@@ -363,6 +363,7 @@ impl Upstream {
     where
         Fut: Future<Output = Result<Vec<T>, crate::downstream::Error>>,
     {
+        self.gateway.wait_for_starting(&caller.grants, None).await;
         let servers = self.running_for(caller);
         let listed = futures::future::join_all(servers.iter().cloned().map(list)).await;
         servers
@@ -503,6 +504,7 @@ impl ServerHandler for Upstream {
         } else {
             Vec::new()
         };
+        self.gateway.wait_for_starting(&caller.grants, None).await;
         tools.extend(self.gateway.catalog().visible_to(caller.grants.clone()).direct_tools());
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -526,9 +528,19 @@ impl ServerHandler for Upstream {
                 // A directly exposed tool is a tool_execute of its key, checked and audited alike.
                 let key = match self.caller(&ctx).await {
                     Ok(caller) if caller.project.exposure.lists_tools() => {
-                        let view = self.gateway.catalog().visible_to(caller.grants.clone());
-                        let key = view.key_of_direct(other).or_else(|| view.key_of_bare(other));
-                        key.map(str::to_string)
+                        let resolve = || {
+                            let view = self.gateway.catalog().visible_to(caller.grants.clone());
+                            let key = view.key_of_direct(other).or_else(|| view.key_of_bare(other));
+                            key.map(str::to_string)
+                        };
+                        match resolve() {
+                            Some(key) => Some(key),
+                            None => {
+                                // Its server may still be in its first connection.
+                                self.gateway.wait_for_starting(&caller.grants, None).await;
+                                resolve()
+                            }
+                        }
                     }
                     _ => None,
                 };

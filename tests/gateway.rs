@@ -931,3 +931,91 @@ async fn fifty_slow_starting_stdio_servers_connect_on_their_first_start() {
     let r = execute(&client, "slow49:calculate", json!({"expression": "6*7"})).await;
     assert_eq!(text(&r), "6*7 = 42");
 }
+
+/// A discovery and an execute sent together, as a model's first calls are.
+async fn first_calls<S: rmcp::service::Service<rmcp::RoleClient>>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, S>,
+) -> (rmcp::model::CallToolResult, rmcp::model::CallToolResult) {
+    tokio::join!(
+        call(client, "tool_discovery", json!({"query": "multiply 17 by 23"})),
+        execute(client, "slow:calculate", json!({"expression": "17*23"})),
+    )
+}
+
+/// Both first calls waited for the slow server and got its tool.
+fn assert_the_slow_server_answered(found: &rmcp::model::CallToolResult, ran: &rmcp::model::CallToolResult) {
+    let structured = found.structured_content.as_ref().unwrap();
+    assert_eq!(structured["results"][0]["toolKey"], "slow:calculate", "{found:?}");
+    assert!(structured.get("starting").is_none(), "{structured}");
+    assert_eq!(text(ran), "17*23 = 391", "{ran:?}");
+}
+
+/// Issue 33: a stdio client starts the gateway with its conversation and
+/// asks at once. The first calls wait for the server that is still starting
+/// instead of answering "no matching tools" and "unknown toolKey".
+#[tokio::test]
+async fn the_first_calls_over_stdio_wait_for_a_server_still_starting() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, format!("{ANONYMOUS}{}", slow_server("slow", 3, ""))).unwrap();
+    let cmd = tokio::process::Command::new(bin()).configure(|c| {
+        c.args(["serve", "--config"]).arg(&path);
+    });
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let (found, ran) = first_calls(&client).await;
+    assert_the_slow_server_answered(&found, &ran);
+    client.cancel().await.unwrap();
+}
+
+/// The same over HTTP, right after a (re)start.
+#[tokio::test]
+async fn the_first_calls_over_http_wait_for_a_server_still_starting() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", slow_server("slow", 3, ""))).await;
+    let client = gw.client().await;
+    let ready = gw.readyz().await;
+    let slow = ready["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "slow");
+    assert_eq!(
+        slow.unwrap()["status"],
+        "connecting",
+        "the calls come while it starts: {ready}"
+    );
+    let (found, ran) = first_calls(&client).await;
+    assert_the_slow_server_answered(&found, &ran);
+}
+
+/// Past `[startup] wait_ms`, the answer comes from the servers that are up
+/// and names the one still starting; an execute of its tool says so too.
+#[tokio::test]
+async fn a_server_slower_than_the_startup_wait_is_named_and_the_rest_answer() {
+    let config = format!(
+        "{ANONYMOUS}[startup]\nwait_ms = 1000\n\n{}{}",
+        chaos_server("quick", ""),
+        slow_server("slow", 20, "connect_timeout_ms = 30000")
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    let began = Instant::now();
+    let (found, ran) = first_calls(&client).await;
+    assert!(began.elapsed() < Duration::from_secs(10), "{:?}", began.elapsed());
+    let structured = found.structured_content.as_ref().unwrap();
+    assert_eq!(structured["starting"], json!(["slow"]), "{structured}");
+    assert_eq!(structured["results"][0]["toolKey"], "quick:calculate", "{structured}");
+    let notice = text(&found);
+    assert!(
+        notice.contains("still starting: slow") && notice.contains("ask again"),
+        "{notice}"
+    );
+    assert_eq!(error_code(&ran), "SERVER_STARTING", "{ran:?}");
+    assert!(
+        text(&ran).contains("'slow' is still starting") && text(&ran).contains("again"),
+        "{ran:?}"
+    );
+}

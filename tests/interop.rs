@@ -96,11 +96,8 @@ async fn a_legacy_servers_revision_is_remembered_and_a_restart_skips_the_probe()
 async fn server_everything_is_aggregated() {
     let gw = Gateway::start(&everything_config()).await;
     let client = gw.client().await;
-    let results = eventually(Duration::from_secs(30), "everything's tools", || async {
-        let r = discover(&client, json!(["add two numbers", "sum"])).await;
-        r.iter().any(|t| t["toolKey"] == "everything:get-sum").then_some(r)
-    })
-    .await;
+    // Sent while the Node server starts: the first call waits for it (#33).
+    let results = discover(&client, json!(["add two numbers", "sum"])).await;
     assert_eq!(results[0]["toolKey"], "everything:get-sum", "{results:#?}");
 
     let r = execute(&client, "everything:get-sum", json!({"a": 19, "b": 23})).await;
@@ -239,4 +236,80 @@ async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
             "{mode}: {unable}"
         );
     }
+}
+
+/// Servers on the official Python SDK pull the rug
+/// (`tests/interop/rug_server.py`): once their tool `notes` has been called,
+/// they poison its description. Whether they announce it or not, pinning
+/// holds the tool within a bound:
+/// - `loud` announces it as the SDK offers at 2026-07-28, on the gateway's
+///   `subscriptions/listen` stream;
+/// - `quiet` announces it the 2025 way, which the SDK drops on a 2026-07-28
+///   connection, but its listings say they are fresh for 2 s (`ttlMs`);
+/// - `cut` ends its listen streams first, so its announcement reaches nobody:
+///   the gateway listens again, and lists again when it is acknowledged;
+/// - `sticky` announces it the same lost way and says its listings are fresh
+///   for an hour, but the operator trusts them for half a second: the
+///   gateway lists again, and past rmcp's response cache.
+#[tokio::test]
+async fn python_sdk_servers_that_poison_a_tool_after_a_call_are_held_announced_or_not() {
+    let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
+    let server = |name: &str, args: &str, extra: &str| {
+        format!(
+            "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"{}\", {args}]\n{extra}\n",
+            python.display(),
+            repo_path("tests/interop/rug_server.py").display()
+        )
+    };
+    let config = format!(
+        "{ANONYMOUS}{}{}{}{}",
+        server("loud", r#""--announce", "listen""#, ""),
+        server("quiet", r#""--announce", "session", "--ttl-ms", "2000""#, ""),
+        server("cut", r#""--announce", "listen", "--end-streams""#, ""),
+        server(
+            "sticky",
+            r#""--announce", "session", "--ttl-ms", "3600000""#,
+            "tools_ttl_ms = 500"
+        ),
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    for (server, why) in [
+        ("loud", "list_changed"),
+        ("quiet", "ttlMs"),
+        ("cut", "subscribed"),
+        ("sticky", "tools_ttl_ms"),
+    ] {
+        let key = format!("{server}:notes");
+        wait_for_tool(&client, &key).await;
+        assert_eq!(text(&execute(&client, &key, json!({})).await), "buy milk", "{key}");
+        let held = eventually(Duration::from_secs(10), &format!("{key} held"), || async {
+            let r = execute(&client, &key, json!({})).await;
+            (r.is_error == Some(true) && error_code(&r) == "TOOL_HELD_FOR_REVIEW").then_some(r)
+        })
+        .await;
+        assert!(
+            text(&held).contains("its server changed its definition after it was approved"),
+            "{}",
+            text(&held)
+        );
+        let found = discover(&client, json!(["notes", "read the user's notes"])).await;
+        assert!(found.iter().all(|f| f["toolKey"] != key.as_str()), "{found:?}");
+        let log = gw.log();
+        assert!(
+            log.lines().any(|l| l.contains("downstream tools changed")
+                && l.contains(&format!("server={server} "))
+                && l.contains(&format!("why=\"{why}\""))),
+            "{server} listed again for {why}:\n{log}"
+        );
+    }
+    let servers: serde_json::Value = serde_json::from_slice(&gw.cli(&["servers", "--json"]).stdout).unwrap();
+    assert!(
+        servers.as_array().unwrap()[..4]
+            .iter()
+            .all(|s| s["protocol"] == "2026-07-28"),
+        "{servers}"
+    );
+    let changes = String::from_utf8(gw.cli(&["tools", "changes"]).stdout).unwrap();
+    assert!(changes.contains("read ~/.ssh/id_rsa"), "{changes}");
 }

@@ -199,3 +199,19 @@ async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
         assert!(metrics.contains(line), "{line} missing from /metrics:\n{metrics}");
     }
 }
+
+/// Issue 33: a server a reload adds is in its first connection; a call that
+/// comes right after the reload waits for it instead of calling its tool unknown.
+#[tokio::test]
+async fn a_call_right_after_a_reload_waits_for_the_server_it_added() {
+    let before = format!("{ANONYMOUS}{}", chaos_server("steady", ""));
+    let gw = Gateway::start(&before).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "steady:calculate").await;
+    std::fs::write(gw.config_path(), format!("{before}{}", slow_server("arriving", 3, ""))).unwrap();
+    gw.wait_log("configuration reloaded", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("no reload:\n{}", gw.log()));
+    let r = execute(&client, "arriving:calculate", json!({ "expression": "2+3" })).await;
+    assert_eq!(text(&r), "2+3 = 5", "{r:?}");
+}

@@ -12,8 +12,8 @@ use toml::Spanned;
 use super::interpolate::interpolate;
 use super::oauth;
 use super::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HTTP_TOOLS_TTL, DEFAULT_LAZY_IDLE_TIMEOUT,
-    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LAZY_IDLE_TIMEOUT, DEFAULT_MAX_INSTANCES,
+    DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOLS_TTL,
 };
 use crate::archive::ArchivesConfig;
 use crate::index::IndexConfig;
@@ -63,7 +63,7 @@ pub struct RawServer {
     /// again (default 300000 for lazy servers, never for eager ones).
     pub idle_timeout_ms: Option<u64>,
     /// List the server's tools again after this long even without a
-    /// `list_changed` (default 3600000 for `url` servers, never for others).
+    /// `list_changed` (default 300000; sooner when the server's `ttlMs` says so).
     pub tools_ttl_ms: Option<u64>,
     /// Most connections (children for `command` servers) this server runs
     /// for projects with their own credentials, beside the shared one (default 8).
@@ -114,8 +114,8 @@ pub struct ServerConfig {
     pub lazy: bool,
     /// Stopped after this long without calls, started again on the next.
     pub idle_timeout: Option<Duration>,
-    /// Tools listed again after this long, changed or not.
-    pub tools_ttl: Option<Duration>,
+    /// Tools listed again after this long at the latest, changed or not.
+    pub tools_ttl: Duration,
     /// Most per-project connections (children) beside the shared one.
     pub max_instances: usize,
     /// How projects sign in to it with OAuth (`mcp-gateway login`).
@@ -176,7 +176,7 @@ impl ServerConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             lazy: false,
             idle_timeout: None,
-            tools_ttl: None,
+            tools_ttl: DEFAULT_TOOLS_TTL,
             max_instances: DEFAULT_MAX_INSTANCES,
             oauth: None,
             secrets: None,
@@ -359,10 +359,7 @@ pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig,
         Some(ms) => Some(millis("idle_timeout_ms", Some(ms), Duration::ZERO)?),
         None => lazy.then_some(DEFAULT_LAZY_IDLE_TIMEOUT),
     };
-    let tools_ttl = match s.tools_ttl_ms {
-        Some(ms) => Some(millis("tools_ttl_ms", Some(ms), Duration::ZERO)?),
-        None => matches!(transport, Transport::Http { .. }).then_some(DEFAULT_HTTP_TOOLS_TTL),
-    };
+    let tools_ttl = millis("tools_ttl_ms", s.tools_ttl_ms, DEFAULT_TOOLS_TTL)?;
     let oauth = match s.oauth {
         Some(_) if !matches!(transport, Transport::Http { .. }) => {
             return Err(field_err("oauth", "`oauth` only applies to `url` servers".into()));

@@ -4,19 +4,22 @@
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 // 2025 sampling and roots are deprecated by 2026-07-28, but 2025 servers still send them.
 #[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ErrorData, Implementation, ListRootsResult, ProgressNotificationParam, ProtocolVersion,
-    ResourceUpdatedNotificationParam, SubscriptionFilter,
+    ElicitResult, ErrorData, Implementation, ListRootsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ResourceUpdatedNotificationParam, SubscriptionFilter, Tool,
 };
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode, NotificationContext, RequestContext, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, NotificationContext, RequestContext, RunningService, ServiceError,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
+use rmcp::{ClientCacheConfig, ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
@@ -35,11 +38,23 @@ const ENVELOPE_BYTES: usize = 4096;
 /// How long a stopping child gets (rmcp closes stdin, waits, SIGTERMs, waits) before its group is killed.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
 
+/// The shortest re-listing interval a server's `ttlMs` can ask for, so that
+/// a server cannot make the gateway list its tools in a loop.
+const MIN_SERVER_TTL: Duration = Duration::from_secs(1);
+
+/// The pause before a `subscriptions/listen` stream that ended is opened
+/// again; it doubles, up to [`LISTEN_AGAIN_MAX`], while streams end sooner
+/// than that (a server that ends each one at once is not asked in a loop).
+const LISTEN_AGAIN_AFTER: Duration = Duration::from_secs(1);
+/// The longest pause before a stream is opened again.
+const LISTEN_AGAIN_MAX: Duration = Duration::from_secs(60);
+
 /// The gateway's side of each downstream connection: it only listens for
 /// "my tools changed" and relays it to the supervisor.
 #[derive(Clone)]
 struct Client {
-    tools_changed: mpsc::UnboundedSender<()>,
+    /// Why the tools should be listed again, for the log.
+    tools_changed: mpsc::UnboundedSender<&'static str>,
     progress: std::sync::Arc<super::ProgressRoutes>,
     asks: std::sync::Arc<super::asks::Asks>,
     resource_updates: tokio::sync::broadcast::Sender<String>,
@@ -84,7 +99,7 @@ impl ClientHandler for Client {
     }
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
-        let _ = self.tools_changed.send(());
+        let _ = self.tools_changed.send("list_changed");
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
@@ -118,12 +133,17 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     let group = AtomicU32::new(0);
     let connecting = async {
         let (conn, negotiated) = open(server, client, &group).await?;
-        let tools = conn
-            .peer()
-            .list_all_tools()
+        // rmcp keeps list results for as long as their `ttlMs` says (up to a
+        // day) and answers a re-listing from there: the gateway's re-listing
+        // would see nothing new, and a failed one would read as the old list.
+        // The gateway keeps what it lists itself, and decides when it is stale.
+        conn.peer()
+            .set_response_cache_config(ClientCacheConfig::disabled())
+            .await;
+        let listing = list_tools(conn.peer())
             .await
             .map_err(|e| Refused::Failed(format!("tools/list failed: {e}")))?;
-        Ok::<_, Refused>((conn, tools, negotiated))
+        Ok::<_, Refused>((conn, listing, negotiated))
     };
     let connected = tokio::select! {
         r = tokio::time::timeout(timeout, connecting) => r,
@@ -132,7 +152,7 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
             return Ok(Ended::Stopped);
         }
     };
-    let (conn, tools, negotiated) = match connected {
+    let (conn, (tools, ttl_ms), negotiated) = match connected {
         Ok(Ok(v)) => v,
         Ok(Err(Refused::SignInRequired)) if server.own.is_some() => {
             return Err("the server refused this project's credential (HTTP 401)".into());
@@ -171,36 +191,31 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
     });
     changed.notify_one();
 
-    // 2026-07-28 servers send list_changed only inside a subscription.
+    // 2026-07-28 servers send list_changed only inside a subscription: the
+    // Python SDK (2.x) drops one sent outside it, so a server announcing with
+    // `session.send_tool_list_changed()` tells nobody (only
+    // `ctx.notify_tools_changed()` reaches the stream), and the TTL below is
+    // what bounds how old its tools get. Stopped with this connection (the
+    // guard), or with the gateway.
+    let listening = ct.child_token();
+    let _stop_listening = listening.clone().drop_guard();
     if protocol
         .as_deref()
         .is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str())
     {
-        let peer = peer.clone();
-        let ct = ct.clone();
-        tokio::spawn(async move {
-            let filter = SubscriptionFilter::builder().tools_list_changed().build();
-            let Ok(mut sub) = peer.listen(filter).await else { return };
-            loop {
-                tokio::select! {
-                    n = sub.next() => match n {
-                        Ok(Some(_)) => { let _ = tx.send(()); }
-                        _ => return,
-                    },
-                    _ = ct.cancelled() => return,
-                }
-            }
-        });
+        tokio::spawn(listen(name.to_string(), peer.clone(), tx, listening));
     }
 
     let stop = conn.cancellation_token();
     let mut done = tokio::spawn(conn.waiting());
     let mut tick = tokio::time::interval(LIVENESS_TICK);
-    // Without a TTL the branch is disabled; the interval only needs a period.
-    let ttl = server.config.tools_ttl.unwrap_or(LIVENESS_TICK);
-    let mut tools_expired = tokio::time::interval_at(tokio::time::Instant::now() + ttl, ttl);
+    // Whatever the server announces, its tools are listed again once the
+    // last listing is this old (a fresh listing, for any reason, restarts it).
+    let mut trusted = trusted_for(server.config.tools_ttl, ttl_ms);
+    let expired = tokio::time::sleep(trusted);
+    tokio::pin!(expired);
     let result = loop {
-        tokio::select! {
+        let why = tokio::select! {
             _ = &mut done => break Ok(Ended::Closed),
             _ = ct.cancelled() => {
                 stop.cancel();
@@ -213,16 +228,12 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
                 let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
                 break Ok(Ended::Restart);
             }
-            _ = server.relist.notified() => {
-                relist(server, &peer, changed, "operator").await;
-            }
-            Some(()) = tools_changed.recv() => {
+            _ = server.relist.notified() => "operator",
+            Some(why) = tools_changed.recv() => {
                 while tools_changed.try_recv().is_ok() {}
-                relist(server, &peer, changed, "list_changed").await;
+                why
             }
-            _ = tools_expired.tick(), if server.config.tools_ttl.is_some() => {
-                relist(server, &peer, changed, "tools_ttl_ms").await;
-            }
+            _ = &mut expired => if trusted < server.config.tools_ttl { "ttlMs" } else { "tools_ttl_ms" },
             _ = tick.tick() => {
                 if peer.is_transport_closed() {
                     stop.cancel();
@@ -245,34 +256,132 @@ pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &Cancellation
                     let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
                     break Ok(Ended::Idle);
                 }
+                continue;
             }
+        };
+        if let Some(ttl_ms) = relist(server, &peer, changed, why).await {
+            trusted = trusted_for(server.config.tools_ttl, ttl_ms);
         }
+        expired.as_mut().reset(tokio::time::Instant::now() + trusted);
     };
     kill_group(&group);
     result
 }
 
+/// How long a listing is trusted: `tools_ttl_ms`, or the server's own
+/// `ttlMs` when that is shorter (floored at [`MIN_SERVER_TTL`]). A `ttlMs`
+/// of 0, which is also what an absent one means, makes the listing stale at
+/// once (the spec lets a client list again whenever it needs the result); it
+/// is the SDKs' default, promises nothing, and so leaves `tools_ttl_ms` in force.
+fn trusted_for(tools_ttl: Duration, ttl_ms: Option<u64>) -> Duration {
+    match ttl_ms {
+        Some(ms) if ms > 0 => tools_ttl.min(Duration::from_millis(ms).max(MIN_SERVER_TTL)),
+        _ => tools_ttl,
+    }
+}
+
+/// Every page of the server's tools, and the shortest `ttlMs` among them.
+async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<(Vec<Tool>, Option<u64>), ServiceError> {
+    let (mut tools, mut ttl_ms, mut cursor) = (Vec::new(), None::<u64>, None);
+    loop {
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await?;
+        tools.extend(page.tools);
+        ttl_ms = match (ttl_ms, page.ttl_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return Ok((tools, ttl_ms));
+        }
+    }
+}
+
+/// Keeps a `subscriptions/listen` stream for tool changes open on a
+/// 2026-07-28 connection and relays each change to `tools_changed`.
+///
+/// A stream carries no replay: each time one is acknowledged the tools are
+/// listed again (a change made before it, even right after the first listing,
+/// would be lost), and a stream that ends while the connection lives on (the
+/// server closed it, a proxy cut a long HTTP response) is opened again. A
+/// server that refuses the request, or a closed connection, ends this; the
+/// TTL still bounds how old its tools get.
+async fn listen(
+    name: String,
+    peer: rmcp::Peer<RoleClient>,
+    tools_changed: mpsc::UnboundedSender<&'static str>,
+    ct: CancellationToken,
+) {
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut pause = LISTEN_AGAIN_AFTER;
+    loop {
+        let opened = tokio::select! {
+            opened = peer.listen(filter.clone()) => opened,
+            _ = ct.cancelled() => return,
+        };
+        let mut sub = match opened {
+            Ok(sub) => sub,
+            Err(e) => {
+                debug!(server = %name, error = %e, "no subscriptions/listen stream; its tools are re-listed on their TTL");
+                return;
+            }
+        };
+        let _ = tools_changed.send("subscribed");
+        let since = tokio::time::Instant::now();
+        loop {
+            tokio::select! {
+                n = sub.next() => match n {
+                    Ok(Some(_)) => { let _ = tools_changed.send("list_changed"); }
+                    _ => break,
+                },
+                _ = ct.cancelled() => return,
+            }
+        }
+        if since.elapsed() >= LISTEN_AGAIN_MAX {
+            pause = LISTEN_AGAIN_AFTER;
+        }
+        debug!(server = %name, end = ?sub.end(), pause_ms = pause.as_millis() as u64, "the subscriptions/listen stream ended; opening another");
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = ct.cancelled() => return,
+        }
+        pause = (pause * 2).min(LISTEN_AGAIN_MAX);
+    }
+}
+
 /// Lists a running server's tools again and publishes them if they differ;
-/// a failure keeps the list it had.
-async fn relist(server: &Downstream, peer: &rmcp::Peer<RoleClient>, changed: &Notify, why: &str) {
+/// a failure keeps the list it had. Says the listing's `ttlMs` when it came.
+async fn relist(
+    server: &Downstream,
+    peer: &rmcp::Peer<RoleClient>,
+    changed: &Notify,
+    why: &str,
+) -> Option<Option<u64>> {
     let name = server.name();
-    match tokio::time::timeout(server.config.connect_timeout, peer.list_all_tools()).await {
-        Ok(Ok(tools)) => {
+    match tokio::time::timeout(server.config.connect_timeout, list_tools(peer)).await {
+        Ok(Ok((tools, ttl_ms))) => {
             if server.state().tools[..] == tools[..] {
                 debug!(server = %name, why, "downstream tools unchanged");
-                return;
+                return Some(ttl_ms);
             }
             info!(server = %name, tools = tools.len(), why, "downstream tools changed");
             server.memory.remember(&server.config, &tools);
             server.lend_listing(&tools);
             server.publish(|s| s.tools = tools.into());
             changed.notify_one();
+            Some(ttl_ms)
         }
         Ok(Err(e)) => {
             let error = crate::mask::urls_in(&e.to_string());
             warn!(server = %name, %error, why, "re-listing tools failed; keeping the previous list");
+            None
         }
-        Err(_) => warn!(server = %name, why, "re-listing tools timed out; keeping the previous list"),
+        Err(_) => {
+            warn!(server = %name, why, "re-listing tools timed out; keeping the previous list");
+            None
+        }
     }
 }
 
@@ -506,5 +615,26 @@ fn kill_group(group: &AtomicU32) {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Client")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_ttl_shortens_the_bound_but_never_below_a_floor() {
+        let ours = Duration::from_secs(300);
+        // No promise (absent, or 0: the SDKs' default): ours.
+        assert_eq!(trusted_for(ours, None), ours);
+        assert_eq!(trusted_for(ours, Some(0)), ours);
+        // Shorter: the server's; longer: ours.
+        assert_eq!(trusted_for(ours, Some(20_000)), Duration::from_secs(20));
+        assert_eq!(trusted_for(ours, Some(86_400_000)), ours);
+        // A tiny one cannot make the gateway list in a loop...
+        assert_eq!(trusted_for(ours, Some(1)), MIN_SERVER_TTL);
+        // ...but an operator may go below the floor.
+        let tight = Duration::from_millis(500);
+        assert_eq!(trusted_for(tight, Some(1)), tight);
     }
 }

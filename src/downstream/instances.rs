@@ -56,7 +56,7 @@ pub(super) struct Instances {
 
 /// Instances remember nothing: the shared connection's listing is the server's.
 #[derive(Debug)]
-struct Forgetful;
+pub(super) struct Forgetful;
 
 impl ToolMemory for Forgetful {
     fn recall(&self, _: &ServerConfig) -> Option<Vec<rmcp::model::Tool>> {

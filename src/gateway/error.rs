@@ -14,6 +14,17 @@ pub enum ExecuteError {
     /// No such key, or a key the caller may not use: the same answer for both.
     #[error("unknown toolKey '{0}'; call tool_discovery to find available tools")]
     NotFound(String),
+    /// The key's server, one the caller may see, is still in its first
+    /// connection after the wait (`[startup] wait_ms`).
+    #[error(
+        "server '{server}' is still starting, so '{key}' is not known yet; call tool_execute again in a few seconds"
+    )]
+    Starting {
+        /// The tool.
+        key: String,
+        /// Its server.
+        server: String,
+    },
     /// The arguments break the tool's `inputSchema`.
     #[error("arguments for '{key}' do not match its inputSchema: {}", violations.join("; "))]
     Invalid {
@@ -90,6 +101,7 @@ impl ExecuteError {
     pub fn code(&self) -> &'static str {
         match self {
             ExecuteError::NotFound(_) => "TOOL_NOT_FOUND",
+            ExecuteError::Starting { .. } => "SERVER_STARTING",
             ExecuteError::Invalid { .. } => "TOOL_VALIDATION_ERROR",
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
             ExecuteError::Downstream(_) | ExecuteError::Task(_) => "TOOL_EXECUTION_ERROR",

@@ -166,22 +166,21 @@ fn operations(gateway: Gateway) -> axum::Router {
         let gateway = gateway.clone();
         async move {
             let store = gateway.store().ping();
+            // Only a server's first connection holds readiness back: one that
+            // keeps failing would otherwise take every replica out together.
+            let mut settled = true;
             let servers: Vec<Value> = gateway
                 .registry()
                 .servers()
                 .iter()
                 .map(|s| {
                     let state = s.state();
+                    settled &= !state.first_connection();
                     serde_json::json!({
                         "name": s.name(), "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
                     })
                 })
                 .collect();
-            // Only a server's first connection holds readiness back: one that
-            // keeps failing would otherwise take every replica out together.
-            let settled = servers
-                .iter()
-                .all(|s| s["status"] != "connecting" || s["restarts"].as_u64() > Some(0));
             let ready = store.is_ok() && settled;
             let body = serde_json::json!({
                 "ready": ready,

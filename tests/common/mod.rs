@@ -44,6 +44,15 @@ pub fn chaos_server(name: &str, extra: &str) -> String {
     )
 }
 
+/// Like [`chaos_server`], for a server that starts `secs` seconds late, as
+/// `npx -y` fetching a package does.
+pub fn slow_server(name: &str, secs: u64, extra: &str) -> String {
+    format!(
+        "[[servers]]\nname = \"{name}\"\ncommand = \"sh\"\nargs = [\"-c\", \"sleep {secs}; exec '{}' demo-server --chaos\"]\n{extra}\n",
+        bin()
+    )
+}
+
 /// A running gateway process. Dropping it sends SIGTERM.
 pub struct Gateway {
     child: tokio::process::Child,
