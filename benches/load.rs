@@ -13,6 +13,9 @@
 //! the tests start it) instead of a SQLite file; LOAD_REPLICAS=2 runs two
 //! gateways on that store behind HAProxy (`deploy/haproxy.cfg`), and the
 //! sessions go through HAProxy (CPU is then both gateways' together).
+//! LOAD_AUDIT=best_effort writes audit rows behind the answers instead of
+//! the default strict audit (an answer waits for its row), to measure what
+//! the guarantee costs.
 
 use std::time::{Duration, Instant};
 
@@ -122,12 +125,13 @@ async fn main() {
     } else {
         format!("url = \"{demo_url}\"")
     };
+    let audit = std::env::var("LOAD_AUDIT").unwrap_or_else(|_| "strict".into());
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("gateway.toml");
     std::fs::write(
         &config,
         format!(
-            "[auth]\nallow_anonymous = true\nanonymous_project = \"load\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\n{downstream}\n"
+            "[auth]\nallow_anonymous = true\nanonymous_project = \"load\"\n[store]\naudit = \"{audit}\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\n{downstream}\n"
         ),
     )
     .unwrap();

@@ -569,7 +569,9 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
 /// What the audit mode means, for `servers` and the start line.
 fn audit_words(mode: config::AuditMode) -> &'static str {
     match mode {
-        config::AuditMode::Strict => "strict (an answer leaves once its audit row is written; calls are refused when the log cannot take rows)",
+        config::AuditMode::Strict => {
+            "strict (an answer leaves once its audit row is written; calls are refused when the log cannot take rows)"
+        }
         config::AuditMode::BestEffort => "best_effort (audit rows are written behind the answers; [store] audit)",
     }
 }

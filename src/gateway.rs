@@ -652,7 +652,16 @@ impl Gateway {
         // before the server is called (its outcome row replaces it).
         if let Some(request_id) = &request_id {
             let key = Some(entry.key.clone());
-            let row = Self::audit_row(request_id, Some(caller), EXECUTE, key, Outcome::Started, Duration::ZERO, None, Trail::default());
+            let row = Self::audit_row(
+                request_id,
+                Some(caller),
+                EXECUTE,
+                key,
+                Outcome::Started,
+                Duration::ZERO,
+                None,
+                Trail::default(),
+            );
             self.audit(row, true).await.map_err(ExecuteError::NotAudited)?;
         }
         let called = if origin.input_requests.is_some() {

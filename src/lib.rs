@@ -22,7 +22,8 @@
 //!   catalog, and the learned prior each project's use adds (`search/learning.rs`). The model's
 //!   int8 encoder is the `int8-bert` crate (`crates/int8-bert`).
 //! * [`store`]: projects, tokens (hashed), grants, sealed credentials, the audit log
-//!   (written behind the request path), and the access generation that callers' caches follow;
+//!   (group-committed; with strict audit an answer waits for its row, and an execute's
+//!   `started` row is durable before its server is called), and the access generation that callers' caches follow;
 //!   admin tokens and the admin log (`store/admin.rs`), usage for the console (`store/usage.rs`),
 //!   shared rate budgets (`store/rates.rs`). One interface, two engines (`store/engine.rs`):
 //!   SQLite (`store/sqlite.rs`) or PostgreSQL for replicas (`store/postgres.rs`), one SQL for

@@ -233,7 +233,16 @@ impl Upstream {
                 info!(request_id, meta_tool, outcome = "denied", "refused caller");
                 crate::telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
                 // A refusal is an error either way: its row is not waited for.
-                let row = Gateway::audit_row(&request_id, None, meta_tool, None, Outcome::Denied, started.elapsed(), None, Trail::default());
+                let row = Gateway::audit_row(
+                    &request_id,
+                    None,
+                    meta_tool,
+                    None,
+                    Outcome::Denied,
+                    started.elapsed(),
+                    None,
+                    Trail::default(),
+                );
                 let _ = self.gateway.audit(row, false).await;
                 return Err(auth_error(e));
             }

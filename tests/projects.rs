@@ -504,22 +504,38 @@ async fn full_disk(strict: bool) {
     let mut calls: i32 = 0;
     let mut refused: i64 = 0;
     while !gw.log().contains("audit write failed; retrying") || (strict && refused == 0) {
-        assert!(i64::from(calls) + refused < 2000, "the store never ran out of space:\n{}", gw.log());
+        assert!(
+            i64::from(calls) + refused < 2000,
+            "the store never ran out of space:\n{}",
+            gw.log()
+        );
         let r = execute(&client, "red:calculate", json!({"expression": format!("{calls}+1")})).await;
         if r.is_error == Some(true) {
             assert!(strict, "best effort answers on a full disk: {r:?}");
             assert_eq!(error_code(&r), "AUDIT_UNAVAILABLE", "{r:?}");
-            assert!(text(&r).contains("audit log") && text(&r).contains("nothing ran"), "{}", text(&r));
+            assert!(
+                text(&r).contains("audit log") && text(&r).contains("nothing ran"),
+                "{}",
+                text(&r)
+            );
             refused += 1;
             continue;
         }
-        assert_eq!(r.structured_content.unwrap()["result"], f64::from(calls + 1), "answered");
+        assert_eq!(
+            r.structured_content.unwrap()["result"],
+            f64::from(calls + 1),
+            "answered"
+        );
         calls += 1;
     }
     for _ in 0..10 {
         let r = execute(&client, "red:calculate", json!({"expression": "1+1"})).await;
         if strict {
-            assert_eq!(error_code(&r), "AUDIT_UNAVAILABLE", "refused while the disk is full: {r:?}");
+            assert_eq!(
+                error_code(&r),
+                "AUDIT_UNAVAILABLE",
+                "refused while the disk is full: {r:?}"
+            );
             refused += 1;
         } else {
             assert_eq!(r.is_error, Some(false), "{r:?}");
@@ -548,7 +564,11 @@ async fn full_disk(strict: bool) {
         calls += 1;
         // The server ran exactly the answered calls: none of the refused ones.
         let stats = execute(&client, "red:stats", json!({})).await;
-        assert_eq!(stats.structured_content.unwrap()["calls"], json!(calls), "calls the server received");
+        assert_eq!(
+            stats.structured_content.unwrap()["calls"],
+            json!(calls),
+            "calls the server received"
+        );
         // The refused calls' rows arrive too, as failed, and none is left `started`.
         eventually(Duration::from_secs(20), "the refusals' rows", || async {
             let conn = rusqlite::Connection::open(&store).unwrap();
@@ -939,7 +959,10 @@ async fn a_call_cut_off_by_a_crash_is_visible_as_started() {
 
     let audit = gw.cli(&["audit", "tail", "-n", "5"]);
     let audit = String::from_utf8(audit.stdout).unwrap();
-    let line = audit.lines().find(|l| l.contains(&request_id)).unwrap_or_else(|| panic!("{audit}"));
+    let line = audit
+        .lines()
+        .find(|l| l.contains(&request_id))
+        .unwrap_or_else(|| panic!("{audit}"));
     assert!(line.contains("started") && line.contains("red:sleep"), "{line}");
 
     // The console of a gateway on the same store lists it.
@@ -957,7 +980,9 @@ async fn a_call_cut_off_by_a_crash_is_visible_as_started() {
         .unwrap();
     let listed = overview["startedCalls"].as_array().unwrap();
     assert!(
-        listed.iter().any(|c| c["requestId"] == request_id.as_str() && c["toolKey"] == "red:sleep"),
+        listed
+            .iter()
+            .any(|c| c["requestId"] == request_id.as_str() && c["toolKey"] == "red:sleep"),
         "{overview}"
     );
     assert_eq!(overview["audit"], "strict");

@@ -377,7 +377,10 @@ async fn every_answered_call_keeps_its_row_through_repeated_kills() {
         .psql(&db, "SELECT count(*) FROM audit_log WHERE outcome = 'started'")
         .parse()
         .unwrap();
-    assert!(started as u64 <= failed_all, "{started} started rows, {failed_all} calls cut off");
+    assert!(
+        started as u64 <= failed_all,
+        "{started} started rows, {failed_all} calls cut off"
+    );
     eprintln!("{KILLS} kills: answered {answered_all}, cut off and retried {failed_all}, started rows left {started}");
 }
 
@@ -556,5 +559,7 @@ async fn a_store_restart_drains_the_replica_and_loses_no_audit_row() {
         .parse()
         .unwrap();
     assert_eq!(started, 0, "every call that started has its outcome");
-    eprintln!("{answered} calls answered around the stop, {withheld} withheld, {written} rows written after it, {ok} ok");
+    eprintln!(
+        "{answered} calls answered around the stop, {withheld} withheld, {written} rows written after it, {ok} ok"
+    );
 }

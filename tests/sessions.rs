@@ -163,11 +163,28 @@ async fn a_session_answers_only_the_caller_that_opened_it() {
 
 /// Every method a client may send (MCP 2025-06-18 and 2026-07-28).
 const METHODS: &[&str] = &[
-    "ping", "initialize", "tools/list", "tools/call", "resources/list", "resources/read",
-    "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
-    "prompts/get", "completion/complete", "logging/setLevel", "tasks/get", "tasks/list",
-    "tasks/cancel", "tasks/result", "subscriptions/listen", "notifications/initialized",
-    "notifications/cancelled", "notifications/progress", "notifications/roots/list_changed",
+    "ping",
+    "initialize",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/list",
+    "tasks/cancel",
+    "tasks/result",
+    "subscriptions/listen",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
     "no/such/method",
 ];
 
@@ -201,10 +218,22 @@ async fn generated_messages_with_a_wrong_credential_never_reach_the_session() {
         let (http_method, body) = match next(6) {
             0 => (reqwest::Method::GET, None),
             1 => (reqwest::Method::DELETE, None),
-            2 => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "method": method, "params": params}))),
-            3 => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept"}}))),
-            4 => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "x"}}))),
-            _ => (reqwest::Method::POST, Some(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))),
+            2 => (
+                reqwest::Method::POST,
+                Some(json!({"jsonrpc": "2.0", "method": method, "params": params})),
+            ),
+            3 => (
+                reqwest::Method::POST,
+                Some(json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept"}})),
+            ),
+            4 => (
+                reqwest::Method::POST,
+                Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "x"}})),
+            ),
+            _ => (
+                reqwest::Method::POST,
+                Some(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})),
+            ),
         };
         let (token, expected) = match next(3) {
             0 => (None, StatusCode::UNAUTHORIZED),
@@ -220,7 +249,10 @@ async fn generated_messages_with_a_wrong_credential_never_reach_the_session() {
     let (status, text) = send(&gw, reqwest::Method::POST, Some(&victim), Some(&session), Some(ping)).await;
     assert_eq!(status, StatusCode::OK, "{text}");
     let ready = gw.readyz().await;
-    assert_eq!(ready["servers"][0]["restarts"], 0, "a stranger's call to crash ran: {ready}");
+    assert_eq!(
+        ready["servers"][0]["restarts"], 0,
+        "a stranger's call to crash ran: {ready}"
+    );
 }
 
 #[tokio::test]

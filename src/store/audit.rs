@@ -175,7 +175,9 @@ impl Store {
         let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
         let mut rows = self.with(|c| {
             c.all(
-                &format!("{AUDIT_SELECT} WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2"),
+                &format!(
+                    "{AUDIT_SELECT} WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY id DESC LIMIT ?2"
+                ),
                 args![project_id, limit],
                 read_row,
             )
@@ -197,7 +199,8 @@ impl Store {
     }
 }
 
-const AUDIT_SELECT: &str = "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
+const AUDIT_SELECT: &str =
+    "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
         subject, issuer, query_terms, ranked_keys, follows, rank FROM audit_log";
 
 fn read_row(r: &super::sql::Row) -> Result<AuditRow, Error> {
@@ -256,7 +259,12 @@ impl WriterHealth {
 /// batch and retries, so a locked or full disk delays audit rows but loses
 /// none while the gateway runs. Waiting callers learn of each commit, and
 /// of a failure when their row is a `started` one.
-pub(super) fn write_behind(engine: Engine, mut rx: mpsc::Receiver<Write>, health: WriterHealth, durable: Arc<AtomicBool>) {
+pub(super) fn write_behind(
+    engine: Engine,
+    mut rx: mpsc::Receiver<Write>,
+    health: WriterHealth,
+    durable: Arc<AtomicBool>,
+) {
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     let mut delay = Duration::from_millis(50);
     loop {
@@ -451,7 +459,10 @@ mod tests {
             sql.contains("(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15), (?16,"),
             "{sql}"
         );
-        assert!(sql.contains("?30)") && sql.ends_with("ON CONFLICT (request_id) DO NOTHING"), "{sql}");
+        assert!(
+            sql.contains("?30)") && sql.ends_with("ON CONFLICT (request_id) DO NOTHING"),
+            "{sql}"
+        );
     }
 
     fn row(id: &str, outcome: Outcome) -> AuditRow {
@@ -462,7 +473,11 @@ mod tests {
 
     #[test]
     fn an_outcome_in_the_same_batch_drops_its_started_row() {
-        let (a, a_done, b) = (row("a", Outcome::Started), row("a", Outcome::Ok), row("b", Outcome::Started));
+        let (a, a_done, b) = (
+            row("a", Outcome::Started),
+            row("a", Outcome::Ok),
+            row("b", Outcome::Started),
+        );
         let (kept, finished) = final_rows(vec![&a, &b, &a_done]);
         let kept: Vec<_> = kept.iter().map(|r| (r.request_id.as_str(), r.outcome)).collect();
         assert_eq!(kept, [("b", Outcome::Started), ("a", Outcome::Ok)]);
