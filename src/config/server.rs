@@ -160,6 +160,11 @@ pub enum Builtin {
     Index(std::sync::Arc<IndexConfig>),
     /// Local archives search (`[archives]`).
     Archives(std::sync::Arc<ArchivesConfig>),
+    /// The demo server (`mcp-gateway demo-server`) in process. No config
+    /// names it: the instruction-count benchmark (`benches/instructions.rs`)
+    /// sets it in place of a child, so a call's count has no pipe or second
+    /// process in it.
+    Demo,
 }
 
 impl ServerConfig {

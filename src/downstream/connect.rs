@@ -559,6 +559,7 @@ async fn handshake(
             match builtin {
                 Builtin::Index(config) => serve_builtin(crate::index::IndexServer::new(config.clone()), theirs),
                 Builtin::Archives(config) => serve_builtin(crate::archive::ArchiveServer::new(config.clone()), theirs),
+                Builtin::Demo => serve_builtin(crate::demo::Demo::new(false), theirs),
             }
             client.serve_with_lifecycle(ours, lifecycle).await
         }
