@@ -49,6 +49,8 @@ pub struct Demo {
     calls: Arc<AtomicU64>,
     /// `slow_task` runs as a task for clients that declared the tasks extension.
     tasks: Arc<tasks::Tasks>,
+    /// Tool-list changes, for 2026-07-28 clients' `subscriptions/listen` streams.
+    tool_changes: tokio::sync::broadcast::Sender<()>,
 }
 
 impl Demo {
@@ -62,7 +64,15 @@ impl Demo {
             hostile: Arc::default(),
             calls: Arc::default(),
             tasks: Arc::default(),
+            tool_changes: tokio::sync::broadcast::channel(16).0,
         }
+    }
+
+    /// Announces that the tool list changed: to a 2025 session, and on every
+    /// 2026-07-28 subscription stream.
+    async fn tools_changed(&self, peer: &rmcp::Peer<RoleServer>) {
+        let _ = self.tool_changes.send(());
+        let _ = peer.notify_tool_list_changed().await;
     }
 
     /// Whether `notes` is poisoned: since `turn_hostile`, or for good once
@@ -280,7 +290,7 @@ impl Demo {
                         .notify_progress(ProgressNotificationParam::new(token, i as f64))
                         .await;
                     if i % 10 == 0 {
-                        let _ = ctx.peer.notify_tool_list_changed().await;
+                        self.tools_changed(&ctx.peer).await;
                     }
                 }
                 ok(format!("sent {count} progress notifications"))
@@ -300,7 +310,7 @@ impl Demo {
             "add_tool" if self.chaos => {
                 self.extra_tool.store(true, Ordering::SeqCst);
                 if args.get("silent") != Some(&Value::Bool(true)) {
-                    let _ = ctx.peer.notify_tool_list_changed().await;
+                    self.tools_changed(&ctx.peer).await;
                 }
                 ok("extra_tool added".into())
             }
@@ -334,7 +344,7 @@ impl Demo {
                 if let Some(file) = std::env::var_os(HOSTILE_FILE_ENV) {
                     std::fs::write(file, b"hostile").map_err(|e| e.to_string())?;
                 }
-                let _ = ctx.peer.notify_tool_list_changed().await;
+                self.tools_changed(&ctx.peer).await;
                 ok("notes is hostile now".into())
             }
             _ => return Err(format!("unknown tool '{name}'")),
@@ -506,13 +516,21 @@ impl ServerHandler for Demo {
         Ok(())
     }
 
+    /// Tool-list changes for every client (a gateway listens for them); the
+    /// conformance suite's watched resource too, in that mode.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        let offered = SubscriptionFilter::builder().resource_subscription(conformance::WATCHED);
-        self.conformance.then(|| requested.intersection(&offered.build()))
+        let mut offered = SubscriptionFilter::builder().tools_list_changed();
+        if self.conformance {
+            offered = offered.resource_subscription(conformance::WATCHED);
+        }
+        Some(requested.intersection(&offered.build()))
     }
 
-    /// A 2026-07-28 subscription: like `subscribe`, one update soon after.
+    /// A 2026-07-28 subscription: tool-list changes as they happen; a watched
+    /// resource, like `subscribe`, one update soon after.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.tool_changes.subscribe();
+        let tools = context.accepted().tools_list_changed == Some(true);
         let watched = context
             .accepted()
             .resource_subscriptions
@@ -524,8 +542,17 @@ impl ServerHandler for Demo {
         for uri in watched {
             let _ = context.sink().notify_resource_updated(uri).await;
         }
-        context.cancelled().await;
-        Ok(())
+        loop {
+            tokio::select! {
+                changed = changes.recv(), if tools => match changed {
+                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = context.sink().notify_tool_list_changed().await;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+                _ = context.cancelled() => return Ok(()),
+            }
+        }
     }
 
     #[allow(deprecated)]

@@ -343,3 +343,42 @@ async fn a_servers_url_password_and_api_key_are_masked_everywhere() {
 
     shows_no_secret("the log", &gw.log());
 }
+
+/// A first start on the shipped `gateway.toml` says in a few lines where it
+/// listens, each server and its status, which search is in force and what to
+/// do next; the rest (each migration, rmcp's peer details, the demo's
+/// answer to a subscription it does not offer) stays at debug.
+#[tokio::test]
+async fn a_first_start_on_the_shipped_config_is_short_and_says_what_next() {
+    let gw = Gateway::start(include_str!("../gateway.toml")).await;
+    gw.wait_log("downstream server running server=demo", Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| panic!("the demo server came up:\n{}", gw.log()));
+    // The tests run offline: the model fetch's refusal is the one warning expected.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let log = gw.log();
+    let lines: Vec<&str> = log.lines().filter(|l| !l.contains("embedding model")).collect();
+    for needle in [
+        "store created",
+        "mcp-gateway starting",
+        "listening on http://",
+        "next: point an MCP client",
+        "search:",
+    ] {
+        assert!(log.contains(needle), "{needle} is said at start:\n{log}");
+    }
+    assert!(
+        !log.contains("WARN") || lines.iter().all(|l| !l.contains("WARN")),
+        "no warning at start:\n{log}"
+    );
+    assert!(
+        !log.contains("peer_info") && !log.contains("subscriptions/listen"),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("store created").count() + log.matches("store migrated").count(),
+        1,
+        "{log}"
+    );
+    assert!(lines.len() <= 8, "a start in a few lines, not {}:\n{log}", lines.len());
+}
