@@ -106,9 +106,7 @@ impl Hosts {
         if !host_ok {
             return Some((forbidden, "Forbidden: Host header is not allowed"));
         }
-        let Some(origin) = headers.get(http::header::ORIGIN) else {
-            return None;
-        };
+        let origin = headers.get(http::header::ORIGIN)?;
         if self.origins.is_empty() {
             return None;
         }
