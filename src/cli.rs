@@ -64,7 +64,7 @@ Examples:
   mcp-gateway login linear --project research     OAuth sign-in, the project's own account
   mcp-gateway import claude_desktop_config.json >> gateway.toml
   MCP_GATEWAY_DB=postgres://gw@db/gw mcp-gateway serve --http 0.0.0.0:8931
-                                             a replica on a shared PostgreSQL store (README: Run several replicas)";
+                                             a replica on a shared PostgreSQL store (docs: replicas.md)";
 
 /// Whom a one-shot `search` or `call` acts for.
 #[derive(Debug, clap::Args)]

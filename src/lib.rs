@@ -43,13 +43,16 @@
 //!   `gateway/rounds.rs`: a 2025 downstream's mid-call question as a 2026 client's input
 //!   request, the call parked until the retry; `gateway/sealed.rs`: task ids and request
 //!   states sealed to a project; `gateway/target.rs`: which connection (and credential) a
-//!   call goes through; `gateway/error.rs`: why an execute failed, as the model reads it.
+//!   call goes through; `gateway/error.rs`: why an execute failed, as the model reads it;
+//!   `gateway/startup.rs`: a call waits for the servers it may see that are still starting.
 //! * [`learning`]: learning from use at run time: links each execute to the discovery that
 //!   found its tool, and teaches the project's prior.
 //! * [`reload`]: applies a changed `gateway.toml` (file watch, SIGHUP) to the running gateway.
 //! * [`watch`]: debounced file-system change notices (inotify).
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP; `server/guard.rs`
-//!   is the HTTP guard in front of it (JSON-RPC shape, credentials, rate limits);
+//!   is the HTTP guard in front of it (JSON-RPC shape, credentials on every message, a
+//!   session's owner, rate limits); `server/sessions.rs`: who opened each session, and the
+//!   session limits; `server/hosts.rs`: `Host`/`Origin` checked on every route;
 //!   `server/transports.rs` serves it (stdio, HTTP, `/readyz`, `/metrics`);
 //!   `server/input.rs` answers a 2026 downstream's input requests for a 2025 client;
 //!   `server/hop.rs`: which `_meta` travels on, and how a downstream's error reads to the caller;

@@ -611,11 +611,18 @@ async fn header_arguments_are_checked_and_set_on_each_hop() {
     assert!(text.contains("-32020"), "{text}");
 }
 
-#[tokio::test]
-async fn stdio_upstream_works_and_stdin_close_stops_everything() {
+/// `mcp-gateway serve` over stdio on `config`: the client, the gateway's pid,
+/// and the folder holding the config (kept while the gateway runs).
+async fn stdio_gateway(
+    config: &str,
+) -> (
+    rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    u32,
+    tempfile::TempDir,
+) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gateway.toml");
-    std::fs::write(&path, format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).unwrap();
+    std::fs::write(&path, config).unwrap();
     let cmd = tokio::process::Command::new(bin()).configure(|c| {
         c.args(["serve", "--config"]).arg(&path);
     });
@@ -624,7 +631,12 @@ async fn stdio_upstream_works_and_stdin_close_stops_everything() {
         .spawn()
         .unwrap();
     let pid = transport.id().unwrap();
-    let client = ().serve(transport).await.unwrap();
+    (().serve(transport).await.unwrap(), pid, dir)
+}
+
+#[tokio::test]
+async fn stdio_upstream_works_and_stdin_close_stops_everything() {
+    let (client, pid, _dir) = stdio_gateway(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 2);
     let r = eventually(Duration::from_secs(20), "calculate over stdio", || async {
@@ -955,17 +967,7 @@ fn assert_the_slow_server_answered(found: &rmcp::model::CallToolResult, ran: &rm
 /// instead of answering "no matching tools" and "unknown toolKey".
 #[tokio::test]
 async fn the_first_calls_over_stdio_wait_for_a_server_still_starting() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gateway.toml");
-    std::fs::write(&path, format!("{ANONYMOUS}{}", slow_server("slow", 3, ""))).unwrap();
-    let cmd = tokio::process::Command::new(bin()).configure(|c| {
-        c.args(["serve", "--config"]).arg(&path);
-    });
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let client = ().serve(transport).await.unwrap();
+    let (client, _pid, _dir) = stdio_gateway(&format!("{ANONYMOUS}{}", slow_server("slow", 3, ""))).await;
     let (found, ran) = first_calls(&client).await;
     assert_the_slow_server_answered(&found, &ran);
     client.cancel().await.unwrap();

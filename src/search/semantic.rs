@@ -91,7 +91,7 @@ pub enum Error {
     Missing(String),
     /// This binary was built without the `semantic` feature.
     #[error(
-        "this build has no hybrid search: build with `cargo build --release --features semantic`, then run `mcp-gateway model install` (README: Hybrid search)"
+        "this build has no hybrid search: build with `cargo build --release --features semantic`, then run `mcp-gateway model install` (docs: search.md, Hybrid search)"
     )]
     NotBuilt,
     /// The model folder is there but unusable.
