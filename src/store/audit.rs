@@ -267,6 +267,9 @@ pub(super) fn write_behind(
 ) {
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     let mut delay = Duration::from_millis(50);
+    let _checkpoints = engine
+        .checkpoint_apart()
+        .inspect_err(|e| tracing::warn!(error = %e, "WAL checkpoints stay in the audit writer's commits"));
     loop {
         if batch.is_empty() {
             match rx.blocking_recv() {

@@ -46,6 +46,42 @@ impl Engine {
         }
     }
 
+    /// For the audit writer's engine: its commits never checkpoint the WAL
+    /// (the checkpoint's fsync would land in a commit an answer waits for);
+    /// a thread with a connection of its own checkpoints it every second
+    /// instead, without blocking the writer (PASSIVE), until the returned
+    /// sender drops. PostgreSQL has nothing to do.
+    pub fn checkpoint_apart(&self) -> Result<Option<std::sync::mpsc::Sender<()>>, Error> {
+        let Self::Sqlite { path, conn } = self else {
+            return Ok(None);
+        };
+        let open_err = |e: rusqlite::Error| Error::Open {
+            path: path.display().to_string(),
+            reason: sqlite::explain(&e),
+        };
+        conn.lock()
+            .expect("sqlite lock")
+            .pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(open_err)?;
+        let checkpointer = sqlite::open(path)?;
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("wal-checkpoint".into())
+            .spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(std::time::Duration::from_secs(1))
+                {
+                    // A busy or full disk is the writer's to report; the next tick tries again.
+                    let _ = checkpointer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                }
+            })
+            .map_err(|e| Error::Open {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        Ok(Some(stop))
+    }
+
     /// The same store through a connection of its own (the writer thread's,
     /// long reads'), so they never wait behind requests' statements.
     pub fn another(&self) -> Result<Self, Error> {
