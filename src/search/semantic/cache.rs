@@ -9,6 +9,9 @@ use rusqlite::{Connection, params};
 
 use super::{Error, Key};
 
+/// How often opening the cache is tried when SQLite says "busy" (20 ms apart).
+const OPEN_TRIES: u32 = 100;
+
 /// The cache file.
 pub struct Cache {
     conn: Mutex<Connection>,
@@ -32,14 +35,26 @@ impl Cache {
         // at start with "database is locked").
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(|e| fail(&e))?;
-        conn.execute_batch(
+        // SQLite answers "busy" at once, without waiting, where waiting could
+        // deadlock (openers upgrading their locks together): try again.
+        let mut tries = 0;
+        while let Err(e) = conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              CREATE TABLE IF NOT EXISTS embeddings (
                  key    BLOB PRIMARY KEY,  -- SHA-256 of model fingerprint and text
                  vector BLOB NOT NULL      -- little-endian f32s
              ) WITHOUT ROWID;",
-        )
-        .map_err(|e| fail(&e))?;
+        ) {
+            let busy = matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            );
+            if !busy || tries == OPEN_TRIES {
+                return Err(fail(&e));
+            }
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         Ok(Self {
             conn: Mutex::new(conn),
             path: shown,
