@@ -6,15 +6,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputResponses, JsonObject, ToolAnnotations,
-};
-use serde::{Deserialize, Serialize};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
+mod args;
+mod audit;
 mod error;
 mod rounds;
 mod sealed;
@@ -22,6 +22,10 @@ mod startup;
 mod target;
 mod tasks;
 
+pub use args::{
+    DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, MAX_QUERIES, MAX_QUERY_CHARS, MAX_RESULTS, OneOrMany, Retry, parse_args,
+};
+pub use audit::AUDIT_WAIT;
 pub use error::ExecuteError;
 pub use tasks::{TaskAnswer, TaskRequest};
 
@@ -37,80 +41,9 @@ use crate::search::{self, Bm25, Ranked, SearchProvider};
 use crate::security::Security;
 use crate::store::{self, Outcome, Search, Store};
 
-/// Largest `maxResults` a discovery may ask for.
-pub const MAX_RESULTS: usize = 50;
-/// `maxResults` when absent.
-pub const DEFAULT_RESULTS: usize = 10;
-/// Most queries one discovery takes. Queries are a task's steps or a few
-/// paraphrases (the benchmark's longest task has four steps), and each is
-/// ranked (and embedded) on its own: 10,000 of them took 13 s of CPU.
-pub const MAX_QUERIES: usize = 20;
-/// Most characters of all of a discovery's queries together, and of its
-/// `context`: a need takes a sentence, and every word is a search term.
-pub const MAX_QUERY_CHARS: usize = 4096;
 /// How long a one-shot command waits for tool embeddings (a first
 /// embedding of a large catalog takes minutes; `serve` never waits).
 const ONE_SHOT_EMBEDDING_WAIT: Duration = Duration::from_secs(30);
-
-/// Arguments of `tool_discovery`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DiscoverArgs {
-    /// One phrasing, or several (paraphrases or the steps of a task).
-    pub query: OneOrMany,
-    /// Background about the task: weak evidence.
-    #[serde(default)]
-    pub context: Option<String>,
-    /// 1..=50, default 10.
-    #[serde(default)]
-    pub max_results: Option<i64>,
-}
-
-impl DiscoverArgs {
-    /// The non-empty queries; refused, before any search work, when there
-    /// are more than [`MAX_QUERIES`] or they or `context` are longer than
-    /// [`MAX_QUERY_CHARS`].
-    pub fn queries(&self) -> Result<Vec<String>, String> {
-        let queries = match &self.query {
-            OneOrMany::One(q) => std::slice::from_ref(q),
-            OneOrMany::Many(qs) => qs.as_slice(),
-        };
-        if queries.len() > MAX_QUERIES {
-            return Err(format!(
-                "{DISCOVERY} takes at most {MAX_QUERIES} queries; got {}. Send one query per step of the task",
-                queries.len()
-            ));
-        }
-        let chars: usize = queries.iter().map(|q| q.chars().count()).sum();
-        if chars > MAX_QUERY_CHARS {
-            return Err(format!(
-                "{DISCOVERY} takes at most {MAX_QUERY_CHARS} characters of queries in all; got {chars}. \
-                 Describe each need in a sentence"
-            ));
-        }
-        let context = self.context.as_deref().map_or(0, |c| c.chars().count());
-        if context > MAX_QUERY_CHARS {
-            return Err(format!(
-                "{DISCOVERY} takes at most {MAX_QUERY_CHARS} characters of context; got {context}"
-            ));
-        }
-        let queries: Vec<String> = queries.iter().filter(|q| !q.trim().is_empty()).cloned().collect();
-        if queries.is_empty() {
-            return Err("query is empty: describe the capability you need in plain words".into());
-        }
-        Ok(queries)
-    }
-}
-
-/// `string | string[]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// A single string.
-    One(String),
-    /// Several strings.
-    Many(Vec<String>),
-}
 
 /// One `tool_discovery` result.
 #[derive(Debug, Clone, Serialize)]
@@ -146,30 +79,6 @@ pub struct Found {
     /// Which of the request's queries found it (for learning from use).
     #[serde(skip)]
     pub query: usize,
-}
-
-/// Arguments of `tool_execute`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ExecuteArgs {
-    /// `server:tool` from `tool_discovery`.
-    pub tool_key: String,
-    /// The tool's arguments.
-    #[serde(default)]
-    pub arguments: Option<Value>,
-    /// A 2026-07-28 retry's answers, from the request beside the arguments.
-    #[serde(skip)]
-    pub retry: Retry,
-}
-
-/// What a 2026-07-28 client sends again after an `InputRequiredResult`:
-/// passed to the same server and tool as they came, `requestState` unread.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Retry {
-    /// Answers to the input requests, by their keys.
-    pub input_responses: Option<InputResponses>,
-    /// The server's opaque state, echoed.
-    pub request_state: Option<String>,
 }
 
 /// Bytes of `value` as JSON, counted without building the text.
@@ -813,69 +722,7 @@ impl Gateway {
             trail,
         }
     }
-
-    /// One meta-tool call's audit row: IDs and counts, and what learning
-    /// from use links to it.
-    #[allow(clippy::too_many_arguments)]
-    pub fn audit_row(
-        request_id: &str,
-        caller: Option<&Caller>,
-        meta_tool: &str,
-        tool_key: Option<String>,
-        outcome: Outcome,
-        latency: Duration,
-        result_count: Option<u64>,
-        trail: Trail,
-    ) -> store::AuditRow {
-        let mut row = store::audit_row(request_id, meta_tool);
-        row.project_id = caller.map(|c| c.project.id);
-        row.token_id = caller.and_then(|c| c.token_id);
-        row.tool_key = tool_key;
-        row.outcome = outcome;
-        row.latency_ms = latency.as_millis() as u64;
-        row.result_count = result_count;
-        row.subject = caller.and_then(|c| c.subject.clone());
-        row.issuer = caller.and_then(|c| c.issuer.clone());
-        row.query_terms = trail.query_terms;
-        row.ranked_keys = trail.ranked_keys;
-        (row.follows, row.rank) = trail.follows.unzip();
-        row
-    }
-
-    /// Writes an audit row. With `[store] audit = "strict"` and `answered`
-    /// (a caller is about to read what the row records), it returns once the
-    /// row is durable, or says why it is not, and the answer must then be
-    /// withheld ([`Gateway::withhold`]); other rows are written behind.
-    pub async fn audit(&self, row: store::AuditRow, answered: bool) -> Result<(), store::Unwritten> {
-        if self.audit == AuditMode::Strict && answered {
-            return self.store.audit_durable(row, AUDIT_WAIT).await;
-        }
-        self.store.audit(row).await;
-        Ok(())
-    }
-
-    /// Whether answers wait for their audit rows.
-    pub fn audit_mode(&self) -> AuditMode {
-        self.audit
-    }
-
-    /// What the caller gets instead of an answer whose row was not written.
-    pub fn withhold(key: &str, why: store::Unwritten) -> CallToolResponse {
-        let key = key.to_string();
-        ExecuteError::AnswerWithheld { key, why }.into_result().into()
-    }
-
-    /// Whether `answer` is a call refused for want of its `started` row: it
-    /// ran nothing, so its own row need not be waited for.
-    pub fn refused_unaudited(answer: &CallToolResponse) -> bool {
-        matches!(answer, CallToolResponse::Complete(r)
-            if r.structured_content.as_ref().is_some_and(|s| s["error"]["code"] == error::AUDIT_UNAVAILABLE))
-    }
 }
-
-/// How long a call waits for its audit row before it is refused (or its
-/// answer withheld): a store restarting within it delays calls, not fails them.
-pub const AUDIT_WAIT: Duration = Duration::from_secs(10);
 
 /// A score rounded to three decimals, as it goes on the wire.
 pub fn wire_score(score: f32) -> f64 {
@@ -945,10 +792,6 @@ impl Discovery {
 }
 
 /// Parses a meta-tool's arguments.
-pub fn parse_args<T: serde::de::DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
-    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| e.to_string())
-}
-
 fn usage_error(tool: &str, message: &str) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(format!("invalid {tool} arguments: {message}"))]);
     r.structured_content = Some(json!({ "error": { "code": "INVALID_ARGUMENTS", "message": message } }));
