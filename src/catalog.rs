@@ -17,6 +17,7 @@ use crate::search;
 use crate::search::semantic::{self, Semantic, Vectors};
 use crate::security::{Held, Security};
 use crate::store::Grants;
+use crate::wire::tool_key;
 
 pub mod direct;
 pub mod rules;
@@ -24,14 +25,6 @@ mod view;
 
 use rules::Rules;
 pub use view::View;
-
-/// Separates server and tool in a `toolKey`; server names may not contain it.
-pub const KEY_SEPARATOR: char = ':';
-
-/// Builds `server:tool`.
-pub fn tool_key(server: &str, tool: &str) -> String {
-    format!("{server}{KEY_SEPARATOR}{tool}")
-}
 
 /// One tool of one running server.
 #[derive(Debug)]

@@ -48,12 +48,6 @@ const HEALTHY_AFTER: Duration = Duration::from_secs(60);
 /// transports do not always end their service loop when the peer goes away).
 const LIVENESS_TICK: Duration = Duration::from_secs(2);
 
-/// `_meta` key carrying the caller's bearer token to built-in servers only
-/// (they run in process; no other downstream ever receives it).
-pub const CALLER_TOKEN_META: &str = "mcp-gateway/callerToken";
-/// `_meta` key carrying the gateway's request id, for correlating logs.
-pub const REQUEST_ID_META: &str = "mcp-gateway/requestId";
-
 /// The upstream side of one call: where its progress goes, and whom a 2025
 /// downstream's mid-call requests may be put to (a 2025 session).
 #[derive(Debug, Clone, Default)]

@@ -30,7 +30,7 @@ pub use error::ExecuteError;
 pub use tasks::{TaskAnswer, TaskRequest};
 
 use crate::auth::{self, Authenticator, Caller};
-use crate::catalog::{Catalog, KEY_SEPARATOR};
+use crate::catalog::Catalog;
 use crate::config::{AuditMode, Config};
 use crate::credentials::{self, Vault};
 use crate::downstream::{self, Registry};
@@ -40,6 +40,7 @@ use crate::search::semantic::{self, Hybrid};
 use crate::search::{self, Bm25, Ranked, SearchProvider};
 use crate::security::Security;
 use crate::store::{self, Outcome, Search, Store};
+use crate::wire::{self, DISCOVERY, EXECUTE, split_key};
 
 /// How long a one-shot command waits for tool embeddings (a first
 /// embedding of a large catalog takes minutes; `serve` never waits).
@@ -199,26 +200,6 @@ pub struct Answer {
     pub result_count: Option<u64>,
     /// What learning from use links to this call.
     pub trail: Trail,
-}
-
-/// A fresh id for one upstream call, for logs and the audit row: a counter
-/// from a random start, scrambled so that ids look unrelated. Unique within
-/// the process without a system call per call (they are labels, not secrets).
-pub fn request_id() -> String {
-    static NEXT: std::sync::LazyLock<std::sync::atomic::AtomicU64> = std::sync::LazyLock::new(|| {
-        let mut bytes = [0u8; 8];
-        getrandom::fill(&mut bytes).unwrap_or_default();
-        u64::from_le_bytes(bytes).into()
-    });
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{:016x}", scramble(n))
-}
-
-/// SplitMix64's finalizer: a bijection on u64, so distinct counters stay distinct.
-fn scramble(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Gateway {
@@ -423,7 +404,7 @@ impl Gateway {
                     tool_name: entry.tool.name.to_string(),
                     server_name: entry.server.clone(),
                     description: entry.tool.description.as_deref().map(str::to_string),
-                    relevance: wire_score(r.relevance),
+                    relevance: wire::score(r.relevance),
                     explanation: r.explanation,
                     tags: entry.tags.clone(),
                     input_schema: entry.tool.input_schema.clone(),
@@ -529,7 +510,7 @@ impl Gateway {
             .screen_arguments(&caller.project.name, &server.config, &entry.key, &mut arguments)?;
         let mut meta = meta.unwrap_or_default();
         let request_id = meta
-            .get(downstream::REQUEST_ID_META)
+            .get(wire::REQUEST_ID_META)
             .and_then(Value::as_str)
             .map(str::to_string);
         let target = self.target(caller, &server, &mut meta).await?;
@@ -724,16 +705,6 @@ impl Gateway {
     }
 }
 
-/// A score rounded to three decimals, as it goes on the wire.
-pub fn wire_score(score: f32) -> f64 {
-    (f64::from(score) * 1000.0).round() / 1000.0
-}
-
-/// Name of the search meta-tool.
-pub const DISCOVERY: &str = "tool_discovery";
-/// Name of the execution meta-tool.
-pub const EXECUTE: &str = "tool_execute";
-
 /// What `tool_discovery` returns as `structuredContent`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Discovery {
@@ -798,25 +769,9 @@ fn usage_error(tool: &str, message: &str) -> CallToolResult {
     r
 }
 
-/// Splits `server:tool` (the tool part may itself contain `:`).
-pub fn split_key(key: &str) -> Option<(&str, &str)> {
-    key.split_once(KEY_SEPARATOR)
-        .filter(|(s, t)| !s.is_empty() && !t.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn request_ids_are_distinct_and_look_unrelated() {
-        let ids: Vec<String> = (0..1000).map(|_| request_id()).collect();
-        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
-        assert_eq!(distinct.len(), ids.len());
-        assert!(ids.iter().all(|id| id.len() == 16));
-        // Consecutive counters differ in about half their bits, not one.
-        assert!((scramble(1) ^ scramble(2)).count_ones() > 16);
-    }
 
     #[test]
     fn discover_args_accept_string_or_list() {
@@ -851,22 +806,6 @@ mod tests {
         assert!(e.contains("at most 4096 characters of context"), "{e}");
         let e = args(json!({ "query": ["", " "] })).queries().unwrap_err();
         assert!(e.starts_with("query is empty"), "{e}");
-    }
-
-    #[test]
-    fn scores_go_on_the_wire_with_three_decimals() {
-        let value = serde_json::to_value(wire_score(0.084)).unwrap();
-        assert_eq!(value.to_string(), "0.084");
-        assert_eq!(serde_json::to_value(wire_score(0.12345)).unwrap().to_string(), "0.123");
-        assert_eq!(serde_json::to_value(wire_score(1.0)).unwrap().to_string(), "1.0");
-    }
-
-    #[test]
-    fn keys_split_at_the_first_colon() {
-        assert_eq!(split_key("fs:read_file"), Some(("fs", "read_file")));
-        assert_eq!(split_key("srv:ns:tool"), Some(("srv", "ns:tool")));
-        assert_eq!(split_key("nokey"), None);
-        assert_eq!(split_key(":tool"), None);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-use crate::downstream::{CALLER_TOKEN_META, REQUEST_ID_META};
+use crate::wire::{CALLER_TOKEN_META, MCP_APPS_META, REQUEST_ID_META};
 use input::{FilterInput, PayloadLimits};
 use protocol::{Error, FilterRequest, Filtered, Protocol, Session};
 
@@ -726,7 +726,7 @@ impl ServerHandler for IndexServer {
                 None,
             ));
         }
-        let mcp_apps = ctx.meta.get(widget::MCP_APPS_META).and_then(Value::as_bool);
+        let mcp_apps = ctx.meta.get(MCP_APPS_META).and_then(Value::as_bool);
         Ok(ReadResourceResult::new(vec![widget::contents(mcp_apps)]).into())
     }
 
@@ -747,7 +747,7 @@ impl ServerHandler for IndexServer {
             other => return Err(ErrorData::invalid_params(format!("unknown tool '{other}'"), None)),
         };
         let meta_str = |k: &str| ctx.meta.get(k).and_then(Value::as_str);
-        let request_id = meta_str(REQUEST_ID_META).map_or_else(crate::gateway::request_id, str::to_string);
+        let request_id = meta_str(REQUEST_ID_META).map_or_else(crate::wire::request_id, str::to_string);
         let outcome = async {
             let call = call.map_err(Failure::Invalid)?;
             let session = self.protocol.exchange(meta_str(CALLER_TOKEN_META), &request_id).await?;

@@ -106,3 +106,4 @@ pub mod traces;
 pub mod uris;
 pub mod validate;
 pub mod watch;
+pub mod wire;

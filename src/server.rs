@@ -39,12 +39,12 @@ use crate::catalog::direct;
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Downstream, Relay};
 use crate::gateway::{
-    Answer, DISCOVERY, EXECUTE, ExecuteArgs, ExecuteError, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest,
-    parse_args, request_id, split_key,
+    Answer, ExecuteArgs, ExecuteError, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest, parse_args,
 };
 use crate::learning::Trail;
 use crate::store::Outcome;
 use crate::uris;
+use crate::wire::{DISCOVERY, EXECUTE, request_id, split_key};
 use hop::{client_extension, client_has_mcp_apps, downstream_error, forwardable_meta};
 use notify::{Listener, Notify};
 
@@ -262,7 +262,7 @@ impl Upstream {
             let args = parse_args::<ExecuteArgs>(request.arguments).map(|args| ExecuteArgs { retry, ..args });
             let key = args.as_ref().ok().map(|a| a.tool_key.clone());
             let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
-            meta.insert(crate::downstream::REQUEST_ID_META.into(), request_id.clone().into());
+            meta.insert(crate::wire::REQUEST_ID_META.into(), request_id.clone().into());
             let meta = Some(meta);
             let origin = CallOrigin {
                 // The client's progress token stays here; the downstream gets one of ours.
@@ -680,7 +680,7 @@ impl ServerHandler for Upstream {
         let caller = self.caller(&ctx).await.map_err(auth_error)?;
         let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
         if let Some(apps) = client_has_mcp_apps(&ctx) {
-            meta.insert(crate::index::widget::MCP_APPS_META.into(), apps.into());
+            meta.insert(crate::wire::MCP_APPS_META.into(), apps.into());
         }
         request.meta = (!meta.is_empty()).then(|| meta.into());
         let (target, served) = self.resource_owner(&caller, &request.uri)?;
@@ -807,7 +807,7 @@ impl ServerHandler for Upstream {
             .await;
         let prompts = listed.into_iter().flat_map(|(server, prompts)| {
             prompts.into_iter().map(move |mut p| {
-                p.name = crate::catalog::tool_key(&server, &p.name);
+                p.name = crate::wire::tool_key(&server, &p.name);
                 p
             })
         });

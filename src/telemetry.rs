@@ -92,7 +92,7 @@ pub fn call(meta_tool: &'static str, server: Option<&str>, outcome: &'static str
     let server = server.unwrap_or("").to_string();
     counter!("mcp_gateway_calls_total", "meta_tool" => meta_tool, "server" => server, "outcome" => outcome)
         .increment(1);
-    let name = if meta_tool == crate::gateway::DISCOVERY {
+    let name = if meta_tool == crate::wire::DISCOVERY {
         "mcp_gateway_discovery_seconds"
     } else {
         "mcp_gateway_execute_seconds"

@@ -8,12 +8,11 @@ use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use crate::catalog::tool_key;
 use crate::config::Config;
-use crate::gateway::split_key;
 use crate::security::pins::Reason;
 use crate::security::scan::escape_hidden;
 use crate::store::{Review, Store};
+use crate::wire::{split_key, tool_key};
 
 /// `tools …`.
 #[derive(Debug, Subcommand)]

@@ -42,7 +42,7 @@ impl Gateway {
                 if caller_token.is_none()
                     && let Some(token) = credentials::bearer(&own, &server.config.name).await?
                 {
-                    meta.insert(downstream::CALLER_TOKEN_META.into(), token.into());
+                    meta.insert(crate::wire::CALLER_TOKEN_META.into(), token.into());
                 }
                 server.clone()
             }
@@ -54,7 +54,7 @@ impl Gateway {
             }
         };
         if let Some(credential) = caller_token {
-            meta.insert(downstream::CALLER_TOKEN_META.into(), credential.expose().into());
+            meta.insert(crate::wire::CALLER_TOKEN_META.into(), credential.expose().into());
         }
         Ok(target)
     }

@@ -18,9 +18,6 @@ mod built {
 pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 /// ChatGPT Apps SDK hosts render this type.
 pub const SKYBRIDGE_MIME: &str = "text/html+skybridge";
-/// `_meta` key by which the gateway tells a built-in whether the client
-/// advertised the MCP Apps extension (`io.modelcontextprotocol/ui`).
-pub const MCP_APPS_META: &str = "mcp-gateway/mcpApps";
 /// The single-file widget served as the MCP resource.
 const INLINE: &str = "index-discover.inline.html";
 /// The template linking the fingerprinted assets, served over HTTP.

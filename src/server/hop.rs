@@ -10,7 +10,7 @@ use serde_json::json;
 /// Whether the client advertised the extension `id`: per request
 /// (2026-07-28 `_meta`) or at `initialize`; `None` when it said nothing.
 pub(super) fn client_extension(ctx: &RequestContext<RoleServer>, id: &str) -> Option<bool> {
-    if let Some(caps) = ctx.meta.get(super::input::CLIENT_CAPABILITIES_META) {
+    if let Some(caps) = ctx.meta.get(crate::wire::CLIENT_CAPABILITIES_META) {
         return Some(caps.get("extensions").and_then(|e| e.get(id)).is_some());
     }
     let info = ctx.peer.peer_info()?;

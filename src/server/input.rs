@@ -17,26 +17,21 @@ use crate::downstream::asks::{self, Unanswered};
 /// Rounds a downstream may ask for before the call gives up (as the SDKs' clients do).
 pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
-/// The `_meta` key every 2026-07-28 request carries.
-const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
-/// The `_meta` key of a 2026-07-28 client's capabilities.
-pub const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
-
 /// The session to ask over, when the caller is a 2025 client (it
 /// initialized a session and sends no per-request protocol version); a 2026
 /// client reads the `InputRequiredResult` itself.
 pub fn session_to_ask(ctx: &RequestContext<RoleServer>) -> Option<&Peer<RoleServer>> {
-    (!ctx.meta.contains_key(PROTOCOL_VERSION_META) && ctx.peer.peer_info().is_some()).then_some(&ctx.peer)
+    (!ctx.meta.contains_key(crate::wire::PROTOCOL_VERSION_META) && ctx.peer.peer_info().is_some()).then_some(&ctx.peer)
 }
 
 /// The capabilities of a 2026-07-28 caller, which reads an
 /// `InputRequiredResult` itself and retries with the answers; `None` for
 /// any other.
 pub fn reads_input_requests(ctx: &RequestContext<RoleServer>) -> Option<ClientCapabilities> {
-    if !ctx.meta.contains_key(PROTOCOL_VERSION_META) {
+    if !ctx.meta.contains_key(crate::wire::PROTOCOL_VERSION_META) {
         return None;
     }
-    let declared = ctx.meta.get(CLIENT_CAPABILITIES_META).cloned();
+    let declared = ctx.meta.get(crate::wire::CLIENT_CAPABILITIES_META).cloned();
     Some(
         declared
             .and_then(|c| serde_json::from_value(c).ok())
