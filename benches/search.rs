@@ -87,7 +87,7 @@ fn bench(c: &mut Criterion) {
                     limit: 10,
                     prior: None,
                 };
-                v.search(&request)
+                mcp_gateway::rank::local::bm25(v, &request)
             })
         });
     }
@@ -101,10 +101,9 @@ fn bench(c: &mut Criterion) {
 fn hybrid(_: &mut Criterion) {
     use std::time::Instant;
 
-    use mcp_gateway::search::SearchProvider;
-    use mcp_gateway::search::semantic::{
-        DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Hybrid, Semantic, SemanticConfig, Vectors,
-    };
+    use mcp_gateway::rank::Hybrid;
+    use mcp_gateway::rank::SearchProvider;
+    use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig, Vectors};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bench = Bench::load(&root.join("benches/data")).unwrap();

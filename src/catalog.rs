@@ -706,7 +706,10 @@ mod tests {
                 limit: 1000,
                 prior: None,
             };
-            let found: std::collections::BTreeSet<String> = view.search(&request).into_iter().map(|r| r.key).collect();
+            let found: std::collections::BTreeSet<String> = crate::rank::local::bm25(&view, &request)
+                .into_iter()
+                .map(|r| r.key)
+                .collect();
             for (server, tools) in &catalog {
                 for t in tools {
                     let key = tool_key(server, &t.name);
@@ -754,14 +757,17 @@ mod tests {
             limit: 10,
             prior,
         };
-        let before: Vec<String> = view.search(&request(None)).into_iter().map(|r| r.key).collect();
+        let before: Vec<String> = crate::rank::local::bm25(&view, &request(None))
+            .into_iter()
+            .map(|r| r.key)
+            .collect();
         assert_ne!(before.first().map(String::as_str), Some("fs:stat"), "{before:?}");
         let prior = Prior {
             learned: Arc::new(RwLock::new(learned)),
             keys: TermKeys::Text,
             now: 0,
         };
-        let after = view.search(&request(Some(prior)));
+        let after = crate::rank::local::bm25(&view, &request(Some(prior)));
         assert_eq!(after[0].key, "fs:stat", "{after:?}");
         assert!(
             after[0]

@@ -445,9 +445,9 @@ async fn eval_replay(config: &Config, data: &std::path::Path, json: bool) -> any
     let view = bench.view(Default::default(), semantic.as_deref())?;
     let mut points = Vec::new();
     for with_failures in [false, true] {
-        points.extend(replay::replay("bm25", &crate::search::Bm25, &view, &bench, &history, with_failures).await?);
+        points.extend(replay::replay("bm25", &crate::rank::Bm25, &view, &bench, &history, with_failures).await?);
         if let Some(model) = &semantic {
-            let hybrid = crate::search::semantic::Hybrid::new(model.clone());
+            let hybrid = crate::rank::Hybrid::new(model.clone());
             points.extend(replay::replay("hybrid", &hybrid, &view, &bench, &history, with_failures).await?);
         }
     }

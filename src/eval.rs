@@ -16,10 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::rules::Rules;
 use crate::catalog::{Snapshot, View};
+use crate::rank::{Bm25, Hybrid, SearchProvider};
+use crate::search;
 use crate::search::bm25::Weights;
 use crate::search::learning::Prior;
-use crate::search::semantic::{Hybrid, Semantic};
-use crate::search::{self, Bm25, SearchProvider};
+use crate::search::semantic::Semantic;
 
 pub mod replay;
 use crate::store::Grants;

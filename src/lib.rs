@@ -93,6 +93,7 @@ pub mod learning;
 pub mod mask;
 pub mod oauth;
 pub mod operator;
+pub mod rank;
 pub mod ratelimit;
 pub mod reload;
 pub mod search;

@@ -20,7 +20,7 @@ use crate::auth::Caller;
 use crate::catalog::View;
 use crate::config::LearningConfig;
 use crate::learning::Learning;
-use crate::search::SearchProvider;
+use crate::rank::SearchProvider;
 use crate::store::{Grants, Search, Store};
 
 /// When every replayed call happens (2026-11-01): one moment, so replays repeat exactly.
@@ -226,7 +226,7 @@ fn remove(db: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::Bm25;
+    use crate::rank::Bm25;
     use crate::search::bm25::Weights;
 
     #[test]

@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Ranked, Request, SearchProvider};
-use crate::catalog::View;
+use super::{Ranked, Request};
 
 /// Consecutive failures that open the circuit.
 pub const FAILURES_TO_OPEN: u32 = 3;
@@ -32,12 +31,12 @@ pub struct CloudConfig {
 /// One tool as the cloud sees it (the seed's `ToolInfo`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ToolInfo<'a> {
-    tool_key: &'a str,
-    tool_name: &'a str,
-    server_name: &'a str,
+pub struct ToolInfo<'a> {
+    pub tool_key: &'a str,
+    pub tool_name: &'a str,
+    pub server_name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<&'a str>,
+    pub description: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -118,19 +117,29 @@ impl CloudSearch {
         }
     }
 
-    async fn ask(&self, view: &View, request: &Request) -> Result<Vec<Ranked>, String> {
+    /// Ranks `tools` (the caller's own) for `request`. While the breaker is
+    /// open, or on any failure, an `Err` with the reason.
+    pub async fn rank(&self, tools: Vec<ToolInfo<'_>>, request: &Request) -> Result<Vec<Ranked>, String> {
+        if let Err(remaining) = self.breaker.lock().expect("breaker lock").admit(Instant::now()) {
+            return Err(format!(
+                "skipped: {FAILURES_TO_OPEN} failures in a row, next try in {} s",
+                remaining.as_secs() + 1
+            ));
+        }
+        let outcome = self.ask(tools, request).await;
+        self.breaker
+            .lock()
+            .expect("breaker lock")
+            .record(outcome.is_ok(), Instant::now());
+        outcome
+    }
+
+    async fn ask(&self, tools: Vec<ToolInfo<'_>>, request: &Request) -> Result<Vec<Ranked>, String> {
+        let sent: std::collections::HashSet<String> = tools.iter().map(|t| t.tool_key.to_string()).collect();
         let body = SearchRequest {
             query: &request.queries,
             context: request.context.as_deref(),
-            tools: view
-                .entries()
-                .map(|e| ToolInfo {
-                    tool_key: &e.key,
-                    tool_name: &e.tool.name,
-                    server_name: &e.server,
-                    description: e.tool.description.as_deref(),
-                })
-                .collect(),
+            tools,
             max_results: request.limit,
         };
         let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
@@ -162,17 +171,21 @@ impl CloudSearch {
         }
         let parsed: SearchResponse =
             serde_json::from_slice(&bytes).map_err(|e| format!("the answer is not a search response ({e})"))?;
-        ranked_within_view(parsed, view, request.limit)
+        ranked_within(parsed, &sent, request.limit)
     }
 }
 
-/// Keeps the cloud's ranking, but only over the caller's own tools: a key
-/// outside the view means the service is answering for someone else, and the
-/// whole answer is refused.
-fn ranked_within_view(response: SearchResponse, view: &View, limit: usize) -> Result<Vec<Ranked>, String> {
+/// Keeps the cloud's ranking, but only over the caller's own tools (those
+/// `sent`): a key outside them means the service is answering for someone
+/// else, and the whole answer is refused.
+fn ranked_within(
+    response: SearchResponse,
+    sent: &std::collections::HashSet<String>,
+    limit: usize,
+) -> Result<Vec<Ranked>, String> {
     let mut out = Vec::with_capacity(response.results.len().min(limit));
     for r in response.results {
-        if view.get(&r.tool_key).is_none() {
+        if !sent.contains(&r.tool_key) {
             return Err(format!(
                 "the service returned '{}', a tool outside the caller's list",
                 r.tool_key
@@ -196,23 +209,6 @@ fn ranked_within_view(response: SearchResponse, view: &View, limit: usize) -> Re
     }
     out.truncate(limit);
     Ok(out)
-}
-
-impl SearchProvider for CloudSearch {
-    async fn search(&self, view: &View, request: &Request) -> Result<Vec<Ranked>, String> {
-        if let Err(remaining) = self.breaker.lock().expect("breaker lock").admit(Instant::now()) {
-            return Err(format!(
-                "skipped: {FAILURES_TO_OPEN} failures in a row, next try in {} s",
-                remaining.as_secs() + 1
-            ));
-        }
-        let outcome = self.ask(view, request).await;
-        self.breaker
-            .lock()
-            .expect("breaker lock")
-            .record(outcome.is_ok(), Instant::now());
-        outcome
-    }
 }
 
 #[cfg(test)]

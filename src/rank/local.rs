@@ -1,0 +1,206 @@
+//! The local rankings of one view: BM25F hits per query, blended with
+//! meaning in hybrid search, lifted by the project's learned prior, then
+//! fused across queries.
+
+use std::collections::HashMap;
+
+use super::fuse;
+use crate::catalog::View;
+use crate::search::bm25::Hit;
+use crate::search::semantic::{self, Vectors};
+use crate::search::{Ranked, Request, learning};
+
+/// BM25F-ranked tools for `request`, among those the caller may use, each
+/// with the terms that matched and where; several queries are ranked one by
+/// one and fused. The project's learned prior, if any, lifts the tools it
+/// used for these words.
+pub fn bm25(view: &View, request: &Request) -> Vec<Ranked> {
+    let lists = (0..request.queries.len())
+        .map(|q| rank(view, request, q, lexical(view, request, q, false), None))
+        .collect();
+    fuse(lists, request.limit)
+}
+
+/// Hybrid-ranked tools: per query, BM25F relevance blended with the cosine
+/// similarity of `query_vectors` (one unit vector per query) to every visible
+/// tool, then fused like [`bm25`]. `None` while the snapshot's tool
+/// embeddings are not computed yet.
+pub fn hybrid<V: AsRef<[f32]>>(view: &View, request: &Request, query_vectors: &[V], alpha: f32) -> Option<Vec<Ranked>> {
+    hybrid_blend(view, request, hybrid_lexical(view, request), query_vectors, alpha)
+}
+
+/// The word half of [`hybrid`], which needs no query vectors: it can run
+/// while the model embeds the queries.
+pub fn hybrid_lexical(view: &View, request: &Request) -> Vec<Lexical> {
+    (0..request.queries.len())
+        .map(|q| lexical(view, request, q, true))
+        .collect()
+}
+
+/// The rest of [`hybrid`], once the query vectors are here.
+pub fn hybrid_blend<V: AsRef<[f32]>>(
+    view: &View,
+    request: &Request,
+    lexical: Vec<Lexical>,
+    query_vectors: &[V],
+    alpha: f32,
+) -> Option<Vec<Ranked>> {
+    let vectors = view.vectors()?;
+    let lists = lexical
+        .into_iter()
+        .zip(query_vectors)
+        .enumerate()
+        .map(|(q, (words, vector))| rank(view, request, q, words, Some((vectors, vector.as_ref(), alpha))))
+        .collect();
+    Some(fuse(lists, request.limit))
+}
+
+/// One query's word half of a ranking (see [`hybrid_lexical`]).
+pub struct Lexical {
+    one: Request,
+    hits: HashMap<u32, Hit>,
+    boosts: HashMap<u32, (f32, String)>,
+}
+
+/// Query `q`'s BM25F hits and learned boosts, as deep as the ranking needs
+/// (deeper when meaning or the prior may lift what words ranked low).
+fn lexical(view: &View, request: &Request, q: usize, hybrid: bool) -> Lexical {
+    let query = &request.queries[q];
+    let pool = per_query_pool(request);
+    let boosts = boosts(view, request, query);
+    let depth = if hybrid || !boosts.is_empty() {
+        HYBRID_CANDIDATES.max(pool)
+    } else {
+        pool
+    };
+    let one = one_query(query, request, depth);
+    let hits = view
+        .index()
+        .rank(&one, view.filter())
+        .into_iter()
+        .map(|h| (h.ordinal, h))
+        .collect();
+    Lexical { one, hits, boosts }
+}
+
+/// Query `q` of `request` ranked alone: its BM25F hits, blended with meaning
+/// when `semantic` is given (every visible tool competes), then lifted by the
+/// prior; only the kept lexical hits are explained.
+fn rank(
+    view: &View,
+    request: &Request,
+    q: usize,
+    words: Lexical,
+    semantic: Option<(&Vectors, &[f32], f32)>,
+) -> Vec<Ranked> {
+    let pool = per_query_pool(request);
+    let Lexical {
+        one,
+        hits: mut lexical,
+        boosts,
+    } = words;
+    // Called for every visible tool in a hybrid scan: no lookup when nothing was learned.
+    let lift = |score: f32, ordinal: u32| match (!boosts.is_empty()).then(|| boosts.get(&ordinal)).flatten() {
+        Some((boost, _)) => learning::boosted(score, *boost),
+        None => score,
+    };
+    // (score, ordinal, cosine)
+    let mut scored: Vec<(f32, u32, Option<f32>)> = match semantic {
+        Some((vectors, vector, alpha)) => {
+            // By ordinal: a scan of every tool reads it in order, with no lookups.
+            let mut bm25 = vec![0f32; view.catalog_len()];
+            for h in lexical.values() {
+                bm25[h.ordinal as usize] = h.relevance;
+            }
+            let query = semantic::QueryVector::new(vector);
+            view.ordinals()
+                .map(|ordinal| {
+                    let cosine = vectors.cosine(ordinal, &query);
+                    let score = lift(semantic::blend(bm25[ordinal as usize], cosine, alpha), ordinal);
+                    (score, ordinal, Some(cosine))
+                })
+                .collect()
+        }
+        None => {
+            let mut scored: Vec<_> = lexical
+                .values()
+                .map(|h| (lift(h.relevance, h.ordinal), h.ordinal, None))
+                .collect();
+            // Tools the words alone did not reach, on their learned pull.
+            scored.extend(
+                boosts
+                    .iter()
+                    .filter(|(o, _)| !lexical.contains_key(o))
+                    .map(|(&o, (boost, _))| (learning::boosted(0.0, *boost), o, None)),
+            );
+            scored
+        }
+    };
+    // Best first, ties by ordinal: which of several equal scores make the
+    // cut must not depend on the hash maps' order.
+    let order = |a: &(f32, u32, Option<f32>), b: &(f32, u32, Option<f32>)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    let cut = pool.min(scored.len());
+    if cut > 0 && cut < scored.len() {
+        scored.select_nth_unstable_by(cut - 1, order);
+        scored.truncate(cut);
+    }
+    scored.sort_by(order);
+    lexical.retain(|ordinal, _| scored.iter().any(|(_, o, _)| o == ordinal));
+    view.index().explain_hits(&one, lexical.values_mut());
+    scored
+        .into_iter()
+        .map(|(score, ordinal, cosine)| {
+            let reasons: Vec<String> = [
+                lexical.remove(&ordinal).and_then(|h| h.explanation),
+                cosine.map(|c| format!("meaning: {c:.2}")),
+                boosts.get(&ordinal).map(|(_, why)| why.clone()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            Ranked {
+                key: view.key_at(ordinal).to_string(),
+                relevance: score,
+                explanation: (!reasons.is_empty()).then(|| reasons.join("; ")),
+                query: q,
+            }
+        })
+        .collect()
+}
+
+/// The prior's boosts for `query`, by ordinal, among the tools the view allows.
+fn boosts(view: &View, request: &Request, query: &str) -> HashMap<u32, (f32, String)> {
+    let Some(prior) = &request.prior else {
+        return HashMap::new();
+    };
+    prior
+        .boosts(&view.query_terms(query))
+        .into_iter()
+        .filter_map(|(key, boost)| Some((view.ordinal(&key)?, boost)))
+        .collect()
+}
+
+/// `query` alone, with `request`'s context, `limit` deep.
+fn one_query(query: &str, request: &Request, limit: usize) -> Request {
+    Request {
+        queries: vec![query.to_string()],
+        context: request.context.clone(),
+        limit,
+        prior: None,
+    }
+}
+
+/// BM25F hits per query considered for the hybrid blend (the rest of the
+/// catalog competes on meaning alone).
+const HYBRID_CANDIDATES: usize = 50;
+
+/// How deep each query's ranking goes before fusion: deeper than the answer,
+/// so a tool that is second for two queries can beat one that is first for
+/// one. A lone query needs no more than the answer.
+fn per_query_pool(request: &Request) -> usize {
+    if request.queries.len() > 1 {
+        request.limit.max(20)
+    } else {
+        request.limit
+    }
+}
