@@ -1,9 +1,9 @@
 //! The meta-tools' arguments as callers send them, and the limits a
 //! discovery's queries are held to.
 
-use rmcp::model::{InputResponses, JsonObject};
+use rmcp::model::{CallToolResult, ContentBlock, InputResponses, JsonObject};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::DISCOVERY;
 
@@ -105,4 +105,52 @@ pub struct Retry {
 /// Parses a meta-tool's arguments.
 pub fn parse_args<T: serde::de::DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
     serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| e.to_string())
+}
+
+/// The answer to a meta-tool call whose arguments do not parse.
+pub(super) fn usage_error(tool: &str, message: &str) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("invalid {tool} arguments: {message}"))]);
+    r.structured_content = Some(json!({ "error": { "code": "INVALID_ARGUMENTS", "message": message } }));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn discover_args_accept_string_or_list() {
+        let one: DiscoverArgs = serde_json::from_value(json!({"query": "x"})).unwrap();
+        assert!(matches!(one.query, OneOrMany::One(_)));
+        let many: DiscoverArgs = serde_json::from_value(json!({"query": ["a", "b"], "maxResults": 3})).unwrap();
+        assert!(matches!(many.query, OneOrMany::Many(ref v) if v.len() == 2));
+        assert!(serde_json::from_value::<DiscoverArgs>(json!({"query": 5})).is_err());
+        assert!(serde_json::from_value::<DiscoverArgs>(json!({"query": "x", "limit": 5})).is_err());
+    }
+
+    #[test]
+    fn discovery_queries_are_capped_before_any_search() {
+        let args = |v: Value| serde_json::from_value::<DiscoverArgs>(v).unwrap();
+        let many: Vec<String> = (0..10_000).map(|i| format!("query {i}")).collect();
+        let e = args(json!({ "query": many })).queries().unwrap_err();
+        assert!(
+            e.starts_with("tool_discovery takes at most 20 queries; got 10000"),
+            "{e}"
+        );
+        let steps: Vec<String> = (0..MAX_QUERIES).map(|i| format!("step {i}")).collect();
+        assert_eq!(args(json!({ "query": steps })).queries().unwrap().len(), MAX_QUERIES);
+        let long = "a".repeat(MAX_QUERY_CHARS + 1);
+        let e = args(json!({ "query": long })).queries().unwrap_err();
+        assert!(e.contains("at most 4096 characters of queries in all; got 4097"), "{e}");
+        let halves = ["é".repeat(MAX_QUERY_CHARS / 2), "é".repeat(MAX_QUERY_CHARS / 2)];
+        assert!(
+            args(json!({ "query": halves })).queries().is_ok(),
+            "characters, not bytes"
+        );
+        let e = args(json!({ "query": "x", "context": long })).queries().unwrap_err();
+        assert!(e.contains("at most 4096 characters of context"), "{e}");
+        let e = args(json!({ "query": ["", " "] })).queries().unwrap_err();
+        assert!(e.starts_with("query is empty"), "{e}");
+    }
 }

@@ -135,3 +135,21 @@ impl ExecuteError {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_carry_engine_codes() {
+        let e = ExecuteError::Invalid {
+            key: "a:b".into(),
+            violations: vec!["x".into()],
+        };
+        assert_eq!(e.code(), "TOOL_VALIDATION_ERROR");
+        let r = e.into_result();
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(r.structured_content.unwrap()["error"]["violations"][0], "x");
+        assert_eq!(ExecuteError::NotFound("k".into()).code(), "TOOL_NOT_FOUND");
+    }
+}

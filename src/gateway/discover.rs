@@ -1,0 +1,267 @@
+//! `tool_discovery`: the caller's view ranked by its project's search, the
+//! cloud falling back to local search, and the answer the model reads.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::args::usage_error;
+use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, parse_args, startup};
+use crate::auth::Caller;
+use crate::learning::Trail;
+use crate::rank::{Bm25, Hybrid, SearchProvider};
+use crate::search::{self, Ranked};
+use crate::store::{Outcome, Search};
+use crate::wire::{self, DISCOVERY};
+
+/// One `tool_discovery` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Found {
+    /// `server:tool`, the key `tool_execute` takes.
+    pub tool_key: String,
+    /// The tool's own name.
+    pub tool_name: String,
+    /// The server it runs on.
+    pub server_name: String,
+    /// The tool's description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// 0..1; a fixed map of the BM25 score, comparable across queries.
+    /// Three decimals, held as the f64 that prints that way: an f32 widened
+    /// on the way into JSON would print as 0.08399999886751175.
+    pub relevance: f64,
+    /// Why it was picked: matched terms and fields (BM25), or the cloud's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    /// Tags the operator's rules give the tool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// JSON Schema of the arguments.
+    pub input_schema: Arc<JsonObject>,
+    /// JSON Schema of `structuredContent`, when the tool declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Arc<JsonObject>>,
+    /// Behaviour hints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Which of the request's queries found it (for learning from use).
+    #[serde(skip)]
+    pub query: usize,
+}
+
+impl Gateway {
+    /// `tool_discovery`: ranked tools the caller may use, by the project's
+    /// search; the cloud falls back to BM25 and says why.
+    pub async fn discover(&self, caller: &Caller, args: &DiscoverArgs) -> Result<Discovery, String> {
+        let queries = args.queries()?;
+        let limit = match args.max_results {
+            None => DEFAULT_RESULTS,
+            Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
+            Some(n) => return Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
+        };
+        let starting = match caller.project.optimization {
+            Some(_) => self.wait_for_starting(&caller.grants, None).await,
+            None => Vec::new(),
+        };
+        let view = self.catalog.visible_to(caller.grants.clone());
+        let request = search::Request {
+            queries,
+            context: args.context.clone(),
+            limit,
+            // Local searches blend it in; the cloud ranks on its own.
+            prior: self.learning.prior(caller),
+        };
+        let (ranked, provider, notice) = match (caller.project.optimization, &self.cloud) {
+            (None, _) => {
+                let notice = format!(
+                    "the tool catalog is off for project '{}'; an operator can turn it on with \
+                     `mcp-gateway project set-search {} bm25`",
+                    caller.project.name, caller.project.name
+                );
+                return Ok(Discovery {
+                    results: Vec::new(),
+                    provider: None,
+                    notice: Some(notice),
+                    starting,
+                    terms: Vec::new(),
+                });
+            }
+            (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
+            (Some(Search::Hybrid), _) => {
+                let (ranked, provider, why_not) = self.local(&view, &request).await?;
+                (ranked, provider, why_not.map(|why| format!("{why}; BM25 answered")))
+            }
+            (Some(Search::Cloud), None) => {
+                let (ranked, provider, _) = self.local(&view, &request).await?;
+                let why = format!(
+                    "cloud search is not configured ([search.cloud]); {} answered",
+                    provider.label()
+                );
+                (ranked, provider, Some(why))
+            }
+            (Some(Search::Cloud), Some(cloud)) => match cloud.search(&view, &request).await {
+                Ok(ranked) => (ranked, Search::Cloud, None),
+                Err(reason) => {
+                    tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; local search answers");
+                    crate::telemetry::search_fallback("cloud");
+                    let (ranked, provider, _) = self.local(&view, &request).await?;
+                    let why = format!("cloud search failed ({reason}); {} answered", provider.label());
+                    (ranked, provider, Some(why))
+                }
+            },
+        };
+        let results = ranked
+            .into_iter()
+            .filter_map(|r| {
+                let entry = view.get(&r.key)?;
+                Some(Found {
+                    tool_key: entry.key.clone(),
+                    tool_name: entry.tool.name.to_string(),
+                    server_name: entry.server.clone(),
+                    description: entry.tool.description.as_deref().map(str::to_string),
+                    relevance: wire::score(r.relevance),
+                    explanation: r.explanation,
+                    tags: entry.tags.clone(),
+                    input_schema: entry.tool.input_schema.clone(),
+                    output_schema: entry.tool.output_schema.clone(),
+                    annotations: entry.tool.annotations.clone(),
+                    query: r.query,
+                })
+            })
+            .collect();
+        let terms = if self.learning.enabled() {
+            request.queries.iter().map(|q| view.query_terms(q)).collect()
+        } else {
+            Vec::new()
+        };
+        let notice = match (starting.is_empty(), notice) {
+            (true, notice) => notice,
+            (false, None) => Some(startup::notice(&starting)),
+            (false, Some(notice)) => Some(format!("{}\n{notice}", startup::notice(&starting))),
+        };
+        Ok(Discovery {
+            results,
+            provider: Some(provider),
+            notice,
+            starting,
+            terms,
+        })
+    }
+
+    /// The best local search: hybrid when the model and this snapshot's tool
+    /// embeddings are ready, else BM25 and why hybrid did not answer.
+    async fn local(
+        &self,
+        view: &crate::catalog::View,
+        request: &search::Request,
+    ) -> Result<(Vec<Ranked>, Search, Option<String>), String> {
+        let why_not = match self.catalog.semantic() {
+            None => format!("hybrid search is off: {}", self.catalog.hybrid_off()),
+            Some(model) => match Hybrid::new(model).search(view, request).await {
+                Ok(ranked) => return Ok((ranked, Search::Hybrid, None)),
+                Err(why) => {
+                    crate::telemetry::search_fallback("hybrid");
+                    format!("hybrid search could not answer ({why})")
+                }
+            },
+        };
+        Ok((Bm25.search(view, request).await?, Search::Bm25, Some(why_not)))
+    }
+
+    /// `tool_discovery` from raw arguments to the answer the caller sees.
+    /// `session` names the caller's session, so a later execute in it can
+    /// be linked to this discovery (learning from use).
+    pub async fn answer_discovery(
+        &self,
+        caller: &Caller,
+        arguments: Option<JsonObject>,
+        session: &str,
+        request_id: &str,
+    ) -> Answer {
+        let discovery = match parse_args::<DiscoverArgs>(arguments) {
+            Ok(args) => self.discover(caller, &args).await,
+            Err(e) => Err(e),
+        };
+        match discovery {
+            Ok(d) => {
+                let count = d.results.len() as u64;
+                let found = d.results.iter().map(|f| (f.tool_key.clone(), f.query)).collect();
+                let trail = self.learning.discovered(session, caller, request_id, &d.terms, found);
+                let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
+                r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
+                Answer {
+                    result: r.into(),
+                    outcome: Outcome::Ok,
+                    result_count: Some(count),
+                    trail,
+                }
+            }
+            Err(e) => Answer {
+                result: usage_error(DISCOVERY, &e).into(),
+                outcome: Outcome::Failed,
+                result_count: None,
+                trail: Trail::default(),
+            },
+        }
+    }
+}
+
+/// What `tool_discovery` returns as `structuredContent`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Discovery {
+    /// Ranked tools.
+    pub results: Vec<Found>,
+    /// Which search answered (`bm25`); absent when the catalog is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Search>,
+    /// Why results are empty or partial (servers still starting), or came from a fallback.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    /// Servers the caller may see that were still starting when it answered:
+    /// asked again shortly, it finds their tools too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub starting: Vec<String>,
+    /// The analyzed terms of each query (for learning from use).
+    #[serde(skip)]
+    pub terms: Vec<Vec<String>>,
+}
+
+impl Discovery {
+    /// The readable twin of the structured results, for clients that show text only.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        if let Some(n) = &self.notice {
+            out.push_str(n);
+            out.push('\n');
+        }
+        if self.results.is_empty() {
+            if self.provider.is_some() && self.starting.is_empty() {
+                out.push_str("No matching tools. Try other words, or one query per step, each a complete need.");
+            } else if self.provider.is_some() {
+                out.push_str("No matching tools among the servers running now.");
+            }
+            return out;
+        }
+        out.push_str(&format!(
+            "{} tool(s) found. Run one with tool_execute {{ toolKey, arguments }}.\n",
+            self.results.len()
+        ));
+        for f in &self.results {
+            let description = f.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+            out.push_str(&format!("\n- {} ({:.2}): {}", f.tool_key, f.relevance, description));
+            let params: Vec<&str> = f
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            if !params.is_empty() {
+                out.push_str(&format!(" [args: {}]", params.join(", ")));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,249 @@
+//! `tool_execute`: one call through the caller's view, its checks, its
+//! server's connection and the screening of what comes back.
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::args::usage_error;
+use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
+use crate::auth::Caller;
+use crate::learning::Trail;
+use crate::store::Outcome;
+use crate::wire::{self, EXECUTE, split_key};
+use crate::{credentials, downstream};
+
+impl Gateway {
+    /// `tool_execute`: validates and forwards one call; the downstream result
+    /// comes back unchanged. `meta` is forwarded as the call's `_meta`;
+    /// `origin` says where the downstream's progress goes and whom its
+    /// mid-call requests may be put to.
+    pub async fn execute(
+        &self,
+        caller: &Caller,
+        args: ExecuteArgs,
+        meta: Option<JsonObject>,
+        origin: downstream::CallOrigin,
+    ) -> Result<CallToolResponse, ExecuteError> {
+        let mut view = self.catalog.visible_to(caller.grants.clone());
+        if view.get(&args.tool_key).is_none()
+            && let Some((server, _)) = split_key(&args.tool_key)
+        {
+            // Its server may still be in its first connection: wait for it, then look again.
+            if !self.wait_for_starting(&caller.grants, Some(server)).await.is_empty() {
+                return Err(ExecuteError::Starting {
+                    key: args.tool_key.clone(),
+                    server: server.to_string(),
+                });
+            }
+            view = self.catalog.visible_to(caller.grants.clone());
+        }
+        let entry = view
+            .get(&args.tool_key)
+            .ok_or_else(|| match view.held(&args.tool_key) {
+                Some(held) => ExecuteError::Held {
+                    key: args.tool_key.clone(),
+                    why: held.why.clone(),
+                },
+                None => ExecuteError::NotFound(args.tool_key.clone()),
+            })?;
+        let arguments = match args.arguments {
+            None | Some(Value::Null) => Value::Object(JsonObject::new()),
+            Some(v) => v,
+        };
+        entry
+            .check_arguments(&arguments)
+            .map_err(|violations| ExecuteError::Invalid {
+                key: entry.key.clone(),
+                violations,
+            })?;
+        let Value::Object(mut arguments) = arguments else {
+            return Err(ExecuteError::Invalid {
+                key: entry.key.clone(),
+                violations: vec!["arguments must be an object".into()],
+            });
+        };
+        let server = self
+            .registry
+            .get(&entry.server)
+            .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
+        self.security
+            .screen_arguments(&caller.project.name, &server.config, &entry.key, &mut arguments)?;
+        let mut meta = meta.unwrap_or_default();
+        let request_id = meta
+            .get(wire::REQUEST_ID_META)
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let target = self.target(caller, &server, &mut meta).await?;
+        let span = tracing::info_span!(
+            "downstream",
+            otel.name = %format!("tools/call {}", entry.key),
+            otel.kind = "client",
+            server = %server.name(),
+            tool_key = %entry.key,
+            outcome = tracing::field::Empty,
+        );
+        crate::traces::propagate(&span, &mut meta);
+        let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
+        let (responses, state) = (args.retry.input_responses, args.retry.request_state);
+        params.input_responses = responses.clone();
+        params.request_state = state.clone();
+        params.meta = (!meta.is_empty()).then(|| meta.into());
+        let too_large = |bytes| {
+            let limit = server.config.max_result_bytes;
+            tracing::warn!(tool_key = %entry.key, bytes, limit, "result refused: too large");
+            ExecuteError::TooLarge {
+                key: entry.key.clone(),
+                bytes,
+                limit,
+            }
+        };
+        let caller_polls = origin.tasks;
+        // The trace a crash cannot erase: written, in strict mode durably,
+        // before the server is called (its outcome row replaces it).
+        if let Some(request_id) = &request_id {
+            let key = Some(entry.key.clone());
+            let row = Self::audit_row(
+                request_id,
+                Some(caller),
+                EXECUTE,
+                key,
+                Outcome::Started,
+                Duration::ZERO,
+                None,
+                Trail::default(),
+            );
+            self.audit(row, true).await.map_err(ExecuteError::NotAudited)?;
+        }
+        let called = if origin.input_requests.is_some() {
+            // A 2025 downstream's mid-call requests come back as input requests (rounds.rs).
+            let key = self
+                .vault
+                .key_or_create()
+                .map_err(|e| ExecuteError::Task(e.to_string()))?;
+            let (project, subject) = (caller.project.id, caller.subject.as_deref());
+            let call =
+                match self
+                    .rounds
+                    .resume(&key, project, subject, &entry.key, state.as_deref(), responses.as_ref())?
+                {
+                    Some(parked) => parked,
+                    None => rounds::Call::start(target.clone(), params, origin, span.clone()),
+                };
+            self.rounds
+                .next(call, &key, project, subject, &entry.key)
+                .instrument(span.clone())
+                .await
+        } else {
+            target.call_tool(params, origin).instrument(span.clone()).await
+        };
+        span.record(
+            "outcome",
+            match &called {
+                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::ToolError.as_str(),
+                Ok(CallToolResponse::Complete(_)) => Outcome::Ok.as_str(),
+                // A task or an input request: the call goes on.
+                Ok(_) => "pending",
+                Err(downstream::Error::Timeout { .. }) => Outcome::Timeout.as_str(),
+                Err(_) => Outcome::Failed.as_str(),
+            },
+        );
+        let mut result = called.map_err(|e| match e {
+            downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
+            downstream::Error::SignInRequired { server } => {
+                ExecuteError::Credential(credentials::Error::SignInRequired {
+                    project: caller.project.name.clone(),
+                    server,
+                    why: "the server takes only a project's own sign-in, and this project has none".into(),
+                })
+            }
+            e => e.into(),
+        })?;
+        if let CallToolResponse::Task(created) = result {
+            if caller_polls {
+                return self.adopt_task(caller, &entry.key, created);
+            }
+            result = tasks::wait(&target, &created).await?;
+        }
+        if let CallToolResponse::Complete(r) = &mut result {
+            let bytes = json_size(r);
+            if bytes > server.config.max_result_bytes {
+                return Err(too_large(bytes));
+            }
+            self.security
+                .screen_result(&caller.project.name, &server.config, &entry.key, r)?;
+        }
+        Ok(result)
+    }
+
+    /// `tool_execute` from raw arguments to the answer the caller sees.
+    pub async fn answer_execute(
+        &self,
+        caller: &Caller,
+        args: Result<ExecuteArgs, String>,
+        meta: Option<JsonObject>,
+        origin: downstream::CallOrigin,
+        session: &str,
+    ) -> Answer {
+        let args = match args {
+            Ok(a) => a,
+            Err(e) => {
+                return Answer {
+                    result: usage_error(EXECUTE, &e).into(),
+                    outcome: Outcome::Failed,
+                    result_count: None,
+                    trail: Trail::default(),
+                };
+            }
+        };
+        let tool_key = args.tool_key.clone();
+        let (result, outcome) = match self.execute(caller, args, meta, origin).await {
+            Ok(result) => {
+                let outcome = match &result {
+                    CallToolResponse::Complete(r) if r.is_error == Some(true) => Outcome::ToolError,
+                    _ => Outcome::Ok,
+                };
+                (result, outcome)
+            }
+            Err(e) => {
+                let outcome = match &e {
+                    ExecuteError::NotFound(_) | ExecuteError::Held { .. } | ExecuteError::Secret(_) => Outcome::Denied,
+                    ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
+                    _ => Outcome::Failed,
+                };
+                (e.into_result().into(), outcome)
+            }
+        };
+        // Only a finished, successful call teaches: not one still asking for input.
+        let succeeded = outcome == Outcome::Ok && matches!(result, CallToolResponse::Complete(_));
+        let trail = match outcome {
+            Outcome::Denied => Trail::default(),
+            _ => self.learning.executed(session, caller, &tool_key, succeeded).await,
+        };
+        Answer {
+            result,
+            outcome,
+            result_count: None,
+            trail,
+        }
+    }
+}
+
+/// Bytes of `value` as JSON, counted without building the text.
+fn json_size(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
