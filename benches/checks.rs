@@ -14,11 +14,12 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_gateway::access::Search;
 use mcp_gateway::auth::Authenticator;
 use mcp_gateway::config::Config;
 use mcp_gateway::credentials::Vault;
 use mcp_gateway::oauth::Verifier;
-use mcp_gateway::store::{self, Search, Store};
+use mcp_gateway::store::{self, Store};
 
 #[path = "../tests/common/oauth.rs"]
 mod oauth;

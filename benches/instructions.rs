@@ -33,6 +33,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_gateway::access::Search;
 use mcp_gateway::config::{Builtin, Config, Transport};
 use mcp_gateway::eval::Bench;
 use mcp_gateway::gateway::Gateway;
@@ -40,7 +41,6 @@ use mcp_gateway::rank::{Hybrid, SearchProvider, local};
 use mcp_gateway::search::Request;
 use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig};
 use mcp_gateway::server::Upstream;
-use mcp_gateway::store::Search;
 use rmcp::ServiceExt;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};

@@ -9,11 +9,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mcp_gateway::access::Grants;
 use mcp_gateway::catalog::rules::Rules;
 use mcp_gateway::catalog::{Snapshot, View};
 use mcp_gateway::eval::Bench;
 use mcp_gateway::search::Request;
-use mcp_gateway::store::Grants;
 use rmcp::model::Tool;
 
 /// `n` tools: the benchmark catalog, cycled, each copy on its own server.

@@ -8,9 +8,10 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_gateway::access::Search;
 use mcp_gateway::auth::Authenticator;
 use mcp_gateway::config::StoreLocation;
-use mcp_gateway::store::{self, Search, Store};
+use mcp_gateway::store::{self, Store};
 
 #[path = "../tests/common/postgres.rs"]
 mod postgres;

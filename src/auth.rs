@@ -11,8 +11,10 @@ mod known;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::access;
+use crate::access::{Grants, Project};
 use crate::oauth::{self, Verifier};
-use crate::store::{self, Grants, Project, Store};
+use crate::store::{self, Store};
 
 /// The prefix of the gateway's own tokens; anything else is an OAuth access token.
 const GATEWAY_TOKEN_PREFIX: &str = "mgw_";
@@ -167,7 +169,7 @@ impl Authenticator {
         };
         if self.store.project(name)?.is_none() {
             self.store
-                .create_project(name, Some(store::Search::for_new_projects()))?;
+                .create_project(name, Some(access::Search::for_new_projects()))?;
             tracing::debug!(project = %name, "created the anonymous project");
         }
         for server in servers {
@@ -308,7 +310,7 @@ mod tests {
     #[test]
     fn tokens_hints_and_anonymous_access() {
         let (_d, store, auth) = setup(None);
-        store.create_project("alpha", Some(store::Search::Bm25)).unwrap();
+        store.create_project("alpha", Some(access::Search::Bm25)).unwrap();
         store.create_project("beta", None).unwrap();
         let (_, token) = store.issue_token("alpha", "").unwrap();
 
@@ -333,7 +335,7 @@ mod tests {
     #[test]
     fn changes_from_another_process_apply_at_the_next_call() {
         let (dir, store, auth) = setup(None);
-        store.create_project("alpha", Some(store::Search::Bm25)).unwrap();
+        store.create_project("alpha", Some(access::Search::Bm25)).unwrap();
         let (info, token) = store.issue_token("alpha", "").unwrap();
         let first = auth.caller(Some(&token), None).unwrap();
         assert!(!first.grants.allows("fs", "read"));

@@ -12,11 +12,11 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error};
 
+use crate::access::Grants;
 use crate::downstream::Registry;
 use crate::search;
 use crate::search::semantic::{self, Semantic, Vectors};
 use crate::security::{Held, Security};
-use crate::store::Grants;
 use crate::wire::tool_key;
 
 pub mod direct;
@@ -649,7 +649,7 @@ mod tests {
     /// keys execute accepts, and those are exactly what rules and grants allow.
     #[test]
     fn discovery_and_execute_agree_for_random_catalogs() {
-        use crate::store::Permission;
+        use crate::access::Permission;
         const SERVERS: [&str; 4] = ["fs", "gh", "db", "web"];
         const TOOLS: [&str; 10] = [
             "read_file",

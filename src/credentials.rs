@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use sha2::Digest;
 
+use crate::access::Project;
 use crate::config::ServerConfig;
 use crate::downstream::ProjectCredential;
 use crate::secrets::{self, Key};
-use crate::store::{self, CredentialKind, Project, SealedCredential, Store};
+use crate::store::{self, CredentialKind, SealedCredential, Store};
 
 /// Why a project's credential could not be used. Never carries a value.
 #[derive(Debug, thiserror::Error)]

@@ -23,7 +23,7 @@ use crate::search::learning::Prior;
 use crate::search::semantic::Semantic;
 
 pub mod replay;
-use crate::store::Grants;
+use crate::access::Grants;
 
 /// Why the benchmark could not be loaded.
 #[derive(Debug, thiserror::Error)]

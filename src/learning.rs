@@ -255,7 +255,7 @@ fn unix_now() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Grants, Search};
+    use crate::access::{Grants, Search};
 
     fn caller(store: &Store, project: &str) -> Caller {
         let p = match store.project(project).unwrap() {

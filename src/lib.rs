@@ -77,6 +77,7 @@
 //! * [`demo`]: a small MCP server shipped for first runs and tests.
 //! * [`eval`]: search quality on the in-repo benchmark (`mcp-gateway eval`).
 
+pub mod access;
 pub mod archive;
 pub mod auth;
 pub mod catalog;

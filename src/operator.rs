@@ -2,7 +2,8 @@
 //! both call these, and each change is recorded in the store's admin log
 //! (who, what, on what; never a secret).
 
-use crate::store::{self, AdminTokenInfo, Project, Search, Store, TokenInfo};
+use crate::access::{Project, Search};
+use crate::store::{self, AdminTokenInfo, Store, TokenInfo};
 
 /// Who made a change.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -33,7 +33,6 @@ pub use learning::{Association, Use};
 pub use pins::{NewPin, Review, ReviewState, ServerPins};
 pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -41,6 +40,7 @@ use serde::Serialize;
 use sha2::Digest;
 use tokio::sync::mpsc;
 
+use crate::access::{Exposure, Permission, Project, Search};
 use crate::config::StoreLocation;
 use crate::secrets::constant_time_eq;
 use audit::{AUDIT_QUEUE, Write, WriterHealth, write_behind};
@@ -161,121 +161,6 @@ impl From<tokio_postgres::Error> for Error {
     }
 }
 
-/// Which search a project's `tool_discovery` uses (`projects.optimization`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Search {
-    /// Local BM25.
-    Bm25,
-    /// BM25F blended with the local embedding model (BM25 alone without one).
-    Hybrid,
-    /// The cloud provider, falling back to the best local search.
-    Cloud,
-}
-
-impl Search {
-    /// The column value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Search::Bm25 => "bm25",
-            Search::Hybrid => "hybrid",
-            Search::Cloud => "cloud",
-        }
-    }
-
-    /// How results and notices name it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Search::Bm25 => "BM25",
-            Search::Hybrid => "hybrid search",
-            Search::Cloud => "cloud search",
-        }
-    }
-
-    /// What new projects, and the anonymous project, start with: the best
-    /// local search this build has (hybrid answers with BM25 until the
-    /// embedding model is there).
-    pub fn for_new_projects() -> Self {
-        if cfg!(feature = "semantic") {
-            Search::Hybrid
-        } else {
-            Search::Bm25
-        }
-    }
-
-    /// The strategy [`Search::as_str`] names.
-    pub fn from_word(word: &str) -> Option<Self> {
-        match word {
-            "bm25" => Some(Search::Bm25),
-            "hybrid" => Some(Search::Hybrid),
-            "cloud" => Some(Search::Cloud),
-            _ => None,
-        }
-    }
-
-    fn parse(s: Option<String>) -> Option<Self> {
-        s.as_deref().and_then(Self::from_word)
-    }
-}
-
-/// A project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Project {
-    /// Row id.
-    pub id: i64,
-    /// Unique name.
-    pub name: String,
-    /// Search strategy; `None` turns the tool catalog off.
-    pub optimization: Option<Search>,
-    /// ISO 8601.
-    pub created_at: String,
-    /// How its clients see the tools.
-    pub exposure: Exposure,
-}
-
-/// How a project's clients see the tools (`projects.exposure`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Exposure {
-    /// `tools/list` is `tool_discovery` and `tool_execute`.
-    #[default]
-    Meta,
-    /// `tools/list` is the project's permitted tools, named `server__tool`.
-    Direct,
-    /// The meta-tools first, then the permitted tools.
-    Both,
-}
-
-impl Exposure {
-    /// The column value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Exposure::Meta => "meta",
-            Exposure::Direct => "direct",
-            Exposure::Both => "both",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        match s {
-            "direct" => Exposure::Direct,
-            "both" => Exposure::Both,
-            _ => Exposure::Meta,
-        }
-    }
-
-    /// Whether the meta-tools are listed.
-    pub fn lists_meta_tools(self) -> bool {
-        self != Exposure::Direct
-    }
-
-    /// Whether the permitted tools are listed (and callable by their own names).
-    pub fn lists_tools(self) -> bool {
-        self != Exposure::Meta
-    }
-}
-
 /// A token's metadata (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -292,92 +177,6 @@ pub struct TokenInfo {
     pub last_used_at: Option<String>,
     /// ISO 8601 when revoked.
     pub revoked_at: Option<String>,
-}
-
-/// One grant row: a whole server (`tool: None`) or one tool override.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Permission {
-    /// The server.
-    pub server: String,
-    /// The tool, for an override.
-    pub tool: Option<String>,
-    /// Allow or deny.
-    pub enabled: bool,
-}
-
-/// What a project may see: servers granted whole, and per-tool overrides.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Grants {
-    servers: HashMap<String, ServerGrant>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct ServerGrant {
-    whole: bool,
-    tools: HashMap<String, bool>,
-}
-
-impl Grants {
-    /// Builds grants from rows.
-    pub fn from_permissions(rows: impl IntoIterator<Item = Permission>) -> Self {
-        let mut servers: HashMap<String, ServerGrant> = HashMap::new();
-        for p in rows {
-            let g = servers.entry(p.server).or_default();
-            match p.tool {
-                None => g.whole = p.enabled,
-                Some(t) => {
-                    g.tools.insert(t, p.enabled);
-                }
-            }
-        }
-        Self { servers }
-    }
-
-    /// Every tool of every server in `servers` (the anonymous local project, tests).
-    pub fn all_of<'a>(servers: impl IntoIterator<Item = &'a str>) -> Self {
-        Self::from_permissions(servers.into_iter().map(|s| Permission {
-            server: s.to_string(),
-            tool: None,
-            enabled: true,
-        }))
-    }
-
-    /// Whether the project may see and run `server:tool`: a tool override
-    /// decides if there is one, else the server's grant.
-    pub fn allows(&self, server: &str, tool: &str) -> bool {
-        self.servers
-            .get(server)
-            .is_some_and(|g| g.tools.get(tool).copied().unwrap_or(g.whole))
-    }
-
-    /// What the project may use of `server`, decided once per server so a
-    /// search need not look names up for every candidate tool.
-    pub fn server_access(&self, server: &str) -> Access {
-        match self.servers.get(server) {
-            None => Access::Nothing,
-            Some(g) if !g.tools.is_empty() => Access::PerTool,
-            Some(g) if g.whole => Access::All,
-            Some(_) => Access::Nothing,
-        }
-    }
-
-    /// Whether the project sees anything of `server` (for resources and prompts).
-    pub fn sees_server(&self, server: &str) -> bool {
-        self.servers
-            .get(server)
-            .is_some_and(|g| g.whole || g.tools.values().any(|&allowed| allowed))
-    }
-}
-
-/// A project's access to one server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// Every tool.
-    All,
-    /// No tool.
-    Nothing,
-    /// Tool overrides decide; ask [`Grants::allows`].
-    PerTool,
 }
 
 /// The store. Cheap to share behind an `Arc`.
@@ -755,9 +554,9 @@ fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
     Ok(Project {
         id: r.get(at)?,
         name: r.get(at + 1)?,
-        optimization: Search::parse(r.get(at + 2)?),
+        optimization: r.get::<Option<String>>(at + 2)?.as_deref().and_then(Search::from_word),
         created_at: r.get(at + 3)?,
-        exposure: Exposure::parse(r.text(at + 4)),
+        exposure: Exposure::from_word(r.text(at + 4)),
     })
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::store::{Grants, Project};
+use crate::access::{Grants, Project};
 
 /// Tokens remembered at most; past it the cache starts again (a flood of
 /// distinct valid tokens costs store reads, never memory).

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 
 use super::{Entry, Snapshot};
+use crate::access::{Access, Grants};
 use crate::search;
 use crate::search::semantic::Vectors;
 use crate::security::Held;
-use crate::store::{Access, Grants};
 
 /// What one caller may see of a snapshot: tools of running servers that the
 /// rules leave enabled and the caller's project is granted. Discovery and

@@ -7,9 +7,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use serde_json::json;
 
+use crate::access::{Exposure, Search};
 use crate::config::Config;
 use crate::operator::{self, Actor};
-use crate::store::{Exposure, Search, Store};
+use crate::store::Store;
 
 /// `project …`.
 #[derive(Debug, Subcommand)]

@@ -10,10 +10,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
+use crate::access::Project;
 use crate::config::{Builtin, Config, ServerConfig, Transport};
 use crate::credentials::{Vault, sign_in};
 use crate::secrets::Key;
-use crate::store::{CredentialKind, Project, Store};
+use crate::store::{CredentialKind, Store};
 
 /// `secret …`.
 #[derive(Debug, Subcommand)]

@@ -15,11 +15,12 @@ use serde_json::{Value, json};
 use super::Console;
 use super::access::Admin;
 use super::charts;
+use crate::access::{Grants, Search};
 use crate::config::Transport;
 use crate::downstream::{Downstream, Status};
 use crate::gateway::{DiscoverArgs, parse_args};
 use crate::operator;
-use crate::store::{self, Grants, Search, UsageRange};
+use crate::store::{self, UsageRange};
 use crate::wire::tool_key;
 
 /// Most operator actions shown on the overview.

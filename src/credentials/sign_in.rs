@@ -18,9 +18,10 @@ use rmcp::transport::auth::{
 use tokio::net::TcpListener;
 
 use super::{Error, row_aad};
+use crate::access::Project;
 use crate::config::{Builtin, ServerConfig, Transport};
 use crate::secrets::Key;
-use crate::store::{CredentialKind, Project, Store};
+use crate::store::{CredentialKind, Store};
 
 /// Client name shown on the authorization server's consent page.
 const CLIENT_NAME: &str = "mcp-gateway";

@@ -16,12 +16,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{Asking, Bench, Error, Scores, evaluate_with, rank};
+use crate::access::{Grants, Search};
 use crate::auth::Caller;
 use crate::catalog::View;
 use crate::config::LearningConfig;
 use crate::learning::Learning;
 use crate::rank::SearchProvider;
-use crate::store::{Grants, Search, Store};
+use crate::store::Store;
 
 /// When every replayed call happens (2026-11-01): one moment, so replays repeat exactly.
 const REPLAYED_AT: i64 = 1_793_491_200;

@@ -9,11 +9,12 @@ use serde_json::Value;
 
 use super::args::usage_error;
 use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, parse_args, startup};
+use crate::access::Search;
 use crate::auth::Caller;
 use crate::learning::Trail;
 use crate::rank::{Bm25, Hybrid, SearchProvider};
 use crate::search::{self, Ranked};
-use crate::store::{Outcome, Search};
+use crate::store::Outcome;
 use crate::wire::{self, DISCOVERY};
 
 /// One `tool_discovery` result.

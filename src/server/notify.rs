@@ -12,10 +12,10 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{info, warn};
 
 use super::{Upstream, auth_error, downstream_error};
+use crate::access::{Exposure, Grants};
 use crate::auth::Caller;
 use crate::catalog::View;
 use crate::downstream::Downstream;
-use crate::store::{Exposure, Grants};
 
 /// Where a listener's notifications go.
 #[derive(Debug, Clone)]

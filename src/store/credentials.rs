@@ -182,7 +182,7 @@ impl Store {
     }
 
     /// Projects holding a credential for `server`, oldest first.
-    pub fn projects_with_credentials(&self, server: &str) -> Result<Vec<super::Project>, Error> {
+    pub fn projects_with_credentials(&self, server: &str) -> Result<Vec<crate::access::Project>, Error> {
         self.with(|c| {
             c.all(
                 "SELECT id, name, optimization, created_at, exposure FROM projects

@@ -22,7 +22,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::{CredentialKind, Search, Store};
+    use crate::access::Search;
+    use crate::store::{CredentialKind, Store};
 
     #[test]
     fn every_access_change_moves_the_generation_and_recording_use_does_not() {

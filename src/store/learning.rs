@@ -94,7 +94,7 @@ pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Search;
+    use crate::access::Search;
 
     #[tokio::test]
     async fn uses_add_up_per_project_and_reset_forgets_one_project() {

@@ -1,6 +1,7 @@
 //! Tests of `store`.
 
 use super::*;
+use crate::access::Grants;
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
