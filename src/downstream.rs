@@ -12,6 +12,7 @@ mod connect;
 mod instances;
 mod passthrough;
 mod progress;
+mod remembered;
 mod stderr;
 mod stdio;
 

@@ -51,51 +51,6 @@ pub use crate::config::DB_ENV;
 /// Prefix of every token, so a leaked one is recognisable (e.g. by secret scanners).
 pub const TOKEN_PREFIX: &str = "mgw_";
 
-/// Tool listings survive restarts here, keyed by a hash of how each server
-/// is reached (the hash keeps `env` and header secrets out of the file).
-impl crate::downstream::ToolMemory for Store {
-    fn recall(&self, server: &crate::config::ServerConfig) -> Option<Vec<rmcp::model::Tool>> {
-        let json = self.remembered_tools(&server.name, &transport_key(server)).ok()??;
-        serde_json::from_str(&json).ok()
-    }
-
-    fn remember(&self, server: &crate::config::ServerConfig, tools: &[rmcp::model::Tool]) {
-        let Ok(json) = serde_json::to_string(tools) else { return };
-        if let Err(e) = self.remember_tools(&server.name, &transport_key(server), &json) {
-            tracing::warn!(server = %server.name, error = %e, "could not keep the tool listing");
-        }
-    }
-
-    fn recall_protocol(&self, server: &crate::config::ServerConfig) -> Option<String> {
-        self.with(|c| {
-            c.row(
-                "SELECT protocol FROM server_tools WHERE server = ?1 AND transport = ?2",
-                args![server.name, transport_key(server)],
-                |r| r.get(0),
-            )
-        })
-        .ok()
-        .flatten()
-        .flatten()
-    }
-
-    fn remember_protocol(&self, server: &crate::config::ServerConfig, protocol: &str) {
-        let kept = self.with(|c| {
-            c.execute(
-                "UPDATE server_tools SET protocol = ?3 WHERE server = ?1 AND transport = ?2",
-                args![server.name, transport_key(server), protocol],
-            )
-        });
-        if let Err(e) = kept {
-            tracing::warn!(server = %server.name, error = %e, "could not keep the protocol revision");
-        }
-    }
-}
-
-fn transport_key(server: &crate::config::ServerConfig) -> String {
-    crate::text::hex(&sha2::Sha256::digest(format!("{:?}", server.transport).as_bytes()))
-}
-
 /// Why the store refused.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -493,6 +448,29 @@ impl Store {
                 "INSERT INTO server_tools (server, transport, tools) VALUES (?1, ?2, ?3)
                  ON CONFLICT (server) DO UPDATE SET transport = ?2, tools = ?3, listed_at = ?4",
                 args![server, transport, tools, now()],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The protocol revision `server` spoke last time it was reached through `transport`.
+    pub fn remembered_protocol(&self, server: &str, transport: &str) -> Result<Option<String>, Error> {
+        self.with(|c| {
+            c.row(
+                "SELECT protocol FROM server_tools WHERE server = ?1 AND transport = ?2",
+                args![server, transport],
+                |r| r.get(0),
+            )
+        })
+        .map(Option::flatten)
+    }
+
+    /// Keeps the revision `server` spoke through `transport` (after its listing).
+    pub fn keep_protocol(&self, server: &str, transport: &str, protocol: &str) -> Result<(), Error> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE server_tools SET protocol = ?3 WHERE server = ?1 AND transport = ?2",
+                args![server, transport, protocol],
             )
         })?;
         Ok(())
