@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mcp_gateway::access::Grants;
-use mcp_gateway::catalog::rules::Rules;
 use mcp_gateway::catalog::{Snapshot, View};
 use mcp_gateway::eval::Bench;
 use mcp_gateway::search::Request;
 use rmcp::model::Tool;
+use rules::Rules;
 
 /// `n` tools: the benchmark catalog, cycled, each copy on its own server.
 fn catalog(bench: &Bench, n: usize) -> Vec<(String, Option<String>, Vec<Tool>)> {

@@ -20,7 +20,6 @@ use crate::security::{Held, Security};
 use crate::wire::tool_key;
 
 pub mod direct;
-pub mod rules;
 mod view;
 
 use rules::Rules;

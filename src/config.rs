@@ -6,10 +6,13 @@
 //! cannot, resolves paths and turns milliseconds into durations. Nothing
 //! after this module re-parses configuration.
 
+pub mod archives;
 mod http;
+pub mod index;
 mod interpolate;
 mod mcp_servers;
 pub mod oauth;
+mod search;
 pub mod security;
 mod server;
 mod store;
@@ -22,21 +25,20 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::archive::{ArchivesConfig, RawArchives};
-use crate::catalog::rules::{RuleSpec, Rules};
-use crate::index::{IndexConfig, RawIndex};
-use crate::search::cloud::CloudConfig;
-use crate::search::semantic::SemanticConfig;
 pub use oauth::OAuthConfig;
+use rules::{RuleSpec, Rules};
 pub use security::SecurityConfig;
 pub use telemetry::TelemetryConfig;
 
 /// Cloud search timeout when `[search.cloud]` sets none.
 pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub use http::{HttpConfig, RawHttp};
+pub use archives::{ArchivesConfig, RawArchives};
+pub use http::{HttpConfig, Rate, RawHttp};
+pub use index::{IndexConfig, RawIndex};
 pub use interpolate::interpolate;
 pub use mcp_servers::{McpServerEntry, McpServersFile, server_name, to_toml};
+pub use search::{CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, SemanticConfig};
 use server::validate_server;
 pub use server::{Builtin, RawServer, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
 use store::RawStore;
@@ -398,12 +400,9 @@ impl Config {
             if let Err(m) = check_server_name(&name) {
                 return Err(invalid(span, format!("{key}.name"), m));
             }
-            if let Some(section) = [
-                (crate::index::SERVER_NAME, "[index]"),
-                (crate::archive::SERVER_NAME, "[archives]"),
-            ]
-            .iter()
-            .find_map(|(builtin, section)| (name == *builtin).then_some(section))
+            if let Some(section) = [(index::SERVER_NAME, "[index]"), (archives::SERVER_NAME, "[archives]")]
+                .iter()
+                .find_map(|(builtin, section)| (name == *builtin).then_some(section))
             {
                 return Err(invalid(
                     span,
@@ -447,7 +446,7 @@ impl Config {
         }
         if index.enabled {
             servers.push(ServerConfig::builtin(
-                crate::index::SERVER_NAME,
+                index::SERVER_NAME,
                 "Index Network: find people to meet or collaborate with from what you want, offer or work on (intents, discovery, VibeCheck)",
                 index.timeout,
                 Builtin::Index(std::sync::Arc::new(index)),
@@ -464,7 +463,7 @@ impl Config {
         }
         if archives.enabled {
             servers.push(ServerConfig::builtin(
-                crate::archive::SERVER_NAME,
+                archives::SERVER_NAME,
                 "Local research and URL archives: search saved notes and web pages, with highlighted snippets and citations",
                 DEFAULT_CALL_TIMEOUT,
                 Builtin::Archives(std::sync::Arc::new(archives)),
@@ -561,16 +560,8 @@ impl Config {
         let semantic = match semantic.enabled {
             Some(false) => None,
             _ => Some(SemanticConfig {
-                model_dir: path(
-                    "model_dir",
-                    semantic.model_dir,
-                    crate::search::semantic::DEFAULT_MODEL_DIR,
-                )?,
-                cache_path: path(
-                    "cache_path",
-                    semantic.cache_path,
-                    crate::search::semantic::DEFAULT_CACHE_PATH,
-                )?,
+                model_dir: path("model_dir", semantic.model_dir, DEFAULT_MODEL_DIR)?,
+                cache_path: path("cache_path", semantic.cache_path, DEFAULT_CACHE_PATH)?,
                 auto_install: semantic.auto_install.unwrap_or(true),
             }),
         };

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::rules::Rules;
+use rules::Rules;
 use crate::catalog::{Snapshot, View};
 use crate::rank::{Bm25, Hybrid, SearchProvider};
 use crate::search;

@@ -11,16 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::config::Rate;
 use crate::store::Store;
-
-/// A request rate: so many per minute, with bursts of up to `burst`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rate {
-    /// Sustained requests per minute (at least 1).
-    pub per_minute: u32,
-    /// Requests allowed back to back (at least 1).
-    pub burst: u32,
-}
 
 /// Callers' budgets, by caller key (a token id, or one shared key for anonymous callers).
 #[derive(Debug)]

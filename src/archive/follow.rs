@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn the_stores_own_writes_are_no_change() {
         let config = ArchivesConfig::from_raw(
-            super::super::RawArchives {
+            crate::config::RawArchives {
                 folders: vec!["notes".into()],
                 db_path: Some("notes/search.db".into()),
                 ..Default::default()
@@ -131,7 +131,7 @@ mod tests {
     fn files_the_indexer_does_not_read_are_no_change() {
         let dir = tempfile::tempdir().unwrap();
         let config = ArchivesConfig::from_raw(
-            super::super::RawArchives {
+            crate::config::RawArchives {
                 folders: vec!["notes".into()],
                 db_path: Some("data/search.db".into()),
                 ..Default::default()

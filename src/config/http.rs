@@ -30,7 +30,7 @@ pub struct HttpConfig {
     /// Accepted `Origin` values.
     pub allowed_origins: Vec<String>,
     /// Per-caller request rate, if limited.
-    pub rate: Option<crate::ratelimit::Rate>,
+    pub rate: Option<Rate>,
     /// Open MCP sessions in all.
     pub max_sessions: usize,
     /// Open MCP sessions per caller (project, and subject for OAuth).
@@ -70,11 +70,20 @@ pub(super) fn validate(
     Ok(HttpConfig {
         allowed_hosts: raw.allowed_hosts.unwrap_or(defaults.allowed_hosts),
         allowed_origins: raw.allowed_origins.unwrap_or(defaults.allowed_origins),
-        rate: per_minute.map(|per_minute| crate::ratelimit::Rate {
+        rate: per_minute.map(|per_minute| Rate {
             per_minute,
             burst: burst.unwrap_or((per_minute / 10).max(1)),
         }),
         max_sessions: max_sessions.map_or(defaults.max_sessions, |n| n as usize),
         max_sessions_per_caller: max_sessions_per_caller.map_or(defaults.max_sessions_per_caller, |n| n as usize),
     })
+}
+
+/// A request rate: so many per minute, with bursts of up to `burst`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    /// Sustained requests per minute (at least 1).
+    pub per_minute: u32,
+    /// Requests allowed back to back (at least 1).
+    pub burst: u32,
 }

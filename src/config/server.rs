@@ -11,12 +11,11 @@ use toml::Spanned;
 
 use super::interpolate::interpolate;
 use super::oauth;
+use super::{ArchivesConfig, IndexConfig};
 use super::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LAZY_IDLE_TIMEOUT, DEFAULT_MAX_INSTANCES,
     DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOLS_TTL,
 };
-use crate::archive::ArchivesConfig;
-use crate::index::IndexConfig;
 
 /// One `[[servers]]` entry.
 #[derive(Debug, Deserialize)]

@@ -5,17 +5,14 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::config::index::{MAX_CONCURRENCY, MAX_LIMIT, PayloadLimits};
 use crate::text::truncate;
 use crate::validate::Checker;
 
 /// Most IDs accepted per filter field.
 pub const MAX_FILTER_ITEMS: usize = 20;
-/// Largest page size the Protocol API serves.
-pub const MAX_LIMIT: u64 = 100;
 /// Page size when none is given.
 pub const DEFAULT_LIMIT: u64 = 50;
-/// Most VibeCheck calls in flight for one request.
-pub const MAX_CONCURRENCY: u64 = 5;
 /// The `sources[].type` values the Protocol API accepts (`discovery_form` is refused there).
 pub const SOURCE_TYPES: [&str; 3] = ["file", "integration", "link"];
 
@@ -222,15 +219,6 @@ pub fn is_uuid(s: &str) -> bool {
 fn dedup(ids: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     ids.retain(|id| seen.insert(id.to_ascii_lowercase()));
-}
-
-/// Character limits for the intent payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PayloadLimits {
-    /// Per section.
-    pub section: usize,
-    /// For the user's instruction.
-    pub instruction: usize,
 }
 
 /// The `/discover/new` payload: the user's instruction, then one headed

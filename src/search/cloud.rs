@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{Ranked, Request};
+use crate::config::CloudConfig;
 
 /// Consecutive failures that open the circuit.
 pub const FAILURES_TO_OPEN: u32 = 3;
@@ -16,17 +17,6 @@ pub const FAILURES_TO_OPEN: u32 = 3;
 pub const OPEN_FOR: Duration = Duration::from_secs(30);
 /// Largest response body read.
 const MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
-
-/// `[search.cloud]`, validated.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CloudConfig {
-    /// Base URL; the endpoint is `{url}/catalog/search`.
-    pub url: String,
-    /// Bearer token, if the service wants one.
-    pub token: Option<String>,
-    /// Per-request timeout.
-    pub timeout: Duration,
-}
 
 /// One tool as the cloud sees it (the seed's `ToolInfo`).
 #[derive(Debug, Serialize)]

@@ -13,6 +13,8 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
+pub use crate::config::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, SemanticConfig};
+
 mod cache;
 pub mod install;
 #[cfg(feature = "semantic")]
@@ -60,25 +62,8 @@ const QUERY_CACHE: usize = 1024;
 /// 256 tokens, and a 20 kB description would only cost time.
 const MAX_TEXT_CHARS: usize = 2000;
 
-/// The folder `mcp-gateway model install` fills by default, beside the config.
-pub const DEFAULT_MODEL_DIR: &str = "data/models/all-MiniLM-L6-v2";
-
-/// Where tool embeddings are cached by default, beside the config.
-pub const DEFAULT_CACHE_PATH: &str = "data/embeddings.db";
-
 /// The files a model folder must have.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-
-/// Validated `[search.semantic]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SemanticConfig {
-    /// A sentence-transformers style folder: config.json, tokenizer.json, model.safetensors.
-    pub model_dir: PathBuf,
-    /// The embeddings cache (SQLite).
-    pub cache_path: PathBuf,
-    /// Fetch the model in the background when it is missing.
-    pub auto_install: bool,
-}
 
 /// Why semantic search is not available, or failed.
 #[derive(Debug, thiserror::Error)]
