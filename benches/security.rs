@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_gateway::config::SecurityConfig;
-use mcp_gateway::security::{Security, leaks, scan};
+use mcp_gateway::leaks;
+use mcp_gateway::security::{Security, scan};
 use mcp_gateway::store::Store;
 use rmcp::model::Tool;
 use serde_json::{Value, json};

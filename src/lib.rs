@@ -91,6 +91,7 @@ pub mod eval;
 pub mod gateway;
 pub mod index;
 pub mod learning;
+pub mod leaks;
 pub mod mask;
 pub mod oauth;
 pub mod operator;

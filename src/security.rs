@@ -6,9 +6,8 @@
 //!
 //! * [`pins`]: the definition hash and the pure hold/pin decision.
 //! * [`scan`]: findings in a tool's texts, and stripping hidden characters.
-//! * [`leaks`]: credential formats in JSON and text.
+//! * [`crate::leaks`]: credential formats in JSON and text.
 
-pub mod leaks;
 pub mod pins;
 pub mod scan;
 
@@ -25,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
+use crate::leaks;
 use crate::config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
 use crate::store::{NewPin, ReviewState, Store};
 use pins::{Decision, Known, Reason};
