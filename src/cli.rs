@@ -617,7 +617,10 @@ async fn serve(
             config.http.clone(),
             stop_serving.clone(),
         );
-        tokio::spawn(async move { server::serve_http(upstream, gateway, l, &http_config, ct).await })
+        tokio::spawn(async move {
+            let console = crate::console::router(gateway.clone());
+            server::serve_http(upstream, gateway, console, l, &http_config, ct).await
+        })
     });
     let stdio_done = async {
         if stdio {

@@ -75,10 +75,13 @@ pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::R
     Ok(())
 }
 
-/// Serves streamable HTTP at `/mcp` on an already-bound listener until `ct` is cancelled.
+/// Serves streamable HTTP at `/mcp` on an already-bound listener until `ct`
+/// is cancelled. `pages` (the operator console) are served beside it, behind
+/// the same host checks but not the MCP guard: they check their own credentials.
 pub async fn serve_http(
     upstream: Upstream,
     gateway: Gateway,
+    pages: axum::Router,
     listener: tokio::net::TcpListener,
     http: &HttpConfig,
     ct: CancellationToken,
@@ -106,7 +109,7 @@ pub async fn serve_http(
         // Outside the MCP guard: health, metrics, the widget's static assets
         // and the operator console (which checks its own credentials).
         .merge(resource_metadata(gateway_for_ops.clone()))
-        .merge(crate::console::router(gateway_for_ops.clone()))
+        .merge(pages)
         .merge(operations(gateway_for_ops))
         .merge(crate::index::widget::router())
         // Every route answers only the configured hosts and origins.
