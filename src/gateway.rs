@@ -12,9 +12,11 @@ use tokio_util::task::TaskTracker;
 
 mod args;
 mod audit;
+mod call;
 mod discover;
 mod error;
 mod execute;
+mod input;
 mod rounds;
 mod sealed;
 mod startup;
@@ -25,6 +27,7 @@ pub use args::{
     DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, MAX_QUERIES, MAX_QUERY_CHARS, MAX_RESULTS, OneOrMany, Retry, parse_args,
 };
 pub use audit::AUDIT_WAIT;
+pub use call::{CallRequest, Refused};
 pub use discover::{Discovery, Found};
 pub use error::ExecuteError;
 pub use tasks::{TaskAnswer, TaskRequest};

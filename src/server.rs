@@ -6,11 +6,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType,
     ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool,
@@ -20,7 +19,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::DropGuard;
-use tracing::{Instrument, info, warn};
+use tracing::{Instrument, warn};
 
 mod guard;
 mod hop;
@@ -38,11 +37,7 @@ use crate::auth::{self, Caller};
 use crate::catalog::direct;
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Downstream, Relay};
-use crate::gateway::{
-    Answer, ExecuteArgs, ExecuteError, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest, parse_args,
-};
-use crate::learning::Trail;
-use crate::store::Outcome;
+use crate::gateway::{CallRequest, ExecuteError, Gateway, MAX_QUERIES, Refused, Retry, TaskAnswer, TaskRequest};
 use crate::uris;
 use crate::wire::{DISCOVERY, EXECUTE, request_id, split_key};
 use hop::{client_extension, client_has_mcp_apps, downstream_error, forwardable_meta};
@@ -156,53 +151,6 @@ impl Upstream {
         self.gateway.authenticate(token.as_deref(), hint.as_deref()).await
     }
 
-    /// One meta-tool call, from caller to audit row.
-    /// `tool_execute`, with a 2026 downstream's input rounds driven here
-    /// when the caller is a 2025 client (`server/input.rs`); a 2026 client
-    /// gets the `InputRequiredResult` as it is.
-    async fn execute_asking(
-        &self,
-        caller: &Caller,
-        args: Result<ExecuteArgs, String>,
-        meta: Option<JsonObject>,
-        origin: CallOrigin,
-        session: &str,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Answer {
-        let again = args.clone();
-        let mut answer = self
-            .gateway
-            .answer_execute(caller, args, meta.clone(), origin.clone(), session)
-            .await;
-        let (Some(peer), Ok(mut args)) = (input::session_to_ask(ctx), again) else {
-            return answer;
-        };
-        for _ in 0..input::MAX_ROUNDS {
-            let CallToolResponse::InputRequired(asked) = &answer.result else {
-                return answer;
-            };
-            args.retry = match input::ask(peer, asked).await {
-                Ok(answers) => Retry {
-                    input_responses: Some(answers),
-                    request_state: asked.request_state.clone(),
-                },
-                Err(why) => return unanswered(answer, &args.tool_key, why),
-            };
-            answer = self
-                .gateway
-                .answer_execute(caller, Ok(args.clone()), meta.clone(), origin.clone(), session)
-                .await;
-        }
-        match answer.result {
-            CallToolResponse::InputRequired(_) => unanswered(
-                answer,
-                &args.tool_key,
-                format!("it still asked after {} rounds", input::MAX_ROUNDS),
-            ),
-            _ => answer,
-        }
-    }
-
     /// A task request from the caller, through [`Gateway::task`]; an id that
     /// is not the caller's is an unknown task, whatever the reason.
     async fn task(
@@ -219,121 +167,48 @@ impl Upstream {
         })
     }
 
+    /// One meta-tool call through [`Gateway::call`], with what only this face
+    /// knows: the session, the caller's progress token and how to ask it.
     async fn answer_call(
         &self,
         meta_tool: &'static str,
         request_id: String,
+        caller: Result<Caller, auth::Error>,
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let started = Instant::now();
-        let caller = match self.caller(&ctx).await {
-            Ok(c) => c,
-            Err(e) => {
-                info!(request_id, meta_tool, outcome = "denied", "refused caller");
-                crate::telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
-                // A refusal is an error either way: its row is not waited for.
-                let row = Gateway::audit_row(
-                    &request_id,
-                    None,
-                    meta_tool,
-                    None,
-                    Outcome::Denied,
-                    started.elapsed(),
-                    None,
-                    Trail::default(),
-                );
-                let _ = self.gateway.audit(row, false).await;
-                return Err(auth_error(e));
+        let shape = |caller: &Caller| {
+            let session = session_key(&ctx, caller);
+            CallRequest {
+                arguments: request.arguments,
+                retry: Retry {
+                    input_responses: request.input_responses,
+                    request_state: request.request_state,
+                },
+                meta: forwardable_meta(&ctx.meta).unwrap_or_default(),
+                origin: CallOrigin {
+                    // The client's progress token stays here; the downstream gets one of ours.
+                    progress: ctx.meta.get_progress_token().map(|token| Relay {
+                        peer: ctx.peer.clone(),
+                        token,
+                    }),
+                    ask: input::session_to_ask(&ctx).map(|peer| Asker::Session {
+                        peer: peer.clone(),
+                        session: session.clone(),
+                    }),
+                    input_requests: input::reads_input_requests(&ctx),
+                    tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
+                },
+                session,
             }
         };
-        let session = session_key(&ctx, &caller);
-        let (answer, tool_key) = if meta_tool == DISCOVERY {
-            let answer = self
-                .gateway
-                .answer_discovery(&caller, request.arguments, &session, &request_id)
-                .await;
-            (answer, None)
-        } else {
-            let retry = Retry {
-                input_responses: request.input_responses,
-                request_state: request.request_state,
-            };
-            let args = parse_args::<ExecuteArgs>(request.arguments).map(|args| ExecuteArgs { retry, ..args });
-            let key = args.as_ref().ok().map(|a| a.tool_key.clone());
-            let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
-            meta.insert(crate::wire::REQUEST_ID_META.into(), request_id.clone().into());
-            let meta = Some(meta);
-            let origin = CallOrigin {
-                // The client's progress token stays here; the downstream gets one of ours.
-                progress: ctx.meta.get_progress_token().map(|token| Relay {
-                    peer: ctx.peer.clone(),
-                    token,
-                }),
-                ask: input::session_to_ask(&ctx).map(|peer| Asker::Session {
-                    peer: peer.clone(),
-                    session: session.clone(),
-                }),
-                input_requests: input::reads_input_requests(&ctx),
-                tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
-            };
-            tokio::select! {
-                a = self.execute_asking(&caller, args, meta, origin, &session, &ctx) => (a, key),
-                // The upstream client cancelled: dropping the call cancels it downstream.
-                _ = ctx.ct.cancelled() => {
-                    info!(request_id, "call cancelled by the client");
-                    let row = Gateway::audit_row(&request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None, Trail::default());
-                    let _ = self.gateway.audit(row, false).await;
-                    return Err(ErrorData::internal_error("request cancelled", None));
-                }
-            }
-        };
-        let latency = started.elapsed();
-        let span = tracing::Span::current();
-        span.record("project", caller.project.id);
-        span.record("outcome", answer.outcome.as_str());
-        if let Some(key) = &tool_key {
-            span.record("tool_key", key.as_str());
-        }
-        let server = tool_key.as_deref().and_then(split_key).map(|(s, _)| s);
-        crate::telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
-        // The access log has its own target, so an operator can keep it apart
-        // or off (`RUST_LOG=info,mcp_gateway::calls=off`): every call is in the
-        // audit log too.
-        info!(
-            target: "mcp_gateway::calls",
-            request_id,
-            project = caller.project.id,
-            subject = caller.subject.as_deref().unwrap_or(""),
-            issuer = caller.issuer.as_deref().unwrap_or(""),
-            meta_tool,
-            tool_key = tool_key.as_deref().unwrap_or(""),
-            outcome = ?answer.outcome,
-            results = answer.result_count,
-            latency_us = latency.as_micros() as u64,
-            "call"
-        );
-        let key = tool_key.clone().unwrap_or_else(|| meta_tool.to_string());
-        // A call refused for want of its `started` row ran nothing: its row is written behind.
-        let answered = !Gateway::refused_unaudited(&answer.result);
-        let row = Gateway::audit_row(
-            &request_id,
-            Some(&caller),
-            meta_tool,
-            tool_key,
-            answer.outcome,
-            latency,
-            answer.result_count,
-            answer.trail,
-        );
-        // No answer leaves before its row is durable (strict audit).
-        match self.gateway.audit(row, answered).await {
-            Ok(()) => Ok(complete(answer.result)),
-            Err(why) => {
-                warn!(request_id, meta_tool, error = %why, "answer withheld: its audit row was not written");
-                Ok(complete(Gateway::withhold(&key, why)))
-            }
-        }
+        self.gateway
+            .call(meta_tool, &request_id, caller, &ctx.ct, shape)
+            .await
+            .map_err(|e| match e {
+                Refused::Caller(e) => auth_error(e),
+                Refused::Cancelled => ErrorData::internal_error("request cancelled", None),
+            })
     }
 
     /// The server behind a resource URI as the client knows it, by its
@@ -396,18 +271,6 @@ impl Upstream {
     }
 }
 
-/// `answer`, turned into the error of a question that went unanswered.
-fn unanswered(mut answer: Answer, key: &str, why: String) -> Answer {
-    info!(tool_key = key, why = %why, "input request unanswered");
-    let error = ExecuteError::InputUnanswered {
-        key: key.to_string(),
-        why,
-    };
-    answer.result = error.into_result().into();
-    answer.outcome = Outcome::Failed;
-    answer
-}
-
 /// Which session a call belongs to, for linking an execute to the discovery
 /// before it: the `Mcp-Session-Id` of an HTTP session; otherwise (stdio, and
 /// stateless 2026-07-28 requests) the caller itself.
@@ -433,14 +296,6 @@ fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
     extensions
         .get::<http::request::Parts>()
         .and_then(|p| p.extensions.get::<Caller>())
-}
-
-fn complete(mut r: CallToolResponse) -> CallToolResponse {
-    // 2026-07-28 peers need resultType; rmcp strips it again for older ones.
-    if let CallToolResponse::Complete(ref mut result) = r {
-        result.result_type.get_or_insert(ResultType::COMPLETE);
-    }
-    r
 }
 
 /// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164 asks.
@@ -530,12 +385,13 @@ impl ServerHandler for Upstream {
     ) -> Result<CallToolResponse, ErrorData> {
         // The server of a directly exposed tool, whose App URIs the result names.
         let mut direct_server = None;
+        let caller = self.caller(&ctx).await;
         let meta_tool = match request.name.as_ref() {
             DISCOVERY => DISCOVERY,
             EXECUTE => EXECUTE,
             other => {
                 // A directly exposed tool is a tool_execute of its key, checked and audited alike.
-                let key = match self.caller(&ctx).await {
+                let key = match &caller {
                     Ok(caller) if caller.project.exposure.lists_tools() => {
                         let resolve = || {
                             let view = self.gateway.catalog().visible_to(caller.grants.clone());
@@ -581,7 +437,7 @@ impl ServerHandler for Upstream {
         );
         crate::traces::adopt(&span, &ctx.meta);
         let mut response = self
-            .answer_call(meta_tool, request_id, request, ctx)
+            .answer_call(meta_tool, request_id, caller, request, ctx)
             .instrument(span)
             .await;
         if let (Some(server), Ok(CallToolResponse::Complete(result))) = (direct_server, &mut response)

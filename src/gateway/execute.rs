@@ -178,8 +178,9 @@ impl Gateway {
         Ok(result)
     }
 
-    /// `tool_execute` from raw arguments to the answer the caller sees.
-    pub async fn answer_execute(
+    /// `tool_execute` from raw arguments to the answer the caller sees, one
+    /// round (see [`Gateway::answer_execute`] for the rounds).
+    pub(super) async fn answer_execute_once(
         &self,
         caller: &Caller,
         args: Result<ExecuteArgs, String>,
