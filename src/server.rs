@@ -8,12 +8,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool,
-    ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -26,6 +25,7 @@ mod hop;
 mod hosts;
 mod input;
 mod notify;
+mod passthrough;
 mod sessions;
 mod skills;
 mod transports;
@@ -36,11 +36,10 @@ pub use transports::{serve_http, serve_stdio};
 use crate::auth::{self, Caller};
 use crate::catalog::direct;
 use crate::downstream::asks::Asker;
-use crate::downstream::{CallOrigin, Downstream, Relay};
+use crate::downstream::{CallOrigin, Relay};
 use crate::gateway::{CallRequest, ExecuteError, Gateway, MAX_QUERIES, Refused, Retry, TaskAnswer, TaskRequest};
-use crate::uris;
 use crate::wire::{DISCOVERY, EXECUTE, request_id, split_key};
-use hop::{client_extension, client_has_mcp_apps, downstream_error, forwardable_meta};
+use hop::{client_extension, downstream_error, forwardable_meta};
 use notify::{Listener, Notify};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
@@ -210,65 +209,6 @@ impl Upstream {
                 Refused::Cancelled => ErrorData::internal_error("request cancelled", None),
             })
     }
-
-    /// The server behind a resource URI as the client knows it, by its
-    /// namespace (`mcp-gateway://SERVER/`, or `uris.rs` for Apps and skills)
-    /// or the last listing, and the URI that server knows; no server
-    /// when neither says. A namespace the caller may not see is an unknown
-    /// resource, not one to ask every server about.
-    fn resource_owner(&self, caller: &Caller, uri: &str) -> Result<(Option<Arc<Downstream>>, String), ErrorData> {
-        let registry = self.gateway.registry();
-        let named = match uri.strip_prefix(SHARED_URI_PREFIX) {
-            Some(rest) => rest
-                .split_once('/')
-                .map(|(server, original)| (server, original.to_string())),
-            None => uris::origin(uri),
-        };
-        let Some((server, original)) = named else {
-            let owner = self.routes.read().expect("routes lock").get(uri).cloned();
-            let owner = owner.and_then(|s| registry.get(&s));
-            return Ok((owner.filter(|s| caller.grants.sees_server(s.name())), uri.to_string()));
-        };
-        match registry.get(server).filter(|s| caller.grants.sees_server(s.name())) {
-            Some(owner) => Ok((Some(owner), original)),
-            None => Err(unknown_resource(uri)),
-        }
-    }
-
-    /// What `list` gives of each running server the caller may see, by
-    /// server name; a server whose list fails (logged) adds nothing and
-    /// hides nothing of the others.
-    async fn listed_by_each<T, Fut>(
-        &self,
-        caller: &Caller,
-        what: &'static str,
-        list: impl Fn(Arc<Downstream>) -> Fut,
-    ) -> Vec<(String, Vec<T>)>
-    where
-        Fut: Future<Output = Result<Vec<T>, crate::downstream::Error>>,
-    {
-        self.gateway.wait_for_starting(&caller.grants, None).await;
-        let servers = self.running_for(caller);
-        let listed = futures::future::join_all(servers.iter().cloned().map(list)).await;
-        servers
-            .iter()
-            .zip(listed)
-            .map(|(server, listed)| {
-                let items = listed.unwrap_or_else(|e| {
-                    warn!(server = %server.name(), error = %e, list = what, "a server's list failed");
-                    Vec::new()
-                });
-                (server.name().to_string(), items)
-            })
-            .collect()
-    }
-
-    /// Running servers the caller may see.
-    fn running_for(&self, caller: &Caller) -> Vec<Arc<Downstream>> {
-        let mut servers = self.gateway.registry().servers();
-        servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
-        servers
-    }
 }
 
 /// Which session a call belongs to, for linking an execute to the discovery
@@ -296,11 +236,6 @@ fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
     extensions
         .get::<http::request::Parts>()
         .and_then(|p| p.extensions.get::<Caller>())
-}
-
-/// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164 asks.
-fn unknown_resource(uri: &str) -> ErrorData {
-    ErrorData::resource_not_found(format!("unknown resource '{uri}'"), Some(json!({ "uri": uri })))
 }
 
 fn auth_error(e: auth::Error) -> ErrorData {
@@ -473,43 +408,7 @@ impl ServerHandler for Upstream {
         _: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = self
-            .listed_by_each(&caller, "resources/list", |s| async move { s.list_resources().await })
-            .await;
-        let mut owners: HashMap<&str, usize> = HashMap::new();
-        for (_, resources) in &listed {
-            for r in resources {
-                *owners.entry(r.uri.as_str()).or_default() += 1;
-            }
-        }
-        let shared: std::collections::HashSet<String> = owners
-            .into_iter()
-            .filter(|(_, n)| *n > 1)
-            .map(|(u, _)| u.to_string())
-            .collect();
-        let mut routes = HashMap::new();
-        let mut all = Vec::new();
-        // Skills' files are always in their server's namespace, as skills/list
-        // shows them; Apps only where tools are listed directly (elsewhere a
-        // host reads the URI a tool result names, as its server gave it).
-        let apps_namespaced = caller.project.exposure.lists_tools();
-        for (server, resources) in listed {
-            for mut r in resources {
-                let namespaced =
-                    uris::scoped(&server, &r.uri).filter(|_| apps_namespaced || r.uri.starts_with("skill://"));
-                if let Some(namespaced) = namespaced {
-                    r.uri = namespaced;
-                } else if shared.contains(&r.uri) {
-                    r.uri = format!("{SHARED_URI_PREFIX}{server}/{}", r.uri);
-                } else {
-                    routes.insert(r.uri.clone(), server.clone());
-                }
-                all.push(r);
-            }
-        }
-        self.routes.write().expect("routes lock").extend(routes);
-        Ok(ListResourcesResult::with_all_items(all))
+        self.resources_for(&ctx).await
     }
 
     async fn list_resource_templates(
@@ -517,66 +416,15 @@ impl ServerHandler for Upstream {
         _: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = self
-            .listed_by_each(&caller, "resources/templates/list", |s| async move {
-                s.list_resource_templates().await
-            })
-            .await;
-        Ok(ListResourceTemplatesResult::with_all_items(
-            listed.into_iter().flat_map(|(_, templates)| templates).collect(),
-        ))
+        self.resource_templates_for(&ctx).await
     }
 
     async fn read_resource(
         &self,
-        mut request: ReadResourceRequestParams,
+        request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
-        if let Some(apps) = client_has_mcp_apps(&ctx) {
-            meta.insert(crate::wire::MCP_APPS_META.into(), apps.into());
-        }
-        request.meta = (!meta.is_empty()).then(|| meta.into());
-        let (target, served) = self.resource_owner(&caller, &request.uri)?;
-        let client_uri = std::mem::replace(&mut request.uri, served.clone());
-        let mut response = match target {
-            Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
-            // Not in the last listing (a template instance, or never listed):
-            // the first server that can read it answers.
-            None => {
-                let mut last = unknown_resource(&client_uri);
-                let mut found = None;
-                for server in self.running_for(&caller) {
-                    match server.read_resource(request.clone()).await {
-                        Ok(r) => {
-                            found = Some(r);
-                            break;
-                        }
-                        Err(crate::downstream::Error::Protocol { .. }) => {}
-                        Err(e) => last = downstream_error(e),
-                    }
-                }
-                found.ok_or(last)?
-            }
-        };
-        if let ReadResourceResponse::Complete(ref mut r) = response {
-            // Contents carry the URI they answer: the one the client asked for.
-            for contents in &mut r.contents {
-                if let ResourceContents::TextResourceContents { uri, .. }
-                | ResourceContents::BlobResourceContents { uri, .. } = contents
-                    && *uri == served
-                {
-                    uri.clone_from(&client_uri);
-                }
-            }
-            r.result_type.get_or_insert(ResultType::COMPLETE);
-            // Which server answers, and with whose credential, depends on the
-            // caller: a downstream's "public" does not hold for this answer.
-            r.cache_scope = Some(CacheScope::Private);
-        }
-        Ok(response)
+        self.read_for(request, &ctx).await
     }
 
     #[allow(deprecated)] // the pre-2026-07-28 subscription; newer clients use subscriptions/listen
@@ -657,59 +505,15 @@ impl ServerHandler for Upstream {
         _: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let listed = self
-            .listed_by_each(&caller, "prompts/list", |s| async move { s.list_prompts().await })
-            .await;
-        let prompts = listed.into_iter().flat_map(|(server, prompts)| {
-            prompts.into_iter().map(move |mut p| {
-                p.name = crate::wire::tool_key(&server, &p.name);
-                p
-            })
-        });
-        Ok(ListPromptsResult::with_all_items(prompts.collect()))
+        self.prompts_for(&ctx).await
     }
 
     async fn get_prompt(
         &self,
-        mut request: GetPromptRequestParams,
+        request: GetPromptRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let caller = self.caller(&ctx).await.map_err(auth_error)?;
-        let unknown = || ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None);
-        let prefixed = split_key(&request.name).and_then(|(server, prompt)| {
-            let server = self.gateway.registry().get(server)?;
-            Some((server, prompt.to_string()))
-        });
-        let (server, prompt) = match prefixed {
-            Some(found) => found,
-            // A name without its server prefix is accepted when exactly one server has it.
-            None => {
-                let name = request.name.clone();
-                let running = self.running_for(&caller);
-                let listed = futures::future::join_all(running.iter().map(|s| s.list_prompts())).await;
-                let mut owners = running
-                    .into_iter()
-                    .zip(listed)
-                    .filter(|(_, prompts)| prompts.as_ref().is_ok_and(|ps| ps.iter().any(|p| p.name == name)));
-                match (owners.next(), owners.next()) {
-                    (Some((server, _)), None) => (server, name),
-                    (Some(_), Some(_)) => {
-                        return Err(ErrorData::invalid_params(
-                            format!("several servers have a prompt '{name}'; name it as server:prompt"),
-                            None,
-                        ));
-                    }
-                    _ => return Err(unknown()),
-                }
-            }
-        };
-        if !caller.grants.sees_server(server.name()) {
-            return Err(unknown());
-        }
-        request.name = prompt;
-        request.meta = forwardable_meta(&ctx.meta).map(Into::into);
-        server.get_prompt(request).await.map_err(downstream_error)
+        self.prompt_for(request, &ctx).await
     }
 }
 

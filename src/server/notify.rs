@@ -161,7 +161,7 @@ impl Upstream {
             // Not in a listing this session made: the first server that accepts it.
             None => self.running_for(caller),
         };
-        let mut last = super::unknown_resource(client_uri);
+        let mut last = super::passthrough::unknown_resource(client_uri);
         for server in candidates {
             match server.subscribe(&uri).await {
                 Ok(()) => {

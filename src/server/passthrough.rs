@@ -1,0 +1,258 @@
+//! Resources and prompts pass through: each running server the caller may
+//! see is asked, and what they answer comes back under names that say which
+//! server it belongs to (`mcp-gateway://SERVER/…` for a URI two servers
+//! share, `server:prompt` for prompts).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::model::{
+    CacheScope, GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType,
+};
+use rmcp::service::RequestContext;
+use serde_json::json;
+use tracing::warn;
+
+use super::hop::{client_has_mcp_apps, downstream_error, forwardable_meta};
+use super::{SHARED_URI_PREFIX, Upstream, auth_error};
+use crate::auth::Caller;
+use crate::downstream::Downstream;
+use crate::uris;
+use crate::wire::split_key;
+
+impl Upstream {
+    pub(super) async fn resources_for(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let caller = self.caller(ctx).await.map_err(auth_error)?;
+        let listed = self
+            .listed_by_each(&caller, "resources/list", |s| async move { s.list_resources().await })
+            .await;
+        let mut owners: HashMap<&str, usize> = HashMap::new();
+        for (_, resources) in &listed {
+            for r in resources {
+                *owners.entry(r.uri.as_str()).or_default() += 1;
+            }
+        }
+        let shared: std::collections::HashSet<String> = owners
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(u, _)| u.to_string())
+            .collect();
+        let mut routes = HashMap::new();
+        let mut all = Vec::new();
+        // Skills' files are always in their server's namespace, as skills/list
+        // shows them; Apps only where tools are listed directly (elsewhere a
+        // host reads the URI a tool result names, as its server gave it).
+        let apps_namespaced = caller.project.exposure.lists_tools();
+        for (server, resources) in listed {
+            for mut r in resources {
+                let namespaced =
+                    uris::scoped(&server, &r.uri).filter(|_| apps_namespaced || r.uri.starts_with("skill://"));
+                if let Some(namespaced) = namespaced {
+                    r.uri = namespaced;
+                } else if shared.contains(&r.uri) {
+                    r.uri = format!("{SHARED_URI_PREFIX}{server}/{}", r.uri);
+                } else {
+                    routes.insert(r.uri.clone(), server.clone());
+                }
+                all.push(r);
+            }
+        }
+        self.routes.write().expect("routes lock").extend(routes);
+        Ok(ListResourcesResult::with_all_items(all))
+    }
+
+    pub(super) async fn resource_templates_for(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let caller = self.caller(ctx).await.map_err(auth_error)?;
+        let listed = self
+            .listed_by_each(&caller, "resources/templates/list", |s| async move {
+                s.list_resource_templates().await
+            })
+            .await;
+        Ok(ListResourceTemplatesResult::with_all_items(
+            listed.into_iter().flat_map(|(_, templates)| templates).collect(),
+        ))
+    }
+
+    pub(super) async fn read_for(
+        &self,
+        mut request: ReadResourceRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = self.caller(ctx).await.map_err(auth_error)?;
+        let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
+        if let Some(apps) = client_has_mcp_apps(ctx) {
+            meta.insert(crate::wire::MCP_APPS_META.into(), apps.into());
+        }
+        request.meta = (!meta.is_empty()).then(|| meta.into());
+        let (target, served) = self.resource_owner(&caller, &request.uri)?;
+        let client_uri = std::mem::replace(&mut request.uri, served.clone());
+        let mut response = match target {
+            Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
+            // Not in the last listing (a template instance, or never listed):
+            // the first server that can read it answers.
+            None => {
+                let mut last = unknown_resource(&client_uri);
+                let mut found = None;
+                for server in self.running_for(&caller) {
+                    match server.read_resource(request.clone()).await {
+                        Ok(r) => {
+                            found = Some(r);
+                            break;
+                        }
+                        Err(crate::downstream::Error::Protocol { .. }) => {}
+                        Err(e) => last = downstream_error(e),
+                    }
+                }
+                found.ok_or(last)?
+            }
+        };
+        if let ReadResourceResponse::Complete(ref mut r) = response {
+            // Contents carry the URI they answer: the one the client asked for.
+            for contents in &mut r.contents {
+                if let ResourceContents::TextResourceContents { uri, .. }
+                | ResourceContents::BlobResourceContents { uri, .. } = contents
+                    && *uri == served
+                {
+                    uri.clone_from(&client_uri);
+                }
+            }
+            r.result_type.get_or_insert(ResultType::COMPLETE);
+            // Which server answers, and with whose credential, depends on the
+            // caller: a downstream's "public" does not hold for this answer.
+            r.cache_scope = Some(CacheScope::Private);
+        }
+        Ok(response)
+    }
+
+    pub(super) async fn prompts_for(&self, ctx: &RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
+        let caller = self.caller(ctx).await.map_err(auth_error)?;
+        let listed = self
+            .listed_by_each(&caller, "prompts/list", |s| async move { s.list_prompts().await })
+            .await;
+        let prompts = listed.into_iter().flat_map(|(server, prompts)| {
+            prompts.into_iter().map(move |mut p| {
+                p.name = crate::wire::tool_key(&server, &p.name);
+                p
+            })
+        });
+        Ok(ListPromptsResult::with_all_items(prompts.collect()))
+    }
+
+    pub(super) async fn prompt_for(
+        &self,
+        mut request: GetPromptRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = self.caller(ctx).await.map_err(auth_error)?;
+        let unknown = || ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None);
+        let prefixed = split_key(&request.name).and_then(|(server, prompt)| {
+            let server = self.gateway.registry().get(server)?;
+            Some((server, prompt.to_string()))
+        });
+        let (server, prompt) = match prefixed {
+            Some(found) => found,
+            // A name without its server prefix is accepted when exactly one server has it.
+            None => {
+                let name = request.name.clone();
+                let running = self.running_for(&caller);
+                let listed = futures::future::join_all(running.iter().map(|s| s.list_prompts())).await;
+                let mut owners = running
+                    .into_iter()
+                    .zip(listed)
+                    .filter(|(_, prompts)| prompts.as_ref().is_ok_and(|ps| ps.iter().any(|p| p.name == name)));
+                match (owners.next(), owners.next()) {
+                    (Some((server, _)), None) => (server, name),
+                    (Some(_), Some(_)) => {
+                        return Err(ErrorData::invalid_params(
+                            format!("several servers have a prompt '{name}'; name it as server:prompt"),
+                            None,
+                        ));
+                    }
+                    _ => return Err(unknown()),
+                }
+            }
+        };
+        if !caller.grants.sees_server(server.name()) {
+            return Err(unknown());
+        }
+        request.name = prompt;
+        request.meta = forwardable_meta(&ctx.meta).map(Into::into);
+        server.get_prompt(request).await.map_err(downstream_error)
+    }
+    /// The server behind a resource URI as the client knows it, by its
+    /// namespace (`mcp-gateway://SERVER/`, or `uris.rs` for Apps and skills)
+    /// or the last listing, and the URI that server knows; no server
+    /// when neither says. A namespace the caller may not see is an unknown
+    /// resource, not one to ask every server about.
+    pub(super) fn resource_owner(
+        &self,
+        caller: &Caller,
+        uri: &str,
+    ) -> Result<(Option<Arc<Downstream>>, String), ErrorData> {
+        let registry = self.gateway.registry();
+        let named = match uri.strip_prefix(SHARED_URI_PREFIX) {
+            Some(rest) => rest
+                .split_once('/')
+                .map(|(server, original)| (server, original.to_string())),
+            None => uris::origin(uri),
+        };
+        let Some((server, original)) = named else {
+            let owner = self.routes.read().expect("routes lock").get(uri).cloned();
+            let owner = owner.and_then(|s| registry.get(&s));
+            return Ok((owner.filter(|s| caller.grants.sees_server(s.name())), uri.to_string()));
+        };
+        match registry.get(server).filter(|s| caller.grants.sees_server(s.name())) {
+            Some(owner) => Ok((Some(owner), original)),
+            None => Err(unknown_resource(uri)),
+        }
+    }
+
+    /// What `list` gives of each running server the caller may see, by
+    /// server name; a server whose list fails (logged) adds nothing and
+    /// hides nothing of the others.
+    pub(super) async fn listed_by_each<T, Fut>(
+        &self,
+        caller: &Caller,
+        what: &'static str,
+        list: impl Fn(Arc<Downstream>) -> Fut,
+    ) -> Vec<(String, Vec<T>)>
+    where
+        Fut: Future<Output = Result<Vec<T>, crate::downstream::Error>>,
+    {
+        self.gateway.wait_for_starting(&caller.grants, None).await;
+        let servers = self.running_for(caller);
+        let listed = futures::future::join_all(servers.iter().cloned().map(list)).await;
+        servers
+            .iter()
+            .zip(listed)
+            .map(|(server, listed)| {
+                let items = listed.unwrap_or_else(|e| {
+                    warn!(server = %server.name(), error = %e, list = what, "a server's list failed");
+                    Vec::new()
+                });
+                (server.name().to_string(), items)
+            })
+            .collect()
+    }
+
+    /// Running servers the caller may see.
+    pub(super) fn running_for(&self, caller: &Caller) -> Vec<Arc<Downstream>> {
+        let mut servers = self.gateway.registry().servers();
+        servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
+        servers
+    }
+}
+
+/// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164 asks.
+pub(super) fn unknown_resource(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(format!("unknown resource '{uri}'"), Some(json!({ "uri": uri })))
+}
