@@ -38,7 +38,10 @@ pub use http::{HttpConfig, Rate, RawHttp};
 pub use index::{IndexConfig, RawIndex};
 pub use interpolate::interpolate;
 pub use mcp_servers::{McpServerEntry, McpServersFile, server_name, to_toml};
-pub use search::{CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, SemanticConfig};
+pub use search::{
+    CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, LearningConfig, RawCloud, RawLearning, RawSearch, RawSemantic,
+    SemanticConfig,
+};
 use server::validate_server;
 pub use server::{Builtin, RawServer, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
 use store::RawStore;
@@ -163,72 +166,6 @@ pub struct RawStartup {
     /// The longest a call waits for the servers its caller may see that are
     /// still in their first connection (default 10000; 0 answers at once).
     pub wait_ms: Option<u64>,
-}
-
-/// `[search]`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSearch {
-    /// The cloud provider used by projects whose search is `cloud`.
-    pub cloud: Option<Spanned<RawCloud>>,
-    /// The local embedding model used by projects whose search is `hybrid`.
-    pub semantic: Option<Spanned<RawSemantic>>,
-    /// Learning from use.
-    pub learning: Option<Spanned<RawLearning>>,
-}
-
-/// `[search.semantic]`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSemantic {
-    /// Load the model if it is there (default true).
-    pub enabled: Option<bool>,
-    /// Model folder, relative to this file (default `data/models/all-MiniLM-L6-v2`).
-    pub model_dir: Option<String>,
-    /// Embeddings cache, relative to this file (default `data/embeddings.db`).
-    pub cache_path: Option<String>,
-    /// Fetch the model in the background when it is missing (default true).
-    pub auto_install: Option<bool>,
-}
-
-/// `[search.learning]`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawLearning {
-    /// Learn from each project's use (default true).
-    pub enabled: Option<bool>,
-    /// `"text"` (default) or `"hashed"`: how query terms are kept.
-    pub terms: Option<Spanned<String>>,
-}
-
-/// Validated `[search.learning]`: learning from use (`src/learning.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LearningConfig {
-    /// Learn from use and blend it into ranking (default true).
-    pub enabled: bool,
-    /// Keep query terms as salted hashes instead of text.
-    pub hash_terms: bool,
-}
-
-impl Default for LearningConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            hash_terms: false,
-        }
-    }
-}
-
-/// `[search.cloud]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawCloud {
-    /// Base URL; the gateway calls `{url}/catalog/search`.
-    pub url: String,
-    /// Bearer token (use `${ENV}`).
-    pub token: Option<String>,
-    /// Per-request timeout in milliseconds (default 5000); BM25 answers after it.
-    pub timeout_ms: Option<u64>,
 }
 
 /// `[auth]`.
@@ -362,66 +299,13 @@ impl Config {
 
     /// Validates a parsed file. `text` is only used to turn spans into line numbers.
     pub fn from_raw(raw: RawConfig, source: &str, text: &str, base: &Path) -> Result<Self, Error> {
-        let invalid = |span: std::ops::Range<usize>, key: String, message: String| Error::Invalid {
+        let invalid = |span: Span, key: String, message: String| Error::Invalid {
             path: source.to_string(),
             line: line_of(text, span.start),
             key,
             message,
         };
-        let mut entries: Vec<(std::ops::Range<usize>, String, RawServer)> = raw
-            .servers
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| (s.name.span(), format!("servers[{i}]"), s))
-            .collect();
-        let mut derived: BTreeMap<String, String> = BTreeMap::new();
-        for (original, entry) in raw.mcp_servers {
-            let span = entry.span();
-            let key = format!("mcpServers.{original}");
-            let name = server_name(&original);
-            if let Some(other) = derived.insert(name.clone(), original.clone()) {
-                return Err(invalid(
-                    span,
-                    key,
-                    format!("'{other}' and '{original}' both become server name '{name}'; rename one of them"),
-                ));
-            }
-            let server = entry
-                .into_inner()
-                .into_raw(Spanned::new(span.clone(), name), &original)
-                .map_err(|m| invalid(span.clone(), key.clone(), m))?;
-            entries.push((span, key, server));
-        }
-
-        let mut seen = HashSet::new();
-        let mut servers = Vec::with_capacity(entries.len() + 1);
-        for (span, key, s) in entries {
-            let name = s.name.get_ref().clone();
-            if let Err(m) = check_server_name(&name) {
-                return Err(invalid(span, format!("{key}.name"), m));
-            }
-            if let Some(section) = [(index::SERVER_NAME, "[index]"), (archives::SERVER_NAME, "[archives]")]
-                .iter()
-                .find_map(|(builtin, section)| (name == *builtin).then_some(section))
-            {
-                return Err(invalid(
-                    span,
-                    format!("{key}.name"),
-                    format!("'{name}' is a built-in server; configure it under {section} or pick another name"),
-                ));
-            }
-            if !seen.insert(name.clone()) {
-                return Err(invalid(
-                    span,
-                    format!("{key}.name"),
-                    format!("duplicate server name '{name}'; every server needs its own name"),
-                ));
-            }
-            let server =
-                validate_server(s, base).map_err(|(field, m)| invalid(span.clone(), format!("{key}.{field}"), m))?;
-            servers.push(server);
-        }
-
+        let mut servers = configured_servers(raw.servers, raw.mcp_servers, base, &invalid)?;
         let oauth = match raw.auth.oauth {
             Some(table) => {
                 let span = table.span();
@@ -432,160 +316,18 @@ impl Config {
             }
             None => None,
         };
-        let (index_span, raw_index) = section(raw.index);
-        let index = IndexConfig::from_raw(raw_index)
-            .map_err(|(field, m)| invalid(index_span.clone(), format!("index.{field}"), m))?;
-        if let Some(issuer) = &index.oauth_issuer
-            && !oauth.as_ref().is_some_and(|o| o.trusts(issuer))
-        {
-            return Err(invalid(
-                index_span.clone(),
-                "index.oauth_issuer".into(),
-                format!("'{issuer}' must also be one of [[auth.oauth.issuers]], so the gateway accepts its tokens"),
-            ));
-        }
-        if index.enabled {
-            servers.push(ServerConfig::builtin(
-                index::SERVER_NAME,
-                "Index Network: find people to meet or collaborate with from what you want, offer or work on (intents, discovery, VibeCheck)",
-                index.timeout,
-                Builtin::Index(std::sync::Arc::new(index)),
-            ));
-        }
-        let (archives_span, raw_archives) = section(raw.archives);
-        let archives = ArchivesConfig::from_raw(raw_archives, base)
-            .map_err(|(field, m)| invalid(archives_span.clone(), format!("archives.{field}"), m))?;
-        let mut missing = Vec::new();
-        if archives.enabled
-            && let Some((i, why)) = archives.missing_folder()
-        {
-            missing.push(invalid(archives_span.clone(), format!("archives.folders[{i}]"), why).to_string());
-        }
-        if archives.enabled {
-            servers.push(ServerConfig::builtin(
-                archives::SERVER_NAME,
-                "Local research and URL archives: search saved notes and web pages, with highlighted snippets and citations",
-                DEFAULT_CALL_TIMEOUT,
-                Builtin::Archives(std::sync::Arc::new(archives)),
-            ));
-        }
-
-        let anonymous_project = match (raw.auth.allow_anonymous, raw.auth.anonymous_project) {
-            (true, Some(p)) if !p.trim().is_empty() => Some(p),
-            (true, _) => {
-                return Err(invalid(
-                    0..0,
-                    "auth.anonymous_project".into(),
-                    "allow_anonymous = true needs anonymous_project = \"NAME\", the project anonymous callers act as"
-                        .into(),
-                ));
-            }
-            (false, Some(_)) => {
-                return Err(invalid(0..0, "auth.allow_anonymous".into(), "anonymous_project is set but allow_anonymous is not true; set both to let callers in without a token".into()));
-            }
-            (false, None) => None,
-        };
+        let missing = builtins(raw.index, raw.archives, oauth.as_ref(), base, &mut servers, &invalid)?;
+        let anonymous_project = anonymous_project(raw.auth.allow_anonymous, raw.auth.anonymous_project, &invalid)?;
         let audit = raw.store.audit;
         let store = store::resolve(raw.store, std::env::var(DB_ENV).ok(), base, |key, m| {
             invalid(0..0, key.into(), m)
         })?;
-        let mut specs = Vec::with_capacity(raw.rules.len());
-        for (i, rule) in raw.rules.iter().enumerate() {
-            if let Some(server) = &rule.server
-                && !servers.iter().any(|s| &s.name == server)
-            {
-                return Err(invalid(
-                    rule.pattern.span(),
-                    format!("rules[{i}].server"),
-                    format!("no server named '{server}'"),
-                ));
-            }
-            specs.push(RuleSpec {
-                pattern: rule.pattern.get_ref().clone(),
-                server: rule.server.clone(),
-                enabled: rule.enabled,
-                tags: rule.tags.clone(),
-                tagged: rule.tagged.clone(),
-            });
-        }
-        let rules = Rules::compile(&specs).map_err(|(i, e)| {
-            invalid(
-                raw.rules[i].pattern.span(),
-                format!("rules[{i}].pattern[{}]", e.index),
-                format!("'{}': {}", e.pattern, e.reason),
-            )
-        })?;
-
-        let cloud = match raw.search.cloud {
-            None => None,
-            Some(c) => {
-                let span = c.span();
-                let c = c.into_inner();
-                let bad = |key: &str, m: String| invalid(span.clone(), format!("search.cloud.{key}"), m);
-                let url = interpolate(&c.url).map_err(|m| bad("url", m))?;
-                match url.parse::<::http::Uri>() {
-                    Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some() => {}
-                    _ => {
-                        return Err(bad(
-                            "url",
-                            format!("'{}' is not an http:// or https:// URL", crate::mask::url(&url)),
-                        ));
-                    }
-                }
-                let token = c
-                    .token
-                    .map(|t| interpolate(&t))
-                    .transpose()
-                    .map_err(|m| bad("token", m))?;
-                let timeout = match c.timeout_ms {
-                    Some(0) => return Err(bad("timeout_ms", "must be at least 1 millisecond".into())),
-                    Some(ms) => Duration::from_millis(ms),
-                    None => DEFAULT_CLOUD_TIMEOUT,
-                };
-                Some(CloudConfig {
-                    url,
-                    token: token.filter(|t| !t.is_empty()),
-                    timeout,
-                })
-            }
-        };
-
-        let (span, semantic) = section(raw.search.semantic);
-        let path = |key: &str, value: Option<String>, default: &str| match value {
-            Some(p) => interpolate(&p)
-                .map(|p| base.join(p))
-                .map_err(|m| invalid(span.clone(), format!("search.semantic.{key}"), m)),
-            None => Ok(base.join(default)),
-        };
-        let semantic = match semantic.enabled {
-            Some(false) => None,
-            _ => Some(SemanticConfig {
-                model_dir: path("model_dir", semantic.model_dir, DEFAULT_MODEL_DIR)?,
-                cache_path: path("cache_path", semantic.cache_path, DEFAULT_CACHE_PATH)?,
-                auto_install: semantic.auto_install.unwrap_or(true),
-            }),
-        };
-
-        let (_, learning) = section(raw.search.learning);
-        let hash_terms = match learning.terms {
-            None => false,
-            Some(t) => match t.get_ref().as_str() {
-                "text" => false,
-                "hashed" => true,
-                other => {
-                    return Err(invalid(
-                        t.span(),
-                        "search.learning.terms".into(),
-                        format!("must be \"text\" or \"hashed\", not \"{other}\""),
-                    ));
-                }
-            },
-        };
-        let learning = LearningConfig {
-            enabled: learning.enabled.unwrap_or(true),
-            hash_terms,
-        };
-
+        let rules = compile_rules(&raw.rules, &servers, &invalid)?;
+        let search::Sections {
+            cloud,
+            semantic,
+            learning,
+        } = search::validate(raw.search, base, &invalid)?;
         let http = http::validate(raw.http, |span, key, m| invalid(span, format!("http.{key}"), m))?;
         let (span, raw_telemetry) = section(raw.telemetry);
         let telemetry =
@@ -616,6 +358,181 @@ impl Config {
 }
 
 /// A table of the file, with its span (`0..0` when absent, then its defaults).
+/// A section's place in the file, for errors: a byte range.
+type Span = std::ops::Range<usize>;
+
+/// An error at a span, under a key (the caller's `invalid`).
+trait Invalid: Fn(Span, String, String) -> Error {}
+impl<F: Fn(Span, String, String) -> Error> Invalid for F {}
+
+/// `[[servers]]` and `mcpServers`, named, checked and validated, in file order.
+fn configured_servers(
+    raw: Vec<RawServer>,
+    mcp_servers: BTreeMap<String, Spanned<McpServerEntry>>,
+    base: &Path,
+    invalid: &impl Invalid,
+) -> Result<Vec<ServerConfig>, Error> {
+    let mut entries: Vec<(Span, String, RawServer)> = raw
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.span(), format!("servers[{i}]"), s))
+        .collect();
+    let mut derived: BTreeMap<String, String> = BTreeMap::new();
+    for (original, entry) in mcp_servers {
+        let span = entry.span();
+        let key = format!("mcpServers.{original}");
+        let name = server_name(&original);
+        if let Some(other) = derived.insert(name.clone(), original.clone()) {
+            return Err(invalid(
+                span,
+                key,
+                format!("'{other}' and '{original}' both become server name '{name}'; rename one of them"),
+            ));
+        }
+        let server = entry
+            .into_inner()
+            .into_raw(Spanned::new(span.clone(), name), &original)
+            .map_err(|m| invalid(span.clone(), key.clone(), m))?;
+        entries.push((span, key, server));
+    }
+
+    let mut seen = HashSet::new();
+    let mut servers = Vec::with_capacity(entries.len() + 1);
+    for (span, key, s) in entries {
+        let name = s.name.get_ref().clone();
+        if let Err(m) = check_server_name(&name) {
+            return Err(invalid(span, format!("{key}.name"), m));
+        }
+        if let Some(section) = [(index::SERVER_NAME, "[index]"), (archives::SERVER_NAME, "[archives]")]
+            .iter()
+            .find_map(|(builtin, section)| (name == *builtin).then_some(section))
+        {
+            return Err(invalid(
+                span,
+                format!("{key}.name"),
+                format!("'{name}' is a built-in server; configure it under {section} or pick another name"),
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            return Err(invalid(
+                span,
+                format!("{key}.name"),
+                format!("duplicate server name '{name}'; every server needs its own name"),
+            ));
+        }
+        let server =
+            validate_server(s, base).map_err(|(field, m)| invalid(span.clone(), format!("{key}.{field}"), m))?;
+        servers.push(server);
+    }
+
+    Ok(servers)
+}
+
+/// `[index]` and `[archives]`: each built-in server that is enabled joins
+/// `servers`. Returns the archive folders that are not there (see [`Config::missing`]).
+fn builtins(
+    raw_index: Option<Spanned<RawIndex>>,
+    raw_archives: Option<Spanned<RawArchives>>,
+    oauth: Option<&OAuthConfig>,
+    base: &Path,
+    servers: &mut Vec<ServerConfig>,
+    invalid: &impl Invalid,
+) -> Result<Vec<String>, Error> {
+    let (index_span, raw_index) = section(raw_index);
+    let index = IndexConfig::from_raw(raw_index)
+        .map_err(|(field, m)| invalid(index_span.clone(), format!("index.{field}"), m))?;
+    if let Some(issuer) = &index.oauth_issuer
+        && !oauth.is_some_and(|o| o.trusts(issuer))
+    {
+        return Err(invalid(
+            index_span.clone(),
+            "index.oauth_issuer".into(),
+            format!("'{issuer}' must also be one of [[auth.oauth.issuers]], so the gateway accepts its tokens"),
+        ));
+    }
+    if index.enabled {
+        servers.push(ServerConfig::builtin(
+                index::SERVER_NAME,
+                "Index Network: find people to meet or collaborate with from what you want, offer or work on (intents, discovery, VibeCheck)",
+                index.timeout,
+                Builtin::Index(std::sync::Arc::new(index)),
+            ));
+    }
+    let (archives_span, raw_archives) = section(raw_archives);
+    let archives = ArchivesConfig::from_raw(raw_archives, base)
+        .map_err(|(field, m)| invalid(archives_span.clone(), format!("archives.{field}"), m))?;
+    let mut missing = Vec::new();
+    if archives.enabled
+        && let Some((i, why)) = archives.missing_folder()
+    {
+        missing.push(invalid(archives_span.clone(), format!("archives.folders[{i}]"), why).to_string());
+    }
+    if archives.enabled {
+        servers.push(ServerConfig::builtin(
+                archives::SERVER_NAME,
+                "Local research and URL archives: search saved notes and web pages, with highlighted snippets and citations",
+                DEFAULT_CALL_TIMEOUT,
+                Builtin::Archives(std::sync::Arc::new(archives)),
+            ));
+    }
+
+    Ok(missing)
+}
+
+/// `[auth]`'s anonymous access: both keys or neither.
+fn anonymous_project(allow: bool, project: Option<String>, invalid: &impl Invalid) -> Result<Option<String>, Error> {
+    Ok(match (allow, project) {
+        (true, Some(p)) if !p.trim().is_empty() => Some(p),
+        (true, _) => {
+            return Err(invalid(
+                0..0,
+                "auth.anonymous_project".into(),
+                "allow_anonymous = true needs anonymous_project = \"NAME\", the project anonymous callers act as"
+                    .into(),
+            ));
+        }
+        (false, Some(_)) => {
+            return Err(invalid(
+                0..0,
+                "auth.allow_anonymous".into(),
+                "anonymous_project is set but allow_anonymous is not true; set both to let callers in without a token"
+                    .into(),
+            ));
+        }
+        (false, None) => None,
+    })
+}
+
+/// `[[rules]]`, checked against the servers they name and compiled.
+fn compile_rules(raw: &[RawRule], servers: &[ServerConfig], invalid: &impl Invalid) -> Result<Rules, Error> {
+    let mut specs = Vec::with_capacity(raw.len());
+    for (i, rule) in raw.iter().enumerate() {
+        if let Some(server) = &rule.server
+            && !servers.iter().any(|s| &s.name == server)
+        {
+            return Err(invalid(
+                rule.pattern.span(),
+                format!("rules[{i}].server"),
+                format!("no server named '{server}'"),
+            ));
+        }
+        specs.push(RuleSpec {
+            pattern: rule.pattern.get_ref().clone(),
+            server: rule.server.clone(),
+            enabled: rule.enabled,
+            tags: rule.tags.clone(),
+            tagged: rule.tagged.clone(),
+        });
+    }
+    Rules::compile(&specs).map_err(|(i, e)| {
+        invalid(
+            raw[i].pattern.span(),
+            format!("rules[{i}].pattern[{}]", e.index),
+            format!("'{}': {}", e.pattern, e.reason),
+        )
+    })
+}
+
 fn section<T: Default>(table: Option<Spanned<T>>) -> (std::ops::Range<usize>, T) {
     match table {
         Some(t) => (t.span(), t.into_inner()),

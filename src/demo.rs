@@ -4,7 +4,9 @@
 //! (fail, hang, crash, write garbage, change the tool list); `--conformance`
 //! adds what the official conformance suite reads through the gateway.
 
+mod calculator;
 mod conformance;
+mod serve;
 mod skill;
 mod tasks;
 
@@ -24,9 +26,14 @@ use rmcp::model::{
     UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use sha2::Digest;
+
+use calculator::convert_temperature;
+pub use calculator::evaluate;
+use serve::SignedIn;
+pub use serve::serve;
 
 const README_URI: &str = "demo://readme";
 /// The chaos `echo` tool's MCP App (read, not listed): a card naming `DEMO_ACCOUNT`.
@@ -659,217 +666,4 @@ fn app_meta() -> MetaObject {
             .cloned()
             .unwrap_or_default(),
     )
-}
-
-/// Runs the demo server on stdio, or on streamable HTTP at `http` (its address
-/// is printed on stderr). With `session_idle`, HTTP serves only legacy
-/// sessions and closes each after that long without requests. With
-/// `require_jwt`, HTTP requires an access token from that issuer, as an
-/// OAuth-protected MCP server does (401, RFC 9728 metadata).
-pub async fn serve(
-    chaos: bool,
-    conformance: bool,
-    http: Option<std::net::SocketAddr>,
-    session_idle: Option<Duration>,
-    require_jwt: Option<String>,
-) -> anyhow::Result<()> {
-    let mut demo = Demo::new(chaos);
-    demo.conformance = conformance;
-    demo.legacy_only = session_idle.is_some();
-    match http {
-        None => {
-            demo.serve(rmcp::transport::stdio()).await?.waiting().await?;
-        }
-        Some(addr) => {
-            use rmcp::transport::streamable_http_server::StreamableHttpService;
-            use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-            let mut sessions = LocalSessionManager::default();
-            if session_idle.is_some() {
-                sessions.session_config.keep_alive = session_idle;
-            }
-            let service: StreamableHttpService<Demo, LocalSessionManager> =
-                StreamableHttpService::new(move || Ok(demo.clone()), Arc::new(sessions), Default::default());
-            let listener = tokio::net::TcpListener::bind(addr).await?;
-            let url = format!("http://{}/mcp", listener.local_addr()?);
-            let mut app = axum::Router::new().nest_service("/mcp", service);
-            if let Some(issuer) = require_jwt {
-                app = protect(app, &url, &issuer)?;
-            }
-            eprintln!("listening on {url}");
-            axum::serve(listener, app).await?;
-        }
-    }
-    Ok(())
-}
-
-/// Who a verified access token says called (`whoami` reports it).
-#[derive(Debug, Clone)]
-struct SignedIn {
-    subject: String,
-    /// A short hash of the token, to tell tokens apart without showing one.
-    token_id: String,
-}
-
-/// Puts `app` behind bearer tokens from `issuer` for the resource `url`,
-/// checked by the gateway's own verifier (signature, `iss`, `aud`, expiry).
-fn protect(app: axum::Router, url: &str, issuer: &str) -> anyhow::Result<axum::Router> {
-    use axum::extract::{Request, State};
-    use axum::middleware::Next;
-    use axum::response::{IntoResponse, Response};
-
-    let raw: crate::config::oauth::RawOAuth = toml::from_str(&format!(
-        // project_claim: config requires a way to a project; the demo has no projects and ignores it.
-        "audience = {url:?}\nscopes = [\"mcp:tools\"]\nproject_claim = \"sub\"\n[[issuers]]\nissuer = {issuer:?}\n"
-    ))?;
-    let config =
-        crate::config::OAuthConfig::from_raw(raw).map_err(|(field, message)| anyhow::anyhow!("{field}: {message}"))?;
-    let verifier = Arc::new(crate::oauth::Verifier::new(config));
-    let metadata = verifier.metadata();
-
-    async fn guard(State(verifier): State<Arc<crate::oauth::Verifier>>, mut request: Request, next: Next) -> Response {
-        let token = request
-            .headers()
-            .get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_string);
-        let refused = |error: Option<(&str, &str)>| {
-            (
-                http::StatusCode::UNAUTHORIZED,
-                [(http::header::WWW_AUTHENTICATE, verifier.challenge(error))],
-            )
-                .into_response()
-        };
-        let Some(token) = token else { return refused(None) };
-        match verifier.verify(&token).await {
-            Ok(identity) => {
-                let digest = sha2::Sha256::digest(token.as_bytes());
-                request.extensions_mut().insert(SignedIn {
-                    subject: identity.subject,
-                    token_id: crate::text::hex(&digest[..6]),
-                });
-                next.run(request).await
-            }
-            Err(e) => refused(Some(("invalid_token", &e.to_string()))),
-        }
-    }
-
-    let path = crate::oauth::metadata_url(url);
-    let path = path
-        .split_once("://")
-        .and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));
-    let guarded = app.layer(axum::middleware::from_fn_with_state(verifier, guard));
-    Ok(axum::Router::new()
-        .route(
-            &path.unwrap_or_else(|| "/.well-known/oauth-protected-resource".into()),
-            axum::routing::get(move || async move { axum::Json(metadata) }),
-        )
-        .merge(guarded))
-}
-
-/// Evaluates `+ - * / ^`, unary minus and parentheses over f64.
-pub fn evaluate(expression: &str) -> Result<f64, String> {
-    let tokens: Vec<char> = expression.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut pos = 0;
-    let value = expr(&tokens, &mut pos)?;
-    if pos != tokens.len() {
-        return Err(format!("unexpected '{}' at position {}", tokens[pos], pos + 1));
-    }
-    if !value.is_finite() {
-        return Err("the result is not a finite number (division by zero?)".into());
-    }
-    Ok(value)
-}
-
-fn expr(t: &[char], pos: &mut usize) -> Result<f64, String> {
-    let mut value = term(t, pos)?;
-    while let Some(&op) = t.get(*pos).filter(|c| matches!(c, '+' | '-')) {
-        *pos += 1;
-        let rhs = term(t, pos)?;
-        value = if op == '+' { value + rhs } else { value - rhs };
-    }
-    Ok(value)
-}
-
-fn term(t: &[char], pos: &mut usize) -> Result<f64, String> {
-    let mut value = power(t, pos)?;
-    while let Some(&op) = t.get(*pos).filter(|c| matches!(c, '*' | '/')) {
-        *pos += 1;
-        let rhs = power(t, pos)?;
-        value = if op == '*' { value * rhs } else { value / rhs };
-    }
-    Ok(value)
-}
-
-fn power(t: &[char], pos: &mut usize) -> Result<f64, String> {
-    let base = unary(t, pos)?;
-    if t.get(*pos) == Some(&'^') {
-        *pos += 1;
-        return Ok(base.powf(power(t, pos)?));
-    }
-    Ok(base)
-}
-
-fn unary(t: &[char], pos: &mut usize) -> Result<f64, String> {
-    match t.get(*pos) {
-        Some('-') => {
-            *pos += 1;
-            Ok(-unary(t, pos)?)
-        }
-        Some('(') => {
-            *pos += 1;
-            let v = expr(t, pos)?;
-            if t.get(*pos) != Some(&')') {
-                return Err("missing ')'".into());
-            }
-            *pos += 1;
-            Ok(v)
-        }
-        Some(c) if c.is_ascii_digit() || *c == '.' => {
-            let start = *pos;
-            while t.get(*pos).is_some_and(|c| c.is_ascii_digit() || *c == '.') {
-                *pos += 1;
-            }
-            let s: String = t[start..*pos].iter().collect();
-            s.parse().map_err(|_| format!("'{s}' is not a number"))
-        }
-        Some(c) => Err(format!("unexpected '{c}' at position {}", *pos + 1)),
-        None => Err("the expression ends too early".into()),
-    }
-}
-
-fn convert_temperature(value: f64, from: &str, to: &str) -> Result<f64, String> {
-    let kelvin = match from {
-        "C" => value + 273.15,
-        "F" => (value - 32.0) * 5.0 / 9.0 + 273.15,
-        "K" => value,
-        other => return Err(format!("unknown unit '{other}'")),
-    };
-    Ok(match to {
-        "C" => kelvin - 273.15,
-        "F" => (kelvin - 273.15) * 9.0 / 5.0 + 32.0,
-        "K" => kelvin,
-        other => return Err(format!("unknown unit '{other}'")),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arithmetic() {
-        assert_eq!(evaluate("(2 + 3) * 4").unwrap(), 20.0);
-        assert_eq!(evaluate("2 ^ 3 ^ 2").unwrap(), 512.0);
-        assert_eq!(evaluate("-4 / 2 + 1").unwrap(), -1.0);
-        assert!(evaluate("1 / 0").unwrap_err().contains("finite"));
-        assert!(evaluate("(1 + 2").unwrap_err().contains("')'"));
-        assert!(evaluate("2 $ 3").unwrap_err().contains("'$'"));
-    }
-
-    #[test]
-    fn temperatures() {
-        assert!((convert_temperature(100.0, "C", "F").unwrap() - 212.0).abs() < 1e-9);
-        assert!((convert_temperature(0.0, "K", "C").unwrap() + 273.15).abs() < 1e-9);
-    }
 }
