@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::DropGuard;
 use tracing::{Instrument, warn};
 
+mod errors;
 mod guard;
 mod hop;
 mod hosts;
@@ -37,13 +38,12 @@ use crate::auth::{self, Caller};
 use crate::catalog::direct;
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Relay};
-use crate::gateway::{CallRequest, ExecuteError, Gateway, MAX_QUERIES, Refused, Retry, TaskAnswer, TaskRequest};
+use crate::gateway::{CallRequest, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest};
 use crate::wire::{DISCOVERY, EXECUTE, request_id, split_key};
-use hop::{client_extension, downstream_error, forwardable_meta};
+pub use errors::UNAUTHORIZED;
+use errors::auth_error;
+use hop::{client_extension, forwardable_meta};
 use notify::{Listener, Notify};
-
-/// JSON-RPC error code for a refused caller (no valid token, project mismatch).
-pub const UNAUTHORIZED: i32 = -32001;
 
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
 pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
@@ -159,11 +159,10 @@ impl Upstream {
         request: TaskRequest,
     ) -> Result<TaskAnswer, ErrorData> {
         let caller = self.caller(ctx).await.map_err(auth_error)?;
-        self.gateway.task(&caller, id, request).await.map_err(|e| match e {
-            ExecuteError::NotFound(_) => ErrorData::invalid_params(format!("unknown task '{id}'"), None),
-            ExecuteError::Downstream(e) => downstream_error(e),
-            e => ErrorData::internal_error(e.to_string(), None),
-        })
+        self.gateway
+            .task(&caller, id, request)
+            .await
+            .map_err(|e| errors::task_error(id, e))
     }
 
     /// One meta-tool call through [`Gateway::call`], with what only this face
@@ -204,10 +203,7 @@ impl Upstream {
         self.gateway
             .call(meta_tool, &request_id, caller, &ctx.ct, shape)
             .await
-            .map_err(|e| match e {
-                Refused::Caller(e) => auth_error(e),
-                Refused::Cancelled => ErrorData::internal_error("request cancelled", None),
-            })
+            .map_err(errors::refused)
     }
 }
 
@@ -236,16 +232,6 @@ fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
     extensions
         .get::<http::request::Parts>()
         .and_then(|p| p.extensions.get::<Caller>())
-}
-
-fn auth_error(e: auth::Error) -> ErrorData {
-    match e {
-        auth::Error::Store(e) => {
-            tracing::error!(error = %e, "store unavailable");
-            ErrorData::internal_error("the gateway's store is unavailable", None)
-        }
-        other => ErrorData::new(rmcp::model::ErrorCode(UNAUTHORIZED), other.to_string(), None),
-    }
 }
 
 impl ServerHandler for Upstream {

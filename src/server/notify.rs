@@ -11,7 +11,8 @@ use rmcp::service::{Peer, SubscriptionContext, SubscriptionSink};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{info, warn};
 
-use super::{Upstream, auth_error, downstream_error};
+use super::Upstream;
+use super::errors::{auth_error, downstream_error};
 use crate::access::{Exposure, Grants};
 use crate::auth::Caller;
 use crate::catalog::View;
@@ -161,7 +162,7 @@ impl Upstream {
             // Not in a listing this session made: the first server that accepts it.
             None => self.running_for(caller),
         };
-        let mut last = super::passthrough::unknown_resource(client_uri);
+        let mut last = super::errors::unknown_resource(client_uri);
         for server in candidates {
             match server.subscribe(&uri).await {
                 Ok(()) => {

@@ -13,11 +13,11 @@ use rmcp::model::{
     ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType,
 };
 use rmcp::service::RequestContext;
-use serde_json::json;
 use tracing::warn;
 
-use super::hop::{client_has_mcp_apps, downstream_error, forwardable_meta};
-use super::{SHARED_URI_PREFIX, Upstream, auth_error};
+use super::errors::{auth_error, downstream_error, unknown_resource};
+use super::hop::{client_has_mcp_apps, forwardable_meta};
+use super::{SHARED_URI_PREFIX, Upstream};
 use crate::auth::Caller;
 use crate::downstream::Downstream;
 use crate::uris;
@@ -250,9 +250,4 @@ impl Upstream {
         servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
         servers
     }
-}
-
-/// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164 asks.
-pub(super) fn unknown_resource(uri: &str) -> ErrorData {
-    ErrorData::resource_not_found(format!("unknown resource '{uri}'"), Some(json!({ "uri": uri })))
 }

@@ -11,7 +11,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use tracing::warn;
 
-use super::{Upstream, auth_error, downstream_error};
+use super::Upstream;
+use super::errors::{auth_error, downstream_error};
 use crate::uris;
 
 impl Upstream {

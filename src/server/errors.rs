@@ -1,0 +1,104 @@
+//! Every error the upstream face answers, mapped to JSON-RPC in this one
+//! place: a refused caller, a cancelled call, an unknown task or resource,
+//! and a downstream's own error as the caller should read it.
+
+use rmcp::model::{ErrorCode, ErrorData};
+use serde_json::json;
+
+use crate::auth;
+use crate::gateway::{ExecuteError, Refused};
+
+/// JSON-RPC error code for a refused caller (no valid token, project mismatch).
+pub const UNAUTHORIZED: i32 = -32001;
+
+/// A caller that could not be authenticated; a store failure is the gateway's, not the caller's.
+pub(super) fn auth_error(e: auth::Error) -> ErrorData {
+    match e {
+        auth::Error::Store(e) => {
+            tracing::error!(error = %e, "store unavailable");
+            ErrorData::internal_error("the gateway's store is unavailable", None)
+        }
+        other => ErrorData::new(ErrorCode(UNAUTHORIZED), other.to_string(), None),
+    }
+}
+
+/// A meta-tool call that got no answer at all.
+pub(super) fn refused(e: Refused) -> ErrorData {
+    match e {
+        Refused::Caller(e) => auth_error(e),
+        Refused::Cancelled => ErrorData::internal_error("request cancelled", None),
+    }
+}
+
+/// A task request that failed; an id that is not the caller's is an unknown
+/// task, whatever the reason.
+pub(super) fn task_error(id: &str, e: ExecuteError) -> ErrorData {
+    match e {
+        ExecuteError::NotFound(_) => ErrorData::invalid_params(format!("unknown task '{id}'"), None),
+        ExecuteError::Downstream(e) => downstream_error(e),
+        e => ErrorData::internal_error(e.to_string(), None),
+    }
+}
+
+/// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164 asks.
+pub(super) fn unknown_resource(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(format!("unknown resource '{uri}'"), Some(json!({ "uri": uri })))
+}
+
+/// A downstream's failure as the caller gets it.
+pub(super) fn downstream_error(e: crate::downstream::Error) -> ErrorData {
+    match e {
+        crate::downstream::Error::Protocol { server, error } => relayed(&server, error),
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+/// A downstream's JSON-RPC error, as the caller gets it. The 2026-07-28
+/// codes about the hop itself (-32020 header mismatch, -32021 missing client
+/// capability, -32022 unsupported protocol version) describe the gateway's
+/// request to that server, not the caller's: passed on as they are, they
+/// would tell the caller to fix what it did not do. They become an internal
+/// error naming the server, with the server's code in `data`.
+fn relayed(server: &str, error: ErrorData) -> ErrorData {
+    let about_the_hop = [
+        ErrorCode::HEADER_MISMATCH,
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+    ];
+    if !about_the_hop.contains(&error.code) {
+        return error;
+    }
+    ErrorData::internal_error(
+        format!(
+            "server '{server}' refused the gateway's request to it ({}, code {}); the gateway and that server disagree, not this request",
+            error.message, error.code.0
+        ),
+        Some(json!({ "server": server, "downstreamCode": error.code.0, "downstreamData": error.data })),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_about_the_downstream_hop_are_not_the_callers() {
+        let hop = ErrorData::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "needs roots", None);
+        let mapped = relayed("fs", hop);
+        assert_eq!(mapped.code, ErrorCode::INTERNAL_ERROR);
+        assert!(mapped.message.contains("server 'fs'") && mapped.message.contains("needs roots"));
+        assert_eq!(mapped.data.unwrap()["downstreamCode"], -32021);
+        for code in [ErrorCode::HEADER_MISMATCH, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION] {
+            assert_eq!(
+                relayed("fs", ErrorData::new(code, "x", None)).code,
+                ErrorCode::INTERNAL_ERROR
+            );
+        }
+        let theirs = ErrorData::resource_not_found("no such file", None);
+        assert_eq!(
+            relayed("fs", theirs.clone()),
+            theirs,
+            "the server's own answers pass as they are"
+        );
+    }
+}
