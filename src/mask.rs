@@ -1,7 +1,7 @@
 //! Secrets in text shown to people: a URL's password and secret-looking
 //! parameters masked wherever a URL is logged, stored as a server's last
 //! error or shown by the CLI and the console, and the key names that mark a
-//! secret (shared with `security/leaks.rs`).
+//! secret (shared with `leaks.rs`).
 //!
 //! A user name stays (`postgres://gw:***@db/gw`): it tells the operator which
 //! account, and is not the secret.
