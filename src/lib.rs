@@ -46,7 +46,8 @@
 //! **Engines.** [`store`]: SQLite or PostgreSQL behind one interface (projects, tokens,
 //! grants, sealed credentials, the audit log, learning). [`search`]: BM25F (tantivy), the
 //! embedding model, the cloud client, the term prior. [`oauth`]: the gateway as an OAuth
-//! protected resource. [`traces`]: OpenTelemetry spans.
+//! protected resource. [`traces`]: OpenTelemetry spans. [`sandbox`]: code mode's JavaScript
+//! sandbox (QuickJS): a runtime per script, its limits, the calls it makes through a host.
 //!
 //! **Access model.** [`access`]: projects, their search and exposure, grants.
 //!
@@ -81,6 +82,7 @@ pub mod operator;
 pub mod rank;
 pub mod ratelimit;
 pub mod reload;
+pub mod sandbox;
 pub mod search;
 pub mod secrets;
 pub mod security;

@@ -1,0 +1,491 @@
+//! Code mode's JavaScript sandbox: runs one script in a QuickJS runtime of
+//! its own, under limits, and knows nothing of the gateway. The script
+//! reaches the world only through the [`Host`] it is given (`tools.call`,
+//! `tools.search`); it has no filesystem, network, process, module loader,
+//! clock, `eval` or `Function` constructor.
+//!
+//! [`run`] blocks: call it from a thread of its own (the JS stack limit is
+//! measured against that thread's stack, see [`thread_stack_bytes`]).
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rquickjs::context::intrinsic;
+use rquickjs::function::Rest;
+use rquickjs::promise::PromiseState;
+use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Promise, Runtime, Value};
+
+/// What one script may use. Every field has a default in
+/// `config/code_mode.rs`, settable per project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Heap of the script's runtime.
+    pub memory_bytes: usize,
+    /// Time spent running JavaScript (waiting for tools does not count).
+    pub cpu: Duration,
+    /// Wall time of the whole script, tool calls included.
+    pub wall: Duration,
+    /// JavaScript stack (deep recursion stops here).
+    pub stack_bytes: usize,
+    /// Most `tools.call` and `tools.search` calls in one script.
+    pub max_calls: u32,
+    /// Most calls in flight at once (`Promise.all` beyond it queues).
+    pub parallel: u32,
+    /// Most bytes of logs and return value together.
+    pub max_output_bytes: usize,
+}
+
+/// A request from the script to its host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    /// `tools.call(key, arguments)`.
+    Tool {
+        /// `server:tool`.
+        key: String,
+        /// The arguments, as the script gave them (JSON).
+        arguments: serde_json::Value,
+    },
+    /// `tools.search(query, limit)`.
+    Search {
+        /// What the script looks for.
+        query: String,
+        /// How many results, when it said.
+        limit: Option<u32>,
+    },
+}
+
+/// Why the host could not answer a [`Call`]: the script's promise rejects
+/// with an `Error` carrying this message and `code`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// A stable code (`TOOL_NOT_FOUND`, ...).
+    pub code: String,
+    /// A message the script's author can act on.
+    pub message: String,
+}
+
+/// An answer to call `id` (the n-th call of the script, from 1).
+pub type Answer = (u64, Result<serde_json::Value, Refusal>);
+
+/// The script's way out: starts calls and hands back their answers.
+pub trait Host {
+    /// Starts call `id`; it must not block. Its answer comes from [`Host::next`].
+    fn start(&mut self, id: u64, call: Call);
+    /// The next answer of a started call, waiting at most `timeout`:
+    /// `Ok(None)` when none came in time, `Err(Gone)` when the host went away
+    /// (the request was cancelled).
+    fn next(&mut self, timeout: Duration) -> Result<Option<Answer>, Gone>;
+}
+
+/// The host stopped listening: the script's request was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gone;
+
+/// Why a script produced no result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The script does not parse.
+    #[error("the script does not parse: {0}")]
+    Syntax(String),
+    /// The script threw, or its promise rejected, and did not catch it.
+    #[error("the script threw: {0}")]
+    Threw(String),
+    /// The runtime's heap is full.
+    #[error(
+        "the script ran out of memory (limit {limit_bytes} bytes, memory_mb); build smaller values, or filter results before keeping them"
+    )]
+    Memory {
+        /// The limit.
+        limit_bytes: usize,
+    },
+    /// The JavaScript stack is full.
+    #[error(
+        "the script's stack overflowed (limit {limit_bytes} bytes, stack_kb); use a loop instead of deep recursion"
+    )]
+    Stack {
+        /// The limit.
+        limit_bytes: usize,
+    },
+    /// The script computed for longer than its CPU budget.
+    #[error("the script ran JavaScript for more than {} ms (cpu_ms); is there an endless loop?", limit.as_millis())]
+    Cpu {
+        /// The limit.
+        limit: Duration,
+    },
+    /// The script, tool calls included, took longer than its wall-time budget.
+    #[error("the script took more than {} ms in all (timeout_ms); its tool calls were cancelled", limit.as_millis())]
+    Timeout {
+        /// The limit.
+        limit: Duration,
+    },
+    /// The script made more calls than it may.
+    #[error("the script made more than {limit} tool calls (max_calls); do more per call, or split the task")]
+    TooManyCalls {
+        /// The limit.
+        limit: u32,
+    },
+    /// Logs and return value are larger than they may be.
+    #[error(
+        "the script's logs and return value exceed {limit_bytes} bytes (max_output_bytes); return only what you need"
+    )]
+    OutputTooLarge {
+        /// The limit.
+        limit_bytes: usize,
+    },
+    /// The script waits on a promise nothing will ever settle.
+    #[error("the script never finishes: it awaits a promise that no tool call will settle")]
+    NeverResolves,
+    /// The return value is not JSON (a function, a symbol, a cycle, a BigInt).
+    #[error("the script's return value is not JSON: {0}")]
+    NotJson(String),
+    /// The request was cancelled.
+    #[error("the script was cancelled")]
+    Cancelled,
+    /// QuickJS failed in a way that is not the script's doing.
+    #[error("the script engine failed: {0}")]
+    Engine(String),
+}
+
+/// What a script did: its result or why it has none, its logs and calls.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The return value as JSON (`null` for none), or why there is none.
+    pub result: Result<serde_json::Value, Error>,
+    /// `console.log` lines, in order.
+    pub logs: Vec<String>,
+    /// Tool calls and searches the script made.
+    pub calls: u32,
+    /// Time spent running JavaScript.
+    pub cpu: Duration,
+}
+
+/// Native stack for a thread that runs scripts under `limits`: the JS stack
+/// limit plus room for QuickJS's own C frames and ours.
+pub fn thread_stack_bytes(limits: &Limits) -> usize {
+    limits.stack_bytes + (2 << 20)
+}
+
+/// Sets up `tools` and `console`, then takes the host's functions out of
+/// reach and removes every way to compile code at run time. Captured here,
+/// so a script that replaces `JSON` or `Promise` breaks only itself.
+const PRELUDE: &str = r#"(function (host, log) {
+  "use strict";
+  const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze;
+  const pending = new Map();
+  const start = (kind, payload) => new Promise((resolve, reject) => {
+    pending.set(host(kind, stringify(payload)), { resolve, reject });
+  });
+  const tools = freeze({
+    call: (toolKey, args) => {
+      if (typeof toolKey !== "string") throw new TypeError("tools.call(toolKey, args): toolKey must be a string like \"server:tool\"");
+      return start("call", { key: toolKey, arguments: args === undefined ? {} : args });
+    },
+    search: (query, n) => {
+      if (typeof query !== "string") throw new TypeError("tools.search(query, n): query must be a string");
+      return start("search", { query, limit: n });
+    },
+  });
+  const show = (v) => typeof v === "string" ? v : (stringify(v) ?? String(v));
+  const console = freeze({ log: (...args) => log(args.map(show).join(" ")) });
+  for (const name of ["tools", "console"]) {
+    Object.defineProperty(globalThis, name, { value: name === "tools" ? tools : console, enumerable: false, writable: false, configurable: false });
+  }
+  delete globalThis.eval;
+  delete globalThis.Function;
+  for (const f of [function () {}, async function () {}, function* () {}, async function* () {}]) {
+    Object.defineProperty(Object.getPrototypeOf(f), "constructor", { value: undefined, writable: false, configurable: false });
+  }
+  return (id, ok, json) => {
+    const p = pending.get(id);
+    pending.delete(id);
+    if (ok) { p.resolve(parse(json)); return; }
+    const refusal = parse(json);
+    const error = new Error(refusal.message);
+    error.code = refusal.code;
+    p.reject(error);
+  };
+})"#;
+
+/// Why the script must stop, whatever it catches: set by a limit and read
+/// by the interrupt handler, which QuickJS cannot let a script ignore.
+#[derive(Debug, Default)]
+struct State {
+    stop: RefCell<Option<Error>>,
+    queue: RefCell<VecDeque<(u64, Call)>>,
+    calls: Cell<u32>,
+    logs: RefCell<Vec<String>>,
+    output: Cell<usize>,
+    /// JavaScript time spent before the current stretch, and when it began.
+    spent: Cell<Duration>,
+    since: Cell<Option<Instant>>,
+}
+
+impl State {
+    fn stop(&self, why: Error) {
+        self.stop.borrow_mut().get_or_insert(why);
+    }
+
+    fn cpu(&self) -> Duration {
+        self.spent.get() + self.since.get().map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
+    fn resume_clock(&self) {
+        self.since.set(Some(Instant::now()));
+    }
+
+    fn pause_clock(&self) {
+        self.spent.set(self.cpu());
+        self.since.set(None);
+    }
+}
+
+/// Runs `script`, a module body (top-level `await` and `return` allowed),
+/// under `limits`; its calls go to `host`. Setting `cancel` stops it
+/// (within the interrupt handler's period, a few thousand instructions).
+pub fn run(script: &str, limits: &Limits, host: &mut dyn Host, cancel: &Arc<AtomicBool>) -> Outcome {
+    let state = Rc::new(State::default());
+    let result = match Runtime::new() {
+        Ok(rt) => execute(&rt, script, limits, host, cancel, &state),
+        Err(e) => Err(Error::Engine(e.to_string())),
+    };
+    // A limit that fired explains the failure better than what it caused.
+    let result = match state.stop.borrow_mut().take() {
+        Some(why) => Err(why),
+        None => result,
+    };
+    state.pause_clock();
+    Outcome {
+        result,
+        logs: state.logs.take(),
+        calls: state.calls.get(),
+        cpu: state.spent.get(),
+    }
+}
+
+fn execute(
+    rt: &Runtime,
+    script: &str,
+    limits: &Limits,
+    host: &mut dyn Host,
+    cancel: &Arc<AtomicBool>,
+    state: &Rc<State>,
+) -> Result<serde_json::Value, Error> {
+    rt.set_memory_limit(limits.memory_bytes);
+    rt.set_max_stack_size(limits.stack_bytes);
+    let watched = Rc::clone(state);
+    let cancel = Arc::clone(cancel);
+    let cpu_limit = limits.cpu;
+    rt.set_interrupt_handler(Some(Box::new(move || {
+        if cancel.load(Ordering::Relaxed) {
+            watched.stop(Error::Cancelled);
+        } else if watched.cpu() > cpu_limit {
+            watched.stop(Error::Cpu { limit: cpu_limit });
+        }
+        watched.stop.borrow().is_some()
+    })));
+    // No Date or Performance (clocks), no Proxy, typed arrays or WeakRef
+    // (not needed to call tools); Eval only so that the host can compile
+    // the script: the prelude removes `eval` and `Function` from its reach.
+    type Intrinsics = (
+        intrinsic::Eval,
+        intrinsic::Json,
+        intrinsic::Promise,
+        intrinsic::MapSet,
+        intrinsic::RegExp,
+        intrinsic::RegExpCompiler,
+    );
+    let context = Context::custom::<Intrinsics>(rt).map_err(|e| Error::Engine(e.to_string()))?;
+    context.with(|ctx| {
+        state.resume_clock();
+        let settle = prelude(&ctx, limits, state)?;
+        // One line: error positions in the script keep their line numbers.
+        let wrapped = format!("(async function () {{ \"use strict\"; {script}\n}})");
+        let main: Function = ctx.eval(wrapped).catch(&ctx).map_err(|e| thrown(e, limits, true))?;
+        let promise: Promise = main.call(()).catch(&ctx).map_err(|e| thrown(e, limits, false))?;
+        let deadline = Instant::now() + limits.wall;
+        let mut in_flight = 0u32;
+        loop {
+            while ctx.execute_pending_job() {}
+            if let Some(why) = state.stop.borrow_mut().take() {
+                return Err(why);
+            }
+            match promise.state() {
+                PromiseState::Resolved => return output(&ctx, &promise, limits, state),
+                PromiseState::Rejected => {
+                    let e = promise.result::<Value>().and_then(Result::err);
+                    let e = e.map(|e| match e {
+                        rquickjs::Error::Exception => CaughtError::from_error(&ctx, e),
+                        e => CaughtError::Error(e),
+                    });
+                    return Err(e.map_or(Error::Threw("rejected".into()), |e| thrown(e, limits, false)));
+                }
+                PromiseState::Pending => {}
+            }
+            while in_flight < limits.parallel {
+                let Some((id, call)) = state.queue.borrow_mut().pop_front() else {
+                    break;
+                };
+                host.start(id, call);
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                return Err(Error::NeverResolves);
+            }
+            state.pause_clock();
+            let left = deadline.saturating_duration_since(Instant::now());
+            let answer = host.next(left);
+            state.resume_clock();
+            let (id, answer) = match answer {
+                Err(Gone) => return Err(Error::Cancelled),
+                Ok(None) => return Err(Error::Timeout { limit: limits.wall }),
+                Ok(Some(answer)) => answer,
+            };
+            in_flight -= 1;
+            let (ok, json) = match answer {
+                Ok(value) => (true, value.to_string()),
+                Err(refusal) => (
+                    false,
+                    serde_json::json!({ "code": refusal.code, "message": refusal.message }).to_string(),
+                ),
+            };
+            settle
+                .call::<_, ()>((id, ok, json))
+                .catch(&ctx)
+                .map_err(|e| thrown(e, limits, false))?;
+        }
+    })
+}
+
+/// Installs `tools` and `console`; returns the function that settles a call.
+fn prelude<'js>(ctx: &Ctx<'js>, limits: &Limits, state: &Rc<State>) -> Result<Function<'js>, Error> {
+    let engine = |e: rquickjs::Error| Error::Engine(e.to_string());
+    let calls = Rc::clone(state);
+    let max_calls = limits.max_calls;
+    let host = Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: String, payload: String| {
+        let n = calls.calls.get() + 1;
+        if n > max_calls {
+            calls.stop(Error::TooManyCalls { limit: max_calls });
+            return Err(rquickjs::Exception::throw_range(
+                &ctx,
+                "too many tool calls (max_calls)",
+            ));
+        }
+        let payload: serde_json::Value = serde_json::from_str(&payload)
+            .map_err(|_| rquickjs::Exception::throw_type(&ctx, "arguments are not JSON"))?;
+        let call = match kind.as_str() {
+            "call" => Call::Tool {
+                key: payload["key"].as_str().unwrap_or_default().to_string(),
+                arguments: payload["arguments"].clone(),
+            },
+            _ => Call::Search {
+                query: payload["query"].as_str().unwrap_or_default().to_string(),
+                limit: payload["limit"].as_u64().map(|n| n.min(u64::from(u32::MAX)) as u32),
+            },
+        };
+        calls.calls.set(n);
+        calls.queue.borrow_mut().push_back((u64::from(n), call));
+        Ok(u64::from(n))
+    })
+    .map_err(engine)?;
+    let logs = Rc::clone(state);
+    let max_output = limits.max_output_bytes;
+    let log = Function::new(ctx.clone(), move |line: Rest<String>| {
+        for line in line.0 {
+            let total = logs.output.get() + line.len() + 1;
+            logs.output.set(total);
+            if total > max_output {
+                logs.stop(Error::OutputTooLarge {
+                    limit_bytes: max_output,
+                });
+                return;
+            }
+            logs.logs.borrow_mut().push(line);
+        }
+    })
+    .map_err(engine)?;
+    let setup: Function = ctx.eval(PRELUDE).map_err(engine)?;
+    setup.call((host, log)).map_err(engine)
+}
+
+/// The resolved value as JSON, within the output limit.
+fn output<'js>(
+    ctx: &Ctx<'js>,
+    promise: &Promise<'js>,
+    limits: &Limits,
+    state: &State,
+) -> Result<serde_json::Value, Error> {
+    let value: Value = match promise.result::<Value>() {
+        Some(Ok(v)) => v,
+        _ => return Err(Error::Engine("a resolved promise without a value".into())),
+    };
+    if value.is_undefined() {
+        return Ok(serde_json::Value::Null);
+    }
+    let json = ctx
+        .json_stringify(value)
+        .catch(ctx)
+        .map_err(|e| Error::NotJson(describe(&e)))?;
+    let Some(json) = json else {
+        return Err(Error::NotJson("a function or a symbol".into()));
+    };
+    let json = json.to_string().map_err(|e| Error::Engine(e.to_string()))?;
+    if state.output.get() + json.len() > limits.max_output_bytes {
+        return Err(Error::OutputTooLarge {
+            limit_bytes: limits.max_output_bytes,
+        });
+    }
+    serde_json::from_str(&json).map_err(|e| Error::NotJson(e.to_string()))
+}
+
+/// What a thrown value says, with the limit it hit when it is one of ours.
+fn thrown(e: CaughtError<'_>, limits: &Limits, parsing: bool) -> Error {
+    let message = describe(&e);
+    if message.contains("out of memory") || matches!(e, CaughtError::Error(rquickjs::Error::Allocation)) {
+        return Error::Memory {
+            limit_bytes: limits.memory_bytes,
+        };
+    }
+    if message.contains("stack overflow") || message.contains("call stack size exceeded") {
+        return Error::Stack {
+            limit_bytes: limits.stack_bytes,
+        };
+    }
+    if parsing && message.starts_with("SyntaxError") {
+        return Error::Syntax(message);
+    }
+    Error::Threw(message)
+}
+
+/// `Name: message` and the first frames of the stack, for a thrown value.
+fn describe(e: &CaughtError<'_>) -> String {
+    match e {
+        CaughtError::Exception(e) => {
+            let name: Option<String> = e.get("name").ok();
+            let message = e.message().unwrap_or_default();
+            let head = match name {
+                Some(name) if !name.is_empty() => format!("{name}: {message}"),
+                _ => message,
+            };
+            let stack = e.stack().unwrap_or_default();
+            let frames: Vec<&str> = stack.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect();
+            match frames.is_empty() {
+                true => head,
+                false => format!("{head} ({})", frames.join(" ")),
+            }
+        }
+        CaughtError::Value(v) => match v.as_string().and_then(|s| s.to_string().ok()) {
+            Some(s) => s,
+            None => format!("a thrown {}", v.type_name()),
+        },
+        CaughtError::Error(e) => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[path = "sandbox/tests.rs"]
+mod tests;
