@@ -55,7 +55,8 @@
 //! section's types.
 //!
 //! **Ground.** [`secrets`] (the sealing key), [`leaks`] (credential formats), [`uris`],
-//! [`validate`], [`watch`], [`telemetry`] (Prometheus metrics), and the workspace crates
+//! [`validate`], [`watch`], [`telemetry`] (Prometheus metrics), [`signature`] (a tool's call
+//! as a TypeScript signature), and the workspace crates
 //! `rules` (tool rules) and `int8-bert` (the embedding model's encoder).
 //!
 //! **Vocabulary.** [`wire`] (meta-tool names, tool keys, `_meta` keys, request ids),
@@ -86,6 +87,7 @@ pub mod sandbox;
 pub mod search;
 pub mod secrets;
 pub mod security;
+pub mod signature;
 pub mod server;
 pub mod store;
 pub mod telemetry;
