@@ -562,8 +562,28 @@ fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
         let search = gw.catalog().search_status();
         println!("\nsearch: {} ({})", search.in_force, search.detail);
         println!("audit: {}", audit_words(gw.audit_mode()));
+        println!("code mode: {}", code_mode_words(&gw.code_mode_status()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `tool_execute` runs scripts, and under which limits, for `servers`.
+fn code_mode_words(status: &Value) -> String {
+    let l = &status["limits"];
+    let limits = format!(
+        "{} MiB, {} ms CPU, {} ms in all, {} calls, {} at once, {} bytes out",
+        l["memory_mb"], l["cpu_ms"], l["timeout_ms"], l["max_calls"], l["parallel"], l["max_output_bytes"]
+    );
+    let list = |key: &str| {
+        let names: Vec<&str> = status[key].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        names.join(", ")
+    };
+    match status["enabled"].as_bool() {
+        Some(true) if list("projects_off").is_empty() => format!("on (tool_execute takes script; {limits})"),
+        Some(true) => format!("on, off for {} (tool_execute takes script; {limits})", list("projects_off")),
+        _ if list("projects_on").is_empty() => "off ([security.code_mode] enabled = false)".into(),
+        _ => format!("off, on for {} ({limits})", list("projects_on")),
+    }
 }
 
 /// What the audit mode means, for `servers` and the start line.

@@ -13,6 +13,7 @@ mod interpolate;
 mod mcp_servers;
 pub mod oauth;
 mod search;
+pub mod code_mode;
 pub mod security;
 mod server;
 mod store;
@@ -344,7 +345,10 @@ impl Config {
             cloud,
             semantic,
             learning,
-            security: raw.security.into(),
+            security: security::SecurityConfig {
+                code_mode: security::code_mode(&raw.security).map_err(|(key, m)| invalid(0..0, key, m))?,
+                ..raw.security.into()
+            },
             telemetry,
             missing,
             startup_wait: raw.startup.wait_ms.map_or(DEFAULT_STARTUP_WAIT, Duration::from_millis),

@@ -18,6 +18,7 @@ mod error;
 mod execute;
 mod input;
 mod rounds;
+mod script;
 mod sealed;
 mod startup;
 mod target;

@@ -151,6 +151,26 @@ pub enum Error {
     Engine(String),
 }
 
+impl Error {
+    /// A stable code for the wire and metrics.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Syntax(_) => "SCRIPT_SYNTAX_ERROR",
+            Error::Threw(_) => "SCRIPT_ERROR",
+            Error::Memory { .. } => "SCRIPT_MEMORY_LIMIT",
+            Error::Stack { .. } => "SCRIPT_STACK_LIMIT",
+            Error::Cpu { .. } => "SCRIPT_CPU_LIMIT",
+            Error::Timeout { .. } => "SCRIPT_TIMEOUT",
+            Error::TooManyCalls { .. } => "SCRIPT_CALL_LIMIT",
+            Error::OutputTooLarge { .. } => "SCRIPT_OUTPUT_LIMIT",
+            Error::NeverResolves => "SCRIPT_NEVER_RESOLVES",
+            Error::NotJson(_) => "SCRIPT_RESULT_NOT_JSON",
+            Error::Cancelled => "SCRIPT_CANCELLED",
+            Error::Engine(_) => "SCRIPT_ENGINE_ERROR",
+        }
+    }
+}
+
 /// What a script did: its result or why it has none, its logs and calls.
 #[derive(Debug)]
 pub struct Outcome {

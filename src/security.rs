@@ -122,6 +122,16 @@ impl Security {
         }
     }
 
+    /// The limits of `project`'s scripts, or `None` when code mode is off for it.
+    pub fn code_mode(&self, project: &str) -> Option<crate::config::code_mode::CodeLimits> {
+        self.config.load().code_mode.for_project(project)
+    }
+
+    /// Code mode's settings, for `/readyz` and `mcp-gateway servers`.
+    pub fn code_mode_settings(&self) -> crate::config::code_mode::CodeMode {
+        self.config.load().code_mode.clone()
+    }
+
     /// Applies a reloaded `[security]` (the next catalog rebuild and call use it).
     pub fn set_config(&self, config: SecurityConfig) {
         self.config.store(Arc::new(config));

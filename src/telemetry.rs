@@ -82,6 +82,14 @@ fn describe() {
         "Idle MCP sessions closed to make room for new ones"
     );
     describe_counter!(
+        "mcp_gateway_scripts_total",
+        "Scripts run by tool_execute (code mode), by how they ended (ok, or the SCRIPT_* code)"
+    );
+    describe_histogram!(
+        "mcp_gateway_script_cpu_seconds",
+        "JavaScript run time of a script (its tool calls are counted as calls)"
+    );
+    describe_counter!(
         "mcp_gateway_sessions_refused_total",
         "New MCP sessions refused, by the limit that was full (caller, gateway)"
     );
@@ -98,6 +106,12 @@ pub fn call(meta_tool: &'static str, server: Option<&str>, outcome: &'static str
         "mcp_gateway_execute_seconds"
     };
     histogram!(name).record(latency.as_secs_f64());
+}
+
+/// One script of code mode: how it ended and its JavaScript run time.
+pub fn script(outcome: &'static str, cpu: Duration) {
+    counter!("mcp_gateway_scripts_total", "outcome" => outcome).increment(1);
+    histogram!("mcp_gateway_script_cpu_seconds").record(cpu.as_secs_f64());
 }
 
 /// One request to a downstream server.

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::code_mode::{CodeMode, RawCodeMode};
+
 /// `[security]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,6 +24,8 @@ pub struct RawSecurity {
     /// Per project: `[security.projects.NAME] secrets = "…"`.
     #[serde(default)]
     pub projects: BTreeMap<String, RawProjectSecurity>,
+    /// Scripts in `tool_execute` (code mode): on or off, and their limits.
+    pub code_mode: Option<RawCodeMode>,
 }
 
 /// `[security.projects.NAME]`.
@@ -30,6 +34,8 @@ pub struct RawSecurity {
 pub struct RawProjectSecurity {
     /// Overrides `[security] secrets` and the servers' for this project's calls.
     pub secrets: Option<Secrets>,
+    /// Overrides `[security.code_mode]` for this project's scripts.
+    pub code_mode: Option<RawCodeMode>,
 }
 
 /// What a changed tool definition does.
@@ -91,6 +97,17 @@ pub struct SecurityConfig {
     pub secrets: Option<Secrets>,
     /// Per project name.
     pub project_secrets: BTreeMap<String, Secrets>,
+    /// Code mode, on or off and its limits, per project.
+    pub code_mode: CodeMode,
+}
+
+/// `[security.code_mode]` and each project's, checked: the key and message of what is wrong.
+pub fn code_mode(raw: &RawSecurity) -> Result<CodeMode, (String, String)> {
+    let projects = raw
+        .projects
+        .iter()
+        .filter_map(|(name, p)| Some((name, p.code_mode.as_ref()?)));
+    CodeMode::new(raw.code_mode.as_ref(), projects)
 }
 
 impl From<RawSecurity> for SecurityConfig {
@@ -105,6 +122,8 @@ impl From<RawSecurity> for SecurityConfig {
                 .into_iter()
                 .filter_map(|(name, p)| Some((name, p.secrets?)))
                 .collect(),
+            // Checked, it comes from `code_mode` (it may fail; this may not).
+            code_mode: CodeMode::default(),
         }
     }
 }

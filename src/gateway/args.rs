@@ -82,8 +82,12 @@ pub enum OneOrMany {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecuteArgs {
-    /// `server:tool` from `tool_discovery`.
+    /// `server:tool` from `tool_discovery`; empty with `script`.
+    #[serde(default)]
     pub tool_key: String,
+    /// Code mode: a JavaScript module body that calls tools (`gateway/script.rs`).
+    #[serde(default)]
+    pub script: Option<String>,
     /// The tool's arguments.
     #[serde(default)]
     pub arguments: Option<Value>,

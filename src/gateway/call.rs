@@ -90,7 +90,8 @@ impl Gateway {
             )
         } else {
             let args = parse_args::<ExecuteArgs>(arguments).map(|args| ExecuteArgs { retry, ..args });
-            let key = args.as_ref().ok().map(|a| a.tool_key.clone());
+            // A script's row has no key: its calls have rows of their own.
+            let key = args.as_ref().ok().map(|a| a.tool_key.clone()).filter(|k| !k.is_empty());
             meta.insert(REQUEST_ID_META.into(), request_id.into());
             tokio::select! {
                 a = self.answer_execute(&caller, args, Some(meta), origin, &session) => (a, key),
@@ -109,8 +110,9 @@ impl Gateway {
     }
 
     /// An answered call's span fields, metric, access log line and audit
-    /// row; the answer itself, or in its place why it was withheld.
-    async fn finish(
+    /// row; the answer itself, or in its place why it was withheld. A
+    /// script's calls end here too (`script.rs`).
+    pub(super) async fn finish(
         &self,
         meta_tool: &'static str,
         request_id: &str,

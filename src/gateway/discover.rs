@@ -48,6 +48,9 @@ pub struct Found {
     /// Behaviour hints.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
+    /// The call as a TypeScript signature, for scripts (when code mode is on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
     /// Which of the request's queries found it (for learning from use).
     #[serde(skip)]
     pub query: usize,
@@ -68,6 +71,7 @@ impl Gateway {
             None => Vec::new(),
         };
         let view = self.catalog.visible_to(caller.grants.clone());
+        let code_mode = self.security.code_mode(&caller.project.name).is_some();
         let request = search::Request {
             queries,
             context: args.context.clone(),
@@ -129,6 +133,9 @@ impl Gateway {
                     input_schema: entry.tool.input_schema.clone(),
                     output_schema: entry.tool.output_schema.clone(),
                     annotations: entry.tool.annotations.clone(),
+                    signature: code_mode.then(|| {
+                        crate::signature::signature(&entry.tool.input_schema, entry.tool.output_schema.as_deref())
+                    }),
                     query: r.query,
                 })
             })

@@ -188,16 +188,21 @@ impl Gateway {
         origin: downstream::CallOrigin,
         session: &str,
     ) -> Answer {
-        let args = match args {
+        let usage = |tool, e: &str| Answer {
+            result: usage_error(tool, e).into(),
+            outcome: Outcome::Failed,
+            result_count: None,
+            trail: Trail::default(),
+        };
+        let mut args = match args {
             Ok(a) => a,
-            Err(e) => {
-                return Answer {
-                    result: usage_error(EXECUTE, &e).into(),
-                    outcome: Outcome::Failed,
-                    result_count: None,
-                    trail: Trail::default(),
-                };
-            }
+            Err(e) => return usage(EXECUTE, &e),
+        };
+        let args = match (args.script.take(), args.tool_key.is_empty()) {
+            (Some(script), true) => return self.answer_script(caller, script, meta, origin, session).await,
+            (Some(_), false) => return usage(EXECUTE, "pass toolKey (one tool) or script (code mode), not both"),
+            (None, true) => return usage(EXECUTE, "toolKey is required: a key from tool_discovery, e.g. \"server:tool\""),
+            (None, false) => args,
         };
         let tool_key = args.tool_key.clone();
         let (result, outcome) = match self.execute(caller, args, meta, origin).await {

@@ -191,6 +191,7 @@ fn operations(gateway: Gateway) -> axum::Router {
                 "servers": servers,
                 "search": gateway.catalog().search_status(),
                 "audit": gateway.audit_mode().as_str(),
+                "code_mode": gateway.code_mode_status(),
             });
             let status = if ready {
                 http::StatusCode::OK

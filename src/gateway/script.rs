@@ -1,0 +1,447 @@
+//! Code mode's use case: a `tool_execute` with `script` runs it in the
+//! sandbox (`src/sandbox.rs`) on a thread of its own, and each of its
+//! `tools.call`s is a `tool_execute` of the same caller through
+//! [`Gateway::answer_execute`]: the same view, rules, held tools, schema
+//! check, secret screening, credentials and progress. Each inner call has
+//! its own audit row and metrics under the request id `PARENT.N`, so the
+//! audit log shows the script as one request (its own row counts its calls)
+//! with its inner calls after it. Dropping the script's future (the client
+//! cancelled) stops the script and cancels its calls in flight.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use super::args::usage_error;
+use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
+use crate::auth::Caller;
+use crate::config::code_mode::CodeLimits;
+use crate::downstream::CallOrigin;
+use crate::learning::Trail;
+use crate::sandbox::{self, Call, Gone, Host, Refusal};
+use crate::store::{self, Outcome};
+use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};
+
+/// Results of a `tools.search` without `n`.
+const SEARCH_RESULTS: usize = 5;
+
+impl Gateway {
+    /// Whether scripts run, with their limits and the projects that differ,
+    /// for `/readyz` and `mcp-gateway servers`.
+    pub fn code_mode_status(&self) -> Value {
+        let settings = self.security.code_mode_settings();
+        let l = settings.limits;
+        let names = |want: bool| -> Vec<&String> {
+            settings
+                .projects
+                .iter()
+                .filter(|(_, (on, _))| *on == want)
+                .map(|(name, _)| name)
+                .collect()
+        };
+        json!({
+            "enabled": settings.enabled,
+            "limits": {
+                "memory_mb": l.memory_bytes >> 20, "cpu_ms": l.cpu.as_millis() as u64,
+                "timeout_ms": l.timeout.as_millis() as u64, "stack_kb": l.stack_bytes >> 10,
+                "max_calls": l.max_calls, "parallel": l.parallel, "max_output_bytes": l.max_output_bytes,
+            },
+            "projects_on": names(true),
+            "projects_off": names(false),
+        })
+    }
+
+    /// `tool_execute { script }`: the script's return value, logs and call
+    /// count, or why it has none, as the model reads it.
+    /// Boxed as `dyn Send`: a script's calls come back through
+    /// `answer_execute`, and the compiler cannot infer `Send` around that cycle.
+    pub(super) fn answer_script<'a>(
+        &'a self,
+        caller: &'a Caller,
+        script: String,
+        meta: Option<JsonObject>,
+        origin: CallOrigin,
+        session: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Answer> + Send + 'a>> {
+        Box::pin(self.run_script(caller, script, meta, origin, session))
+    }
+
+    async fn run_script(
+        &self,
+        caller: &Caller,
+        script: String,
+        meta: Option<JsonObject>,
+        origin: CallOrigin,
+        session: &str,
+    ) -> Answer {
+        let failed = |message: String| Answer {
+            result: usage_error(EXECUTE, &message).into(),
+            outcome: Outcome::Failed,
+            result_count: None,
+            trail: Trail::default(),
+        };
+        let Some(limits) = self.security.code_mode(&caller.project.name) else {
+            return failed(format!(
+                "scripts are off for project '{}' ([security.code_mode] enabled = false); call one tool per tool_execute with toolKey",
+                caller.project.name
+            ));
+        };
+        let mut meta = meta.unwrap_or_default();
+        let parent = match meta.remove(REQUEST_ID_META).as_ref().and_then(Value::as_str) {
+            Some(id) => id.to_string(),
+            None => crate::wire::request_id(),
+        };
+        let started = Instant::now();
+        let (calls, mut requested) = tokio::sync::mpsc::unbounded_channel();
+        let (answers, answered) = std::sync::mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let _stop = StopOnDrop(Arc::clone(&cancel));
+        let (done, mut finished) = tokio::sync::oneshot::channel();
+        let sandbox_limits = sandbox_limits(&limits);
+        let request_id = parent.clone();
+        let spawned = std::thread::Builder::new()
+            .name("script".into())
+            .stack_size(sandbox::thread_stack_bytes(&sandbox_limits))
+            .spawn(move || {
+                let mut host = Channel { calls, answered };
+                let outcome = sandbox::run(&script, &sandbox_limits, &mut host, &cancel);
+                if let Err(outcome) = done.send(outcome) {
+                    let cpu_us = outcome.cpu.as_micros() as u64;
+                    tracing::info!(
+                        request_id,
+                        calls = outcome.calls,
+                        cpu_us,
+                        "script stopped: its request was cancelled"
+                    );
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(request_id = %parent, error = %e, "no thread for a script");
+            return failed("the gateway could not start the script; try again".into());
+        }
+        let origin = CallOrigin {
+            progress: origin.progress,
+            // A script's calls ask nobody mid-call, and wait for tasks themselves.
+            ask: None,
+            input_requests: None,
+            tasks: false,
+        };
+        type Inner<'a> = Pin<Box<dyn Future<Output = sandbox::Answer> + Send + 'a>>;
+        let mut in_flight: FuturesUnordered<Inner<'_>> = FuturesUnordered::new();
+        let outcome = loop {
+            tokio::select! {
+                Some((id, call)) = requested.recv() => {
+                    let request_id = format!("{parent}.{id}");
+                    let call = self.inner(caller, request_id, call, &meta, &origin, session);
+                    in_flight.push(Box::pin(async move { (id, call.await) }));
+                }
+                Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
+                    let _ = answers.send(answer);
+                }
+                outcome = &mut finished => match outcome {
+                    Ok(outcome) => break outcome,
+                    Err(_) => return failed("the script's thread ended without an answer".into()),
+                },
+            }
+        };
+        // Calls the script did not wait for are cancelled here (their rows say failed).
+        drop(in_flight);
+        tracing::info!(
+            request_id = %parent,
+            project = caller.project.id,
+            calls = outcome.calls,
+            cpu_us = outcome.cpu.as_micros() as u64,
+            latency_us = started.elapsed().as_micros() as u64,
+            error = outcome.result.as_ref().err().map(sandbox::Error::code),
+            "script"
+        );
+        crate::telemetry::script(
+            outcome.result.as_ref().err().map_or("ok", sandbox::Error::code),
+            outcome.cpu,
+        );
+        answer(outcome)
+    }
+
+    /// One `tools.call` or `tools.search` of a script, as its own
+    /// `tool_execute` or `tool_discovery` with its own audit row.
+    async fn inner(
+        &self,
+        caller: &Caller,
+        request_id: String,
+        call: Call,
+        meta: &JsonObject,
+        origin: &CallOrigin,
+        session: &str,
+    ) -> Result<Value, Refusal> {
+        let started = Instant::now();
+        let (meta_tool, key) = match &call {
+            Call::Tool { key, .. } => (EXECUTE, Some(key.clone())),
+            Call::Search { .. } => (DISCOVERY, None),
+        };
+        let span = tracing::info_span!(
+            "script_call",
+            request_id = %request_id,
+            meta_tool,
+            tool_key = key.as_deref().unwrap_or(""),
+            project = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        // A call cancelled with its script still gets its one row.
+        let mut unfinished = Unfinished {
+            gateway: self.clone(),
+            row: Some(Gateway::audit_row(
+                &request_id,
+                Some(caller),
+                meta_tool,
+                key.clone(),
+                Outcome::Failed,
+                Duration::ZERO,
+                None,
+                Trail::default(),
+            )),
+        };
+        // A search's reply is its results; a call's is read from its answer.
+        let (answer, searched) = match call {
+            Call::Tool { key, arguments } => {
+                let mut meta = meta.clone();
+                meta.insert(REQUEST_ID_META.into(), request_id.clone().into());
+                let args = ExecuteArgs {
+                    tool_key: key,
+                    arguments: Some(arguments),
+                    ..Default::default()
+                };
+                let answer = self
+                    .answer_execute(caller, Ok(args), Some(meta), origin.clone(), session)
+                    .instrument(span.clone())
+                    .await;
+                (answer, None)
+            }
+            Call::Search { query, limit } => {
+                let args = DiscoverArgs {
+                    query: OneOrMany::One(query),
+                    context: None,
+                    max_results: Some(limit.map_or(SEARCH_RESULTS as i64, i64::from)),
+                };
+                match self.discover(caller, &args).instrument(span.clone()).await {
+                    Ok(d) => {
+                        let found: Vec<Value> = d
+                            .results
+                            .iter()
+                            .map(|f| {
+                                json!({
+                                    "toolKey": f.tool_key,
+                                    "description": f.description.as_deref().and_then(|d| d.lines().next()),
+                                    "signature": f.signature,
+                                })
+                            })
+                            .collect();
+                        let answer = Answer {
+                            result: CallToolResult::success(Vec::new()).into(),
+                            outcome: Outcome::Ok,
+                            result_count: Some(found.len() as u64),
+                            trail: Trail::default(),
+                        };
+                        (answer, Some(Value::Array(found)))
+                    }
+                    Err(message) => (failed_answer(message), None),
+                }
+            }
+        };
+        unfinished.row = None;
+        let outcome = answer.outcome;
+        // The metric, access log line and audit row of any call (`call.rs`).
+        let response = self
+            .finish(meta_tool, &request_id, caller, key, answer, started)
+            .instrument(span)
+            .await;
+        match (searched, Gateway::refused_unaudited(&response)) {
+            (Some(found), false) => Ok(found),
+            _ => reply(&response, outcome),
+        }
+    }
+}
+
+/// The limits of the sandbox from the project's settings.
+fn sandbox_limits(l: &CodeLimits) -> sandbox::Limits {
+    sandbox::Limits {
+        memory_bytes: l.memory_bytes,
+        cpu: l.cpu,
+        wall: l.timeout,
+        stack_bytes: l.stack_bytes,
+        max_calls: l.max_calls,
+        parallel: l.parallel,
+        max_output_bytes: l.max_output_bytes,
+    }
+}
+
+/// What `tools.call` resolves to: the tool's result (`isError` included),
+/// with its text blocks joined as `text`; or, when the gateway refused or
+/// failed the call (or withheld its answer), a rejection with the code and
+/// message `tool_execute` gives.
+fn reply(response: &CallToolResponse, outcome: Outcome) -> Result<Value, Refusal> {
+    let CallToolResponse::Complete(result) = response else {
+        return Err(Refusal {
+            code: "TOOL_INPUT_UNANSWERED".into(),
+            message: "the tool asked for input mid-call, which a script cannot give; call it with tool_execute".into(),
+        });
+    };
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let withheld = Gateway::refused_unaudited(response);
+    if matches!(outcome, Outcome::Ok | Outcome::ToolError) && !withheld {
+        let mut value = serde_json::to_value(result).unwrap_or_default();
+        value["text"] = text.join("\n").into();
+        return Ok(value);
+    }
+    let code = result
+        .structured_content
+        .as_ref()
+        .and_then(|s| s["error"]["code"].as_str())
+        .unwrap_or("TOOL_EXECUTION_ERROR");
+    Err(Refusal {
+        code: code.into(),
+        message: text.join("\n"),
+    })
+}
+
+fn failed_answer(message: String) -> Answer {
+    Answer {
+        result: usage_error(DISCOVERY, &message).into(),
+        outcome: Outcome::Failed,
+        result_count: None,
+        trail: Trail::default(),
+    }
+}
+
+/// The script's answer: `{result, logs, calls}` or `{error, logs, calls}`,
+/// as structured content and as its text twin.
+fn answer(outcome: sandbox::Outcome) -> Answer {
+    let calls = outcome.calls;
+    let (mut body, result_outcome) = match outcome.result {
+        Ok(value) => (json!({ "result": value }), Outcome::Ok),
+        Err(e) => {
+            let outcome = match e {
+                sandbox::Error::Timeout { .. } => Outcome::Timeout,
+                _ => Outcome::Failed,
+            };
+            (
+                json!({ "error": { "code": e.code(), "message": e.to_string() } }),
+                outcome,
+            )
+        }
+    };
+    if !outcome.logs.is_empty() {
+        body["logs"] = json!(outcome.logs);
+    }
+    body["calls"] = calls.into();
+    let text = ContentBlock::text(body.to_string());
+    let mut result = match result_outcome {
+        Outcome::Ok => CallToolResult::success(vec![text]),
+        _ => CallToolResult::error(vec![text]),
+    };
+    result.structured_content = Some(body);
+    Answer {
+        result: result.into(),
+        outcome: result_outcome,
+        result_count: Some(u64::from(calls)),
+        trail: Trail::default(),
+    }
+}
+
+/// The sandbox's end of the channels to the request's task.
+struct Channel {
+    calls: tokio::sync::mpsc::UnboundedSender<(u64, Call)>,
+    answered: std::sync::mpsc::Receiver<sandbox::Answer>,
+}
+
+impl Host for Channel {
+    fn start(&mut self, id: u64, call: Call) {
+        // A send fails only once the request is gone, and `next` then says so.
+        let _ = self.calls.send((id, call));
+    }
+
+    fn next(&mut self, timeout: Duration) -> Result<Option<sandbox::Answer>, Gone> {
+        use std::sync::mpsc::RecvTimeoutError;
+        match self.answered.recv_timeout(timeout) {
+            Ok(answer) => Ok(Some(answer)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(Gone),
+        }
+    }
+}
+
+/// Stops the script when its request's future is dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The `failed` row of an inner call dropped before it ended.
+struct Unfinished {
+    gateway: Gateway,
+    row: Option<store::AuditRow>,
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(row) = self.row.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let gateway = self.gateway.clone();
+            runtime.spawn(async move {
+                let _ = gateway.audit(row, false).await;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_carry_result_or_error_logs_and_calls() {
+        let ok = answer(sandbox::Outcome {
+            result: Ok(json!({ "n": 1 })),
+            logs: vec!["hi".into()],
+            calls: 3,
+            cpu: Duration::ZERO,
+        });
+        let CallToolResponse::Complete(r) = &ok.result else {
+            panic!()
+        };
+        assert_eq!(
+            r.structured_content,
+            Some(json!({ "result": { "n": 1 }, "logs": ["hi"], "calls": 3 }))
+        );
+        assert_eq!((ok.outcome, ok.result_count), (Outcome::Ok, Some(3)));
+        let failed = answer(sandbox::Outcome {
+            result: Err(sandbox::Error::NeverResolves),
+            logs: Vec::new(),
+            calls: 0,
+            cpu: Duration::ZERO,
+        });
+        let CallToolResponse::Complete(r) = &failed.result else {
+            panic!()
+        };
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            r.structured_content.as_ref().unwrap()["error"]["code"],
+            "SCRIPT_NEVER_RESOLVES"
+        );
+    }
+}
