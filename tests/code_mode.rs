@@ -1,0 +1,293 @@
+//! Code mode end to end: `tool_execute { script }` against the real binary
+//! and the demo server. Each abuse is refused with its own code while the
+//! gateway stays healthy; inner calls are `tool_execute`s in every respect
+//! (what a project may not see is unknown, each call has an audit row
+//! under the script's request id); cancelling the script cancels its calls.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, Request};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ()>;
+
+/// One demo server, anonymous callers as "local", a short CPU budget (the
+/// endless loop ends sooner), and project "quiet" without code mode.
+fn config() -> String {
+    format!(
+        "{ANONYMOUS}[security.code_mode]\ncpu_ms = 500\n\n[security.projects.quiet.code_mode]\nenabled = false\n\n{}",
+        chaos_server("demo", "")
+    )
+}
+
+async fn script(client: &Client, script: &str) -> CallToolResult {
+    call(client, "tool_execute", json!({ "script": script })).await
+}
+
+/// The `{result, logs, calls}` of a script that succeeded.
+async fn ok(client: &Client, body: &str) -> Value {
+    let r = script(client, body).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    r.structured_content.unwrap()
+}
+
+#[tokio::test]
+async fn scripts_call_tools_in_parallel_and_return_only_their_answer() {
+    let gw = Gateway::start(&config()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:calculate").await;
+
+    let out = ok(
+        &client,
+        r#"
+        const found = await tools.search("evaluate arithmetic", 3);
+        console.log("found", found[0].toolKey, found[0].signature);
+        const rs = await Promise.all([1, 2, 3].map((n) => tools.call("demo:calculate", { expression: `${n} * 10` })));
+        return { sum: rs.reduce((s, r) => s + r.structuredContent.result, 0), text: rs[0].text };
+        "#,
+    )
+    .await;
+    assert_eq!(out["result"], json!({ "sum": 60, "text": "1 * 10 = 10" }), "{out}");
+    assert_eq!(out["calls"], 4);
+    let log = out["logs"][0].as_str().unwrap();
+    assert!(
+        log.starts_with("found demo:calculate (args: {expression: string}) => {result: number}"),
+        "{log}"
+    );
+
+    // Discovery carries the same signature for the model to write against.
+    let results = discover(&client, json!("evaluate arithmetic")).await;
+    let calc = results.iter().find(|r| r["toolKey"] == "demo:calculate").unwrap();
+    assert_eq!(calc["signature"], "(args: {expression: string}) => {result: number}");
+
+    // A refused inner call rejects with the code tool_execute gives, and can be caught.
+    let out = ok(
+        &client,
+        r#"
+        try { await tools.call("demo:calculate", { expression: 3 }); } catch (e) { return e.code; }
+        "#,
+    )
+    .await;
+    assert_eq!(out["result"], "TOOL_VALIDATION_ERROR");
+
+    // `servers` and /readyz say code mode is on, and for whom not.
+    let ready = gw.readyz().await;
+    assert_eq!(ready["code_mode"]["enabled"], true, "{ready}");
+    assert_eq!(ready["code_mode"]["projects_off"], json!(["quiet"]));
+    assert_eq!(ready["code_mode"]["limits"]["cpu_ms"], 500);
+    let servers = String::from_utf8(gw.cli(&["servers"]).stdout).unwrap();
+    assert!(servers.contains("code mode: on, off for quiet"), "{servers}");
+}
+
+#[tokio::test]
+async fn abuse_is_refused_with_a_clear_error_and_the_gateway_stays_healthy() {
+    let gw = Gateway::start(&config()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:calculate").await;
+    let cases = [
+        ("while (true) {}", "SCRIPT_CPU_LIMIT", "cpu_ms"),
+        (
+            "const a = []; for (;;) a.push(new Array(100000).fill(7));",
+            "SCRIPT_MEMORY_LIMIT",
+            "memory_mb",
+        ),
+        (
+            "const f = (n) => f(n + 1) + 1; return f(0);",
+            "SCRIPT_STACK_LIMIT",
+            "stack_kb",
+        ),
+        (
+            "return 'x'.repeat(100 * 1024 * 1024).length;",
+            "SCRIPT_MEMORY_LIMIT",
+            "memory_mb",
+        ),
+        ("return eval(\"import('fs')\");", "SCRIPT_ERROR", "eval is not defined"),
+        ("return await import('fs');", "SCRIPT_ERROR", "fs"),
+        ("import fs from 'fs';", "SCRIPT_SYNTAX_ERROR", "parse"),
+        ("tools.call = () => ({ hijacked: true });", "SCRIPT_ERROR", "TypeError"),
+        (
+            "Object.setPrototypeOf(tools, { call: () => 1 });",
+            "SCRIPT_ERROR",
+            "TypeError",
+        ),
+        (
+            "return tools.call.constructor('return process')();",
+            "SCRIPT_ERROR",
+            "TypeError",
+        ),
+        (
+            "return Object.getPrototypeOf(async () => {}).constructor('return 1')();",
+            "SCRIPT_ERROR",
+            "TypeError",
+        ),
+        (
+            "for (let i = 0; i < 10000; i++) { try { await tools.call('demo:calculate', { expression: '1' }); } catch (e) {} }",
+            "SCRIPT_CALL_LIMIT",
+            "max_calls",
+        ),
+        ("await new Promise(() => {});", "SCRIPT_NEVER_RESOLVES", "never"),
+        ("return { f() {} }.f;", "SCRIPT_RESULT_NOT_JSON", "not JSON"),
+    ];
+    for (body, code, says) in cases {
+        let started = Instant::now();
+        let r = script(&client, body).await;
+        assert_eq!(error_code(&r), code, "{body}: {r:?}");
+        let message = r.structured_content.as_ref().unwrap()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(message.contains(says), "{body}: {message}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{body} took {:?}",
+            started.elapsed()
+        );
+        // Still healthy: a plain call answers at once.
+        let r = execute(&client, "demo:calculate", json!({ "expression": "2+2" })).await;
+        assert_eq!(r.is_error, Some(false), "after {body}: {r:?}");
+    }
+    // The 10,000 calls stopped at the default cap of 200.
+    let r = script(
+        &client,
+        "for (;;) await tools.call('demo:calculate', { expression: '1' });",
+    )
+    .await;
+    assert_eq!(r.structured_content.unwrap()["calls"], 200);
+    assert_eq!(gw.readyz().await["ready"], true);
+    assert!(
+        gw.metrics()
+            .await
+            .contains("mcp_gateway_scripts_total{outcome=\"SCRIPT_CPU_LIMIT\"} 1")
+    );
+}
+
+#[tokio::test]
+async fn inner_calls_are_tool_executes_hidden_tools_unknown_and_audited_under_the_script() {
+    let gw = Gateway::start(&config()).await;
+    gw.cli(&["project", "create", "narrow"]);
+    gw.cli(&[
+        "grant",
+        "--project",
+        "narrow",
+        "--server",
+        "demo",
+        "--tool",
+        "calculate",
+    ]);
+    gw.cli(&["project", "create", "quiet"]);
+    gw.cli(&["grant", "--project", "quiet", "--server", "demo"]);
+    let narrow = gw.client_with_token(&gw.issue_token("narrow")).await.unwrap();
+    wait_for_tool(&narrow, "demo:calculate").await;
+
+    // demo:echo exists, but not for this project: unknown, as outside a script.
+    let outside = execute(&narrow, "demo:echo", json!({})).await;
+    let inside = ok(
+        &narrow,
+        r#"
+        const seen = (await tools.search("echo the arguments", 10)).map((f) => f.toolKey);
+        try { await tools.call("demo:echo", {}); } catch (e) { return { seen, code: e.code, message: e.message }; }
+        "#,
+    )
+    .await;
+    assert_eq!(inside["result"]["code"], error_code(&outside));
+    assert_eq!(inside["result"]["message"], text(&outside));
+    assert!(
+        !inside["result"]["seen"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("demo:echo")),
+        "{inside}"
+    );
+
+    // Two calls: the script's row counts them, and theirs follow under its request id.
+    let out = ok(
+        &narrow,
+        "const a = await tools.call('demo:calculate', { expression: '6*7' }); \
+         const b = await tools.call('demo:calculate', { expression: 'nope(' }); return [a.isError, b.isError];",
+    )
+    .await;
+    assert_eq!(out["result"], json!([false, true]));
+    let rows: Vec<Value> = eventually(Duration::from_secs(5), "the script's audit rows", || async {
+        let tail: Value = serde_json::from_slice(
+            &gw.cli(&["audit", "tail", "--project", "narrow", "-n", "3", "--json"])
+                .stdout,
+        )
+        .unwrap();
+        let rows = tail.as_array().unwrap().clone();
+        (rows.len() == 3 && rows.iter().all(|r| r["outcome"] != "started")).then_some(rows)
+    })
+    .await;
+    let script_row = rows.iter().find(|r| r["toolKey"].is_null()).expect("the script's row");
+    let parent = script_row["requestId"].as_str().unwrap();
+    assert_eq!(
+        (script_row["metaTool"].as_str(), script_row["resultCount"].as_u64()),
+        (Some("tool_execute"), Some(2))
+    );
+    let mut inner: Vec<(String, String, String)> = rows
+        .iter()
+        .filter(|r| !r["toolKey"].is_null())
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_string();
+            (s("requestId"), s("toolKey"), s("outcome"))
+        })
+        .collect();
+    inner.sort();
+    assert_eq!(
+        inner,
+        [
+            (format!("{parent}.1"), "demo:calculate".into(), "ok".into()),
+            (format!("{parent}.2"), "demo:calculate".into(), "tool_error".into())
+        ]
+    );
+
+    // A project with code mode off is told so, and how to go on.
+    let quiet = gw.client_with_token(&gw.issue_token("quiet")).await.unwrap();
+    let r = script(&quiet, "return 1").await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS");
+    assert!(text(&r).contains("scripts are off for project 'quiet'"), "{}", text(&r));
+}
+
+#[tokio::test]
+async fn cancelling_a_script_cancels_its_calls() {
+    let gw = Gateway::start(&config()).await;
+    let client = ()
+        .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
+            gw.url.as_str(),
+        ))
+        .await
+        .unwrap();
+    wait_for_tool(&client, "demo:sleep").await;
+    let params = CallToolRequestParams::new("tool_execute").with_arguments(
+        json!({ "script": "await tools.call('demo:sleep', { ms: 30000 }); return 1;" })
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let request = ClientRequest::CallToolRequest(Request::new(params));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    handle.cancel(Some("stop".into())).await.unwrap();
+    assert!(
+        gw.wait_log("sleep cancelled by the client", Duration::from_secs(5))
+            .await
+            .is_some(),
+        "the downstream did not see notifications/cancelled:\n{}",
+        gw.log()
+    );
+    assert!(
+        gw.wait_log("script stopped: its request was cancelled", Duration::from_secs(5))
+            .await
+            .is_some(),
+        "{}",
+        gw.log()
+    );
+}
