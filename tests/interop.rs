@@ -313,3 +313,89 @@ async fn python_sdk_servers_that_poison_a_tool_after_a_call_are_held_announced_o
     let changes = String::from_utf8(gw.cli(&["tools", "changes"]).stdout).unwrap();
     assert!(changes.contains("read ~/.ssh/id_rsa"), "{changes}");
 }
+
+/// Code mode through the official clients: the TypeScript and the Python
+/// SDK each send one script, over stdio and over streamable HTTP, that lists
+/// 30 files with `@modelcontextprotocol/server-filesystem`, reads them all in
+/// parallel, keeps the 3 that name someone, records them as entities in
+/// `@modelcontextprotocol/server-memory` and adds with server-everything;
+/// only the answer comes back.
+#[tokio::test]
+async fn official_clients_run_scripts_over_stdio_and_http_against_npm_servers() {
+    let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
+    let bin_of = |name: &str| installed(&format!("tests/interop/node_modules/.bin/{name}"), name);
+    let work = tempfile::tempdir().unwrap();
+    let files = work.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    for i in 1..=30 {
+        let text = match i % 10 {
+            3 => format!("Notes {i}: met Ada Lovelace about the engine."),
+            _ => format!("Notes {i}: nothing of note, the weather was fine."),
+        };
+        std::fs::write(files.join(format!("note{i}.txt")), text).unwrap();
+    }
+    let config = format!(
+        "{ANONYMOUS}[[servers]]\nname = \"filesystem\"\ncommand = \"{}\"\nargs = [\"{}\"]\n\n\
+         [[servers]]\nname = \"memory\"\ncommand = \"{}\"\nenv = {{ MEMORY_FILE_PATH = \"{}\" }}\n\n\
+         [[servers]]\nname = \"everything\"\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+        bin_of("mcp-server-filesystem").display(),
+        files.display(),
+        bin_of("mcp-server-memory").display(),
+        work.path().join("memory.jsonl").display(),
+        bin_of("mcp-server-everything").display(),
+    );
+    let script = work.path().join("task.js");
+    std::fs::write(
+        &script,
+        format!(
+            r#"const dir = "{}";
+const listing = await tools.call("filesystem:list_directory", {{ path: dir }});
+const names = listing.text.split("\n").filter((l) => l.startsWith("[FILE] ")).map((l) => l.slice(7));
+const files = await Promise.all(names.map(async (name) => ({{ name, text: (await tools.call("filesystem:read_text_file", {{ path: `${{dir}}/${{name}}` }})).text }})));
+const hits = files.filter((f) => f.text.includes("Ada Lovelace")).map((f) => f.name).sort();
+await tools.call("memory:create_entities", {{ entities: hits.map((name) => ({{ name, entityType: "file", observations: ["mentions Ada Lovelace"] }})) }});
+const graph = await tools.call("memory:read_graph", {{}});
+const sum = await tools.call("everything:get-sum", {{ a: hits.length, b: 39 }});
+console.log(`read ${{files.length}} files`);
+return {{ hits, entities: graph.structuredContent.entities.map((e) => e.name).sort(), sum: sum.text }};
+"#,
+            files.display()
+        ),
+    )
+    .unwrap();
+    let stdio_config = work.path().join("stdio").join("gateway.toml");
+    std::fs::create_dir(stdio_config.parent().unwrap()).unwrap();
+    std::fs::write(&stdio_config, &config).unwrap();
+    let stdio = format!("stdio:{}:{}", bin(), stdio_config.display());
+    let gw = Gateway::start(&config).await;
+
+    let node = bin_of("node");
+    let clients = [
+        (node.as_path(), "script_client.mjs"),
+        (python.as_path(), "script_client.py"),
+    ];
+    for (program, client) in clients {
+        for target in [stdio.as_str(), gw.url.as_str()] {
+            let out = tokio::process::Command::new(program)
+                .arg(repo_path(&format!("tests/interop/{client}")))
+                .args([target, script.to_str().unwrap()])
+                .args(["filesystem:read_text_file", "memory:create_entities", "everything:get-sum"])
+                .output()
+                .await
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{client} on {target} failed:\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+            let hits = json!(["note13.txt", "note23.txt", "note3.txt"]);
+            assert_eq!(seen["result"]["hits"], hits, "{client} on {target}: {seen}");
+            assert_eq!(seen["result"]["entities"], hits, "{client} on {target}: {seen}");
+            assert_eq!(seen["result"]["sum"], "The sum of 3 and 39 is 42.", "{seen}");
+            assert_eq!(seen["logs"], json!(["read 30 files"]), "{seen}");
+            assert_eq!(seen["calls"], 34, "{seen}");
+        }
+    }
+}
