@@ -26,12 +26,12 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["auth", "security", "ratelimit", "downstream"],
     ),
     ("built-ins", &["index", "archive", "demo"]),
-    ("engines", &["store", "search", "oauth", "traces"]),
+    ("engines", &["store", "search", "oauth", "traces", "sandbox"]),
     ("access model", &["access"]),
     ("config", &["config"]),
     (
         "ground",
-        &["secrets", "leaks", "uris", "validate", "watch", "telemetry"],
+        &["secrets", "leaks", "uris", "validate", "watch", "telemetry", "signature"],
     ),
     ("vocabulary", &["wire", "text", "mask"]),
 ];
