@@ -26,7 +26,8 @@
 //! * [`gateway`]: wiring, and one meta-tool call from caller to audit row (`gateway/call.rs`,
 //!   the only writer of calls' audit rows): `gateway/discover.rs`, `gateway/execute.rs`;
 //!   input rounds across MCP generations (`gateway/input.rs`, `gateway/rounds.rs`), tasks,
-//!   sealed ids, targets, the startup wait.
+//!   sealed ids, targets, the startup wait; code mode's scripts (`gateway/script.rs`), whose
+//!   calls end in `gateway/call.rs` too.
 //! * [`operator`]: operators' changes, shared by the CLI and the console.
 //!
 //! **Ranking.** [`rank`]: providers (BM25, hybrid, cloud) over a caller's view, fusion, the
