@@ -3,6 +3,7 @@
 //! change. Readers never lock and never wait for a rebuild.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
@@ -343,6 +344,8 @@ pub struct Catalog {
     security: Arc<Security>,
     /// Counts installed snapshots; subscribers hear of each.
     installed: watch::Sender<u64>,
+    /// The registry's change count the current snapshot reflects.
+    built_from: AtomicU64,
     /// The embedding model, once loaded (it may arrive after start).
     semantic: ArcSwapOption<Semantic>,
     /// Why there is no model, while there is none.
@@ -373,6 +376,7 @@ impl Catalog {
             rules: ArcSwap::from_pointee(rules),
             security,
             installed: watch::Sender::new(0),
+            built_from: AtomicU64::new(registry.changed().count()),
             semantic: ArcSwapOption::new(semantic),
             hybrid_off: ArcSwap::from_pointee("no embedding model is loaded".to_string()),
         });
@@ -528,6 +532,23 @@ impl Catalog {
         }
     }
 
+    /// Waits until the snapshot was built after `changes` (a count of the
+    /// registry's changes): a server that came up just before a call is
+    /// listed, not missing, when the call reads the catalog.
+    pub async fn caught_up(&self, changes: u64) {
+        let mut installed = self.installed.subscribe();
+        while self.built_from.load(Ordering::SeqCst) < changes {
+            if installed.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Whether a rebuild is pending for changes up to `changes`.
+    pub fn behind(&self, changes: u64) -> bool {
+        self.built_from.load(Ordering::SeqCst) < changes
+    }
+
     /// What a caller with `grants` may see now.
     pub fn visible_to(&self, grants: Arc<Grants>) -> View {
         View::new(self.snapshot(), grants)
@@ -543,14 +564,20 @@ impl Catalog {
             }
             let this = self.clone();
             let reg = registry.clone();
+            // Changes after this point are the next rebuild's.
+            let generation = registry.changed().count();
             match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules.load(), &this.security)).await {
                 Ok(Ok(snapshot)) => {
                     debug!(tools = snapshot.len(), "catalog rebuilt");
+                    self.built_from.fetch_max(generation, Ordering::SeqCst);
                     self.install(snapshot);
                 }
                 Ok(Err(e)) => error!(error = %e, "catalog rebuild failed; keeping the previous one"),
                 Err(e) => error!(error = %e, "catalog rebuild panicked; keeping the previous one"),
             }
+            // A failed rebuild is caught up too: waiting would not mend it.
+            self.built_from.fetch_max(generation, Ordering::SeqCst);
+            self.installed.send_modify(|_| {});
         }
     }
 }

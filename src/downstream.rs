@@ -291,7 +291,7 @@ pub struct Downstream {
     /// For a per-project instance: the server it stands in for.
     parent: std::sync::Weak<Downstream>,
     /// Rung when its tools change (the catalog listens).
-    changed: Arc<Notify>,
+    changed: Arc<ToolChanges>,
     /// Per-project instances of this server.
     instances: instances::Instances,
     /// Where instances' supervisors run.
@@ -321,7 +321,7 @@ impl Downstream {
         stop: CancellationToken,
         memory: Arc<dyn ToolMemory>,
         tracker: TaskTracker,
-        changed: Arc<Notify>,
+        changed: Arc<ToolChanges>,
     ) -> Self {
         // A lazy server never listed before starts once now, to learn its tools.
         let remembered = config.lazy.then(|| memory.recall(&config)).flatten();
@@ -558,13 +558,40 @@ impl Members {
     }
 }
 
+/// "Some server's tools changed": a notice for the catalog, and a count of
+/// changes, so that a call can tell whether the catalog has caught up with
+/// a server that came up a moment before it.
+#[derive(Debug, Default)]
+pub struct ToolChanges {
+    notify: Notify,
+    count: std::sync::atomic::AtomicU64,
+}
+
+impl ToolChanges {
+    /// Records a change and wakes the catalog.
+    pub fn notify_one(&self) {
+        self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.notify.notify_one();
+    }
+
+    /// Resolves on the next change (or one that came since the last wait).
+    pub fn notified(&self) -> tokio::sync::futures::Notified<'_> {
+        self.notify.notified()
+    }
+
+    /// How many changes so far.
+    pub fn count(&self) -> u64 {
+        self.count.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// Every configured server plus a signal for "some server's tools changed".
 /// [`Registry::apply`] swaps in a new configuration's servers while requests
 /// keep reading the old list.
 #[derive(Debug)]
 pub struct Registry {
     members: ArcSwap<Members>,
-    changed: Arc<Notify>,
+    changed: Arc<ToolChanges>,
     tracker: TaskTracker,
     ct: CancellationToken,
     memory: Arc<dyn ToolMemory>,
@@ -610,7 +637,7 @@ impl Registry {
     ) -> Arc<Registry> {
         let registry = Arc::new(Registry {
             members: ArcSwap::default(),
-            changed: Arc::new(Notify::new()),
+            changed: Arc::new(ToolChanges::default()),
             tracker: tracker.clone(),
             ct: ct.clone(),
             memory,
@@ -630,7 +657,7 @@ impl Registry {
     }
 
     /// Notified whenever a server's status or tools change.
-    pub fn changed(&self) -> &Arc<Notify> {
+    pub fn changed(&self) -> &Arc<ToolChanges> {
         &self.changed
     }
 
@@ -729,7 +756,7 @@ pub(super) enum Ended {
 
 /// The life of one server: connect, serve until the connection ends, back
 /// off, repeat; an idle server waits for a call first.
-async fn supervise(server: Arc<Downstream>, changed: Arc<Notify>) {
+async fn supervise(server: Arc<Downstream>, changed: Arc<ToolChanges>) {
     let name = server.name().to_string();
     let ct = server.stop.clone();
     let mut backoff = BACKOFF_START;

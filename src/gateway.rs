@@ -180,7 +180,8 @@ impl Gateway {
         let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
         let security = Arc::new(Security::new(store.clone(), config.security.clone()));
         let catalog = Catalog::new(&registry, config.rules.clone(), security.clone(), semantic.ready())?;
-        tracker.spawn(security.clone().follow(registry.changed().clone(), ct.child_token()));
+        let changed = registry.changed().clone();
+        tracker.spawn(security.clone().follow(move || changed.notify_one(), ct.child_token()));
         if let Some(why) = hybrid_off {
             catalog.set_hybrid_off(why);
         }

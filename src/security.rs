@@ -19,13 +19,12 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, Tool};
 use serde_json::Value;
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
-use crate::leaks;
 use crate::config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
+use crate::leaks;
 use crate::store::{NewPin, ReviewState, Store};
 use pins::{Decision, Known, Reason};
 
@@ -226,10 +225,10 @@ impl Security {
         }
     }
 
-    /// Rings `changed` whenever pins or reviews change in the store (an
+    /// Calls `changed` whenever pins or reviews change in the store (an
     /// operator's approval from another process), checking every second,
     /// until `ct` is cancelled; the catalog then rebuilds.
-    pub async fn follow(self: Arc<Self>, changed: Arc<Notify>, ct: CancellationToken) {
+    pub async fn follow(self: Arc<Self>, changed: impl Fn() + Send + 'static, ct: CancellationToken) {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
             tokio::select! {
@@ -242,7 +241,7 @@ impl Security {
             };
             let before = self.seen.swap(now, Ordering::SeqCst);
             if before >= 0 && before != now {
-                changed.notify_one();
+                changed();
             }
         }
     }

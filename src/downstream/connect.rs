@@ -20,7 +20,7 @@ use rmcp::service::{
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
@@ -118,7 +118,11 @@ type Connection = RunningService<RoleClient, Client>;
 /// closes, the gateway cancels `ct`, or (with `idle_timeout_ms`) no call came
 /// for that long. A failure to connect or list is `Err` with a message for
 /// the status line.
-pub(super) async fn run(server: &Downstream, changed: &Notify, ct: &CancellationToken) -> Result<Ended, String> {
+pub(super) async fn run(
+    server: &Downstream,
+    changed: &super::ToolChanges,
+    ct: &CancellationToken,
+) -> Result<Ended, String> {
     let name = server.name();
     let (tx, mut tools_changed) = mpsc::unbounded_channel();
     let client = Client {
@@ -356,7 +360,7 @@ async fn listen(
 async fn relist(
     server: &Downstream,
     peer: &rmcp::Peer<RoleClient>,
-    changed: &Notify,
+    changed: &super::ToolChanges,
     why: &str,
 ) -> Option<Option<u64>> {
     let name = server.name();

@@ -164,14 +164,14 @@ impl Downstream {
             self.stop.child_token(),
             Arc::new(Forgetful),
             self.tracker.clone(),
-            Arc::new(tokio::sync::Notify::new()),
+            Arc::new(super::ToolChanges::default()),
         );
         instance.own = Some(credential);
         instance.parent = Arc::downgrade(self);
         let instance = Arc::new(instance);
         let span = tracing::info_span!("instance", project = %project);
         self.tracker
-            .spawn(super::supervise(instance.clone(), Arc::new(tokio::sync::Notify::new())).instrument(span));
+            .spawn(super::supervise(instance.clone(), Arc::new(super::ToolChanges::default())).instrument(span));
         instance
     }
 }

@@ -11,7 +11,7 @@ fn unsupervised(servers: &[(&str, u64)]) -> Registry {
         .collect();
     let config = crate::config::Config::parse(&text, "test.toml", std::path::Path::new("/")).unwrap();
     let memory: Arc<dyn ToolMemory> = Arc::new(instances::Forgetful);
-    let changed = Arc::new(Notify::new());
+    let changed = Arc::new(ToolChanges::default());
     let members = config
         .servers
         .into_iter()

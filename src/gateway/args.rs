@@ -82,7 +82,7 @@ pub enum OneOrMany {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecuteArgs {
-    /// `server:tool` from `tool_discovery`; empty with `script`.
+    /// `server:tool` from `tool_discovery`; absent with `script`.
     #[serde(default)]
     pub tool_key: String,
     /// Code mode: a JavaScript module body that calls tools (`gateway/script.rs`).
@@ -109,6 +109,20 @@ pub struct Retry {
 /// Parses a meta-tool's arguments.
 pub fn parse_args<T: serde::de::DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
     serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| e.to_string())
+}
+
+impl ExecuteArgs {
+    /// `tool_execute`'s arguments: a `toolKey` (an empty one is a key too,
+    /// of no tool) or a `script`, never both.
+    pub fn parse(arguments: Option<JsonObject>) -> Result<Self, String> {
+        let keyed = arguments.as_ref().is_some_and(|a| a.contains_key("toolKey"));
+        let args: Self = parse_args(arguments)?;
+        match (keyed, args.script.is_some()) {
+            (true, true) => Err("pass toolKey (one tool) or script (code mode), not both".into()),
+            (false, false) => Err("toolKey is required: a key from tool_discovery, e.g. \"server:tool\"".into()),
+            _ => Ok(args),
+        }
+    }
 }
 
 /// The answer to a meta-tool call whose arguments do not parse.
@@ -156,5 +170,20 @@ mod tests {
         assert!(e.contains("at most 4096 characters of context"), "{e}");
         let e = args(json!({ "query": ["", " "] })).queries().unwrap_err();
         assert!(e.starts_with("query is empty"), "{e}");
+    }
+
+    #[test]
+    fn execute_takes_a_key_or_a_script() {
+        let parse = |v: Value| ExecuteArgs::parse(v.as_object().cloned());
+        assert_eq!(
+            parse(json!({"toolKey": ""})).unwrap().tool_key,
+            "",
+            "an empty key is a key (of no tool)"
+        );
+        assert!(parse(json!({"script": "return 1"})).unwrap().script.is_some());
+        let e = parse(json!({"toolKey": "a:b", "script": "return 1"})).unwrap_err();
+        assert!(e.contains("not both"), "{e}");
+        let e = parse(json!({"arguments": {}})).unwrap_err();
+        assert!(e.starts_with("toolKey is required"), "{e}");
     }
 }

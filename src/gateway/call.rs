@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResponse, JsonObject, ResultType};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use super::{Answer, ExecuteArgs, Gateway, Retry, parse_args};
+use super::{Answer, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
 use crate::downstream::CallOrigin;
 use crate::learning::Trail;
@@ -89,7 +89,7 @@ impl Gateway {
                 None,
             )
         } else {
-            let args = parse_args::<ExecuteArgs>(arguments).map(|args| ExecuteArgs { retry, ..args });
+            let args = ExecuteArgs::parse(arguments).map(|args| ExecuteArgs { retry, ..args });
             // A script's row has no key: its calls have rows of their own.
             let key = args.as_ref().ok().map(|a| a.tool_key.clone()).filter(|k| !k.is_empty());
             meta.insert(REQUEST_ID_META.into(), request_id.into());

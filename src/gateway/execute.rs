@@ -198,12 +198,9 @@ impl Gateway {
             Ok(a) => a,
             Err(e) => return usage(EXECUTE, &e),
         };
-        let args = match (args.script.take(), args.tool_key.is_empty()) {
-            (Some(script), true) => return self.answer_script(caller, script, meta, origin, session).await,
-            (Some(_), false) => return usage(EXECUTE, "pass toolKey (one tool) or script (code mode), not both"),
-            (None, true) => return usage(EXECUTE, "toolKey is required: a key from tool_discovery, e.g. \"server:tool\""),
-            (None, false) => args,
-        };
+        if let Some(script) = args.script.take() {
+            return self.answer_script(caller, script, meta, origin, session).await;
+        }
         let tool_key = args.tool_key.clone();
         let (result, outcome) = match self.execute(caller, args, meta, origin).await {
             Ok(result) => {

@@ -34,19 +34,26 @@ pub(super) fn notice(starting: &[String]) -> String {
 impl Gateway {
     /// Waits for the servers `grants` may see (only `server`, when named)
     /// that are still in their first connection, then for the catalog to
-    /// list those that came up. Returns those still starting when the wait
+    /// list those that came up (and any that came up just before the call). Returns those still starting when the wait
     /// ended; at once, and empty, when none was.
     pub async fn wait_for_starting(&self, grants: &Grants, server: Option<&str>) -> Vec<String> {
         let cap = Duration::from_millis(self.startup_wait.load(Ordering::Relaxed));
         let began = Instant::now();
         let wanted = |name: &str| server.is_none_or(|s| s == name) && grants.sees_server(name);
+        // Read first: a server that came up just before this call has
+        // counted its change, and the catalog may not have listed it yet.
+        let changes = self.registry.changed().count();
         let startup = self.registry.first_connections(wanted, cap).await;
-        if startup.is_empty() {
+        if startup.is_empty() && !self.catalog.behind(changes) {
             return Vec::new();
         }
         let up: Vec<&str> = startup.up.iter().map(String::as_str).collect();
         let rest = cap.saturating_sub(began.elapsed()).max(CATALOG_GRACE);
-        let _ = tokio::time::timeout(rest, self.catalog.listing(&up)).await;
+        let listed = async {
+            self.catalog.listing(&up).await;
+            self.catalog.caught_up(changes).await;
+        };
+        let _ = tokio::time::timeout(rest, listed).await;
         let waited_ms = began.elapsed().as_millis() as u64;
         if startup.starting.is_empty() {
             tracing::debug!(servers = up.len(), waited_ms, "a call waited for servers to start");
