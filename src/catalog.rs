@@ -790,6 +790,8 @@ mod tests {
         assert_ne!(before.first().map(String::as_str), Some("fs:stat"), "{before:?}");
         let prior = Prior {
             learned: Arc::new(RwLock::new(learned)),
+            meanings: None,
+            blend: Default::default(),
             keys: TermKeys::Text,
             now: 0,
         };

@@ -202,9 +202,15 @@ pub enum Command {
         alpha: f32,
         /// Measure learning from use instead: replay the tune side (tasks, steps and
         /// paraphrases.jsonl) as discoveries followed by successful executes, then score
-        /// the held-out half after 0, 10, 100 and 1,000 calls.
+        /// the held-out half after 0, 10, 100 and 1,000 calls; and the same on a second
+        /// split, leave-servers-out. Ranked with the term prior, the memory of meanings,
+        /// and both.
         #[arg(long)]
         replay: bool,
+        /// With --replay: only score the replayed calls themselves (no held-out task) for
+        /// each of a few blends of the memory of meanings: how its blend was set.
+        #[arg(long, requires = "replay")]
+        tune_meanings: bool,
     },
     /// Run the built-in demo MCP server (what the default config aggregates).
     DemoServer {
@@ -270,8 +276,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         weights,
         alpha,
         replay,
+        tune_meanings,
     } = &cli.command
     {
+        if *tune_meanings {
+            return eval_tune_meanings(&config, data).await;
+        }
         if *replay {
             return eval_replay(&config, data, *json).await;
         }
@@ -434,21 +444,57 @@ async fn eval(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `eval --replay`: held-out quality before and after replayed use, for
-/// BM25 and (with the model) hybrid search.
+/// `eval --replay`: scored quality before and after replayed use, for BM25
+/// and (with the model) hybrid search with each kind of lesson, on the
+/// benchmark's split and pooled over four leave-servers-out folds.
 async fn eval_replay(config: &Config, data: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
-    use crate::eval::replay;
+    use crate::eval::replay::{self, Lessons, Run};
     let bench = crate::eval::Bench::load(data)?;
     let paraphrases = replay::load_paraphrases(data)?;
-    let history = replay::history(&bench, &paraphrases);
     let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
     let view = bench.view(Default::default(), semantic.as_deref())?;
+    let holdout = replay::holdout(&bench, &paraphrases);
+    let folds = replay::server_folds(&bench, &paraphrases, 4);
+    let run = |search: &str, lessons, with_failures| Run {
+        search: search.to_string(),
+        lessons,
+        with_failures,
+        blend: Default::default(),
+        score: true,
+    };
     let mut points = Vec::new();
     for with_failures in [false, true] {
-        points.extend(replay::replay("bm25", &crate::rank::Bm25, &view, &bench, &history, with_failures).await?);
+        let bm25 = run("bm25", Lessons::Terms, with_failures);
+        points.extend(replay::replay(&crate::rank::Bm25, None, &view, &holdout, &bm25).await?);
         if let Some(model) = &semantic {
             let hybrid = crate::rank::Hybrid::new(model.clone());
-            points.extend(replay::replay("hybrid", &hybrid, &view, &bench, &history, with_failures).await?);
+            // Failures are shown to teach nothing once, with every lesson on.
+            let kinds: &[Lessons] = if with_failures { &[Lessons::Both] } else { &Lessons::ALL };
+            for &lessons in kinds {
+                let r = run("hybrid", lessons, with_failures);
+                points.extend(replay::replay(&hybrid, Some(model), &view, &holdout, &r).await?);
+            }
+        }
+    }
+    let mut searches = vec![("bm25", Lessons::Terms)];
+    if semantic.is_some() {
+        searches.extend(Lessons::ALL.map(|l| ("hybrid", l)));
+    }
+    for (search, lessons) in searches {
+        let mut per_fold = Vec::new();
+        for fold in &folds {
+            let r = run(search, lessons, false);
+            per_fold.push(match (search, &semantic) {
+                ("hybrid", Some(model)) => {
+                    let hybrid = crate::rank::Hybrid::new(model.clone());
+                    replay::replay(&hybrid, Some(model), &view, fold, &r).await?
+                }
+                _ => replay::replay(&crate::rank::Bm25, None, &view, fold, &r).await?,
+            });
+        }
+        for at in 0..per_fold[0].len() {
+            let same: Vec<_> = per_fold.iter().filter_map(|f| f.get(at).cloned()).collect();
+            points.extend(replay::pooled(&format!("servers (pooled over {})", folds.len()), &same));
         }
     }
     if json {
@@ -456,27 +502,110 @@ async fn eval_replay(config: &Config, data: &std::path::Path, json: bool) -> any
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "history: {} tune-side calls ({} of them paraphrases); scored: held-out single-tool tasks, and multi-step tasks one query per step\n",
-        history.len(),
+        "holdout: {} tune-side calls replayed ({} paraphrases); scored: held-out single-tool tasks, and multi-step tasks one query per step",
+        holdout.history.len(),
         paraphrases.iter().map(|p| p.queries.len()).sum::<usize>()
     );
     println!(
-        "{:<8} {:>6} {:>7} {:>9} | {:>7} {:>7} {:>7} | {:>7} {:>7} {:>7}",
-        "SEARCH", "CALLS", "TAUGHT", "FAILURES", "R@1", "R@5", "MRR@10", "STEP R@1", "R@5", "MRR@10"
+        "servers: {} folds of the servers; scored: every task about a fold's servers; replayed: the other tasks and the paraphrases\n",
+        folds.len()
+    );
+    println!(
+        "{:<22} {:<7} {:<9} {:>6} {:>7} {:>6} {:>7} | {:>7} {:>7} {:>7} | {:>8} {:>7} {:>7}",
+        "SPLIT",
+        "SEARCH",
+        "LESSONS",
+        "CALLS",
+        "TAUGHT",
+        "FAILS",
+        "SEEN@5",
+        "R@1",
+        "R@5",
+        "MRR@10",
+        "STEP R@1",
+        "R@5",
+        "MRR@10"
     );
     for p in &points {
         println!(
-            "{:<8} {:>6} {:>7} {:>9} | {:>7.3} {:>7.3} {:>7.3} | {:>8.3} {:>7.3} {:>7.3}",
+            "{:<22} {:<7} {:<9} {:>6} {:>7} {:>6} {:>7.3} | {:>7.3} {:>7.3} {:>7.3} | {:>8.3} {:>7.3} {:>7.3}",
+            p.split,
             p.search,
+            p.lessons,
             p.calls,
             p.taught,
             if p.with_failures { "yes" } else { "no" },
+            p.replayed_r5,
             p.single.recall_at_1,
             p.single.recall_at_5,
             p.single.mrr_at_10,
             p.steps.recall_at_1,
             p.steps.recall_at_5,
             p.steps.mrr_at_10
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval --replay --tune-meanings`: how the memory of meanings' blend was
+/// set. Only the replayed calls are scored (how often the right tool was in
+/// the top 5 when asked, before it taught): the project's own history,
+/// never the held-out half.
+async fn eval_tune_meanings(config: &Config, data: &std::path::Path) -> anyhow::Result<ExitCode> {
+    use crate::eval::replay::{self, Lessons, Run};
+    use crate::search::meanings::Blend;
+    let bench = crate::eval::Bench::load(data)?;
+    let paraphrases = replay::load_paraphrases(data)?;
+    let model = crate::search::semantic::start(config.semantic.as_ref())?
+        .ready()
+        .ok_or_else(|| {
+            anyhow::anyhow!("tuning the memory of meanings needs the embedding model (mcp-gateway model install)")
+        })?;
+    let view = bench.view(Default::default(), Some(&model))?;
+    let holdout = replay::holdout(&bench, &paraphrases);
+    let hybrid = crate::rank::Hybrid::new(model.clone());
+    println!(
+        "{:<9} {:>5} {:>3} {:>5} {:>5} | SEEN@5 per checkpoint window",
+        "LESSONS", "FLOOR", "K", "SMOO", "CAP"
+    );
+    let mut blends = vec![(Lessons::Terms, Blend::default())];
+    for floor in [0.4, 0.5, 0.6] {
+        for neighbours in [4, 8, 16] {
+            for smoothing in [0.5, 2.0] {
+                blends.push((
+                    Lessons::Both,
+                    Blend {
+                        floor,
+                        neighbours,
+                        smoothing,
+                        ..Blend::default()
+                    },
+                ));
+            }
+        }
+    }
+    for (lessons, blend) in blends {
+        let run = Run {
+            search: "hybrid".into(),
+            lessons,
+            with_failures: false,
+            blend,
+            score: false,
+        };
+        let points = replay::replay(&hybrid, Some(&model), &view, &holdout, &run).await?;
+        let seen: Vec<String> = points
+            .iter()
+            .skip(1)
+            .map(|p| format!("{}: {:.3}", p.calls, p.replayed_r5))
+            .collect();
+        println!(
+            "{:<9} {:>5.2} {:>3} {:>5.1} {:>5.2} | {}",
+            lessons.label(),
+            blend.floor,
+            blend.neighbours,
+            blend.smoothing,
+            blend.cap,
+            seen.join("  ")
         );
     }
     Ok(ExitCode::SUCCESS)

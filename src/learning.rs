@@ -1,18 +1,26 @@
 //! Learning from use, at run time: each session's recent discoveries, so a
 //! `tool_execute` can be linked to the `tool_discovery` that found its tool;
-//! each project's learned prior ([`search::learning`]), loaded from the store
-//! once per access generation and taught as executes succeed.
+//! each project's learned prior ([`search::learning`]: query terms) and
+//! memory of meanings ([`search::meanings`]: query embeddings), loaded from
+//! the store once per access generation and taught as executes succeed.
 //!
 //! A project only ever reads and teaches its own prior: sessions are keyed
-//! per caller, and a link is made only within one project.
+//! per caller, and a link is made only within one project. A discovery is
+//! also linked through the store, so an execute that reaches another
+//! replica (round-robin, stateless clients) teaches as well.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
 use crate::auth::Caller;
 use crate::config::LearningConfig;
 use crate::search::learning::{Learned, Prior, TermKeys, weight_of_use};
+use crate::search::meanings::{self, Blend, Meanings};
+use crate::search::semantic::{QueryVector, normalise_query};
 use crate::store::{self, Store};
 
 /// Discoveries remembered per session: an agent may search a few times
@@ -37,6 +45,34 @@ pub struct Trail {
     pub follows: Option<(String, u32)>,
 }
 
+/// What one discovery asked, as learning takes it.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    /// Each query as the caller wrote it.
+    pub queries: Vec<String>,
+    /// Each query's analyzed terms.
+    pub terms: Vec<Vec<String>>,
+    /// Each query's embedding, as hybrid search computed it; empty when no
+    /// model ranked (BM25), and then no meaning is remembered.
+    pub vectors: Vec<Arc<[f32]>>,
+}
+
+/// One query's meaning, as a lesson keeps it.
+#[derive(Debug, Clone)]
+struct Meaning {
+    key: String,
+    text: Option<String>,
+    vector: QueryVector,
+}
+
+/// A discovery as linked through the store (`discovery_links.asked`).
+#[derive(Debug, Serialize, Deserialize)]
+struct Linked {
+    terms: Vec<Vec<String>>,
+    keys: Vec<String>,
+    texts: Option<Vec<String>>,
+}
+
 /// One discovery, as a later execute may follow it.
 struct Found {
     request_id: String,
@@ -44,17 +80,27 @@ struct Found {
     at: Instant,
     /// Stored term keys, one list per query.
     queries: Vec<Vec<String>>,
+    /// Each query's meaning, when it had one.
+    meanings: Vec<Option<Meaning>>,
     /// Answered toolKeys, best first, with the query that found each.
     results: Vec<(String, usize)>,
     /// Tools already learned from this discovery (once each).
     taught: HashSet<String>,
 }
 
-/// One project's associations, and the access generation and time they were read at.
+/// One project's associations and meanings, and the access generation and
+/// time they were read at.
 struct Loaded {
     generation: i64,
     at: Instant,
+    memory: Memory,
+}
+
+/// A project's learning in memory.
+#[derive(Clone)]
+struct Memory {
     learned: Arc<RwLock<Learned>>,
+    meanings: Arc<RwLock<Meanings>>,
 }
 
 /// The learning service of one gateway.
@@ -62,6 +108,9 @@ pub struct Learning {
     store: Arc<Store>,
     config: LearningConfig,
     keys: TermKeys,
+    /// Salts session keys before they reach the store.
+    salt: Arc<[u8]>,
+    blend: Blend,
     /// Per project, what it learned, as loaded and taught since.
     projects: Mutex<HashMap<i64, Loaded>>,
     sessions: Mutex<HashMap<String, VecDeque<Found>>>,
@@ -78,8 +127,9 @@ impl std::fmt::Debug for Learning {
 impl Learning {
     /// Learning over `store`, as `config` says.
     pub fn new(store: Arc<Store>, config: LearningConfig) -> Result<Self, store::Error> {
+        let salt: Arc<[u8]> = store.learning_salt()?.into();
         let keys = if config.hash_terms {
-            TermKeys::Hashed(store.learning_salt()?.into())
+            TermKeys::Hashed(salt.clone())
         } else {
             TermKeys::Text
         };
@@ -87,6 +137,8 @@ impl Learning {
             store,
             config,
             keys,
+            salt,
+            blend: Blend::default(),
             projects: Mutex::default(),
             sessions: Mutex::default(),
             clock: unix_now,
@@ -98,9 +150,19 @@ impl Learning {
         Self { clock, ..self }
     }
 
+    /// The same service blending meanings by `blend` (for tuning).
+    pub fn with_blend(self, blend: Blend) -> Self {
+        Self { blend, ..self }
+    }
+
     /// Whether discovery blends in what was learned.
     pub fn enabled(&self) -> bool {
         self.config.enabled
+    }
+
+    /// Whether discoveries should hand their query vectors over (see [`Asked`]).
+    pub fn wants_meanings(&self) -> bool {
+        self.config.enabled && self.config.meanings
     }
 
     /// The caller's project's prior for one discovery; `None` when learning
@@ -109,105 +171,247 @@ impl Learning {
         if !self.config.enabled {
             return None;
         }
-        let learned = match self.learned(caller.project.id, caller.generation) {
-            Ok(l) => l,
+        let memory = match self.memory(caller.project.id, caller.generation) {
+            Ok(m) => m,
             Err(e) => {
                 tracing::warn!(project = caller.project.id, error = %e, "learned prior unavailable; searching without it");
                 return None;
             }
         };
         Some(Prior {
-            learned,
+            learned: memory.learned,
+            meanings: self.config.meanings.then_some(memory.meanings),
+            blend: self.blend,
             keys: self.keys.clone(),
             now: (self.clock)(),
         })
     }
 
-    /// The project's associations, read from the store when this gateway has
-    /// none, the access generation moved (a reset from any process), or, on a
-    /// shared store, they are older than [`SHARED_REFRESH`].
-    fn learned(&self, project_id: i64, generation: i64) -> Result<Arc<RwLock<Learned>>, store::Error> {
+    /// The project's associations and meanings, read from the store when
+    /// this gateway has none, the access generation moved (a reset from any
+    /// process), or, on a shared store, they are older than
+    /// [`SHARED_REFRESH`]. Each read skips what decayed and has it pruned.
+    fn memory(&self, project_id: i64, generation: i64) -> Result<Memory, store::Error> {
         if let Some(loaded) = self.projects.lock().expect("learning lock").get(&project_id)
             && loaded.generation == generation
             && (!self.store.is_shared() || loaded.at.elapsed() < SHARED_REFRESH)
         {
-            return Ok(loaded.learned.clone());
+            return Ok(loaded.memory.clone());
         }
+        let least = meanings::least_weight((self.clock)());
         let mut learned = Learned::default();
-        for a in self.store.learned(project_id)? {
+        for a in self.store.learned(project_id, least)? {
             learned.add(&a.term, &a.tool_key, a.weight);
         }
-        let learned = Arc::new(RwLock::new(learned));
+        let mut remembered = Meanings::default();
+        if self.config.meanings {
+            for m in self.store.meanings(project_id, least)? {
+                remembered.load(&m.tool_key, m.query_key, m.query, &m.vector, m.weight, m.touched);
+            }
+        }
+        self.store.prune_learning(project_id, least);
+        let memory = Memory {
+            learned: Arc::new(RwLock::new(learned)),
+            meanings: Arc::new(RwLock::new(remembered)),
+        };
         self.projects.lock().expect("learning lock").insert(
             project_id,
             Loaded {
                 generation,
                 at: Instant::now(),
-                learned: learned.clone(),
+                memory: memory.clone(),
             },
         );
-        Ok(learned)
+        Ok(memory)
     }
 
-    /// Remembers a discovery of `session` (its analyzed terms per query, and
-    /// its answer: toolKeys with the query that found each); returns what its
-    /// audit row records.
-    pub fn discovered(
+    /// The store's key of a session: salted, so no session id or subject is kept.
+    fn session_key(&self, session: &str) -> String {
+        let digest = Sha256::new()
+            .chain_update(&self.salt)
+            .chain_update(b"session\0")
+            .chain_update(session.as_bytes())
+            .finalize();
+        crate::text::hex(&digest[..16])
+    }
+
+    /// Remembers a discovery of `session` (what it `asked`, and its answer:
+    /// toolKeys with the query that found each), here and in the store for
+    /// the other replicas; returns what its audit row records.
+    pub async fn discovered(
         &self,
         session: &str,
         caller: &Caller,
         request_id: &str,
-        terms: &[Vec<String>],
+        asked: &Asked,
         results: Vec<(String, usize)>,
     ) -> Trail {
         if !self.config.enabled {
             return Trail::default();
         }
-        let queries: Vec<Vec<String>> = terms.iter().map(|t| self.keys.keys(t)).collect();
+        let queries: Vec<Vec<String>> = asked.terms.iter().map(|t| self.keys.keys(t)).collect();
+        let ranked: Vec<&String> = results.iter().map(|(k, _)| k).collect();
         let trail = Trail {
             query_terms: serde_json::to_string(&queries).ok(),
-            ranked_keys: serde_json::to_string(&results.iter().map(|(k, _)| k).collect::<Vec<_>>()).ok(),
+            ranked_keys: serde_json::to_string(&ranked).ok(),
             follows: None,
         };
-        let mut sessions = self.sessions.lock().expect("sessions lock");
-        if sessions.len() >= MAX_SESSIONS && !sessions.contains_key(session) {
-            sessions.retain(|_, found| found.back().is_some_and(|f| f.at.elapsed() < LINK_WINDOW));
-            if sessions.len() >= MAX_SESSIONS {
-                sessions.clear();
+        let meanings: Vec<Option<Meaning>> = if self.config.meanings && asked.vectors.len() == asked.queries.len() {
+            asked
+                .queries
+                .iter()
+                .zip(&asked.vectors)
+                .map(|(q, v)| Some(self.meaning(q, v)))
+                .collect()
+        } else {
+            vec![None; queries.len()]
+        };
+        let link = self.link(session, caller, request_id, &queries, &meanings, &results);
+        {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            if sessions.len() >= MAX_SESSIONS && !sessions.contains_key(session) {
+                sessions.retain(|_, found| found.back().is_some_and(|f| f.at.elapsed() < LINK_WINDOW));
+                if sessions.len() >= MAX_SESSIONS {
+                    sessions.clear();
+                }
             }
+            let recent = sessions.entry(session.to_string()).or_default();
+            if recent.len() == RECENT {
+                recent.pop_front();
+            }
+            recent.push_back(Found {
+                request_id: request_id.to_string(),
+                project_id: caller.project.id,
+                at: Instant::now(),
+                queries,
+                meanings,
+                results,
+                taught: HashSet::new(),
+            });
         }
-        let recent = sessions.entry(session.to_string()).or_default();
-        if recent.len() == RECENT {
-            recent.pop_front();
+        if let Some(link) = link {
+            self.store.link(link).await;
         }
-        recent.push_back(Found {
-            request_id: request_id.to_string(),
-            project_id: caller.project.id,
-            at: Instant::now(),
-            queries,
-            results,
-            taught: HashSet::new(),
-        });
         trail
     }
 
+    /// `query`'s meaning as a lesson keeps it: keyed like its terms (text,
+    /// or a salted hash), its text only when terms are kept as text.
+    fn meaning(&self, query: &str, vector: &[f32]) -> Meaning {
+        Meaning {
+            key: self.keys.key(&normalise_query(query)),
+            text: matches!(self.keys, TermKeys::Text).then(|| meanings::kept_text(query)),
+            vector: QueryVector::new(vector),
+        }
+    }
+
+    /// The store's row of a discovery, for executes on other replicas.
+    fn link(
+        &self,
+        session: &str,
+        caller: &Caller,
+        request_id: &str,
+        queries: &[Vec<String>],
+        meanings: &[Option<Meaning>],
+        results: &[(String, usize)],
+    ) -> Option<store::Link> {
+        let with_meaning: Option<Vec<&Meaning>> = meanings.iter().map(Option::as_ref).collect();
+        let with_meaning = with_meaning.filter(|m| !m.is_empty());
+        let asked = Linked {
+            terms: queries.to_vec(),
+            keys: with_meaning.iter().flatten().map(|m| m.key.clone()).collect(),
+            texts: with_meaning
+                .as_ref()
+                .filter(|_| matches!(self.keys, TermKeys::Text))
+                .map(|m| m.iter().map(|m| m.text.clone().unwrap_or_default()).collect()),
+        };
+        Some(store::Link {
+            request_id: request_id.to_string(),
+            project_id: caller.project.id,
+            session: self.session_key(session),
+            at: (self.clock)(),
+            asked: serde_json::to_string(&asked).ok()?,
+            results: serde_json::to_string(results).ok()?,
+            vectors: with_meaning.map(|m| m.iter().flat_map(|m| m.vector.to_bytes()).collect()),
+        })
+    }
+
+    /// A discovery read back from its store row.
+    fn found(link: store::Link) -> Option<Found> {
+        let asked: Linked = serde_json::from_str(&link.asked).ok()?;
+        let results: Vec<(String, usize)> = serde_json::from_str(&link.results).ok()?;
+        let mut meanings = vec![None; asked.terms.len()];
+        if let Some(bytes) = &link.vectors
+            && !asked.keys.is_empty()
+            && asked.keys.len() == meanings.len()
+            && bytes.len() % asked.keys.len() == 0
+        {
+            let row = bytes.len() / asked.keys.len();
+            for (i, (key, chunk)) in asked.keys.iter().zip(bytes.chunks(row)).enumerate() {
+                meanings[i] = QueryVector::from_bytes(chunk).map(|vector| Meaning {
+                    key: key.clone(),
+                    text: asked.texts.as_ref().and_then(|t| t.get(i)).cloned(),
+                    vector,
+                });
+            }
+        }
+        Some(Found {
+            request_id: link.request_id,
+            project_id: link.project_id,
+            at: Instant::now(),
+            queries: asked.terms,
+            meanings,
+            results,
+            taught: HashSet::new(),
+        })
+    }
+
     /// Links an execute of `tool_key` to the newest discovery of `session`
-    /// (same project, within the window) that answered it. When the call
-    /// `succeeded`, that discovery's query teaches the project: once per
-    /// tool and discovery. A failed or refused call teaches nothing.
+    /// (same project, within the window) that answered it: one this gateway
+    /// answered, else one another replica wrote to the store. When the call
+    /// `succeeded`, that discovery's query teaches the project its terms and
+    /// its meaning: once per tool and discovery, whichever replica the
+    /// execute reached. A failed or refused call teaches nothing.
     pub async fn executed(&self, session: &str, caller: &Caller, tool_key: &str, succeeded: bool) -> Trail {
         if !self.config.enabled {
             return Trail::default();
         }
+        let answered = |f: &Found| {
+            f.project_id == caller.project.id
+                && f.at.elapsed() < LINK_WINDOW
+                && f.results.iter().any(|(k, _)| k == tool_key)
+        };
+        let local = self
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .get(session)
+            .is_some_and(|recent| recent.iter().any(answered));
+        if !local {
+            // Answered by another replica (or before a restart): its link, kept
+            // here from now on so this discovery teaches each tool once.
+            let since = (self.clock)() - LINK_WINDOW.as_secs() as i64;
+            let links = self
+                .store
+                .links(caller.project.id, &self.session_key(session), since, RECENT)
+                .inspect_err(|e| tracing::warn!(project = caller.project.id, error = %e, "discovery links unavailable"))
+                .unwrap_or_default();
+            let Some(found) = links.into_iter().filter_map(Self::found).find(|f| answered(f)) else {
+                return Trail::default();
+            };
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            let recent = sessions.entry(session.to_string()).or_default();
+            if recent.len() == RECENT {
+                recent.pop_front();
+            }
+            recent.push_back(found);
+        }
         let (follows, lesson) = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
-            let Some(found) = sessions.get_mut(session).and_then(|recent| {
-                recent.iter_mut().rev().find(|f| {
-                    f.project_id == caller.project.id
-                        && f.at.elapsed() < LINK_WINDOW
-                        && f.results.iter().any(|(k, _)| k == tool_key)
-                })
-            }) else {
+            let Some(found) = sessions
+                .get_mut(session)
+                .and_then(|recent| recent.iter_mut().rev().find(|f| answered(f)))
+            else {
                 return Trail::default();
             };
             let rank = found
@@ -217,32 +421,68 @@ impl Learning {
                 .expect("found above");
             let query = found.results[rank].1;
             let lesson = (succeeded && found.taught.insert(tool_key.to_string()))
-                .then(|| found.queries.get(query).cloned())
-                .flatten()
-                .filter(|terms| !terms.is_empty());
+                .then(|| {
+                    let terms = found.queries.get(query).cloned().unwrap_or_default();
+                    let meaning = found.meanings.get(query).cloned().flatten();
+                    (!terms.is_empty() || meaning.is_some()).then_some((terms, meaning))
+                })
+                .flatten();
             ((found.request_id.clone(), rank as u32 + 1), lesson)
         };
-        if let Some(terms) = lesson {
-            let at = (self.clock)();
-            if let Ok(learned) = self.learned(caller.project.id, caller.generation) {
-                learned
-                    .write()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .record(&terms, tool_key, at);
-            }
-            self.store
-                .learn(store::Use {
-                    project_id: caller.project.id,
-                    terms,
-                    tool_key: tool_key.to_string(),
-                    weight: weight_of_use(at),
-                })
-                .await;
+        if let Some((terms, meaning)) = lesson {
+            self.teach(caller, tool_key, &follows.0, terms, meaning).await;
         }
         Trail {
             follows: Some(follows),
             ..Trail::default()
         }
+    }
+
+    /// Records one lesson here and queues it to the store (which keeps it
+    /// once per discovery and tool).
+    async fn teach(
+        &self,
+        caller: &Caller,
+        tool_key: &str,
+        discovery: &str,
+        terms: Vec<String>,
+        meaning: Option<Meaning>,
+    ) {
+        let at = (self.clock)();
+        let weight = weight_of_use(at);
+        if let Ok(memory) = self.memory(caller.project.id, caller.generation) {
+            memory
+                .learned
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .record(&terms, tool_key, at);
+            if let Some(m) = &meaning {
+                memory.meanings.write().unwrap_or_else(|p| p.into_inner()).record(
+                    tool_key,
+                    m.key.clone(),
+                    m.text.clone(),
+                    &m.vector,
+                    at,
+                );
+            }
+        }
+        self.store
+            .learn(store::Use {
+                project_id: caller.project.id,
+                terms,
+                tool_key: tool_key.to_string(),
+                weight,
+                discovery: Some(discovery.to_string()),
+                meaning: meaning.map(|m| store::Meaning {
+                    tool_key: tool_key.to_string(),
+                    query_key: m.key,
+                    query: m.text,
+                    vector: m.vector.to_bytes(),
+                    weight,
+                    touched: 0,
+                }),
+            })
+            .await;
     }
 }
 
@@ -277,6 +517,15 @@ mod tests {
         s.split_whitespace().map(String::from).collect()
     }
 
+    /// A discovery of `queries` answered by BM25 (no vectors).
+    fn asked(queries: &[&str]) -> Asked {
+        Asked {
+            queries: queries.iter().map(|q| q.to_string()).collect(),
+            terms: queries.iter().map(|q| terms(q)).collect(),
+            vectors: Vec::new(),
+        }
+    }
+
     fn boost(l: &Learning, c: &Caller, query: &str, tool: &str) -> Option<f32> {
         l.prior(c)?.boosts(&terms(query)).get(tool).map(|b| b.0)
     }
@@ -288,7 +537,9 @@ mod tests {
         let l = Learning::new(store.clone(), LearningConfig::default()).unwrap();
         let a = caller(&store, "a");
         let results = vec![("fs:read".to_string(), 1), ("k8s:apply".to_string(), 0)];
-        let trail = l.discovered("s1", &a, "d1", &[terms("deploy"), terms("read file")], results);
+        let trail = l
+            .discovered("s1", &a, "d1", &asked(&["deploy", "read file"]), results)
+            .await;
         assert_eq!(trail.query_terms.as_deref(), Some(r#"[["deploy"],["read","file"]]"#));
         assert_eq!(trail.ranked_keys.as_deref(), Some(r#"["fs:read","k8s:apply"]"#));
 
@@ -324,14 +575,16 @@ mod tests {
             generation: b.generation,
             ..a
         };
-        l.discovered("s", &a, "d1", &[terms("deploy")], vec![("k8s:apply".into(), 0)]);
+        l.discovered("s", &a, "d1", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
+            .await;
         let trail = l.executed("s", &a, "k8s:apply", false).await;
         assert_eq!(trail.follows, Some(("d1".to_string(), 1)), "linked, not learned");
         assert_eq!(boost(&l, &a, "deploy", "k8s:apply"), None);
 
         // b's execute in a's session key finds no discovery of b's.
         assert_eq!(l.executed("s", &b, "k8s:apply", true).await, Trail::default());
-        l.discovered("s", &a, "d2", &[terms("deploy")], vec![("k8s:apply".into(), 0)]);
+        l.discovered("s", &a, "d2", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
+            .await;
         l.executed("s", &a, "k8s:apply", true).await;
         assert!(boost(&l, &a, "deploy", "k8s:apply").is_some());
         assert_eq!(boost(&l, &b, "deploy", "k8s:apply"), None, "b never sees a's history");
@@ -344,11 +597,12 @@ mod tests {
         let store = Arc::new(Store::open(&path).unwrap());
         let l = Learning::new(store.clone(), LearningConfig::default()).unwrap();
         let a = caller(&store, "a");
-        l.discovered("s", &a, "d1", &[terms("deploy")], vec![("k8s:apply".into(), 0)]);
+        l.discovered("s", &a, "d1", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
+            .await;
         l.executed("s", &a, "k8s:apply", true).await;
         // Wait for the writer, then forget from a second store handle (another process).
         for _ in 0..100 {
-            if !store.learned(a.project.id).unwrap().is_empty() {
+            if !store.learned(a.project.id, 0.0).unwrap().is_empty() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -365,10 +619,13 @@ mod tests {
         let config = LearningConfig {
             enabled: true,
             hash_terms: true,
+            meanings: true,
         };
         let l = Learning::new(store.clone(), config).unwrap();
         let a = caller(&store, "a");
-        let trail = l.discovered("s", &a, "d1", &[terms("deploy")], vec![("k8s:apply".into(), 0)]);
+        let trail = l
+            .discovered("s", &a, "d1", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
+            .await;
         assert!(!trail.query_terms.unwrap().contains("deploy"));
         l.executed("s", &a, "k8s:apply", true).await;
         let (_, why) = l

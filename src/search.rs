@@ -8,6 +8,7 @@
 pub mod bm25;
 pub mod cloud;
 pub mod learning;
+pub mod meanings;
 pub mod semantic;
 
 pub use bm25::Error;

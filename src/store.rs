@@ -18,6 +18,7 @@ mod credentials;
 mod engine;
 mod generation;
 mod learning;
+mod meanings;
 mod migrate;
 mod pins;
 mod postgres;
@@ -30,6 +31,7 @@ pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
 pub use audit::{AuditRow, Outcome, Unwritten, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learning::{Association, Use};
+pub use meanings::{Link, Meaning};
 pub use pins::{NewPin, Review, ReviewState, ServerPins};
 pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 

@@ -269,7 +269,7 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
             let tokens = store.tokens(Some(&project))?;
             let permissions = store.permissions(p.id)?;
             let credentials = store.credential_list(Some(&project))?;
-            let learned = store.learned(p.id)?.len();
+            let learned = store.learned(p.id, 0.0)?.len();
             if json {
                 return print_json(&json!({
                     "project": p, "tokens": tokens, "permissions": permissions, "credentials": credentials,

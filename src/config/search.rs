@@ -70,6 +70,8 @@ pub struct RawLearning {
     pub enabled: Option<bool>,
     /// `"text"` (default) or `"hashed"`: how query terms are kept.
     pub terms: Option<Spanned<String>>,
+    /// Remember the meaning (embedding) of the queries that taught (default true).
+    pub meanings: Option<bool>,
 }
 
 /// Validated `[search.learning]`: learning from use (`src/learning.rs`).
@@ -79,6 +81,9 @@ pub struct LearningConfig {
     pub enabled: bool,
     /// Keep query terms as salted hashes instead of text.
     pub hash_terms: bool,
+    /// Remember the embeddings of the queries that taught, and let new
+    /// queries that mean the same pull (default true).
+    pub meanings: bool,
 }
 
 impl Default for LearningConfig {
@@ -86,6 +91,7 @@ impl Default for LearningConfig {
         Self {
             enabled: true,
             hash_terms: false,
+            meanings: true,
         }
     }
 }
@@ -179,6 +185,7 @@ pub(super) fn validate(raw: RawSearch, base: &Path, invalid: &impl Invalid) -> R
     let learning = LearningConfig {
         enabled: learning.enabled.unwrap_or(true),
         hash_terms,
+        meanings: learning.meanings.unwrap_or(true),
     };
 
     Ok(Sections {

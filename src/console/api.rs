@@ -262,7 +262,7 @@ pub async fn project(State(console): State<Console>, Path(name): Path<String>) -
         "grants": store.permissions(p.id).map_err(store_error)?,
         "tokens": store.tokens(Some(&p.name)).map_err(store_error)?,
         "credentials": store.credential_list(Some(&p.name)).map_err(store_error)?,
-        "learnedAssociations": store.learned(p.id).map_err(store_error)?.len(),
+        "learnedAssociations": store.learned(p.id, 0.0).map_err(store_error)?.len(),
         "servers": servers,
     }))
 }

@@ -9,19 +9,29 @@
 //! with the prior that history taught, after 0, 10, 100 and 1,000 calls.
 //! A run with a failing execute of the wrong tool after every call shows
 //! that failures teach nothing.
+//!
+//! Each run ranks with one kind of lesson ([`Lessons`]): the term prior
+//! alone, the memory of meanings alone, or both; and on two splits: the
+//! benchmark's own (tune side taught, held-out half scored), and
+//! leave-servers-out ([`server_folds`]: every task about a quarter of the
+//! servers is scored, whichever half it is in, and the history is every
+//! other task and the paraphrases), so one lucky cut cannot make the figure.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Asking, Bench, Error, Scores, evaluate_with, rank};
+use super::{Asking, Bench, Error, Scores, Task, evaluate_with, rank};
 use crate::access::{Grants, Search};
 use crate::auth::Caller;
 use crate::catalog::View;
 use crate::config::LearningConfig;
-use crate::learning::Learning;
+use crate::learning::{Asked, Learning};
 use crate::rank::SearchProvider;
+use crate::search::learning::Prior;
+use crate::search::meanings::Blend;
+use crate::search::semantic::Semantic;
 use crate::store::Store;
 
 /// When every replayed call happens (2026-11-01): one moment, so replays repeat exactly.
@@ -56,8 +66,14 @@ pub struct Call {
 /// The tune-side history, in a fixed shuffled order: tune tasks (their
 /// first right tool), tune steps, and the paraphrases.
 pub fn history(bench: &Bench, paraphrases: &[Paraphrases]) -> Vec<Call> {
+    calls(bench.tasks.iter().filter(|t| t.split == "tune"), paraphrases)
+}
+
+/// `tasks` (their first right tool, or each step's) and the paraphrases as
+/// calls, in a fixed shuffled order.
+fn calls<'a>(tasks: impl Iterator<Item = &'a Task>, paraphrases: &[Paraphrases]) -> Vec<Call> {
     let mut calls = Vec::new();
-    for t in bench.tasks.iter().filter(|t| t.split == "tune") {
+    for t in tasks {
         if t.kind == "single" {
             calls.extend(t.relevant.first().map(|tool| Call {
                 query: t.query.clone(),
@@ -97,50 +113,241 @@ fn shuffle<T>(items: &mut [T], mut seed: u64) {
     }
 }
 
+/// What a replay teaches from and scores.
+#[derive(Debug, Clone)]
+pub struct Split {
+    /// `holdout`, or `servers 1/4`…
+    pub name: String,
+    /// The replayed calls, in order.
+    pub history: Vec<Call>,
+    /// Scored single-tool tasks, asked whole.
+    pub single: Vec<Task>,
+    /// Scored multi-step tasks, one query per step.
+    pub multi: Vec<Task>,
+}
+
+/// The benchmark's own split: the tune side taught, the held-out half scored.
+pub fn holdout(bench: &Bench, paraphrases: &[Paraphrases]) -> Split {
+    let owned = |kind| bench.held_out(kind).into_iter().cloned().collect();
+    Split {
+        name: "holdout".into(),
+        history: history(bench, paraphrases),
+        single: owned("single"),
+        multi: owned("multi"),
+    }
+}
+
+/// Leave-servers-out: the servers in `folds` groups (every `folds`-th by
+/// name); per group, every task (either half) whose right tools include one
+/// of its servers is scored, and the history is every other task and the
+/// paraphrases, less any paraphrase that shares 40% of its words with a
+/// scored text (so none comes from what is scored).
+pub fn server_folds(bench: &Bench, paraphrases: &[Paraphrases], folds: usize) -> Vec<Split> {
+    let mut servers: Vec<&str> = bench.servers.iter().map(|s| s.server.as_str()).collect();
+    servers.sort_unstable();
+    (0..folds)
+        .map(|fold| {
+            let out: Vec<&str> = servers.iter().skip(fold).step_by(folds).copied().collect();
+            let about = |t: &Task| {
+                t.relevant
+                    .iter()
+                    .chain(t.step_relevant.iter().flatten())
+                    .any(|k| out.contains(&k.split(':').next().unwrap_or("")))
+            };
+            let (scored, taught): (Vec<&Task>, Vec<&Task>) = bench.tasks.iter().partition(|t| about(t));
+            let texts: Vec<&str> = scored.iter().flat_map(|t| task_texts(t)).collect();
+            let kept: Vec<Paraphrases> = paraphrases
+                .iter()
+                .map(|p| Paraphrases {
+                    tool: p.tool.clone(),
+                    queries: p
+                        .queries
+                        .iter()
+                        .filter(|q| texts.iter().all(|h| word_overlap(q, h) < NEAR))
+                        .cloned()
+                        .collect(),
+                })
+                .collect();
+            let of = |kind: &str| scored.iter().filter(|t| t.kind == kind).map(|t| (*t).clone()).collect();
+            Split {
+                name: format!("servers {}/{folds}", fold + 1),
+                history: calls(taught.into_iter(), &kept),
+                single: of("single"),
+                multi: of("multi"),
+            }
+        })
+        .collect()
+}
+
+/// A task's texts: its query and its steps.
+fn task_texts(t: &Task) -> impl Iterator<Item = &str> {
+    std::iter::once(t.query.as_str()).chain(t.steps.iter().map(String::as_str))
+}
+
+/// Word overlap at which a paraphrase counts as written from a text.
+const NEAR: f64 = 0.4;
+
+/// Jaccard similarity of two texts' sets of lower-cased words.
+pub fn word_overlap(a: &str, b: &str) -> f64 {
+    let words = |s: &str| -> std::collections::HashSet<String> {
+        s.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
+    let (a, b) = (words(a), words(b));
+    let union = a.union(&b).count();
+    if union == 0 {
+        0.0
+    } else {
+        a.intersection(&b).count() as f64 / union as f64
+    }
+}
+
+/// Which learned lift ranks, in the replayed discoveries and the scoring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lessons {
+    /// The term prior alone (what the gateway did before meanings).
+    Terms,
+    /// The memory of meanings alone.
+    Meanings,
+    /// Both, as the gateway ranks.
+    Both,
+}
+
+impl Lessons {
+    /// Every kind, in report order.
+    pub const ALL: [Lessons; 3] = [Lessons::Terms, Lessons::Meanings, Lessons::Both];
+
+    /// Its name in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Lessons::Terms => "terms",
+            Lessons::Meanings => "meanings",
+            Lessons::Both => "both",
+        }
+    }
+
+    /// `prior` with only these lessons.
+    fn only(self, prior: Option<Prior>) -> Option<Prior> {
+        let mut prior = prior?;
+        match self {
+            Lessons::Terms => prior.meanings = None,
+            Lessons::Meanings => prior.learned = Default::default(),
+            Lessons::Both => {}
+        }
+        Some(prior)
+    }
+}
+
+/// One replay's settings.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Which search ranks (for the report).
+    pub search: String,
+    /// Which lessons rank.
+    pub lessons: Lessons,
+    /// Whether a failing execute of the wrong tool follows every call whose top answer is wrong.
+    pub with_failures: bool,
+    /// How meanings pull.
+    pub blend: Blend,
+    /// Whether to score the split's tasks at each checkpoint (tuning does
+    /// not: it reads only how the replayed calls themselves were answered).
+    pub score: bool,
+}
+
 /// Held-out scores after some replayed calls.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Point {
+    /// Which split.
+    pub split: String,
     /// Which search ranked.
     pub search: String,
+    /// Which lessons ranked.
+    pub lessons: String,
     /// Calls replayed before scoring.
     pub calls: usize,
     /// Whether a failing execute of the wrong tool followed every call whose top answer was wrong.
     pub with_failures: bool,
     /// Calls whose right tool was found, and so taught.
     pub taught: usize,
-    /// Held-out single-tool tasks.
+    /// Share of the replayed calls since the previous point whose right
+    /// tool was in the top 5 when asked, before it taught: the replay's own
+    /// data, which the blend is set on.
+    pub replayed_r5: f64,
+    /// Scored single-tool tasks.
     pub single: Scores,
-    /// Held-out multi-step tasks, one query per step.
+    /// Scored multi-step tasks, one query per step.
     pub steps: Scores,
 }
 
-/// Replays [`history`] through `provider` and scores the held-out half at
-/// each of [`CHECKPOINTS`] (within the history's length).
+/// The task-weighted mean of points at the same checkpoint of several folds.
+pub fn pooled(name: &str, folds: &[Point]) -> Option<Point> {
+    let first = folds.first()?;
+    let mean = |pick: fn(&Point) -> &Scores| {
+        let n: usize = folds.iter().map(|p| pick(p).tasks).sum();
+        let w = |f: fn(&Scores) -> f64| {
+            folds.iter().map(|p| f(pick(p)) * pick(p).tasks as f64).sum::<f64>() / n.max(1) as f64
+        };
+        Scores {
+            tasks: n,
+            recall_at_1: w(|s| s.recall_at_1),
+            recall_at_5: w(|s| s.recall_at_5),
+            recall_at_10: w(|s| s.recall_at_10),
+            mrr_at_10: w(|s| s.mrr_at_10),
+        }
+    };
+    Some(Point {
+        split: name.to_string(),
+        taught: folds.iter().map(|p| p.taught).sum(),
+        replayed_r5: folds.iter().map(|p| p.replayed_r5).sum::<f64>() / folds.len() as f64,
+        single: mean(|p| &p.single),
+        steps: mean(|p| &p.steps),
+        ..first.clone()
+    })
+}
+
+/// Replays `split`'s history through `provider` (with `model`, the one
+/// hybrid search embeds with, whose query vectors are then remembered) and
+/// scores its tasks at each of [`CHECKPOINTS`] (within the history's length).
 pub async fn replay(
-    name: &str,
     provider: &impl SearchProvider,
+    model: Option<&Semantic>,
     view: &View,
-    bench: &Bench,
-    history: &[Call],
-    with_failures: bool,
+    split: &Split,
+    run: &Run,
 ) -> Result<Vec<Point>, Error> {
-    let scratch = Scratch::new(name)?;
+    let scratch = Scratch::new(&format!("{}-{}", run.search, run.lessons.label()))?;
     let learning = Learning::new(scratch.store.clone(), LearningConfig::default())
         .map_err(scratch.fail())?
-        .with_clock(|| REPLAYED_AT);
+        .with_clock(|| REPLAYED_AT)
+        .with_blend(run.blend);
     let caller = scratch.caller()?;
-    let (single, multi) = (bench.held_out("single"), bench.held_out("multi"));
+    let (single, multi): (Vec<&Task>, Vec<&Task>) = (split.single.iter().collect(), split.multi.iter().collect());
     let mut points = Vec::new();
-    let mut taught = 0;
-    for (i, call) in std::iter::once(None).chain(history.iter().map(Some)).enumerate() {
+    let (mut taught, mut seen, mut hits) = (0, 0, 0);
+    let last = *CHECKPOINTS.last().expect("checkpoints");
+    for (i, call) in std::iter::once(None).chain(split.history.iter().map(Some)).enumerate() {
         if let Some(call) = call {
             let session = format!("replay-{i}");
-            let prior = learning.prior(&caller);
-            let found = rank(provider, view, vec![call.query.clone()], prior.as_ref()).await;
+            let prior = run.lessons.only(learning.prior(&caller));
+            let queries = vec![call.query.clone()];
+            let found = rank(provider, view, queries.clone(), prior.as_ref()).await;
+            seen += 1;
+            hits += found.iter().take(5).any(|r| r.key == call.tool) as usize;
             let results: Vec<(String, usize)> = found.iter().map(|r| (r.key.clone(), r.query)).collect();
-            learning.discovered(&session, &caller, &session, &[view.query_terms(&call.query)], results);
-            if with_failures && let Some(top) = found.first().filter(|r| r.key != call.tool) {
+            let asked = Asked {
+                terms: vec![view.query_terms(&call.query)],
+                vectors: model
+                    .and_then(|m| m.recall_queries(&queries).into_iter().collect())
+                    .unwrap_or_default(),
+                queries,
+            };
+            learning.discovered(&session, &caller, &session, &asked, results).await;
+            if run.with_failures
+                && let Some(top) = found.first().filter(|r| r.key != call.tool)
+            {
                 learning.executed(&session, &caller, &top.key, false).await;
             }
             if found.iter().any(|r| r.key == call.tool) {
@@ -149,18 +356,26 @@ pub async fn replay(
             }
         }
         let calls = i;
-        if CHECKPOINTS.contains(&calls) || calls == history.len() && calls < *CHECKPOINTS.last().expect("checkpoints") {
-            let prior = learning.prior(&caller);
+        if CHECKPOINTS.contains(&calls) || calls == split.history.len() && calls < last {
+            let prior = run.lessons.only(learning.prior(&caller));
+            let score = async |tasks: &[&Task], asking| match run.score {
+                true => evaluate_with(provider, view, tasks, asking, prior.as_ref()).await,
+                false => Scores::default(),
+            };
             points.push(Point {
-                search: name.to_string(),
+                split: split.name.clone(),
+                search: run.search.clone(),
+                lessons: run.lessons.label().to_string(),
                 calls,
-                with_failures,
+                with_failures: run.with_failures,
                 taught,
-                single: evaluate_with(provider, view, &single, Asking::Whole, prior.as_ref()).await,
-                steps: evaluate_with(provider, view, &multi, Asking::Steps, prior.as_ref()).await,
+                replayed_r5: hits as f64 / seen.max(1) as f64,
+                single: score(&single, Asking::Whole).await,
+                steps: score(&multi, Asking::Steps).await,
             });
+            (seen, hits) = (0, 0);
         }
-        if calls >= *CHECKPOINTS.last().expect("checkpoints") {
+        if calls >= last {
             break;
         }
     }
@@ -256,31 +471,21 @@ mod tests {
         assert!(calls.len() >= 1000, "{} calls", calls.len());
     }
 
-    /// Jaccard similarity of two texts' sets of lower-cased words.
-    fn word_overlap(a: &str, b: &str) -> f64 {
-        let words = |s: &str| -> std::collections::HashSet<String> {
-            s.split(|c: char| !c.is_ascii_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(str::to_ascii_lowercase)
-                .collect()
-        };
-        let (a, b) = (words(a), words(b));
-        let union = a.union(&b).count();
-        if union == 0 {
-            0.0
-        } else {
-            a.intersection(&b).count() as f64 / union as f64
-        }
-    }
-
     /// Replayed use lifts held-out R@5 with BM25, and failing wrong executes change nothing.
     #[tokio::test]
     async fn replayed_use_lifts_held_out_recall_and_failures_teach_nothing() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
         let bench = Bench::load(&dir).unwrap();
-        let calls = history(&bench, &load_paraphrases(&dir).unwrap());
+        let split = holdout(&bench, &load_paraphrases(&dir).unwrap());
         let view = bench.view(Weights::default(), None).unwrap();
-        let learned = replay("bm25", &Bm25, &view, &bench, &calls, false).await.unwrap();
+        let run = Run {
+            search: "bm25".into(),
+            lessons: Lessons::Both,
+            with_failures: false,
+            blend: Blend::default(),
+            score: true,
+        };
+        let learned = replay(&Bm25, None, &view, &split, &run).await.unwrap();
         let (before, after) = (&learned[0], learned.last().unwrap());
         assert_eq!((before.calls, after.calls), (0, 1000));
         assert!(
@@ -289,7 +494,11 @@ mod tests {
             before.single.recall_at_5,
             after.single.recall_at_5
         );
-        let noisy = replay("bm25", &Bm25, &view, &bench, &calls, true).await.unwrap();
+        let noisy = Run {
+            with_failures: true,
+            ..run
+        };
+        let noisy = replay(&Bm25, None, &view, &split, &noisy).await.unwrap();
         for (quiet, noisy) in learned.iter().zip(&noisy) {
             assert_eq!(
                 (&quiet.single, &quiet.steps),
@@ -297,6 +506,58 @@ mod tests {
                 "after {} calls",
                 quiet.calls
             );
+        }
+    }
+
+    /// Leave-servers-out: every task is scored in some fold, no fold
+    /// teaches from a task it scores or from a paraphrase near one (the
+    /// paraphrase rule: other tasks may be near, as tune tasks may be near
+    /// held-out ones), and each history is long enough for the 1,000-call
+    /// checkpoint.
+    #[test]
+    fn server_folds_score_each_task_once_and_never_teach_from_it() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+        let bench = Bench::load(&dir).unwrap();
+        let paraphrases = load_paraphrases(&dir).unwrap();
+        let folds = server_folds(&bench, &paraphrases, 4);
+        let scored: usize = folds.iter().map(|f| f.single.len() + f.multi.len()).sum();
+        assert!(scored >= bench.tasks.len(), "{scored} of {}", bench.tasks.len());
+        let written: std::collections::HashSet<&str> = paraphrases
+            .iter()
+            .flat_map(|p| &p.queries)
+            .map(String::as_str)
+            .collect();
+        for fold in &folds {
+            let texts: Vec<&str> = fold
+                .single
+                .iter()
+                .chain(&fold.multi)
+                .flat_map(|t| task_texts(t))
+                .collect();
+            for call in &fold.history {
+                assert!(
+                    !texts.contains(&call.query.as_str()),
+                    "{}: {:?} is scored",
+                    fold.name,
+                    call.query
+                );
+                if !written.contains(call.query.as_str()) {
+                    continue;
+                }
+                assert!(
+                    texts.iter().all(|h| word_overlap(&call.query, h) < NEAR),
+                    "{}: {:?} is close to a scored text",
+                    fold.name,
+                    call.query
+                );
+            }
+            assert!(
+                fold.history.len() >= 1000,
+                "{}: {} calls",
+                fold.name,
+                fold.history.len()
+            );
+            assert!(!fold.single.is_empty(), "{}", fold.name);
         }
     }
 }

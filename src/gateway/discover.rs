@@ -11,7 +11,7 @@ use super::args::usage_error;
 use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, parse_args, startup};
 use crate::access::Search;
 use crate::auth::Caller;
-use crate::learning::Trail;
+use crate::learning::{Asked, Trail};
 use crate::rank::{Bm25, Hybrid, SearchProvider};
 use crate::search::{self, Ranked};
 use crate::store::Outcome;
@@ -91,7 +91,7 @@ impl Gateway {
                     provider: None,
                     notice: Some(notice),
                     starting,
-                    terms: Vec::new(),
+                    asked: Asked::default(),
                 });
             }
             (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
@@ -140,10 +140,13 @@ impl Gateway {
                 })
             })
             .collect();
-        let terms = if self.learning.enabled() {
-            request.queries.iter().map(|q| view.query_terms(q)).collect()
-        } else {
-            Vec::new()
+        let asked = match self.learning.enabled() {
+            true => Asked {
+                terms: request.queries.iter().map(|q| view.query_terms(q)).collect(),
+                vectors: self.query_vectors(provider, &request.queries),
+                queries: request.queries,
+            },
+            false => Asked::default(),
         };
         let notice = match (starting.is_empty(), notice) {
             (true, notice) => notice,
@@ -155,8 +158,24 @@ impl Gateway {
             provider: Some(provider),
             notice,
             starting,
-            terms,
+            asked,
         })
+    }
+
+    /// The embeddings hybrid search just computed for `queries` (kept by the
+    /// model), for the memory of meanings; none when another search answered.
+    fn query_vectors(&self, provider: Search, queries: &[String]) -> Vec<Arc<[f32]>> {
+        if provider != Search::Hybrid || !self.learning.wants_meanings() {
+            return Vec::new();
+        }
+        let Some(model) = self.catalog.semantic() else {
+            return Vec::new();
+        };
+        model
+            .recall_queries(queries)
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default()
     }
 
     /// The best local search: hybrid when the model and this snapshot's tool
@@ -197,7 +216,10 @@ impl Gateway {
             Ok(d) => {
                 let count = d.results.len() as u64;
                 let found = d.results.iter().map(|f| (f.tool_key.clone(), f.query)).collect();
-                let trail = self.learning.discovered(session, caller, request_id, &d.terms, found);
+                let trail = self
+                    .learning
+                    .discovered(session, caller, request_id, &d.asked, found)
+                    .await;
                 let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
                 r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
                 Answer {
@@ -232,9 +254,9 @@ pub struct Discovery {
     /// asked again shortly, it finds their tools too.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub starting: Vec<String>,
-    /// The analyzed terms of each query (for learning from use).
+    /// What it asked (for learning from use).
     #[serde(skip)]
-    pub terms: Vec<Vec<String>>,
+    pub asked: Asked,
 }
 
 impl Discovery {

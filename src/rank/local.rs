@@ -1,6 +1,7 @@
 //! The local rankings of one view: BM25F hits per query, blended with
-//! meaning in hybrid search, lifted by the project's learned prior, then
-//! fused across queries.
+//! meaning in hybrid search, lifted by the project's learned prior (its
+//! terms, and in hybrid search the meanings it remembers), then fused
+//! across queries.
 
 use std::collections::HashMap;
 
@@ -8,7 +9,7 @@ use super::fuse;
 use crate::catalog::View;
 use crate::search::bm25::Hit;
 use crate::search::semantic::{self, Vectors};
-use crate::search::{Ranked, Request, learning};
+use crate::search::{Ranked, Request, learning, meanings};
 
 /// BM25F-ranked tools for `request`, among those the caller may use, each
 /// with the terms that matched and where; several queries are ranked one by
@@ -50,7 +51,10 @@ pub fn hybrid_blend<V: AsRef<[f32]>>(
         .into_iter()
         .zip(query_vectors)
         .enumerate()
-        .map(|(q, (words, vector))| rank(view, request, q, words, Some((vectors, vector.as_ref(), alpha))))
+        .map(|(q, (mut words, vector))| {
+            add_pulls(&mut words.boosts, meaning_pulls(view, request, vector.as_ref()));
+            rank(view, request, q, words, Some((vectors, vector.as_ref(), alpha)))
+        })
         .collect();
     Some(fuse(lists, request.limit))
 }
@@ -178,6 +182,34 @@ fn boosts(view: &View, request: &Request, query: &str) -> HashMap<u32, (f32, Str
         .into_iter()
         .filter_map(|(key, boost)| Some((view.ordinal(&key)?, boost)))
         .collect()
+}
+
+/// The pulls of the project's remembered meanings toward the tools the view
+/// allows, for a query embedded as `vector`, by ordinal.
+fn meaning_pulls(view: &View, request: &Request, vector: &[f32]) -> HashMap<u32, (f32, String)> {
+    let Some(prior) = &request.prior else {
+        return HashMap::new();
+    };
+    prior
+        .pulls(vector)
+        .into_iter()
+        .filter_map(|(key, pull)| Some((view.ordinal(&key)?, pull)))
+        .collect()
+}
+
+/// Adds meaning `pulls` to term `boosts`: a tool both pull keeps both
+/// explanations and their sum, within the prior's cap ([`meanings::combine`]).
+fn add_pulls(boosts: &mut HashMap<u32, (f32, String)>, pulls: HashMap<u32, (f32, String)>) {
+    for (ordinal, (pull, why)) in pulls {
+        boosts
+            .entry(ordinal)
+            .and_modify(|(boost, reason)| {
+                *boost = meanings::combine(*boost, pull);
+                reason.push_str("; ");
+                reason.push_str(&why);
+            })
+            .or_insert((meanings::combine(0.0, pull), why));
+    }
 }
 
 /// `query` alone, with `request`'s context, `limit` deep.

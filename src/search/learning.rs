@@ -5,12 +5,15 @@
 //! that the result explains ("used 12 times for 'deploy'").
 //!
 //! Pure: the store keeps the counts, the gateway links executes to their
-//! discoveries, and [`crate::catalog::View`] applies the boosts.
+//! discoveries, and [`crate::rank::local`] applies the boosts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use sha2::{Digest, Sha256};
+
+use super::meanings::{Blend, Meanings};
+use super::semantic::QueryVector;
 
 /// A use loses half its weight in this time.
 pub const HALF_LIFE_SECS: f64 = 30.0 * 86_400.0;
@@ -182,6 +185,10 @@ impl TermKeys {
 pub struct Prior {
     /// The project's associations (the gateway adds to them as calls succeed).
     pub learned: Arc<RwLock<Learned>>,
+    /// The project's memory of meanings, when kept (`[search.learning] meanings`).
+    pub meanings: Option<Arc<RwLock<Meanings>>>,
+    /// How meanings pull.
+    pub blend: Blend,
     /// How its terms are keyed.
     pub keys: TermKeys,
     /// Unix time of the discovery.
@@ -198,6 +205,26 @@ impl Prior {
             .boosts(&keys, self.now)
             .into_iter()
             .map(|b| (b.tool, (b.boost, explain(b.uses, &terms[b.term]))))
+            .collect()
+    }
+
+    /// Pulls of the remembered meanings toward tools, for a query embedded
+    /// as the unit vector `query`, by tool, each with its explanation.
+    pub fn pulls(&self, query: &[f32]) -> HashMap<String, (f32, String)> {
+        let Some(meanings) = &self.meanings else {
+            return HashMap::new();
+        };
+        let meanings = meanings.read().unwrap_or_else(|p| p.into_inner());
+        if meanings.is_empty() {
+            return HashMap::new();
+        }
+        meanings
+            .pulls(&QueryVector::new(query), self.now, &self.blend)
+            .into_iter()
+            .map(|p| {
+                let why = super::meanings::explain(p.uses, p.text.as_deref());
+                (p.tool, (p.boost, why))
+            })
             .collect()
     }
 }
@@ -310,6 +337,8 @@ mod tests {
         l.record(&hashed.keys(&terms("deploy")), "k8s:apply", NOW);
         let prior = Prior {
             learned: Arc::new(RwLock::new(l)),
+            meanings: None,
+            blend: Blend::default(),
             keys: hashed,
             now: NOW,
         };

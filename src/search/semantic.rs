@@ -20,6 +20,7 @@ pub mod install;
 #[cfg(feature = "semantic")]
 mod model;
 mod queries;
+pub use queries::normalise as normalise_query;
 
 use cache::Cache;
 pub use int8_bert::{QueryVector, Vectors};

@@ -234,6 +234,12 @@ pub(super) enum Write {
         at: String,
     },
     Learn(super::learning::Use),
+    /// Boxed like audit rows: it carries its queries' vectors.
+    Link(Box<super::meanings::Link>),
+    Prune {
+        project_id: i64,
+        least_weight: f64,
+    },
 }
 
 /// Why the writer's latest batch failed, until a batch commits: a store
@@ -345,6 +351,11 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
                 tx.execute("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2", args![at, id])?;
             }
             Write::Learn(u) => super::learning::insert(tx, u)?,
+            Write::Link(link) => super::meanings::insert_link(tx, link)?,
+            Write::Prune {
+                project_id,
+                least_weight,
+            } => super::meanings::prune(tx, *project_id, *least_weight)?,
         }
     }
     let (rows, finished) = final_rows(rows);

@@ -30,15 +30,21 @@ pub struct Use {
     pub tool_key: String,
     /// The use's weight (`search::learning::weight_of_use`).
     pub weight: f64,
+    /// The discovery it follows (its request id): each discovery teaches a
+    /// tool once, whichever replica the execute reached.
+    pub discovery: Option<String>,
+    /// The query's meaning, remembered with the tool.
+    pub meaning: Option<super::Meaning>,
 }
 
 impl Store {
-    /// Everything project `project_id` learned.
-    pub fn learned(&self, project_id: i64) -> Result<Vec<Association>, Error> {
+    /// What project `project_id` learned, as associations that weigh at
+    /// least `least_weight` (the rest has decayed and awaits pruning).
+    pub fn learned(&self, project_id: i64, least_weight: f64) -> Result<Vec<Association>, Error> {
         self.with(|c| {
             c.all(
-                "SELECT term, tool_key, weight FROM search_learning WHERE project_id = ?1",
-                args![project_id],
+                "SELECT term, tool_key, weight FROM search_learning WHERE project_id = ?1 AND weight >= ?2",
+                args![project_id, least_weight],
                 |r| {
                     Ok(Association {
                         term: r.get(0)?,
@@ -64,21 +70,29 @@ impl Store {
         }
     }
 
-    /// Forgets what `project` learned; returns how many associations went.
+    /// Forgets what `project` learned (terms, meanings, links to its
+    /// discoveries); returns how many associations and meanings went.
     /// Moves the access generation, so every gateway on this store drops
     /// what it holds in memory at its next request.
     pub fn reset_learning(&self, project: &str) -> Result<usize, Error> {
         let project = self.require_project(project)?;
         self.transaction(|tx| {
-            let n = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", args![project.id])?;
+            let n = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", args![project.id])?
+                + super::meanings::forget(tx, project.id)?;
             tx.execute("UPDATE access_generation SET n = n + 1", &[])?;
             Ok(n)
         })
     }
 }
 
-/// Adds `u` to its associations, inside the writer's transaction.
+/// Adds `u` to its associations and meanings, inside the writer's
+/// transaction, unless its discovery already taught its tool.
 pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
+    if let Some(discovery) = &u.discovery
+        && !super::meanings::claim(tx, discovery, &u.tool_key, chrono::Utc::now().timestamp())?
+    {
+        return Ok(());
+    }
     let at = now();
     for term in &u.terms {
         tx.execute(
@@ -87,6 +101,9 @@ pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
              DO UPDATE SET weight = search_learning.weight + excluded.weight, last_used_at = excluded.last_used_at",
             args![u.project_id, term, u.tool_key, u.weight, at],
         )?;
+    }
+    if let Some(m) = &u.meaning {
+        super::meanings::remember(tx, u.project_id, m)?;
     }
     Ok(())
 }
@@ -111,6 +128,8 @@ mod tests {
             terms: vec!["deploy".into(), "app".into()],
             tool_key: tool.into(),
             weight: 1.5,
+            discovery: None,
+            meaning: None,
         };
         s.learn(use_of(a.id, "k8s:apply")).await;
         s.learn(use_of(a.id, "k8s:apply")).await;
@@ -118,7 +137,7 @@ mod tests {
         // The writer batches: wait for the rows.
         let mut learned = Vec::new();
         for _ in 0..100 {
-            learned = s.learned(a.id).unwrap();
+            learned = s.learned(a.id, 0.0).unwrap();
             if learned.iter().any(|x| x.weight == 3.0) {
                 break;
             }
@@ -146,8 +165,8 @@ mod tests {
             s.access_generation().unwrap() > generation,
             "other gateways drop their copy"
         );
-        assert!(s.learned(a.id).unwrap().is_empty());
-        assert_eq!(s.learned(b.id).unwrap().len(), 2, "b keeps what it learned");
+        assert!(s.learned(a.id, 0.0).unwrap().is_empty());
+        assert_eq!(s.learned(b.id, 0.0).unwrap().len(), 2, "b keeps what it learned");
         assert!(matches!(s.reset_learning("nope"), Err(Error::NoProject(_))));
         assert_eq!(s.learning_salt().unwrap().len(), 16);
     }

@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_console.sql"),
     include_str!("../../migrations/0012_rate_budgets.sql"),
     include_str!("../../migrations/0013_audit_request_once.sql"),
+    include_str!("../../migrations/0014_query_meanings.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -48,6 +49,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../../migrations/postgres/0011_console.sql"),
     include_str!("../../migrations/postgres/0012_rate_budgets.sql"),
     include_str!("../../migrations/postgres/0013_audit_request_once.sql"),
+    include_str!("../../migrations/postgres/0014_query_meanings.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).

@@ -15,7 +15,7 @@ pub struct Vectors {
 }
 
 /// A query vector quantized once for a whole scan.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueryVector {
     codes: Vec<i8>,
     scale: f32,
@@ -27,6 +27,29 @@ impl QueryVector {
         let mut codes = vec![0; vector.len()];
         let scale = quantize(vector, CODE_MAX, &mut codes);
         Self { codes, scale }
+    }
+
+    /// Length of the vector.
+    pub fn dim(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// The codes, then the scale (little-endian): `dim + 4` bytes, a quarter
+    /// of the f32 vector, for keeping a query's meaning in a store.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out: Vec<u8> = self.codes.iter().map(|&c| c as u8).collect();
+        out.extend_from_slice(&self.scale.to_le_bytes());
+        out
+    }
+
+    /// A vector kept by [`QueryVector::to_bytes`]; `None` when `bytes` is too
+    /// short to hold one.
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let (codes, scale) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
+        (!codes.is_empty()).then(|| Self {
+            codes: codes.iter().map(|&c| c as i8).collect(),
+            scale: f32::from_le_bytes(scale.try_into().expect("four bytes")),
+        })
     }
 }
 
@@ -75,6 +98,35 @@ impl Vectors {
     /// Cosine similarity of tool `ordinal` with the unit vector `query`.
     pub fn cosine(&self, ordinal: u32, query: &QueryVector) -> f32 {
         dot(self.codes(ordinal), &query.codes) as f32 * self.scales[ordinal as usize] * query.scale
+    }
+
+    /// Appends `row` (a query vector kept as a row, e.g. a remembered
+    /// query's meaning); rows of another length than the first are refused.
+    pub fn push(&mut self, row: &QueryVector) -> bool {
+        if self.scales.is_empty() {
+            self.dim = row.codes.len();
+        } else if row.codes.len() != self.dim {
+            return false;
+        }
+        self.codes.extend_from_slice(&row.codes);
+        self.scales.push(row.scale);
+        true
+    }
+
+    /// Removes row `ordinal`, moving the last row into its place (O(dim)).
+    pub fn swap_remove(&mut self, ordinal: u32) {
+        let (i, last) = (ordinal as usize, self.scales.len() - 1);
+        if i != last {
+            let (head, tail) = self.codes.split_at_mut(last * self.dim);
+            head[i * self.dim..][..self.dim].copy_from_slice(&tail[..self.dim]);
+        }
+        self.codes.truncate(last * self.dim);
+        self.scales.swap_remove(i);
+    }
+
+    /// Bytes the rows hold.
+    pub fn heap_bytes(&self) -> usize {
+        self.codes.capacity() + self.scales.capacity() * 4
     }
 
     /// Number of tools.
@@ -149,5 +201,28 @@ mod tests {
         assert!((v.cosine(0, &QueryVector::new(&[0.6, -0.8, 0.0])) - 1.0).abs() < 0.01);
         assert!(Vectors::default().is_empty());
         assert_eq!(dot(&[1, -2, 3], &[4, 5, -6]), 4 - 10 - 18);
+    }
+
+    #[test]
+    fn rows_push_and_remove_and_query_vectors_round_trip_as_bytes() {
+        let rows: Vec<Vec<f32>> = (0..3).map(|i| unit(8, 0.3 + i as f32 * 0.2)).collect();
+        let mut v = Vectors::default();
+        for r in &rows {
+            assert!(v.push(&QueryVector::new(r)));
+        }
+        assert!(!v.push(&QueryVector::new(&unit(4, 0.1))), "another length");
+        assert_eq!(v, Vectors::from_rows(&rows));
+        v.swap_remove(0);
+        assert_eq!(v, Vectors::from_rows(&[rows[2].clone(), rows[1].clone()]));
+        v.swap_remove(1);
+        v.swap_remove(0);
+        assert!(v.is_empty());
+        let q = QueryVector::new(&rows[1]);
+        let bytes = q.to_bytes();
+        assert_eq!(bytes.len(), 8 + 4);
+        let back = QueryVector::from_bytes(&bytes).unwrap();
+        assert_eq!((back.dim(), &back), (8, &q));
+        assert!(QueryVector::from_bytes(&[1, 2, 3]).is_none());
+        assert!(QueryVector::from_bytes(&[1, 2, 3, 4]).is_none());
     }
 }
