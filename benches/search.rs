@@ -3,7 +3,9 @@
 //! the real ones of `benches/data`, repeated under new server names.
 //! Run: `cargo bench --bench search`. With `--features semantic` (and the
 //! model installed) it also prints hybrid query latency p50/p99 at 1k and
-//! 10k tools and the model's tool-embedding throughput.
+//! 10k tools (also with a project's memory of meanings full: 10,000
+//! remembered queries) and the model's tool-embedding throughput. The
+//! memory's scan alone, and its size at the caps, need no model.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,6 +15,8 @@ use mcp_gateway::access::Grants;
 use mcp_gateway::catalog::{Snapshot, View};
 use mcp_gateway::eval::Bench;
 use mcp_gateway::search::Request;
+use mcp_gateway::search::meanings::{self, Blend, Meanings};
+use mcp_gateway::search::semantic::QueryVector;
 use rmcp::model::Tool;
 use rules::Rules;
 
@@ -39,6 +43,45 @@ fn build(servers: &[(String, Option<String>, Vec<Tool>)]) -> Snapshot {
         &Rules::default(),
     )
     .unwrap()
+}
+
+/// A remembered query's text, as long as a typical request.
+const QUERY_TEXT: &str = "what's the weather going to be like in Berlin tomorrow";
+
+/// When the memory is read (2026-11-01).
+const NOW: i64 = 1_793_491_200;
+
+/// A project's memory of meanings at its caps: 10,000 queries, 32 for each of
+/// 313 tools, each with its text, its vector from `vector(i)`.
+fn full_memory(vector: impl Fn(usize) -> Vec<f32>) -> Meanings {
+    let mut m = Meanings::default();
+    for i in 0..meanings::TOTAL {
+        let tool = format!("server-{}:tool_{}", i / meanings::PER_TOOL, i % 7);
+        m.record(
+            &tool,
+            format!("{QUERY_TEXT} {i}"),
+            Some(QUERY_TEXT.to_string()),
+            &QueryVector::new(&vector(i)),
+            NOW,
+        );
+    }
+    m
+}
+
+/// A pseudo-random unit vector (SplitMix64): the scan costs the same whatever the values.
+fn pseudo_unit(dim: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let v: Vec<f32> = (0..dim)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) as f64 / u64::MAX as f64 - 0.5) as f32
+        })
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
 }
 
 fn rss_kib() -> u64 {
@@ -70,6 +113,20 @@ fn bench(c: &mut Criterion) {
     drop(snapshot);
 
     let mut g = c.benchmark_group("search");
+    // The memory of meanings at its caps: 10,000 remembered queries of 384
+    // dimensions, scanned for one new query.
+    let full = full_memory(|i| pseudo_unit(384, i as u64));
+    eprintln!(
+        "meanings: a project's memory at the caps ({} queries, texts of {} chars) holds {} KiB",
+        full.len(),
+        QUERY_TEXT.len(),
+        full.heap_bytes() / 1024
+    );
+    let query = QueryVector::new(&pseudo_unit(384, 999_999));
+    let blend = Blend::default();
+    g.bench_function("meanings pulls, 10k remembered", |b| {
+        b.iter(|| full.pulls(&query, NOW, &blend))
+    });
     g.sample_size(10);
     for n in [1_000, 10_000, 50_000] {
         let servers = catalog(&bench, n);
@@ -101,8 +158,11 @@ fn bench(c: &mut Criterion) {
 fn hybrid(_: &mut Criterion) {
     use std::time::Instant;
 
+    use std::sync::RwLock;
+
     use mcp_gateway::rank::Hybrid;
     use mcp_gateway::rank::SearchProvider;
+    use mcp_gateway::search::learning::{Prior, TermKeys};
     use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig, Vectors};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -192,6 +252,43 @@ fn hybrid(_: &mut Criterion) {
         eprintln!(
             "hybrid: {n} tools: tool_discovery p50 {cold50:.2} ms, p99 {cold99:.2} ms with every query new; \
              p50 {warm50:.2} ms, p99 {warm99:.2} ms asked again; catalog + index + vectors {held} MiB"
+        );
+        // The same with the project's memory of meanings full: 10,000
+        // remembered queries (real query vectors, each tool of the catalog's first 313).
+        let remembered: Vec<Vec<f32>> = model
+            .embed(&queries.iter().map(String::as_str).collect::<Vec<_>>())
+            .unwrap();
+        let prior = Prior {
+            learned: Default::default(),
+            meanings: Some(Arc::new(RwLock::new(full_memory(|i| {
+                remembered[i % remembered.len()].clone()
+            })))),
+            blend: Blend::default(),
+            keys: TermKeys::Text,
+            now: NOW,
+        };
+        let provider = Hybrid::new(Arc::new(
+            Semantic::load(&SemanticConfig {
+                model_dir: root.join(DEFAULT_MODEL_DIR),
+                cache_path: root.join(DEFAULT_CACHE_PATH),
+                auto_install: false,
+            })
+            .unwrap(),
+        ));
+        let mut search = |q: &str| {
+            let request = Request {
+                queries: vec![q.to_string()],
+                context: None,
+                limit: 10,
+                prior: Some(prior.clone()),
+            };
+            runtime.block_on(provider.search(&view, &request)).unwrap();
+        };
+        let (cold50, cold99) = took(&mut search);
+        let (warm50, warm99) = took(&mut search);
+        eprintln!(
+            "hybrid: {n} tools, 10k remembered queries: tool_discovery p50 {cold50:.2} ms, p99 {cold99:.2} ms \
+             with every query new; p50 {warm50:.2} ms, p99 {warm99:.2} ms asked again"
         );
     }
 }

@@ -569,18 +569,18 @@ async fn eval_tune_meanings(config: &Config, data: &std::path::Path) -> anyhow::
         "LESSONS", "FLOOR", "K", "SMOO", "CAP"
     );
     let mut blends = vec![(Lessons::Terms, Blend::default())];
-    for floor in [0.4, 0.5, 0.6] {
-        for neighbours in [4, 8, 16] {
-            for smoothing in [0.5, 2.0] {
-                blends.push((
-                    Lessons::Both,
-                    Blend {
+    for lessons in [Lessons::Meanings, Lessons::Both] {
+        for floor in [0.0, 0.1, 0.2, 0.3] {
+            for neighbours in [4, 8, 16] {
+                for smoothing in [0.05, 0.1, 0.25] {
+                    let blend = Blend {
                         floor,
                         neighbours,
                         smoothing,
                         ..Blend::default()
-                    },
-                ));
+                    };
+                    blends.push((lessons, blend));
+                }
             }
         }
     }
@@ -599,7 +599,7 @@ async fn eval_tune_meanings(config: &Config, data: &std::path::Path) -> anyhow::
             .map(|p| format!("{}: {:.3}", p.calls, p.replayed_r5))
             .collect();
         println!(
-            "{:<9} {:>5.2} {:>3} {:>5.1} {:>5.2} | {}",
+            "{:<9} {:>5.2} {:>3} {:>5.2} {:>5.2} | {}",
             lessons.label(),
             blend.floor,
             blend.neighbours,

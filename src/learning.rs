@@ -266,7 +266,12 @@ impl Learning {
         } else {
             vec![None; queries.len()]
         };
-        let link = self.link(session, caller, request_id, &queries, &meanings, &results);
+        // Only a store replicas share is worth the write: on SQLite this gateway is alone.
+        let link = self
+            .store
+            .is_shared()
+            .then(|| self.link(session, caller, request_id, &queries, &meanings, &results))
+            .flatten();
         {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             if sessions.len() >= MAX_SESSIONS && !sessions.contains_key(session) {
@@ -387,7 +392,7 @@ impl Learning {
             .expect("sessions lock")
             .get(session)
             .is_some_and(|recent| recent.iter().any(answered));
-        if !local {
+        if !local && self.store.is_shared() {
             // Answered by another replica (or before a restart): its link, kept
             // here from now on so this discovery teaches each tool once.
             let since = (self.clock)() - LINK_WINDOW.as_secs() as i64;
@@ -472,7 +477,8 @@ impl Learning {
                 terms,
                 tool_key: tool_key.to_string(),
                 weight,
-                discovery: Some(discovery.to_string()),
+                // Replicas claim a lesson in the store; alone, the session's own record suffices.
+                discovery: self.store.is_shared().then(|| discovery.to_string()),
                 meaning: meaning.map(|m| store::Meaning {
                     tool_key: tool_key.to_string(),
                     query_key: m.key,
@@ -635,5 +641,121 @@ mod tests {
             .remove("k8s:apply")
             .unwrap();
         assert_eq!(why, "used once for 'deploy'");
+    }
+
+    /// A unit vector along `axis`, a little toward the last axis.
+    fn unit(axis: usize) -> Arc<[f32]> {
+        let mut v = vec![0f32; 8];
+        v[axis] = 0.96;
+        v[7] = 0.28;
+        v.into()
+    }
+
+    #[tokio::test]
+    async fn a_taught_meaning_pulls_a_new_phrasing_and_is_explained() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(&dir.path().join("gw.db")).unwrap());
+        let l = Learning::new(store.clone(), LearningConfig::default()).unwrap();
+        let a = caller(&store, "a");
+        let asked = Asked {
+            vectors: vec![unit(0)],
+            ..asked(&["forecast for Berlin"])
+        };
+        for i in 0..3 {
+            let d = format!("d{i}");
+            l.discovered("s", &a, &d, &asked, vec![("weather:forecast".into(), 0)])
+                .await;
+            l.executed("s", &a, "weather:forecast", true).await;
+        }
+        let pulls = l.prior(&a).unwrap().pulls(&unit(0));
+        let (boost, why) = &pulls["weather:forecast"];
+        assert!(*boost > 0.1, "{boost}");
+        assert_eq!(why, "asked like this 3 times: 'forecast for Berlin'");
+        assert!(l.prior(&a).unwrap().pulls(&unit(1)).is_empty(), "another meaning");
+        // Stored, once per discovery, and loaded by a fresh service.
+        for _ in 0..100 {
+            if store
+                .meanings(a.project.id, 0.0)
+                .unwrap()
+                .first()
+                .is_some_and(|m| m.weight > 2.0 * weight_of_use(0))
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let fresh = Learning::new(store.clone(), LearningConfig::default()).unwrap();
+        assert_eq!(fresh.prior(&a).unwrap().pulls(&unit(0))["weather:forecast"].1, *why);
+        // Reset forgets the meanings too.
+        store.reset_learning("a").unwrap();
+        assert!(l.prior(&caller(&store, "a")).unwrap().pulls(&unit(0)).is_empty());
+    }
+
+    /// Two gateways on one PostgreSQL store: a discovery answered by one is
+    /// followed by an execute on the other (same caller, no session id), which
+    /// teaches its terms and meaning once, however often the tool runs and
+    /// whichever replica runs it.
+    #[tokio::test]
+    async fn an_execute_on_another_replica_follows_the_discovery_through_the_store() {
+        let (_dir, at) = crate::store::test_database();
+        let (one, two) = (
+            Arc::new(Store::open_at(&at).unwrap()),
+            Arc::new(Store::open_at(&at).unwrap()),
+        );
+        let (l1, l2) = (
+            Learning::new(one.clone(), LearningConfig::default()).unwrap(),
+            Learning::new(two.clone(), LearningConfig::default()).unwrap(),
+        );
+        let a = caller(&one, "a");
+        let asked = Asked {
+            vectors: vec![unit(0)],
+            ..asked(&["forecast for Berlin"])
+        };
+        l1.discovered("caller:a", &a, "d1", &asked, vec![("weather:forecast".into(), 0)])
+            .await;
+        let mut trail = Trail::default();
+        for _ in 0..100 {
+            trail = l2.executed("caller:a", &a, "weather:forecast", true).await;
+            if trail.follows.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(trail.follows, Some(("d1".to_string(), 1)));
+        // Again on each replica: taught once.
+        l2.executed("caller:a", &a, "weather:forecast", true).await;
+        l1.executed("caller:a", &a, "weather:forecast", true).await;
+        assert_eq!(
+            l2.executed("other", &a, "weather:forecast", true).await,
+            Trail::default()
+        );
+        let (_, why) = l2
+            .prior(&a)
+            .unwrap()
+            .pulls(&unit(0))
+            .remove("weather:forecast")
+            .unwrap();
+        assert_eq!(why, "asked like this once: 'forecast for Berlin'");
+        for _ in 0..100 {
+            if !one.meanings(a.project.id, 0.0).unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Time for a second lesson to land, were one (wrongly) queued.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let stored = one.meanings(a.project.id, 0.0).unwrap();
+        assert_eq!(stored.len(), 1);
+        assert!(
+            (stored[0].weight / weight_of_use(unix_now()) - 1.0).abs() < 0.01,
+            "once: {stored:?}"
+        );
+        let terms = one.learned(a.project.id, 0.0).unwrap();
+        assert_eq!(terms.len(), 3, "forecast, for, berlin: {terms:?}");
+        assert!(
+            terms
+                .iter()
+                .all(|t| (t.weight / weight_of_use(unix_now()) - 1.0).abs() < 0.01)
+        );
     }
 }

@@ -4,7 +4,8 @@
 //! `deploy/haproxy.cfg`. Load through the balancer with a replica killed in
 //! the middle; a revocation on one replica refused by the other at once; a
 //! store that stops and comes back loses no audit row, and `/readyz` drains
-//! the replica meanwhile.
+//! the replica meanwhile; a stateless client's execute on one replica learns
+//! from its discovery on the other.
 
 mod common;
 
@@ -407,6 +408,47 @@ async fn a_tokens_rate_budget_is_shared_by_the_replicas() {
     // One request every 10 s after the burst: the fifth, on b, is over budget.
     assert!(!answers[..4].contains(&429), "{answers:?}");
     assert_eq!(answers[4], 429, "b counts a's requests too: {answers:?}");
+}
+
+/// Learning across replicas (issue 36): a stateless client (no session, so
+/// a balancer may send each request anywhere) discovers on replica a and
+/// runs what it found on replica b. b follows the discovery through the
+/// store and learns from it, once however often the tool runs; the next
+/// discovery on b ranks with it and says why.
+#[tokio::test]
+async fn an_execute_on_another_replica_learns_from_the_discovery() {
+    let env = shared_store();
+    let (a, b) = (replica(&env).await, replica(&env).await);
+    a.cli(&["project", "create", "p"]);
+    a.cli(&["grant", "--project", "p", "--server", "demo"]);
+    let token = a.issue_token("p");
+    let (on_a, on_b) = (
+        stateless_client(&a.url, &token).await.unwrap(),
+        stateless_client(&b.url, &token).await.unwrap(),
+    );
+    wait_for_tool(&on_a, "demo:calculate").await;
+    wait_for_tool(&on_b, "demo:calculate").await;
+    let found = discover(&on_a, json!("work out a sum")).await;
+    assert!(found.iter().any(|r| r["toolKey"] == "demo:calculate"), "{found:?}");
+    // A model takes a turn before it runs what it found; the link is written behind.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    calculate(&on_b, 1).await.unwrap();
+    calculate(&on_b, 2).await.unwrap();
+    let learned: u64 = eventually(Duration::from_secs(10), "b's lesson in the store", || async {
+        let out = a.cli(&["project", "show", "p", "--json"]);
+        let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+        shown["learnedAssociations"].as_u64().filter(|n| *n > 0)
+    })
+    .await;
+    assert!(learned >= 2, "'work' and 'sum': {learned}");
+    let again = discover(&on_b, json!("work out a sum")).await;
+    let why = again
+        .iter()
+        .find(|r| r["toolKey"] == "demo:calculate")
+        .and_then(|r| r["explanation"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(why.contains("used once for"), "taught once, not twice: {why}");
 }
 
 /// A token revoked through replica a's console is refused by replica b at

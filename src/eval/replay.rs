@@ -272,9 +272,10 @@ pub struct Point {
     pub with_failures: bool,
     /// Calls whose right tool was found, and so taught.
     pub taught: usize,
-    /// Share of the replayed calls since the previous point whose right
-    /// tool was in the top 5 when asked, before it taught: the replay's own
-    /// data, which the blend is set on.
+    /// Among the replayed calls since the previous point whose right tool
+    /// an earlier call had taught (a new phrasing of a known need: the only
+    /// calls learning can help), the share whose right tool was in the top 5
+    /// when asked: the replay's own data, which the blend is set on.
     pub replayed_r5: f64,
     /// Scored single-tool tasks.
     pub single: Scores,
@@ -327,6 +328,7 @@ pub async fn replay(
     let (single, multi): (Vec<&Task>, Vec<&Task>) = (split.single.iter().collect(), split.multi.iter().collect());
     let mut points = Vec::new();
     let (mut taught, mut seen, mut hits) = (0, 0, 0);
+    let mut known = std::collections::HashSet::new();
     let last = *CHECKPOINTS.last().expect("checkpoints");
     for (i, call) in std::iter::once(None).chain(split.history.iter().map(Some)).enumerate() {
         if let Some(call) = call {
@@ -334,8 +336,10 @@ pub async fn replay(
             let prior = run.lessons.only(learning.prior(&caller));
             let queries = vec![call.query.clone()];
             let found = rank(provider, view, queries.clone(), prior.as_ref()).await;
-            seen += 1;
-            hits += found.iter().take(5).any(|r| r.key == call.tool) as usize;
+            if known.contains(&call.tool) {
+                seen += 1;
+                hits += found.iter().take(5).any(|r| r.key == call.tool) as usize;
+            }
             let results: Vec<(String, usize)> = found.iter().map(|r| (r.key.clone(), r.query)).collect();
             let asked = Asked {
                 terms: vec![view.query_terms(&call.query)],
@@ -353,6 +357,7 @@ pub async fn replay(
             if found.iter().any(|r| r.key == call.tool) {
                 learning.executed(&session, &caller, &call.tool, true).await;
                 taught += 1;
+                known.insert(call.tool.clone());
             }
         }
         let calls = i;

@@ -192,9 +192,9 @@ impl Meanings {
     /// The tools past meanings pull a query meaning `query` toward,
     /// strongest first. The `blend.neighbours` remembered queries nearest to
     /// it vote, each for its tool, with its decayed uses times its closeness
-    /// above the floor; a tool's pull is its share of the votes (smoothed)
-    /// times the closeness of its nearest query: one close phrasing pulls,
-    /// a loose resemblance or a phrasing taught to many tools pulls little.
+    /// above the floor; a tool's pull is its share of the votes, smoothed by
+    /// pseudo-votes for none: close phrasings that agree pull, a loose
+    /// resemblance or a phrasing taught to many tools pulls little.
     pub fn pulls(&self, query: &QueryVector, now: i64, blend: &Blend) -> Vec<Pull> {
         if self.slots.is_empty() || blend.neighbours == 0 {
             return Vec::new();
@@ -211,8 +211,8 @@ impl Meanings {
         }
         near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let decay = decay(now);
-        // Per tool: (votes, uses, closeness of its nearest, that query's slot).
-        let mut by_tool: HashMap<&str, (f64, f64, f32, usize)> = HashMap::new();
+        // Per tool: (votes, uses, its nearest query's slot).
+        let mut by_tool: HashMap<&str, (f64, f64, usize)> = HashMap::new();
         let mut all = blend.smoothing;
         for &(s, i) in &near {
             let slot = &self.slots[i];
@@ -220,15 +220,15 @@ impl Meanings {
             let uses = slot.weight * decay;
             let vote = uses * f64::from(closeness);
             all += vote;
-            let e = by_tool.entry(&slot.tool).or_insert((0.0, 0.0, closeness, i));
+            let e = by_tool.entry(&slot.tool).or_insert((0.0, 0.0, i));
             e.0 += vote;
             e.1 += uses;
         }
         let mut out: Vec<Pull> = by_tool
             .into_iter()
-            .map(|(tool, (votes, uses, nearest, i))| Pull {
+            .map(|(tool, (votes, uses, i))| Pull {
                 tool: tool.to_string(),
-                boost: blend.cap * (votes / all) as f32 * nearest,
+                boost: blend.cap * (votes / all) as f32,
                 uses,
                 text: self.slots[i].text.clone(),
             })
