@@ -78,6 +78,8 @@ struct Found {
     request_id: String,
     project_id: i64,
     at: Instant,
+    /// Unix milliseconds, to order discoveries of several replicas.
+    millis: i64,
     /// Stored term keys, one list per query.
     queries: Vec<Vec<String>>,
     /// Each query's meaning, when it had one.
@@ -266,12 +268,18 @@ impl Learning {
         } else {
             vec![None; queries.len()]
         };
+        let found = Found {
+            request_id: request_id.to_string(),
+            project_id: caller.project.id,
+            at: Instant::now(),
+            millis: unix_millis(),
+            queries,
+            meanings,
+            results,
+            taught: HashSet::new(),
+        };
         // Only a store replicas share is worth the write: on SQLite this gateway is alone.
-        let link = self
-            .store
-            .is_shared()
-            .then(|| self.link(session, caller, request_id, &queries, &meanings, &results))
-            .flatten();
+        let link = self.store.is_shared().then(|| self.link(session, &found)).flatten();
         {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             if sessions.len() >= MAX_SESSIONS && !sessions.contains_key(session) {
@@ -284,15 +292,7 @@ impl Learning {
             if recent.len() == RECENT {
                 recent.pop_front();
             }
-            recent.push_back(Found {
-                request_id: request_id.to_string(),
-                project_id: caller.project.id,
-                at: Instant::now(),
-                queries,
-                meanings,
-                results,
-                taught: HashSet::new(),
-            });
+            recent.push_back(found);
         }
         if let Some(link) = link {
             self.store.link(link).await;
@@ -310,20 +310,12 @@ impl Learning {
         }
     }
 
-    /// The store's row of a discovery, for executes on other replicas.
-    fn link(
-        &self,
-        session: &str,
-        caller: &Caller,
-        request_id: &str,
-        queries: &[Vec<String>],
-        meanings: &[Option<Meaning>],
-        results: &[(String, usize)],
-    ) -> Option<store::Link> {
-        let with_meaning: Option<Vec<&Meaning>> = meanings.iter().map(Option::as_ref).collect();
+    /// The store's row of discovery `found` of `session`, for executes on other replicas.
+    fn link(&self, session: &str, found: &Found) -> Option<store::Link> {
+        let with_meaning: Option<Vec<&Meaning>> = found.meanings.iter().map(Option::as_ref).collect();
         let with_meaning = with_meaning.filter(|m| !m.is_empty());
         let asked = Linked {
-            terms: queries.to_vec(),
+            terms: found.queries.clone(),
             keys: with_meaning.iter().flatten().map(|m| m.key.clone()).collect(),
             texts: with_meaning
                 .as_ref()
@@ -331,12 +323,12 @@ impl Learning {
                 .map(|m| m.iter().map(|m| m.text.clone().unwrap_or_default()).collect()),
         };
         Some(store::Link {
-            request_id: request_id.to_string(),
-            project_id: caller.project.id,
+            request_id: found.request_id.clone(),
+            project_id: found.project_id,
             session: self.session_key(session),
-            at: (self.clock)(),
+            at: found.millis,
             asked: serde_json::to_string(&asked).ok()?,
-            results: serde_json::to_string(results).ok()?,
+            results: serde_json::to_string(&found.results).ok()?,
             vectors: with_meaning.map(|m| m.iter().flat_map(|m| m.vector.to_bytes()).collect()),
         })
     }
@@ -364,6 +356,7 @@ impl Learning {
             request_id: link.request_id,
             project_id: link.project_id,
             at: Instant::now(),
+            millis: link.at,
             queries: asked.terms,
             meanings,
             results,
@@ -372,8 +365,8 @@ impl Learning {
     }
 
     /// Links an execute of `tool_key` to the newest discovery of `session`
-    /// (same project, within the window) that answered it: one this gateway
-    /// answered, else one another replica wrote to the store. When the call
+    /// (same project, within the window) that answered it: on a shared
+    /// store, whichever replica answered it. When the call
     /// `succeeded`, that discovery's query teaches the project its terms and
     /// its meaning: once per tool and discovery, whichever replica the
     /// execute reached. A failed or refused call teaches nothing.
@@ -386,30 +379,8 @@ impl Learning {
                 && f.at.elapsed() < LINK_WINDOW
                 && f.results.iter().any(|(k, _)| k == tool_key)
         };
-        let local = self
-            .sessions
-            .lock()
-            .expect("sessions lock")
-            .get(session)
-            .is_some_and(|recent| recent.iter().any(answered));
-        if !local && self.store.is_shared() {
-            // Answered by another replica (or before a restart): its link, kept
-            // here from now on so this discovery teaches each tool once.
-            let since = (self.clock)() - LINK_WINDOW.as_secs() as i64;
-            let links = self
-                .store
-                .links(caller.project.id, &self.session_key(session), since, RECENT)
-                .inspect_err(|e| tracing::warn!(project = caller.project.id, error = %e, "discovery links unavailable"))
-                .unwrap_or_default();
-            let Some(found) = links.into_iter().filter_map(Self::found).find(|f| answered(f)) else {
-                return Trail::default();
-            };
-            let mut sessions = self.sessions.lock().expect("sessions lock");
-            let recent = sessions.entry(session.to_string()).or_default();
-            if recent.len() == RECENT {
-                recent.pop_front();
-            }
-            recent.push_back(found);
+        if self.store.is_shared() {
+            self.follow_replicas(session, caller);
         }
         let (follows, lesson) = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
@@ -440,6 +411,31 @@ impl Learning {
         Trail {
             follows: Some(follows),
             ..Trail::default()
+        }
+    }
+
+    /// Adds to `session`'s recent discoveries those other replicas (or this
+    /// one before a restart) linked in the store, newest last: an execute
+    /// follows the newest discovery that answered its tool, wherever it ran.
+    fn follow_replicas(&self, session: &str, caller: &Caller) {
+        let since = unix_millis() - LINK_WINDOW.as_millis() as i64;
+        let links = match self.store.links(caller.project.id, &self.session_key(session), since, RECENT) {
+            Ok(links) => links,
+            Err(e) => {
+                tracing::warn!(project = caller.project.id, error = %e, "discovery links unavailable; this replica's own are followed");
+                return;
+            }
+        };
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        let recent = sessions.entry(session.to_string()).or_default();
+        for found in links.into_iter().filter_map(Self::found) {
+            if !recent.iter().any(|f| f.request_id == found.request_id) {
+                recent.push_back(found);
+            }
+        }
+        recent.make_contiguous().sort_by_key(|f| f.millis);
+        while recent.len() > RECENT {
+            recent.pop_front();
         }
     }
 
@@ -490,6 +486,13 @@ impl Learning {
             })
             .await;
     }
+}
+
+/// Unix milliseconds: links are ordered by them (several discoveries a second are common).
+fn unix_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn unix_now() -> i64 {

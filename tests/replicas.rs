@@ -428,27 +428,27 @@ async fn an_execute_on_another_replica_learns_from_the_discovery() {
     );
     wait_for_tool(&on_a, "demo:calculate").await;
     wait_for_tool(&on_b, "demo:calculate").await;
-    let found = discover(&on_a, json!("work out a sum")).await;
+    let found = discover(&on_a, json!("multiply two numbers")).await;
     assert!(found.iter().any(|r| r["toolKey"] == "demo:calculate"), "{found:?}");
     // A model takes a turn before it runs what it found; the link is written behind.
     tokio::time::sleep(Duration::from_millis(500)).await;
     calculate(&on_b, 1).await.unwrap();
     calculate(&on_b, 2).await.unwrap();
-    let learned: u64 = eventually(Duration::from_secs(10), "b's lesson in the store", || async {
+    eventually(Duration::from_secs(10), "b's lesson in the store", || async {
         let out = a.cli(&["project", "show", "p", "--json"]);
         let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
         shown["learnedAssociations"].as_u64().filter(|n| *n > 0)
     })
     .await;
-    assert!(learned >= 2, "'work' and 'sum': {learned}");
-    let again = discover(&on_b, json!("work out a sum")).await;
+    let again = discover(&on_b, json!("multiply two numbers")).await;
     let why = again
         .iter()
         .find(|r| r["toolKey"] == "demo:calculate")
         .and_then(|r| r["explanation"].as_str())
         .unwrap_or_default()
         .to_string();
-    assert!(why.contains("used once for"), "taught once, not twice: {why}");
+    // Its own words (stemmed), not those of b's earlier discovery in the same "session".
+    assert!(why.contains("used once for 'multipli'"), "taught once, not twice: {why}");
 }
 
 /// A token revoked through replica a's console is refused by replica b at

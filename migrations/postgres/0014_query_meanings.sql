@@ -22,7 +22,7 @@ CREATE TABLE query_meanings (
 CREATE INDEX query_meanings_touched ON query_meanings (project_id, touched);
 
 -- A discovery, as an execute on any replica may follow it within 30
--- minutes: `session` is a salted hash of the session key (never the
+-- minutes (`at`: unix milliseconds): `session` is a salted hash of the session key (never the
 -- session id or subject itself); `asked` its queries' term keys, meaning
 -- keys and texts (JSON); `results` its toolKeys with the query that found
 -- each (JSON); `vectors` its queries' embeddings, one row each, or NULL.
@@ -39,7 +39,7 @@ CREATE INDEX discovery_links_session ON discovery_links (project_id, session, at
 CREATE INDEX discovery_links_at ON discovery_links (at);
 
 -- Which tools each linked discovery already taught: once each, whichever
--- replica the execute reached.
+-- replica the execute reached (`at`: unix milliseconds, for expiry).
 CREATE TABLE discovery_taught (
     request_id TEXT COLLATE "C" NOT NULL,
     tool_key   TEXT COLLATE "C" NOT NULL,

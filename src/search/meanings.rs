@@ -28,8 +28,10 @@ pub const TEXT_CHARS: usize = 80;
 /// one use, after about four half-lives (four months).
 pub const MIN_USES: f64 = 0.05;
 
-/// The blend, set once on the tune-side history (see `eval --replay
-/// --tune-meanings` and docs/src/learning.md), never on the held-out half.
+/// The blend, set once on the replayed history itself (`eval --replay
+/// --tune-meanings`: 72 settings, each scored by how often a replayed call
+/// that rephrases a need an earlier call taught found its tool in the top
+/// 5; see docs/src/search.md), never on the held-out half.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Blend {
     /// Similarity under which a remembered query does not pull at all.
@@ -45,9 +47,9 @@ pub struct Blend {
 impl Default for Blend {
     fn default() -> Self {
         Self {
-            floor: 0.5,
-            neighbours: 8,
-            smoothing: 0.5,
+            floor: 0.3,
+            neighbours: 4,
+            smoothing: 0.05,
             cap: CAP,
         }
     }

@@ -89,7 +89,7 @@ impl Store {
 /// transaction, unless its discovery already taught its tool.
 pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
     if let Some(discovery) = &u.discovery
-        && !super::meanings::claim(tx, discovery, &u.tool_key, chrono::Utc::now().timestamp())?
+        && !super::meanings::claim(tx, discovery, &u.tool_key, chrono::Utc::now().timestamp_millis())?
     {
         return Ok(());
     }

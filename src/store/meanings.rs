@@ -12,8 +12,8 @@ use super::{Error, Store};
 const PER_TOOL: i64 = 32;
 /// Remembered queries read per project (`search::meanings::TOTAL`).
 const TOTAL: i64 = 10_000;
-/// How long a discovery can be followed (`learning::LINK_WINDOW`).
-const LINK_SECS: i64 = 30 * 60;
+/// How long a discovery can be followed, in milliseconds (`learning::LINK_WINDOW`).
+const LINK_MS: i64 = 30 * 60 * 1000;
 
 /// One remembered query of one tool.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +41,7 @@ pub struct Link {
     pub project_id: i64,
     /// A salted hash of the session key.
     pub session: String,
-    /// Unix seconds.
+    /// Unix milliseconds.
     pub at: i64,
     /// Its queries (JSON, `learning::Asked`).
     pub asked: String,
@@ -83,7 +83,8 @@ impl Store {
         }
     }
 
-    /// The newest `limit` discoveries of `session` in `project_id` since unix time `since`.
+    /// The newest `limit` discoveries of `session` in `project_id` since
+    /// `since` (unix milliseconds).
     pub fn links(&self, project_id: i64, session: &str, since: i64, limit: usize) -> Result<Vec<Link>, Error> {
         self.with(|c| {
             c.all(
@@ -167,7 +168,7 @@ pub(super) fn insert_link(tx: &dyn Sql, link: &Link) -> Result<(), Error> {
             link.vectors
         ],
     )?;
-    let stale = link.at - LINK_SECS;
+    let stale = link.at - LINK_MS;
     tx.execute("DELETE FROM discovery_links WHERE at < ?1", args![stale])?;
     tx.execute("DELETE FROM discovery_taught WHERE at < ?1", args![stale])?;
     Ok(())
@@ -312,7 +313,7 @@ mod tests {
                 results: "[]".into(),
                 vectors: Some(vec![1, 2, 3, 4, 5]),
             };
-            let t = 1_800_000_000;
+            let t = 1_800_000_000_000;
             s.link(link("d1", "s", t)).await;
             s.link(link("d2", "s", t + 10)).await;
             s.link(link("d3", "other", t + 20)).await;
@@ -325,7 +326,7 @@ mod tests {
             assert_eq!(got[0], link("d2", "s", t + 10));
             assert_eq!(s.links(a.id, "s", t + 5, 4).unwrap().len(), 1, "since");
             // A link an hour later expires the old ones.
-            s.link(link("d4", "s", t + 3600)).await;
+            s.link(link("d4", "s", t + 3_600_000)).await;
             eventually("expired", || s.links(a.id, "s", 0, 4).unwrap().len() == 1).await;
         }
     }
