@@ -419,7 +419,10 @@ impl Learning {
     /// follows the newest discovery that answered its tool, wherever it ran.
     fn follow_replicas(&self, session: &str, caller: &Caller) {
         let since = unix_millis() - LINK_WINDOW.as_millis() as i64;
-        let links = match self.store.links(caller.project.id, &self.session_key(session), since, RECENT) {
+        let links = match self
+            .store
+            .links(caller.project.id, &self.session_key(session), since, RECENT)
+        {
             Ok(links) => links,
             Err(e) => {
                 tracing::warn!(project = caller.project.id, error = %e, "discovery links unavailable; this replica's own are followed");

@@ -70,6 +70,28 @@ impl Store {
         }
     }
 
+    /// Queues `link`, so an execute on another replica can follow it.
+    pub async fn link(&self, link: super::Link) {
+        if let Some(tx) = self.sender()
+            && tx.send(Write::Link(Box::new(link))).await.is_err()
+        {
+            tracing::error!("store writer stopped; a discovery could not be linked");
+        }
+    }
+
+    /// Queues the pruning of `project_id`'s learning: term associations and
+    /// remembered queries that weigh less than `least_weight` (decayed), and
+    /// remembered queries past the newest 10,000. Never waits: when the
+    /// writer is behind, this pruning is skipped (the next load prunes).
+    pub fn prune_learning(&self, project_id: i64, least_weight: f64) {
+        if let Some(tx) = self.sender() {
+            let _ = tx.try_send(Write::Prune {
+                project_id,
+                least_weight,
+            });
+        }
+    }
+
     /// Forgets what `project` learned (terms, meanings, links to its
     /// discoveries); returns how many associations and meanings went.
     /// Moves the access generation, so every gateway on this store drops

@@ -2,9 +2,9 @@
 //! that found the tools a project ran), the links an execute on any replica
 //! follows back to its discovery (`discovery_links`, `discovery_taught`),
 //! and the pruning of what decayed. See `migrations/0014_query_meanings.sql`.
-//! Writes are queued to the writer thread like audit rows.
+//! Writes are queued to the writer thread like audit rows (by
+//! `store/learning.rs`, which owns the queueing of everything learned).
 
-use super::audit::Write;
 use super::sql::{Sql, args};
 use super::{Error, Store};
 
@@ -74,15 +74,6 @@ impl Store {
         })
     }
 
-    /// Queues `link`, so an execute on another replica can follow it.
-    pub async fn link(&self, link: Link) {
-        if let Some(tx) = self.sender()
-            && tx.send(Write::Link(Box::new(link))).await.is_err()
-        {
-            tracing::error!("store writer stopped; a discovery could not be linked");
-        }
-    }
-
     /// The newest `limit` discoveries of `session` in `project_id` since
     /// `since` (unix milliseconds).
     pub fn links(&self, project_id: i64, session: &str, since: i64, limit: usize) -> Result<Vec<Link>, Error> {
@@ -104,19 +95,6 @@ impl Store {
                 },
             )
         })
-    }
-
-    /// Queues the pruning of `project_id`'s learning: term associations and
-    /// remembered queries that weigh less than `least_weight` (decayed), and
-    /// remembered queries past the newest 10,000. Never waits: when the
-    /// writer is behind, this pruning is skipped (the next load prunes).
-    pub fn prune_learning(&self, project_id: i64, least_weight: f64) {
-        if let Some(tx) = self.sender() {
-            let _ = tx.try_send(Write::Prune {
-                project_id,
-                least_weight,
-            });
-        }
     }
 }
 
