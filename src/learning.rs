@@ -635,11 +635,28 @@ mod tests {
         };
         let l = Learning::new(store.clone(), config).unwrap();
         let a = caller(&store, "a");
+        let with_meaning = Asked {
+            vectors: vec![unit(0)],
+            ..asked(&["deploy"])
+        };
         let trail = l
-            .discovered("s", &a, "d1", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
+            .discovered("s", &a, "d1", &with_meaning, vec![("k8s:apply".into(), 0)])
             .await;
         assert!(!trail.query_terms.unwrap().contains("deploy"));
         l.executed("s", &a, "k8s:apply", true).await;
+        // The meaning is kept (see docs/src/search.md, privacy), its text is not.
+        let (_, why) = l.prior(&a).unwrap().pulls(&unit(0)).remove("k8s:apply").unwrap();
+        assert_eq!(why, "asked like this once");
+        for _ in 0..100 {
+            if !store.meanings(a.project.id, 0.0).unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let kept = store.meanings(a.project.id, 0.0).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].query, None);
+        assert!(!kept[0].query_key.contains("deploy"), "{}", kept[0].query_key);
         let (_, why) = l
             .prior(&a)
             .unwrap()

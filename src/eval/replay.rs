@@ -537,7 +537,7 @@ mod tests {
                 .single
                 .iter()
                 .chain(&fold.multi)
-                .flat_map(|t| task_texts(t))
+                .flat_map(task_texts)
                 .collect();
             for call in &fold.history {
                 assert!(

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::learning::{CAP, HALF_LIFE_SECS, weight_of_use};
+use super::learning::{CAP, weight_of_use};
 use super::semantic::{QueryVector, Vectors};
 
 /// Remembered queries kept per tool: the newest this many.
@@ -256,11 +256,6 @@ pub fn least_weight(now: i64) -> f64 {
     MIN_USES * weight_of_use(now)
 }
 
-/// How long an unused remembered query lasts (for docs and tests).
-pub fn lifetime_secs() -> f64 {
-    -MIN_USES.log2() * HALF_LIFE_SECS
-}
-
 /// "asked like this 7 times: 'forecast for Berlin'" (without the quote when
 /// terms are hashed and no text was kept).
 pub fn explain(uses: f64, text: Option<&str>) -> String {
@@ -291,7 +286,7 @@ pub fn combine(term: f32, meaning: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::learning::boosted;
+    use crate::search::learning::{HALF_LIFE_SECS, boosted};
 
     const NOW: i64 = 1_767_225_600 + 100 * 86_400;
 
@@ -368,7 +363,11 @@ mod tests {
             least_weight(NOW) > weight_of_use(NOW - 200 * 86_400),
             "a single use of 200 days ago is pruned"
         );
-        assert!((lifetime_secs() / 86_400.0 - 129.7).abs() < 0.5);
+        let lifetime = -MIN_USES.log2() * HALF_LIFE_SECS / 86_400.0;
+        assert!(
+            (lifetime - 129.7).abs() < 0.5,
+            "an unused query lasts about four months: {lifetime}"
+        );
     }
 
     #[test]
