@@ -236,3 +236,31 @@ fn per_query_pool(request: &Request) -> usize {
         request.limit
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tool both priors pull keeps both reasons and their sum within the
+    /// cap; a tool only meaning pulls gets its pull (the explanation the
+    /// result shows is built from these).
+    #[test]
+    fn meaning_pulls_add_to_term_boosts_within_the_cap() {
+        let mut boosts = HashMap::from([(1, (0.3, "used once for 'forecast'".to_string()))]);
+        add_pulls(
+            &mut boosts,
+            HashMap::from([
+                (1, (0.4, "asked like this 7 times: 'forecast for Berlin'".to_string())),
+                (2, (0.2, "asked like this once".to_string())),
+            ]),
+        );
+        assert_eq!(
+            boosts[&1],
+            (
+                learning::CAP,
+                "used once for 'forecast'; asked like this 7 times: 'forecast for Berlin'".to_string()
+            )
+        );
+        assert_eq!(boosts[&2], (0.2, "asked like this once".to_string()));
+    }
+}
