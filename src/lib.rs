@@ -46,7 +46,7 @@
 //!
 //! **Engines.** [`store`]: SQLite or PostgreSQL behind one interface (projects, tokens,
 //! grants, sealed credentials, the audit log, learning). [`search`]: BM25F (tantivy), the
-//! embedding model, the cloud client, the term prior. [`oauth`]: the gateway as an OAuth
+//! embedding model, the cloud client, the term prior and the memory of meanings. [`oauth`]: the gateway as an OAuth
 //! protected resource. [`traces`]: OpenTelemetry spans. [`sandbox`]: code mode's JavaScript
 //! sandbox (QuickJS): a runtime per script, its limits, the calls it makes through a host.
 //!
