@@ -168,8 +168,8 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        // 17 of ours, and sqlite_sequence (audit_log's AUTOINCREMENT).
-        assert_eq!(tables, 18);
+        // 20 of ours, and sqlite_sequence (audit_log's AUTOINCREMENT).
+        assert_eq!(tables, 21);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant
