@@ -160,7 +160,6 @@ fn hybrid(_: &mut Criterion) {
 
     use std::sync::RwLock;
 
-    use mcp_gateway::rank::Hybrid;
     use mcp_gateway::rank::SearchProvider;
     use mcp_gateway::search::learning::{Prior, TermKeys};
     use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig, Vectors};
@@ -230,14 +229,7 @@ fn hybrid(_: &mut Criterion) {
         let grants = Arc::new(Grants::all_of(servers.iter().map(|(s, _, _)| s.as_str())));
         let view = View::new(Arc::new(snapshot), grants);
         // A fresh model handle per catalog size: its query cache starts empty.
-        let provider = Hybrid::new(Arc::new(
-            Semantic::load(&SemanticConfig {
-                model_dir: root.join(DEFAULT_MODEL_DIR),
-                cache_path: root.join(DEFAULT_CACHE_PATH),
-                auto_install: false,
-            })
-            .unwrap(),
-        ));
+        let provider = fresh_provider(root);
         let mut search = |q: &str| {
             let request = Request {
                 queries: vec![q.to_string()],
@@ -267,14 +259,7 @@ fn hybrid(_: &mut Criterion) {
             keys: TermKeys::Text,
             now: NOW,
         };
-        let provider = Hybrid::new(Arc::new(
-            Semantic::load(&SemanticConfig {
-                model_dir: root.join(DEFAULT_MODEL_DIR),
-                cache_path: root.join(DEFAULT_CACHE_PATH),
-                auto_install: false,
-            })
-            .unwrap(),
-        ));
+        let provider = fresh_provider(root);
         let mut search = |q: &str| {
             let request = Request {
                 queries: vec![q.to_string()],
@@ -298,3 +283,16 @@ criterion_group!(benches, bench, hybrid);
 #[cfg(not(feature = "semantic"))]
 criterion_group!(benches, bench);
 criterion_main!(benches);
+
+/// Hybrid search with a model handle of its own (its query cache empty).
+fn fresh_provider(root: &Path) -> mcp_gateway::rank::Hybrid {
+    use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig};
+    mcp_gateway::rank::Hybrid::new(Arc::new(
+        Semantic::load(&SemanticConfig {
+            model_dir: root.join(DEFAULT_MODEL_DIR),
+            cache_path: root.join(DEFAULT_CACHE_PATH),
+            auto_install: false,
+        })
+        .unwrap(),
+    ))
+}
