@@ -704,12 +704,20 @@ fn code_mode_words(status: &Value) -> String {
         l["memory_mb"], l["cpu_ms"], l["timeout_ms"], l["max_calls"], l["parallel"], l["max_output_bytes"]
     );
     let list = |key: &str| {
-        let names: Vec<&str> = status[key].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let names: Vec<&str> = status[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
         names.join(", ")
     };
     match status["enabled"].as_bool() {
         Some(true) if list("projects_off").is_empty() => format!("on (tool_execute takes script; {limits})"),
-        Some(true) => format!("on, off for {} (tool_execute takes script; {limits})", list("projects_off")),
+        Some(true) => format!(
+            "on, off for {} (tool_execute takes script; {limits})",
+            list("projects_off")
+        ),
         _ if list("projects_on").is_empty() => "off ([security.code_mode] enabled = false)".into(),
         _ => format!("off, on for {} ({limits})", list("projects_on")),
     }

@@ -7,13 +7,13 @@
 //! after this module re-parses configuration.
 
 pub mod archives;
+pub mod code_mode;
 mod http;
 pub mod index;
 mod interpolate;
 mod mcp_servers;
 pub mod oauth;
 mod search;
-pub mod code_mode;
 pub mod security;
 mod server;
 mod store;

@@ -14,13 +14,13 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
-use rules::Rules;
 use crate::catalog::{Snapshot, View};
 use crate::rank::{Bm25, Hybrid, SearchProvider};
 use crate::search;
 use crate::search::bm25::Weights;
 use crate::search::learning::Prior;
 use crate::search::semantic::Semantic;
+use rules::Rules;
 
 pub mod replay;
 use crate::access::Grants;

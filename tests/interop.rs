@@ -379,7 +379,11 @@ return {{ hits, entities: graph.structuredContent.entities.map((e) => e.name).so
             let out = tokio::process::Command::new(program)
                 .arg(repo_path(&format!("tests/interop/{client}")))
                 .args([target, script.to_str().unwrap()])
-                .args(["filesystem:read_text_file", "memory:create_entities", "everything:get-sum"])
+                .args([
+                    "filesystem:read_text_file",
+                    "memory:create_entities",
+                    "everything:get-sum",
+                ])
                 .output()
                 .await
                 .unwrap();

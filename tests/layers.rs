@@ -31,7 +31,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("config", &["config"]),
     (
         "ground",
-        &["secrets", "leaks", "uris", "validate", "watch", "telemetry", "signature"],
+        &[
+            "secrets",
+            "leaks",
+            "uris",
+            "validate",
+            "watch",
+            "telemetry",
+            "signature",
+        ],
     ),
     ("vocabulary", &["wire", "text", "mask"]),
 ];

@@ -448,7 +448,10 @@ async fn an_execute_on_another_replica_learns_from_the_discovery() {
         .unwrap_or_default()
         .to_string();
     // Its own words (stemmed), not those of b's earlier discovery in the same "session".
-    assert!(why.contains("used once for 'multipli'"), "taught once, not twice: {why}");
+    assert!(
+        why.contains("used once for 'multipli'"),
+        "taught once, not twice: {why}"
+    );
 }
 
 /// A token revoked through replica a's console is refused by replica b at

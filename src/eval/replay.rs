@@ -533,12 +533,7 @@ mod tests {
             .map(String::as_str)
             .collect();
         for fold in &folds {
-            let texts: Vec<&str> = fold
-                .single
-                .iter()
-                .chain(&fold.multi)
-                .flat_map(task_texts)
-                .collect();
+            let texts: Vec<&str> = fold.single.iter().chain(&fold.multi).flat_map(task_texts).collect();
             for call in &fold.history {
                 assert!(
                     !texts.contains(&call.query.as_str()),
