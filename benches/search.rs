@@ -228,19 +228,22 @@ fn hybrid(_: &mut Criterion) {
         let held = rss_kib().saturating_sub(before) / 1024;
         let grants = Arc::new(Grants::all_of(servers.iter().map(|(s, _, _)| s.as_str())));
         let view = View::new(Arc::new(snapshot), grants);
-        // A fresh model handle per catalog size: its query cache starts empty.
-        let provider = fresh_provider(root);
-        let mut search = |q: &str| {
-            let request = Request {
-                queries: vec![q.to_string()],
-                context: None,
-                limit: 10,
-                prior: None,
+        // p50 and p99 with every query new, then asked again; a fresh model
+        // handle each time, so its query cache starts empty.
+        let new_then_again = |prior: Option<Prior>| {
+            let provider = fresh_provider(root);
+            let mut search = |q: &str| {
+                let request = Request {
+                    queries: vec![q.to_string()],
+                    context: None,
+                    limit: 10,
+                    prior: prior.clone(),
+                };
+                runtime.block_on(provider.search(&view, &request)).unwrap();
             };
-            runtime.block_on(provider.search(&view, &request)).unwrap();
+            (took(&mut search), took(&mut search))
         };
-        let (cold50, cold99) = took(&mut search);
-        let (warm50, warm99) = took(&mut search);
+        let ((cold50, cold99), (warm50, warm99)) = new_then_again(None);
         eprintln!(
             "hybrid: {n} tools: tool_discovery p50 {cold50:.2} ms, p99 {cold99:.2} ms with every query new; \
              p50 {warm50:.2} ms, p99 {warm99:.2} ms asked again; catalog + index + vectors {held} MiB"
@@ -259,18 +262,7 @@ fn hybrid(_: &mut Criterion) {
             keys: TermKeys::Text,
             now: NOW,
         };
-        let provider = fresh_provider(root);
-        let mut search = |q: &str| {
-            let request = Request {
-                queries: vec![q.to_string()],
-                context: None,
-                limit: 10,
-                prior: Some(prior.clone()),
-            };
-            runtime.block_on(provider.search(&view, &request)).unwrap();
-        };
-        let (cold50, cold99) = took(&mut search);
-        let (warm50, warm99) = took(&mut search);
+        let ((cold50, cold99), (warm50, warm99)) = new_then_again(Some(prior));
         eprintln!(
             "hybrid: {n} tools, 10k remembered queries: tool_discovery p50 {cold50:.2} ms, p99 {cold99:.2} ms \
              with every query new; p50 {warm50:.2} ms, p99 {warm99:.2} ms asked again"

@@ -20,9 +20,10 @@ fn installed(relative: &str, what: &str) -> PathBuf {
     path
 }
 
-/// Runs `tests/interop/SCRIPT ARGS` with the SDK's venv; its last stdout line, as JSON.
-async fn run_python(python: &std::path::Path, script: &str, args: &[&str]) -> serde_json::Value {
-    let out = tokio::process::Command::new(python)
+/// Runs `tests/interop/SCRIPT ARGS` with `program` (the SDK's venv Python,
+/// or Node); its last stdout line, as JSON.
+async fn run_client(program: &std::path::Path, script: &str, args: &[&str]) -> serde_json::Value {
+    let out = tokio::process::Command::new(program)
         .arg(repo_path(&format!("tests/interop/{script}")))
         .args(args)
         .output()
@@ -144,7 +145,7 @@ async fn the_official_python_sdk_drives_the_gateway() {
     })
     .await;
     for (mode, protocol) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
-        let seen = run_python(&python, "python_client.py", &[gw.url.as_str(), mode]).await;
+        let seen = run_client(&python, "python_client.py", &[gw.url.as_str(), mode]).await;
         assert_eq!(seen["protocol"], protocol, "{seen}");
         assert_eq!(seen["found"][0], "everything:get-sum", "{seen}");
     }
@@ -186,7 +187,7 @@ async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
 
     let ask = |key: &'static str, mode: &'static str, answer: &'static str| {
         let (python, url) = (python.clone(), gw.url.clone());
-        async move { run_python(&python, "ask_client.py", &[url.as_str(), mode, key, answer]).await }
+        async move { run_client(&python, "ask_client.py", &[url.as_str(), mode, key, answer]).await }
     };
     let answered = [
         ("ask:confirm_delete", "2026-07-28", "2026-07-28"),
@@ -218,7 +219,7 @@ async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
     );
     // Two calls of one 2025 session in flight at once on the one stdio
     // connection: the questions both go to that session's user.
-    let both = run_python(
+    let both = run_client(
         &python,
         "ask_client.py",
         &[gw.url.as_str(), "legacy", "old:confirm_delete", "yes", "2"],
@@ -376,24 +377,14 @@ return {{ hits, entities: graph.structuredContent.entities.map((e) => e.name).so
     ];
     for (program, client) in clients {
         for target in [stdio.as_str(), gw.url.as_str()] {
-            let out = tokio::process::Command::new(program)
-                .arg(repo_path(&format!("tests/interop/{client}")))
-                .args([target, script.to_str().unwrap()])
-                .args([
-                    "filesystem:read_text_file",
-                    "memory:create_entities",
-                    "everything:get-sum",
-                ])
-                .output()
-                .await
-                .unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "{client} on {target} failed:\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+            let args = [
+                target,
+                script.to_str().unwrap(),
+                "filesystem:read_text_file",
+                "memory:create_entities",
+                "everything:get-sum",
+            ];
+            let seen = run_client(program, client, &args).await;
             let hits = json!(["note13.txt", "note23.txt", "note3.txt"]);
             assert_eq!(seen["result"]["hits"], hits, "{client} on {target}: {seen}");
             assert_eq!(seen["result"]["entities"], hits, "{client} on {target}: {seen}");
