@@ -4,6 +4,7 @@
 
 pub mod oauth;
 pub mod postgres;
+pub mod projects;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RunningService, Service};
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
@@ -478,4 +479,47 @@ pub async fn login(config: &std::path::Path, server: &str, project: &str, user: 
     let rest = rest.await.unwrap();
     assert!(status.success(), "login failed:\n{said}{rest}");
     stdout
+}
+
+/// Two chaos servers, `alpha` (calls time out after 1.5 s) and `beta`, open to anonymous callers.
+pub fn two_servers() -> String {
+    format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("alpha", "timeout_ms = 1500"),
+        chaos_server("beta", "")
+    )
+}
+
+/// A gateway whose one server, `remote`, is an HTTP demo server started with
+/// `demo_args`; `settings` go into its `[[servers]]` entry. Returns once its
+/// tools are found.
+pub async fn gateway_before_http_demo(
+    demo_args: &[&str],
+    settings: &str,
+) -> (tokio::process::Child, Gateway, RunningService<RoleClient, ()>) {
+    let (demo, url) = http_demo("127.0.0.1:0", demo_args).await;
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}[[servers]]\nname = \"remote\"\nurl = \"{url}\"\n{settings}\n"
+    ))
+    .await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "remote:calculate").await;
+    (demo, gw, client)
+}
+
+/// `mcp-gateway serve` over stdio on `config`: the client, the gateway's pid,
+/// and the folder holding the config (kept while the gateway runs).
+pub async fn stdio_gateway(config: &str) -> (RunningService<RoleClient, ()>, u32, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, config).unwrap();
+    let cmd = tokio::process::Command::new(bin()).configure(|c| {
+        c.args(["serve", "--config"]).arg(&path);
+    });
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = transport.id().unwrap();
+    (().serve(transport).await.unwrap(), pid, dir)
 }
