@@ -9,20 +9,21 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use rmcp::model::CallToolResponse;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use crate::auth::{self, Caller};
-use crate::config::{self, Config, McpServersFile, Transport};
-use crate::downstream::Status;
+use crate::config::{self, Config, McpServersFile};
 use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::server::{self, Upstream};
 
 mod admin;
 mod archive;
 mod credentials;
+mod eval;
 mod model;
+mod servers;
 mod tools;
 
 /// How long in-flight requests may take to finish once shutdown starts.
@@ -280,12 +281,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     } = &cli.command
     {
         if *tune_meanings {
-            return eval_tune_meanings(&config, data).await;
+            return eval::tune_meanings(&config, data).await;
         }
         if *replay {
-            return eval_replay(&config, data, *json).await;
+            return eval::replay(&config, data, *json).await;
         }
-        return eval(&config, data, *json, *weights, *alpha).await;
+        return eval::measure(&config, data, *json, *weights, *alpha).await;
     }
     match cli.command {
         Command::Check => {
@@ -306,7 +307,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { http, stdio, .. } => serve(config, path, http, stdio || http.is_none()).await,
-        Command::Servers { json } => one_shot(&config, |gw| async move { print_servers(&gw, json) }).await,
+        Command::Servers { json } => one_shot(&config, |gw| async move { servers::print(&gw, json) }).await,
         Command::Search {
             query,
             max_results,
@@ -394,223 +395,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `eval`: BM25, and with the embedding model of `[search.semantic]` also
-/// semantic-only and hybrid (tool embeddings cached like the gateway's).
-async fn eval(
-    config: &Config,
-    data: &std::path::Path,
-    json: bool,
-    weights: crate::search::bm25::Weights,
-    alpha: f32,
-) -> anyhow::Result<ExitCode> {
-    if !(0.0..=1.0).contains(&alpha) {
-        bail!("--alpha must be between 0 and 1, got {alpha}");
-    }
-    let bench = crate::eval::Bench::load(data)?;
-    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
-    let started = std::time::Instant::now();
-    let report = crate::eval::report(&bench, weights, semantic, alpha).await?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "{} tools from {} servers, {} tasks ({} ms)\n",
-        bench.tool_count(),
-        bench.servers.len(),
-        bench.tasks.len(),
-        started.elapsed().as_millis()
-    );
-    println!(
-        "{:<32} {:>5} {:>8} {:>8} {:>8} {:>8}",
-        "GROUP", "TASKS", "R@1", "R@5", "R@10", "MRR@10"
-    );
-    for (group, s) in &report {
-        println!(
-            "{group:<32} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
-            s.tasks, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.mrr_at_10
-        );
-    }
-    let holdout: Vec<&crate::eval::Task> = bench.tasks.iter().filter(|t| t.split == "holdout").collect();
-    println!("\nrelevance cut-offs (held-out single-tool tasks, top 10 each):");
-    for c in crate::eval::calibration(&bench.view(weights, None)?, &holdout).await {
-        println!(
-            "  relevance >= {:.2}: {:>5.1}% of kept results are right, {:>5.1}% of right results kept",
-            c.at,
-            100.0 * c.precision,
-            100.0 * c.kept
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `eval --replay`: scored quality before and after replayed use, for BM25
-/// and (with the model) hybrid search with each kind of lesson, on the
-/// benchmark's split and pooled over four leave-servers-out folds.
-async fn eval_replay(config: &Config, data: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
-    use crate::eval::replay::{self, Lessons, Run};
-    let bench = crate::eval::Bench::load(data)?;
-    let paraphrases = replay::load_paraphrases(data)?;
-    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
-    let view = bench.view(Default::default(), semantic.as_deref())?;
-    let holdout = replay::holdout(&bench, &paraphrases);
-    let folds = replay::server_folds(&bench, &paraphrases, 4);
-    let run = |search: &str, lessons, with_failures| Run {
-        search: search.to_string(),
-        lessons,
-        with_failures,
-        blend: Default::default(),
-        score: true,
-    };
-    let mut points = Vec::new();
-    for with_failures in [false, true] {
-        let bm25 = run("bm25", Lessons::Terms, with_failures);
-        points.extend(replay::replay(&crate::rank::Bm25, None, &view, &holdout, &bm25).await?);
-        if let Some(model) = &semantic {
-            let hybrid = crate::rank::Hybrid::new(model.clone());
-            // Failures are shown to teach nothing once, with every lesson on.
-            let kinds: &[Lessons] = if with_failures { &[Lessons::Both] } else { &Lessons::ALL };
-            for &lessons in kinds {
-                let r = run("hybrid", lessons, with_failures);
-                points.extend(replay::replay(&hybrid, Some(model), &view, &holdout, &r).await?);
-            }
-        }
-    }
-    let mut searches = vec![("bm25", Lessons::Terms)];
-    if semantic.is_some() {
-        searches.extend(Lessons::ALL.map(|l| ("hybrid", l)));
-    }
-    for (search, lessons) in searches {
-        let mut per_fold = Vec::new();
-        for fold in &folds {
-            let r = run(search, lessons, false);
-            per_fold.push(match (search, &semantic) {
-                ("hybrid", Some(model)) => {
-                    let hybrid = crate::rank::Hybrid::new(model.clone());
-                    replay::replay(&hybrid, Some(model), &view, fold, &r).await?
-                }
-                _ => replay::replay(&crate::rank::Bm25, None, &view, fold, &r).await?,
-            });
-        }
-        for at in 0..per_fold[0].len() {
-            let same: Vec<_> = per_fold.iter().filter_map(|f| f.get(at).cloned()).collect();
-            points.extend(replay::pooled(&format!("servers (pooled over {})", folds.len()), &same));
-        }
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&points)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "holdout: {} tune-side calls replayed ({} paraphrases); scored: held-out single-tool tasks, and multi-step tasks one query per step",
-        holdout.history.len(),
-        paraphrases.iter().map(|p| p.queries.len()).sum::<usize>()
-    );
-    println!(
-        "servers: {} folds of the servers; scored: every task about a fold's servers; replayed: the other tasks and the paraphrases\n",
-        folds.len()
-    );
-    println!(
-        "{:<22} {:<7} {:<9} {:>6} {:>7} {:>6} {:>7} | {:>7} {:>7} {:>7} | {:>8} {:>7} {:>7}",
-        "SPLIT",
-        "SEARCH",
-        "LESSONS",
-        "CALLS",
-        "TAUGHT",
-        "FAILS",
-        "SEEN@5",
-        "R@1",
-        "R@5",
-        "MRR@10",
-        "STEP R@1",
-        "R@5",
-        "MRR@10"
-    );
-    for p in &points {
-        println!(
-            "{:<22} {:<7} {:<9} {:>6} {:>7} {:>6} {:>7.3} | {:>7.3} {:>7.3} {:>7.3} | {:>8.3} {:>7.3} {:>7.3}",
-            p.split,
-            p.search,
-            p.lessons,
-            p.calls,
-            p.taught,
-            if p.with_failures { "yes" } else { "no" },
-            p.replayed_r5,
-            p.single.recall_at_1,
-            p.single.recall_at_5,
-            p.single.mrr_at_10,
-            p.steps.recall_at_1,
-            p.steps.recall_at_5,
-            p.steps.mrr_at_10
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `eval --replay --tune-meanings`: how the memory of meanings' blend was
-/// set. Only the replayed calls are scored (how often the right tool was in
-/// the top 5 when asked, before it taught): the project's own history,
-/// never the held-out half.
-async fn eval_tune_meanings(config: &Config, data: &std::path::Path) -> anyhow::Result<ExitCode> {
-    use crate::eval::replay::{self, Lessons, Run};
-    use crate::search::meanings::Blend;
-    let bench = crate::eval::Bench::load(data)?;
-    let paraphrases = replay::load_paraphrases(data)?;
-    let model = crate::search::semantic::start(config.semantic.as_ref())?
-        .ready()
-        .ok_or_else(|| {
-            anyhow::anyhow!("tuning the memory of meanings needs the embedding model (mcp-gateway model install)")
-        })?;
-    let view = bench.view(Default::default(), Some(&model))?;
-    let holdout = replay::holdout(&bench, &paraphrases);
-    let hybrid = crate::rank::Hybrid::new(model.clone());
-    println!(
-        "{:<9} {:>5} {:>3} {:>5} {:>5} | SEEN@5 per checkpoint window",
-        "LESSONS", "FLOOR", "K", "SMOO", "CAP"
-    );
-    let mut blends = vec![(Lessons::Terms, Blend::default())];
-    for lessons in [Lessons::Meanings, Lessons::Both] {
-        for floor in [0.0, 0.1, 0.2, 0.3] {
-            for neighbours in [4, 8, 16] {
-                for smoothing in [0.05, 0.1, 0.25] {
-                    let blend = Blend {
-                        floor,
-                        neighbours,
-                        smoothing,
-                        ..Blend::default()
-                    };
-                    blends.push((lessons, blend));
-                }
-            }
-        }
-    }
-    for (lessons, blend) in blends {
-        let run = Run {
-            search: "hybrid".into(),
-            lessons,
-            with_failures: false,
-            blend,
-            score: false,
-        };
-        let points = replay::replay(&hybrid, Some(&model), &view, &holdout, &run).await?;
-        let seen: Vec<String> = points
-            .iter()
-            .skip(1)
-            .map(|p| format!("{}: {:.3}", p.calls, p.replayed_r5))
-            .collect();
-        println!(
-            "{:<9} {:>5.2} {:>3} {:>5.2} {:>5.2} | {}",
-            lessons.label(),
-            blend.floor,
-            blend.neighbours,
-            blend.smoothing,
-            blend.cap,
-            seen.join("  ")
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Starts the downstreams, waits until each has connected or failed, runs `f`, stops them.
 async fn one_shot<F, Fut>(config: &Config, f: F) -> anyhow::Result<ExitCode>
 where
@@ -622,105 +406,6 @@ where
     let outcome = f(running.gateway.clone()).await;
     running.shutdown().await;
     outcome
-}
-
-fn print_servers(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
-    let snapshot = gw.catalog().snapshot();
-    let rows: Vec<Value> = gw
-        .registry()
-        .servers()
-        .iter()
-        .map(|s| {
-            let state = s.state();
-            let transport = match &s.config.transport {
-                Transport::Stdio { command, .. } => format!("stdio {command}"),
-                Transport::Http { url, .. } => format!("http {}", crate::mask::url(url)),
-                Transport::Builtin(_) => "built-in".to_string(),
-            };
-            let error = match &state.status {
-                Status::Failed(e) | Status::NotConfigured(e) => Some(e.clone()),
-                _ => None,
-            };
-            let transport = match state.status {
-                Status::SignInRequired => {
-                    format!("{transport}; takes only projects' own sign-ins (mcp-gateway login {} --project P)", s.name())
-                }
-                _ => transport,
-            };
-            let held: Vec<Value> = snapshot
-                .held_by(s.name())
-                .into_iter()
-                .map(|h| json!({ "tool": h.tool, "why": h.why }))
-                .collect();
-            json!({
-                "name": s.name(), "title": s.config.title, "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
-                "protocol": state.protocol, "transport": transport, "error": error, "projectConnections": s.instance_count(),
-                "held": held, "flagged": snapshot.flagged_by(s.name()),
-            })
-        })
-        .collect();
-    if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        println!(
-            "{:<20} {:<12} {:>5}  {:<11} DETAIL",
-            "SERVER", "STATUS", "TOOLS", "PROTOCOL"
-        );
-        for r in &rows {
-            let mut detail = r["error"]
-                .as_str()
-                .or(r["transport"].as_str())
-                .unwrap_or("")
-                .to_string();
-            let held = r["held"].as_array().map_or(0, Vec::len);
-            if held > 0 {
-                detail.push_str(&format!("; {held} held for review (mcp-gateway tools changes)"));
-            }
-            if let Some(n) = r["flagged"].as_u64().filter(|n| *n > 0) {
-                detail.push_str(&format!("; {n} tagged suspicious:*"));
-            }
-            println!(
-                "{:<20} {:<12} {:>5}  {:<11} {}",
-                r["name"].as_str().unwrap_or(""),
-                r["status"].as_str().unwrap_or(""),
-                r["tools"].as_u64().unwrap_or(0),
-                r["protocol"].as_str().unwrap_or("-"),
-                detail
-            );
-        }
-        let search = gw.catalog().search_status();
-        println!("\nsearch: {} ({})", search.in_force, search.detail);
-        println!("audit: {}", audit_words(gw.audit_mode()));
-        println!("code mode: {}", code_mode_words(&gw.code_mode_status()));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Whether `tool_execute` runs scripts, and under which limits, for `servers`.
-fn code_mode_words(status: &Value) -> String {
-    let l = &status["limits"];
-    let limits = format!(
-        "{} MiB, {} ms CPU, {} ms in all, {} calls, {} at once, {} bytes out",
-        l["memory_mb"], l["cpu_ms"], l["timeout_ms"], l["max_calls"], l["parallel"], l["max_output_bytes"]
-    );
-    let list = |key: &str| {
-        let names: Vec<&str> = status[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        names.join(", ")
-    };
-    match status["enabled"].as_bool() {
-        Some(true) if list("projects_off").is_empty() => format!("on (tool_execute takes script; {limits})"),
-        Some(true) => format!(
-            "on, off for {} (tool_execute takes script; {limits})",
-            list("projects_off")
-        ),
-        _ if list("projects_on").is_empty() => "off ([security.code_mode] enabled = false)".into(),
-        _ => format!("off, on for {} ({limits})", list("projects_on")),
-    }
 }
 
 /// What the audit mode means, for `servers` and the start line.

@@ -1,0 +1,225 @@
+//! `eval`: how well search finds the right tool on a benchmark, and with
+//! `--replay` how much learning from use adds.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+
+use crate::config::Config;
+
+/// `eval`: BM25, and with the embedding model of `[search.semantic]` also
+/// semantic-only and hybrid (tool embeddings cached like the gateway's).
+pub(super) async fn measure(
+    config: &Config,
+    data: &std::path::Path,
+    json: bool,
+    weights: crate::search::bm25::Weights,
+    alpha: f32,
+) -> anyhow::Result<ExitCode> {
+    if !(0.0..=1.0).contains(&alpha) {
+        bail!("--alpha must be between 0 and 1, got {alpha}");
+    }
+    let bench = crate::eval::Bench::load(data)?;
+    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
+    let started = std::time::Instant::now();
+    let report = crate::eval::report(&bench, weights, semantic, alpha).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} tools from {} servers, {} tasks ({} ms)\n",
+        bench.tool_count(),
+        bench.servers.len(),
+        bench.tasks.len(),
+        started.elapsed().as_millis()
+    );
+    println!(
+        "{:<32} {:>5} {:>8} {:>8} {:>8} {:>8}",
+        "GROUP", "TASKS", "R@1", "R@5", "R@10", "MRR@10"
+    );
+    for (group, s) in &report {
+        println!(
+            "{group:<32} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            s.tasks, s.recall_at_1, s.recall_at_5, s.recall_at_10, s.mrr_at_10
+        );
+    }
+    let holdout: Vec<&crate::eval::Task> = bench.tasks.iter().filter(|t| t.split == "holdout").collect();
+    println!("\nrelevance cut-offs (held-out single-tool tasks, top 10 each):");
+    for c in crate::eval::calibration(&bench.view(weights, None)?, &holdout).await {
+        println!(
+            "  relevance >= {:.2}: {:>5.1}% of kept results are right, {:>5.1}% of right results kept",
+            c.at,
+            100.0 * c.precision,
+            100.0 * c.kept
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval --replay`: scored quality before and after replayed use, for BM25
+/// and (with the model) hybrid search with each kind of lesson, on the
+/// benchmark's split and pooled over four leave-servers-out folds.
+pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+    use crate::eval::replay::{self, Lessons, Run};
+    let bench = crate::eval::Bench::load(data)?;
+    let paraphrases = replay::load_paraphrases(data)?;
+    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
+    let view = bench.view(Default::default(), semantic.as_deref())?;
+    let holdout = replay::holdout(&bench, &paraphrases);
+    let folds = replay::server_folds(&bench, &paraphrases, 4);
+    let run = |search: &str, lessons, with_failures| Run {
+        search: search.to_string(),
+        lessons,
+        with_failures,
+        blend: Default::default(),
+        score: true,
+    };
+    let mut points = Vec::new();
+    for with_failures in [false, true] {
+        let bm25 = run("bm25", Lessons::Terms, with_failures);
+        points.extend(replay::replay(&crate::rank::Bm25, None, &view, &holdout, &bm25).await?);
+        if let Some(model) = &semantic {
+            let hybrid = crate::rank::Hybrid::new(model.clone());
+            // Failures are shown to teach nothing once, with every lesson on.
+            let kinds: &[Lessons] = if with_failures { &[Lessons::Both] } else { &Lessons::ALL };
+            for &lessons in kinds {
+                let r = run("hybrid", lessons, with_failures);
+                points.extend(replay::replay(&hybrid, Some(model), &view, &holdout, &r).await?);
+            }
+        }
+    }
+    let mut searches = vec![("bm25", Lessons::Terms)];
+    if semantic.is_some() {
+        searches.extend(Lessons::ALL.map(|l| ("hybrid", l)));
+    }
+    for (search, lessons) in searches {
+        let mut per_fold = Vec::new();
+        for fold in &folds {
+            let r = run(search, lessons, false);
+            per_fold.push(match (search, &semantic) {
+                ("hybrid", Some(model)) => {
+                    let hybrid = crate::rank::Hybrid::new(model.clone());
+                    replay::replay(&hybrid, Some(model), &view, fold, &r).await?
+                }
+                _ => replay::replay(&crate::rank::Bm25, None, &view, fold, &r).await?,
+            });
+        }
+        for at in 0..per_fold[0].len() {
+            let same: Vec<_> = per_fold.iter().filter_map(|f| f.get(at).cloned()).collect();
+            points.extend(replay::pooled(&format!("servers (pooled over {})", folds.len()), &same));
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&points)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "holdout: {} tune-side calls replayed ({} paraphrases); scored: held-out single-tool tasks, and multi-step tasks one query per step",
+        holdout.history.len(),
+        paraphrases.iter().map(|p| p.queries.len()).sum::<usize>()
+    );
+    println!(
+        "servers: {} folds of the servers; scored: every task about a fold's servers; replayed: the other tasks and the paraphrases\n",
+        folds.len()
+    );
+    println!(
+        "{:<22} {:<7} {:<9} {:>6} {:>7} {:>6} {:>7} | {:>7} {:>7} {:>7} | {:>8} {:>7} {:>7}",
+        "SPLIT",
+        "SEARCH",
+        "LESSONS",
+        "CALLS",
+        "TAUGHT",
+        "FAILS",
+        "SEEN@5",
+        "R@1",
+        "R@5",
+        "MRR@10",
+        "STEP R@1",
+        "R@5",
+        "MRR@10"
+    );
+    for p in &points {
+        println!(
+            "{:<22} {:<7} {:<9} {:>6} {:>7} {:>6} {:>7.3} | {:>7.3} {:>7.3} {:>7.3} | {:>8.3} {:>7.3} {:>7.3}",
+            p.split,
+            p.search,
+            p.lessons,
+            p.calls,
+            p.taught,
+            if p.with_failures { "yes" } else { "no" },
+            p.replayed_r5,
+            p.single.recall_at_1,
+            p.single.recall_at_5,
+            p.single.mrr_at_10,
+            p.steps.recall_at_1,
+            p.steps.recall_at_5,
+            p.steps.mrr_at_10
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `eval --replay --tune-meanings`: how the memory of meanings' blend was
+/// set. Only the replayed calls are scored (how often the right tool was in
+/// the top 5 when asked, before it taught): the project's own history,
+/// never the held-out half.
+pub(super) async fn tune_meanings(config: &Config, data: &std::path::Path) -> anyhow::Result<ExitCode> {
+    use crate::eval::replay::{self, Lessons, Run};
+    use crate::search::meanings::Blend;
+    let bench = crate::eval::Bench::load(data)?;
+    let paraphrases = replay::load_paraphrases(data)?;
+    let model = crate::search::semantic::start(config.semantic.as_ref())?
+        .ready()
+        .ok_or_else(|| {
+            anyhow::anyhow!("tuning the memory of meanings needs the embedding model (mcp-gateway model install)")
+        })?;
+    let view = bench.view(Default::default(), Some(&model))?;
+    let holdout = replay::holdout(&bench, &paraphrases);
+    let hybrid = crate::rank::Hybrid::new(model.clone());
+    println!(
+        "{:<9} {:>5} {:>3} {:>5} {:>5} | SEEN@5 per checkpoint window",
+        "LESSONS", "FLOOR", "K", "SMOO", "CAP"
+    );
+    let mut blends = vec![(Lessons::Terms, Blend::default())];
+    for lessons in [Lessons::Meanings, Lessons::Both] {
+        for floor in [0.0, 0.1, 0.2, 0.3] {
+            for neighbours in [4, 8, 16] {
+                for smoothing in [0.05, 0.1, 0.25] {
+                    let blend = Blend {
+                        floor,
+                        neighbours,
+                        smoothing,
+                        ..Blend::default()
+                    };
+                    blends.push((lessons, blend));
+                }
+            }
+        }
+    }
+    for (lessons, blend) in blends {
+        let run = Run {
+            search: "hybrid".into(),
+            lessons,
+            with_failures: false,
+            blend,
+            score: false,
+        };
+        let points = replay::replay(&hybrid, Some(&model), &view, &holdout, &run).await?;
+        let seen: Vec<String> = points
+            .iter()
+            .skip(1)
+            .map(|p| format!("{}: {:.3}", p.calls, p.replayed_r5))
+            .collect();
+        println!(
+            "{:<9} {:>5.2} {:>3} {:>5.2} {:>5.2} | {}",
+            lessons.label(),
+            blend.floor,
+            blend.neighbours,
+            blend.smoothing,
+            blend.cap,
+            seen.join("  ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
