@@ -244,6 +244,16 @@ async fn inner_calls_are_tool_executes_hidden_tools_unknown_and_audited_under_th
             (format!("{parent}.2"), "demo:calculate".into(), "tool_error".into())
         ]
     );
+    // `audit tail --request` shows the script as one request: its row, then its calls.
+    let request: Value =
+        serde_json::from_slice(&gw.cli(&["audit", "tail", "--request", parent, "--json"]).stdout).unwrap();
+    let ids: Vec<&str> = request
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["requestId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [parent.to_string(), format!("{parent}.1"), format!("{parent}.2")]);
 
     // A project with code mode off is told so, and how to go on.
     let quiet = gw.client_with_token(&gw.issue_token("quiet")).await.unwrap();

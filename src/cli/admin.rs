@@ -201,6 +201,10 @@ pub enum AuditCommand {
         /// Only this project's.
         #[arg(long)]
         project: Option<String>,
+        /// Only this request's rows: the request and, for a script, its inner
+        /// calls (`ID.1`, `ID.2`…). The id is in the logs and the rows.
+        #[arg(long, conflicts_with = "project")]
+        request: Option<String>,
         /// How many rows.
         #[arg(long, short = 'n', default_value_t = 20)]
         lines: usize,
@@ -463,8 +467,13 @@ pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitC
 /// Runs an `audit` command.
 pub fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
     let store = open(config)?;
-    let (project, lines, json) = match cmd {
-        AuditCommand::Tail { project, lines, json } => (project, lines, json),
+    let (project, request, lines, json) = match cmd {
+        AuditCommand::Tail {
+            project,
+            request,
+            lines,
+            json,
+        } => (project, request, lines, json),
         AuditCommand::Actions { lines, json } => {
             let actions = store.admin_actions(lines)?;
             if json {
@@ -478,19 +487,22 @@ pub fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let rows = store.audit_tail(project.as_deref(), lines)?;
+    let rows = match request {
+        Some(id) => store.audit_request(&id)?,
+        None => store.audit_tail(project.as_deref(), lines)?,
+    };
     if json {
         return print_json(&rows);
     }
     println!(
-        "{:<24} {:<16} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  TOOL",
+        "{:<24} {:<20} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  TOOL",
         "AT", "REQUEST", "PROJECT", "TOKEN", "META-TOOL", "OUTCOME", "MS", "RESULTS"
     );
     for r in rows {
         let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
         let outcome = serde_json::to_value(r.outcome)?.as_str().unwrap_or("").to_string();
         println!(
-            "{:<24} {:<16} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  {}",
+            "{:<24} {:<20} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  {}",
             r.at,
             r.request_id,
             opt(r.project_id),

@@ -186,6 +186,28 @@ impl Store {
         Ok(rows)
     }
 
+    /// One request's rows: the request itself, then, for a script, its
+    /// inner calls (`ID.1`, `ID.2`…) in the order it made them. An
+    /// operator's lookup, so a scan is fine; the id is matched whole, never
+    /// as a pattern.
+    pub fn audit_request(&self, request_id: &str) -> Result<Vec<AuditRow>, Error> {
+        let inner = format!("{request_id}.");
+        let mut rows = self.with(|c| {
+            c.all(
+                &format!("{AUDIT_SELECT} WHERE request_id = ?1 OR substr(request_id, 1, ?2) = ?3"),
+                args![request_id, inner.chars().count() as i64, inner],
+                read_row,
+            )
+        })?;
+        // The script's row is written last, when it ends; it leads here.
+        rows.sort_by_key(|r| {
+            r.request_id
+                .strip_prefix(&inner)
+                .map(|n| n.parse::<u64>().unwrap_or(u64::MAX))
+        });
+        Ok(rows)
+    }
+
     /// Calls whose server was called and whose outcome never came: running
     /// now, or cut off by a gateway that stopped (a crash, a kill); newest first.
     pub fn started_calls(&self, limit: usize) -> Result<Vec<AuditRow>, Error> {
@@ -510,6 +532,30 @@ mod tests {
         assert_eq!(started_rx.blocking_recv().unwrap(), Err("disk full".to_string()));
         assert!(outcome_rx.try_recv().is_err(), "an outcome waits for the retry");
         assert_eq!(batch.len(), 2, "both rows are retried");
+    }
+
+    #[tokio::test]
+    async fn a_request_is_found_with_its_inner_calls_only() {
+        for (_dir, s) in crate::store::test_stores() {
+            s.set_durable_audit(true);
+            // Written as a script's are: its calls first, its own row when it ends.
+            for id in [
+                "r7.1", "r70", "r7.10", "r7x.1", "r7.2", "r8.1", "a_b.1", "axb.1", "a_b", "r7",
+            ] {
+                s.audit_durable(row(id, Outcome::Ok), Duration::from_secs(5))
+                    .await
+                    .unwrap();
+            }
+            let found =
+                |id: &str| -> Vec<String> { s.audit_request(id).unwrap().into_iter().map(|r| r.request_id).collect() };
+            assert_eq!(found("r7"), ["r7", "r7.1", "r7.2", "r7.10"], "{}", s.shown());
+            assert_eq!(
+                found("a_b"),
+                ["a_b", "a_b.1"],
+                "`_` is a character here, not a wildcard"
+            );
+            assert!(found("nobody").is_empty());
+        }
     }
 
     #[tokio::test]
