@@ -319,8 +319,8 @@ async fn python_sdk_servers_that_poison_a_tool_after_a_call_are_held_announced_o
 /// SDK each send one script, over stdio and over streamable HTTP, that lists
 /// 30 files with `@modelcontextprotocol/server-filesystem`, reads them all in
 /// parallel, keeps the 3 that name someone, records them as entities in
-/// `@modelcontextprotocol/server-memory` and adds with server-everything;
-/// only the answer comes back.
+/// `@modelcontextprotocol/server-memory`, adds with server-everything, and
+/// meets its tool that asks the user mid-call; only the answer comes back.
 #[tokio::test]
 async fn official_clients_run_scripts_over_stdio_and_http_against_npm_servers() {
     let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
@@ -357,8 +357,9 @@ const hits = files.filter((f) => f.text.includes("Ada Lovelace")).map((f) => f.n
 await tools.call("memory:create_entities", {{ entities: hits.map((name) => ({{ name, entityType: "file", observations: ["mentions Ada Lovelace"] }})) }});
 const graph = await tools.call("memory:read_graph", {{}});
 const sum = await tools.call("everything:get-sum", {{ a: hits.length, b: 39 }});
+const asked = await tools.call("everything:trigger-elicitation-request", {{}});
 console.log(`read ${{files.length}} files`);
-return {{ hits, entities: graph.structuredContent.entities.map((e) => e.name).sort(), sum: sum.text }};
+return {{ hits, entities: graph.structuredContent.entities.map((e) => e.name).sort(), sum: sum.text, asked: asked.isError && asked.text }};
 "#,
             files.display()
         ),
@@ -390,7 +391,13 @@ return {{ hits, entities: graph.structuredContent.entities.map((e) => e.name).so
             assert_eq!(seen["result"]["entities"], hits, "{client} on {target}: {seen}");
             assert_eq!(seen["result"]["sum"], "The sum of 3 and 39 is 42.", "{seen}");
             assert_eq!(seen["logs"], json!(["read 30 files"]), "{seen}");
-            assert_eq!(seen["calls"], 34, "{seen}");
+            // A tool that asks its user mid-call is told nobody can answer inside a script.
+            let asked = seen["result"]["asked"].as_str().unwrap_or_default();
+            assert!(
+                asked.contains("nobody can be asked mid-call") && asked.contains("script"),
+                "{seen}"
+            );
+            assert_eq!(seen["calls"], 35, "{seen}");
         }
     }
 }

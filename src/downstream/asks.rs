@@ -65,7 +65,7 @@ pub struct Asked {
 pub struct Asks {
     calls: Mutex<HashMap<u64, (Asker, CancellationToken)>>,
     next: AtomicU64,
-    /// Calls in flight whose callers cannot be asked (the command line).
+    /// Calls in flight whose callers cannot be asked (a script's calls, the command line).
     mute: AtomicU64,
 }
 
@@ -125,7 +125,7 @@ impl Asks {
                 "{what} outside any call: the gateway relays it only during a tool call"
             ))),
             (0, _) => Err(refused(format!(
-                "{what}: the caller cannot be asked mid-call (the command line)"
+                "{what}: nobody can be asked mid-call here (the call came from a script or the command line); call the tool with tool_execute from a client that can answer"
             ))),
             _ => Err(refused(format!(
                 "{what}: calls of several callers are in flight on this connection, and the gateway cannot tell whose user to ask"
