@@ -171,6 +171,7 @@ pub fn router(gateway: Gateway) -> axum::Router {
         .route("/console/api/projects/{name}/tokens", post(api::issue_token))
         .route("/console/api/projects/{name}/search", post(api::set_search))
         .route("/console/api/tokens/{id}/revoke", post(api::revoke_token))
+        .route("/console/api/requests/{id}", get(api::request))
         .route("/console/api/usage", get(api::usage))
         .route("/console/api/search", post(api::search))
         .layer(axum::middleware::from_fn_with_state(console.clone(), admitted));

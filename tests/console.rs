@@ -73,8 +73,29 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
         results(&beta_client, PLAY_QUERY).await.is_empty(),
         "beta sees nothing yet"
     );
-    // The audit writer commits behind the request path; let it.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A script of two calls: the page shows it as one request.
+    let ran = call(
+        &client,
+        "tool_execute",
+        json!({ "script": "const a = await tools.call('demo:calculate', { expression: '6*7' }); \
+                           const b = await tools.call('demo:calculate', { expression: '1+1' }); \
+                           return a.structuredContent.result + b.structuredContent.result;" }),
+    )
+    .await;
+    assert_eq!(ran.structured_content.as_ref().unwrap()["result"], 44.0, "{ran:?}");
+    // The audit writer commits behind the request path; wait for the script's row.
+    let script_request = eventually(Duration::from_secs(5), "the script's audit row", || async {
+        let rows: Value = serde_json::from_slice(
+            &gw.cli(&["audit", "tail", "--project", "alpha", "-n", "5", "--json"])
+                .stdout,
+        )
+        .unwrap();
+        rows.as_array()?
+            .iter()
+            .find(|r| r["metaTool"] == "tool_execute" && r["toolKey"].is_null())
+            .map(|r| r["requestId"].as_str().unwrap().to_string())
+    })
+    .await;
 
     let report_path = gw.dir.path().join("console-report.json");
     let artifacts = repo_path("target/console-screenshots");
@@ -91,6 +112,7 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
         .env("PLAY_QUERY", PLAY_QUERY)
         .env("EXECUTED", executed.to_string())
         .env("EXECUTED_TOOL", EXECUTED_TOOL)
+        .env("SCRIPT_REQUEST", &script_request)
         .env("CONSOLE_REPORT", &report_path)
         .env("CONSOLE_ARTIFACTS", &artifacts)
         .output()
@@ -111,6 +133,28 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
             .unwrap()
             .contains("no API key in BROKEN_KEY")
     );
+    // The script was one request, its two calls under it in the order it made them.
+    let shown: Vec<(String, String, String)> = report["request"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_string();
+            (s("requestId"), s("tool"), s("outcome"))
+        })
+        .collect();
+    let p = &script_request;
+    assert_eq!(
+        shown,
+        [
+            (p.clone(), "script".into(), "ok".into()),
+            (format!("{p}.1"), "demo:calculate".into(), "ok".into()),
+            (format!("{p}.2"), "demo:calculate".into(), "ok".into())
+        ]
+    );
+    let summary = report["request"]["summary"].as_str().unwrap();
+    assert!(summary.contains("A script (code mode): ok, 2 call(s)"), "{summary}");
+
     // Its tools' rows said which projects see them.
     let tools = report["healthyTools"].as_array().unwrap();
     let word_count = tools.iter().find(|t| t["key"] == EXECUTED_TOOL).unwrap();
@@ -227,6 +271,11 @@ async fn only_operators_get_in_and_changes_need_the_consoles_own_page() {
         status(http.get(api("/overview")).bearer_auth(&admin).send().await.unwrap()),
         200
     );
+    // A request's rows are for operators too; an unknown id is a clear 404.
+    let rows = |token: &str| http.get(api("/requests/nope")).bearer_auth(token.to_string()).send();
+    assert_eq!(status(rows(&project_token).await.unwrap()), 403);
+    let unknown = rows(&admin).await.unwrap();
+    assert_eq!(status(unknown), 404);
     // An admin token is no key to any project's tools.
     assert!(gw.client_with_token(&admin).await.is_err());
 

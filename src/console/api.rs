@@ -161,6 +161,16 @@ pub async fn overview(State(console): State<Console>) -> Answer {
     }))
 }
 
+/// `GET /console/api/requests/{id}`: one request's audit rows; for a
+/// script, its own row and then its inner calls (`ID.1`, `ID.2`…).
+pub async fn request(State(console): State<Console>, Path(id): Path<String>) -> Answer {
+    let rows = console.gateway.store().audit_request(&id).map_err(store_error)?;
+    if rows.is_empty() {
+        return Err(not_found(format!("no audit row for request '{id}'")));
+    }
+    ok(json!({ "requestId": id, "rows": rows }))
+}
+
 /// `GET /console/api/servers/{name}`: the server and its tools, each with
 /// its tags, what the rules and the security review decided, and the
 /// projects that may see it.

@@ -3,7 +3,8 @@
 // $CONSOLE_URL (http://127.0.0.1:PORT), $ADMIN_TOKEN, $PROJECT_TOKEN (a
 // project token, refused), $HEALTHY / $FAILING (server names), $GRANT_TO
 // (a project without grants), $PLAY_PROJECT and $PLAY_QUERY (a playground
-// search), $EXECUTED (tool_execute calls the test made) of $EXECUTED_TOOL.
+// search), $EXECUTED (tool_execute calls the test made) of $EXECUTED_TOOL,
+// $SCRIPT_REQUEST (the request id of a script the test ran).
 // Screenshots go to $CONSOLE_ARTIFACTS; what the page showed goes to
 // $CONSOLE_REPORT (JSON) for the Rust side to check against MCP answers.
 import { test, before, after } from 'node:test';
@@ -97,6 +98,20 @@ test('servers: the healthy one runs, the failing one shows its error, a row open
     rows.map((r) => ({ key: r.dataset.tool, state: r.dataset.state, projects: r.querySelector('.projects').innerText })),
   );
   await shot(page, 'servers');
+});
+
+test('requests: a script is one request, its calls under it in the order it made them', async () => {
+  const id = env('SCRIPT_REQUEST');
+  await page.fill('#request-id', id);
+  await page.click('#request-form button[type=submit]');
+  await page.waitForSelector(`#request-rows[data-request="${id}"] tr[data-request]`);
+  report.request = {
+    summary: await page.locator('#request-summary').innerText(),
+    rows: await page.locator('#request-rows tr[data-request]').evaluateAll((rows) =>
+      rows.map((r) => ({ requestId: r.dataset.request, tool: r.children[3].innerText, outcome: r.dataset.outcome })),
+    ),
+  };
+  await shot(page, 'request');
 });
 
 test('projects: a grant made on the page is stored', async () => {

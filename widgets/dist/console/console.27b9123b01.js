@@ -5,7 +5,7 @@
 'use strict';
 
 const REFRESH_MS = 4000;
-const state = { csrf: null, view: null, timer: null, server: null, project: null, projects: [] };
+const state = { csrf: null, view: null, timer: null, server: null, project: null, projects: [], request: null };
 
 const $ = (id) => document.getElementById(id);
 
@@ -101,7 +101,7 @@ async function servers() {
   const search = h('p', { class: 'muted' }, `Search in force: ${data.search.inForce} (${data.search.detail}). Audit: ${data.audit}.`);
   // A call whose server was called and whose outcome never came: running now, or cut off by a stopped gateway.
   const started = data.startedCalls.length
-    ? table(['Started', 'Request', 'Project', 'Tool'], data.startedCalls.map((c) => h('tr', { 'data-request': c.requestId }, h('td', {}, when(c.at)), h('td', {}, c.requestId), h('td', { class: 'num' }, c.projectId ?? '–'), h('td', {}, c.toolKey || '–'))), { id: 'started-calls' })
+    ? table(['Started', 'Request', 'Project', 'Tool'], data.startedCalls.map((c) => h('tr', { 'data-request': c.requestId }, h('td', {}, when(c.at)), h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => act(() => openRequest(requestOf(c.requestId))) }, c.requestId)), h('td', { class: 'num' }, c.projectId ?? '–'), h('td', {}, c.toolKey || '–'))), { id: 'started-calls' })
     : h('p', { class: 'muted' }, 'None.');
   const actions = data.actions.length
     ? table(['When', 'Who', 'What', 'On'], data.actions.map((a) => h('tr', {}, h('td', {}, when(a.at)), h('td', {}, a.actor), h('td', {}, a.action), h('td', {}, a.target, a.detail ? ` (${a.detail})` : ''))))
@@ -116,10 +116,52 @@ async function servers() {
     h('h2', {}, 'Calls started, with no outcome'),
     h('p', { class: 'muted' }, 'Running now, or cut off when a gateway stopped during them (mcp-gateway audit shows them as started).'),
     started,
+    h('h2', {}, 'Look up a request'),
+    requestLookup(),
   ];
+  // The open panels (and an id being typed) outlive the refresh.
   const detail = $('server-detail');
+  const request = $('request-detail');
   $('view').replaceChildren(...view);
   if (detail && state.server) $('server-detail').replaceWith(detail);
+  if (request) $('request-detail').replaceWith(request);
+}
+
+// ---- Requests ------------------------------------------------------------
+
+/** The request a row belongs to: a script's inner call `ID.N` is part of `ID`. */
+const requestOf = (id) => id.replace(/\.\d+$/, '');
+
+function requestLookup() {
+  const input = h('input', { id: 'request-id', placeholder: 'a request id, from a log line or mcp-gateway audit tail', 'aria-label': 'request id', value: state.request || '' });
+  const form = h('form', { id: 'request-form', class: 'actions', onsubmit: (e) => {
+    e.preventDefault();
+    const id = input.value.trim();
+    if (id) act(() => openRequest(id));
+  } }, input, h('button', { type: 'submit' }, 'Look up'));
+  return h('section', { class: 'card', id: 'request-detail' }, form, h('div', { id: 'request-rows-box' }));
+}
+
+/** What one request did: a call, a discovery, or a script with its calls in the order it made them. */
+async function openRequest(id) {
+  state.request = id;
+  $('request-id').value = id;
+  const data = await api('GET', `/requests/${encodeURIComponent(id)}`);
+  const own = data.rows.find((r) => r.requestId === id);
+  const calls = data.rows.filter((r) => r !== own);
+  const summary = !own
+    ? `A script with no row of its own yet: still running, or cut off when a gateway stopped. ${calls.length} call(s) so far.`
+    : own.metaTool === 'tool_execute' && !own.toolKey
+      ? `A script (code mode): ${own.outcome}, ${calls.length} call(s), ${own.latencyMs} ms.`
+      : `${own.metaTool}${own.toolKey ? ` of ${own.toolKey}` : ''}: ${own.outcome}, ${own.latencyMs} ms.`;
+  const rows = data.rows.map((r) =>
+    h('tr', { 'data-request': r.requestId, 'data-outcome': r.outcome, class: r === own ? null : 'inner' },
+      h('td', {}, r === own ? r.requestId : `↳ ${r.requestId}`), h('td', {}, when(r.at)), h('td', { class: 'num' }, r.projectId ?? '–'),
+      h('td', {}, r.toolKey || (r === own && r.metaTool === 'tool_execute' ? 'script' : r.metaTool)),
+      h('td', {}, r.outcome), h('td', { class: 'num' }, r.latencyMs), h('td', { class: 'num' }, r.resultCount ?? '–')));
+  $('request-rows-box').replaceChildren(
+    h('p', { id: 'request-summary' }, summary),
+    table(['Request', 'At', 'Project', 'Tool', 'Outcome', 'ms', 'Results'], rows, { id: 'request-rows', 'data-request': id }));
 }
 
 async function openServer(name) {
