@@ -31,6 +31,27 @@ enum Arrivals {
     Shared(Arc<Store>),
 }
 
+/// What one request was charged to: a caller's budget on a limiter. The
+/// HTTP face hands it on with the request, so that each call a script makes
+/// is charged to the same budget as a request of its own.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    limiter: Arc<Limiter>,
+    caller: String,
+}
+
+impl Budget {
+    /// `caller`'s budget on `limiter`.
+    pub fn new(limiter: Arc<Limiter>, caller: String) -> Self {
+        Self { limiter, caller }
+    }
+
+    /// Charges one more request: `Err(wait)` when over the rate.
+    pub fn take(&self) -> Result<(), Duration> {
+        self.limiter.check(&self.caller)
+    }
+}
+
 /// Callers kept before idle ones are forgotten.
 const PRUNE_ABOVE: usize = 10_000;
 

@@ -39,6 +39,7 @@ use crate::catalog::direct;
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Relay};
 use crate::gateway::{CallRequest, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest};
+use crate::ratelimit::Budget;
 use crate::wire::{DISCOVERY, EXECUTE, request_id, split_key};
 pub use errors::UNAUTHORIZED;
 use errors::auth_error;
@@ -204,6 +205,11 @@ impl Upstream {
                     tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
                 },
                 session,
+                budget: ctx
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|p| p.extensions.get::<Budget>())
+                    .cloned(),
             }
         };
         self.gateway

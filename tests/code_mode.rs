@@ -301,3 +301,35 @@ async fn cancelling_a_script_cancels_its_calls() {
         gw.log()
     );
 }
+
+/// `[http] requests_per_minute` charges each call a script makes to its
+/// caller's one budget, so a script cannot multiply its caller's rate.
+#[tokio::test]
+async fn a_scripts_calls_are_charged_to_its_callers_request_rate() {
+    let gw = Gateway::start(&format!("[http]\nrequests_per_minute = 6\nburst = 20\n\n{}", config())).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:calculate").await;
+    let out = ok(
+        &client,
+        r#"
+        let ran = 0; const refused = [];
+        for (let i = 0; i < 30; i++) {
+          try { await tools.call("demo:calculate", { expression: "1+1" }); ran++; }
+          catch (e) { refused.push([e.code, e.message]); }
+        }
+        return { ran, refused };
+        "#,
+    )
+    .await;
+    let ran = out["result"]["ran"].as_u64().unwrap();
+    let refused = out["result"]["refused"].as_array().unwrap();
+    // The burst of 20 less the requests before: the handshake, the wait, the script.
+    assert!((5..20).contains(&ran), "{out}");
+    assert_eq!(ran + refused.len() as u64, 30, "{out}");
+    assert_eq!(refused[0][0], "RATE_LIMITED", "{out}");
+    assert!(refused[0][1].as_str().unwrap().contains("requests_per_minute"), "{out}");
+    // The budget is the caller's: its next request is refused too.
+    let next =
+        CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "x"}).as_object().unwrap().clone());
+    assert!(client.call_tool(next).await.is_err(), "over its rate after the script");
+}

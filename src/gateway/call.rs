@@ -13,6 +13,7 @@ use super::{Answer, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
 use crate::downstream::CallOrigin;
 use crate::learning::Trail;
+use crate::ratelimit::Budget;
 use crate::store::Outcome;
 use crate::wire::{DISCOVERY, REQUEST_ID_META, split_key};
 
@@ -29,6 +30,9 @@ pub struct CallRequest {
     pub session: String,
     /// Where the downstream's progress and questions go.
     pub origin: CallOrigin,
+    /// What the face charged the request to, when it meters requests: each
+    /// call of a script is charged there too.
+    pub budget: Option<Budget>,
 }
 
 /// Why a call got no answer at all (an answer, even an error, is `Ok`).
@@ -82,6 +86,7 @@ impl Gateway {
             mut meta,
             session,
             origin,
+            budget,
         } = request(&caller);
         let (answer, tool_key) = if meta_tool == DISCOVERY {
             (
@@ -94,7 +99,7 @@ impl Gateway {
             let key = args.as_ref().ok().map(|a| a.tool_key.clone()).filter(|k| !k.is_empty());
             meta.insert(REQUEST_ID_META.into(), request_id.into());
             tokio::select! {
-                a = self.answer_execute(&caller, args, Some(meta), origin, &session) => (a, key),
+                a = self.answer_execute(&caller, args, Some(meta), origin, &session, budget.as_ref()) => (a, key),
                 // Dropping the call cancels it downstream.
                 _ = cancelled.cancelled() => {
                     info!(request_id, "call cancelled by the client");

@@ -11,6 +11,7 @@ use super::args::usage_error;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
 use crate::learning::Trail;
+use crate::ratelimit::Budget;
 use crate::store::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
 use crate::{credentials, downstream};
@@ -187,6 +188,7 @@ impl Gateway {
         meta: Option<JsonObject>,
         origin: downstream::CallOrigin,
         session: &str,
+        budget: Option<&Budget>,
     ) -> Answer {
         let usage = |tool, e: &str| Answer {
             result: usage_error(tool, e).into(),
@@ -199,7 +201,7 @@ impl Gateway {
             Err(e) => return usage(EXECUTE, &e),
         };
         if let Some(script) = args.script.take() {
-            return self.answer_script(caller, script, meta, origin, session).await;
+            return self.answer_script(caller, script, meta, origin, session, budget).await;
         }
         let tool_key = args.tool_key.clone();
         let (result, outcome) = match self.execute(caller, args, meta, origin).await {

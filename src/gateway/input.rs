@@ -18,6 +18,7 @@ use super::{Answer, ExecuteArgs, ExecuteError, Gateway, Retry};
 use crate::auth::Caller;
 use crate::downstream::CallOrigin;
 use crate::downstream::asks::{self, Asker, Unanswered};
+use crate::ratelimit::Budget;
 use crate::store::Outcome;
 
 /// Rounds a downstream may ask for before the call gives up (as the SDKs' clients do).
@@ -34,6 +35,7 @@ impl Gateway {
         meta: Option<JsonObject>,
         origin: CallOrigin,
         session: &str,
+        budget: Option<&Budget>,
     ) -> Answer {
         let again = args.clone();
         let peer = match &origin.ask {
@@ -41,7 +43,7 @@ impl Gateway {
             _ => None,
         };
         let mut answer = self
-            .answer_execute_once(caller, args, meta.clone(), origin.clone(), session)
+            .answer_execute_once(caller, args, meta.clone(), origin.clone(), session, budget)
             .await;
         let (Some(peer), Ok(mut args)) = (peer, again) else {
             return answer;
@@ -58,7 +60,7 @@ impl Gateway {
                 Err(why) => return unanswered(answer, &args.tool_key, why),
             };
             answer = self
-                .answer_execute_once(caller, Ok(args.clone()), meta.clone(), origin.clone(), session)
+                .answer_execute_once(caller, Ok(args.clone()), meta.clone(), origin.clone(), session, budget)
                 .await;
         }
         match answer.result {

@@ -26,6 +26,7 @@ use crate::auth::Caller;
 use crate::config::code_mode::CodeLimits;
 use crate::downstream::CallOrigin;
 use crate::learning::Trail;
+use crate::ratelimit::Budget;
 use crate::sandbox::{self, Call, Gone, Host, Refusal};
 use crate::store::{self, Outcome};
 use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};
@@ -70,8 +71,9 @@ impl Gateway {
         meta: Option<JsonObject>,
         origin: CallOrigin,
         session: &'a str,
+        budget: Option<&'a Budget>,
     ) -> Pin<Box<dyn Future<Output = Answer> + Send + 'a>> {
-        Box::pin(self.run_script(caller, script, meta, origin, session))
+        Box::pin(self.run_script(caller, script, meta, origin, session, budget))
     }
 
     async fn run_script(
@@ -81,6 +83,7 @@ impl Gateway {
         meta: Option<JsonObject>,
         origin: CallOrigin,
         session: &str,
+        budget: Option<&Budget>,
     ) -> Answer {
         let failed = |message: String| Answer {
             result: usage_error(EXECUTE, &message).into(),
@@ -139,6 +142,10 @@ impl Gateway {
         let outcome = loop {
             tokio::select! {
                 Some((id, call)) = requested.recv() => {
+                    if let Some(refusal) = budget.and_then(over_budget) {
+                        let _ = answers.send((id, Err(refusal)));
+                        continue;
+                    }
                     let request_id = format!("{parent}.{id}");
                     let call = self.inner(caller, request_id, call, &meta, &origin, session);
                     in_flight.push(Box::pin(async move { (id, call.await) }));
@@ -219,7 +226,7 @@ impl Gateway {
                     ..Default::default()
                 };
                 let answer = self
-                    .answer_execute(caller, Ok(args), Some(meta), origin.clone(), session)
+                    .answer_execute(caller, Ok(args), Some(meta), origin.clone(), session, None)
                     .instrument(span.clone())
                     .await;
                 (answer, None)
@@ -267,6 +274,20 @@ impl Gateway {
             _ => reply(&response, outcome),
         }
     }
+}
+
+/// A script's call over its caller's request rate: refused as an HTTP
+/// request would be, with no row (nothing ran), for the script to see.
+fn over_budget(budget: &Budget) -> Option<Refusal> {
+    let wait = budget.take().err()?;
+    crate::telemetry::rate_limited();
+    Some(Refusal {
+        code: "RATE_LIMITED".into(),
+        message: format!(
+            "too many calls; retry in {} s ([http] requests_per_minute counts each call a script makes)",
+            wait.as_secs_f64().ceil().max(1.0) as u64
+        ),
+    })
 }
 
 /// The limits of the sandbox from the project's settings.

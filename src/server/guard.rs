@@ -11,7 +11,7 @@ use super::sessions::{Full, Owner, Sessions};
 use crate::auth;
 use crate::gateway::Gateway;
 use crate::oauth;
-use crate::ratelimit::Limiter;
+use crate::ratelimit::{Budget, Limiter};
 
 /// Largest request body accepted (the rmcp default).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -154,6 +154,11 @@ pub(super) async fn guard(
             axum::Json(unanswerable(RATE_LIMITED, &message)),
         )
             .into_response();
+    }
+    if let Some(limiter) = &limiter
+        && is_request
+    {
+        parts.extensions.insert(Budget::new(limiter.clone(), budget));
     }
     let admission = if is_initialize && session.is_none() {
         match sessions.admit(owner).await {
