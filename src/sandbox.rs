@@ -240,9 +240,10 @@ struct State {
     calls: Cell<u32>,
     logs: RefCell<Vec<String>>,
     output: Cell<usize>,
-    /// JavaScript time spent before the current stretch, and when it began.
+    /// CPU time spent running JavaScript before the current stretch, and
+    /// the thread's CPU clock when it began.
     spent: Cell<Duration>,
-    since: Cell<Option<Instant>>,
+    since: Cell<Option<Duration>>,
 }
 
 impl State {
@@ -251,17 +252,28 @@ impl State {
     }
 
     fn cpu(&self) -> Duration {
-        self.spent.get() + self.since.get().map_or(Duration::ZERO, |t| t.elapsed())
+        self.spent.get()
+            + self
+                .since
+                .get()
+                .map_or(Duration::ZERO, |t| thread_cpu().saturating_sub(t))
     }
 
     fn resume_clock(&self) {
-        self.since.set(Some(Instant::now()));
+        self.since.set(Some(thread_cpu()));
     }
 
     fn pause_clock(&self) {
         self.spent.set(self.cpu());
         self.since.set(None);
     }
+}
+
+/// The CPU time this thread has used. `cpu_ms` is measured on it, not on
+/// the wall clock, so a script on a busy machine is not charged for the
+/// time other threads had the core.
+fn thread_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(Duration::ZERO, Duration::from)
 }
 
 /// Runs `script`, a module body (top-level `await` and `return` allowed),

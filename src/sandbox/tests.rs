@@ -265,3 +265,11 @@ fn a_trivial_script_starts_and_ends_quickly() {
     // The goal is 5 ms in a release build (benches/script.rs); debug builds are slower.
     assert!(each < Duration::from_millis(50), "{each:?}");
 }
+
+#[test]
+fn the_cpu_clock_counts_work_not_waiting() {
+    let before = thread_cpu();
+    std::thread::sleep(Duration::from_millis(100));
+    let slept = thread_cpu() - before;
+    assert!(slept < Duration::from_millis(20), "{slept:?} of CPU while asleep");
+}
