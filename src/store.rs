@@ -30,7 +30,7 @@ mod usage;
 pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
 pub use audit::{AuditRow, Outcome, Unwritten, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
-pub use learning::{Association, Use};
+pub use learning::{Association, Forgotten, Use};
 pub use meanings::{Link, Meaning};
 pub use pins::{NewPin, Review, ReviewState, ServerPins};
 pub use usage::{Bucket, Usage, UsageRange, UsageRow};

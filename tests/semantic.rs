@@ -287,4 +287,71 @@ mod with_model {
             "{stderr}"
         );
     }
+
+    /// The memory of meanings through the binary: a tool found and run for
+    /// one request is pulled up for a later request that means the same in
+    /// other words, quoting the request that taught it, in the project that
+    /// taught it only; `reset-learning` forgets it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_request_in_other_words_finds_what_an_earlier_one_taught() {
+        let cache = tempfile::tempdir().unwrap();
+        let semantic = format!(
+            "model_dir = \"{}\"\ncache_path = \"{}\"",
+            toml_path(&repo_path("data/models/all-MiniLM-L6-v2")),
+            toml_path(&cache.path().join("embeddings.db"))
+        );
+        let (gw, _, meaning) = gateway(&semantic).await;
+        gw.wait_log("tool embeddings ready", Duration::from_secs(60))
+            .await
+            .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
+        gw.cli(&["project", "create", "fresh", "--search", "hybrid"]);
+        gw.cli(&["grant", "--project", "fresh", "--server", "demo"]);
+        let fresh = gw.client_with_token(&gw.issue_token("fresh")).await.unwrap();
+        let client = gw.client_with_token(&meaning).await.unwrap();
+        let why = |found: &[Value]| {
+            found
+                .iter()
+                .find(|r| r["toolKey"] == "demo:convert_temperature")
+                .and_then(|r| r["explanation"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+
+        // Found, then run, in one session: the request teaches the tool.
+        let taught = "what is 30 celsius in fahrenheit";
+        let found = discover(&client, json!(taught)).await;
+        assert!(!why(&found).contains("asked like this"), "{found:?}");
+        let r = execute(
+            &client,
+            "demo:convert_temperature",
+            json!({ "value": 30, "from": "C", "to": "F" }),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+
+        let later = "turn 86 degrees fahrenheit into celsius";
+        let explained = eventually(Duration::from_secs(10), "the remembered request", || async {
+            let said = why(&discover(&client, json!(later)).await);
+            said.contains("asked like this").then_some(said)
+        })
+        .await;
+        assert!(
+            explained.contains(&format!("asked like this once: '{taught}'")),
+            "{explained}"
+        );
+        assert!(
+            !why(&discover(&fresh, json!(later)).await).contains("asked like this"),
+            "another project's memory is its own"
+        );
+
+        let shown: Value = serde_json::from_slice(&gw.cli(&["project", "show", "meaning", "--json"]).stdout).unwrap();
+        assert_eq!(shown["rememberedMeanings"], 1, "{shown}");
+        let out = gw.cli(&["project", "reset-learning", "meaning", "--json"]);
+        let forgot: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(forgot["forgotten"]["meanings"], 1, "{forgot}");
+        eventually(Duration::from_secs(10), "the memory forgotten", || async {
+            (!why(&discover(&client, json!(later)).await).contains("asked like this")).then_some(())
+        })
+        .await;
+    }
 }

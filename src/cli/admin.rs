@@ -42,7 +42,8 @@ pub enum ProjectCommand {
         json: bool,
     },
     /// Forget what the project's use taught its search (the tools it ran
-    /// after finding them, by query term). Its audit log stays.
+    /// after finding them, by query term and by what the request meant).
+    /// Its audit log stays.
     ResetLearning {
         /// Name or id.
         project: String,
@@ -274,14 +275,15 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
             let permissions = store.permissions(p.id)?;
             let credentials = store.credential_list(Some(&project))?;
             let learned = store.learned(p.id, 0.0)?.len();
+            let remembered = store.meaning_count(p.id)?;
             if json {
                 return print_json(&json!({
                     "project": p, "tokens": tokens, "permissions": permissions, "credentials": credentials,
-                    "learnedAssociations": learned,
+                    "learnedAssociations": learned, "rememberedMeanings": remembered,
                 }));
             }
             println!(
-                "project {} (id {}), search {}, exposure {}, created {}; learned from use: {learned} term-tool associations",
+                "project {} (id {}), search {}, exposure {}, created {}; learned from use: {learned} term-tool associations, {remembered} remembered requests",
                 p.name,
                 p.id,
                 search_word(p.optimization),
@@ -348,8 +350,9 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 return print_json(&json!({ "project": project, "forgotten": forgotten }));
             }
             println!(
-                "project '{project}' forgot what its use taught search ({forgotten} term-tool associations); \
-                 running gateways apply it at their next request"
+                "project '{project}' forgot what its use taught search ({} term-tool associations, {} remembered requests); \
+                 running gateways apply it at their next request",
+                forgotten.associations, forgotten.meanings
             );
         }
     }

@@ -273,6 +273,7 @@ pub async fn project(State(console): State<Console>, Path(name): Path<String>) -
         "tokens": store.tokens(Some(&p.name)).map_err(store_error)?,
         "credentials": store.credential_list(Some(&p.name)).map_err(store_error)?,
         "learnedAssociations": store.learned(p.id, 0.0).map_err(store_error)?.len(),
+        "rememberedMeanings": store.meaning_count(p.id).map_err(store_error)?,
         "servers": servers,
     }))
 }

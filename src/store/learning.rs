@@ -3,6 +3,8 @@
 //! queued to the writer thread like audit rows; reading and resetting run
 //! inline.
 
+use serde::Serialize;
+
 use super::sql::{Sql, args};
 
 use super::audit::Write;
@@ -35,6 +37,16 @@ pub struct Use {
     pub discovery: Option<String>,
     /// The query's meaning, remembered with the tool.
     pub meaning: Option<super::Meaning>,
+}
+
+/// What `reset-learning` forgot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Forgotten {
+    /// Query term → tool associations (the term prior).
+    pub associations: usize,
+    /// Remembered requests (the memory of meanings).
+    pub meanings: usize,
 }
 
 impl Store {
@@ -93,16 +105,16 @@ impl Store {
     }
 
     /// Forgets what `project` learned (terms, meanings, links to its
-    /// discoveries); returns how many associations and meanings went.
-    /// Moves the access generation, so every gateway on this store drops
-    /// what it holds in memory at its next request.
-    pub fn reset_learning(&self, project: &str) -> Result<usize, Error> {
+    /// discoveries) and says how much went. Moves the access generation, so
+    /// every gateway on this store drops what it holds in memory at its next
+    /// request.
+    pub fn reset_learning(&self, project: &str) -> Result<Forgotten, Error> {
         let project = self.require_project(project)?;
         self.transaction(|tx| {
-            let n = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", args![project.id])?
-                + super::meanings::forget(tx, project.id)?;
+            let associations = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", args![project.id])?;
+            let meanings = super::meanings::forget(tx, project.id)?;
             tx.execute("UPDATE access_generation SET n = n + 1", &[])?;
-            Ok(n)
+            Ok(Forgotten { associations, meanings })
         })
     }
 }
@@ -182,7 +194,7 @@ mod tests {
             ]
         );
         let generation = s.access_generation().unwrap();
-        assert_eq!(s.reset_learning("a").unwrap(), 2);
+        assert_eq!(s.reset_learning("a").unwrap().associations, 2);
         assert!(
             s.access_generation().unwrap() > generation,
             "other gateways drop their copy"

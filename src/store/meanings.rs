@@ -74,6 +74,18 @@ impl Store {
         })
     }
 
+    /// How many requests `project_id` remembers, for `project show` and the console.
+    pub fn meaning_count(&self, project_id: i64) -> Result<u64, Error> {
+        self.with(|c| {
+            c.one(
+                "SELECT count(*) FROM query_meanings WHERE project_id = ?1",
+                args![project_id],
+                |r| r.get::<i64>(0),
+            )
+        })
+        .map(|n| n as u64)
+    }
+
     /// The newest `limit` discoveries of `session` in `project_id` since
     /// `since` (unix milliseconds).
     pub fn links(&self, project_id: i64, session: &str, since: i64, limit: usize) -> Result<Vec<Link>, Error> {
@@ -253,7 +265,7 @@ mod tests {
             assert_eq!(g[0], last, "newest first");
             assert!(!g.contains(&"q2".to_string()), "the oldest went");
 
-            assert!(s.reset_learning("a").unwrap() > 0);
+            assert!(s.reset_learning("a").unwrap().meanings > 0);
             assert!(s.meanings(a.id, 0.0).unwrap().is_empty());
             assert_eq!(s.meanings(b.id, 0.0).unwrap().len(), 1, "b keeps its own");
         }

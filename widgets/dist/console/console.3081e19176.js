@@ -240,7 +240,7 @@ async function openProject(name) {
   const label = h('input', { id: 'token-label', placeholder: 'label (laptop, ci…)', maxlength: 64, 'aria-label': 'token label' });
   const panel = h('section', { class: 'card', id: 'project-detail', 'data-project': name },
     h('h3', {}, p.name),
-    h('p', { class: 'muted' }, `id ${p.id} · exposure ${p.exposure} · created ${when(p.createdAt)} · learned ${data.learnedAssociations} term–tool associations`),
+    h('p', { class: 'muted' }, `id ${p.id} · exposure ${p.exposure} · created ${when(p.createdAt)} · learned ${data.learnedAssociations} term–tool associations, ${data.rememberedMeanings} remembered requests`),
     h('div', { class: 'row' }, h('label', { for: 'search-mode' }, 'Search'), search,
       h('button', { type: 'button', id: 'save-search', onclick: () => setSearch(name, search.value) }, 'Save')),
     h('h4', {}, 'Grants'),
