@@ -2,8 +2,12 @@
 //! `inputSchema` and `outputSchema`, so that a model writing a script (code
 //! mode) passes the right arguments the first time and knows what
 //! `structuredContent` holds: `(args: {path: string; head?: number}) => {content: string}`.
-//! Lossy on purpose: nesting past [`MAX_DEPTH`] reads `object`, and a long
-//! signature is cut at [`MAX_CHARS`]; the schemas stay the reference.
+//! Local `$ref`s (`#/$defs/Item`, as pydantic and zod write them) are
+//! followed. Lossy on purpose: nesting past [`MAX_DEPTH`] reads `object`,
+//! and a long signature is cut at [`MAX_CHARS`]; the schemas stay the
+//! reference.
+
+use std::cell::Cell;
 
 use serde_json::{Map, Value};
 
@@ -13,13 +17,15 @@ pub const MAX_DEPTH: usize = 3;
 pub const MAX_CHARS: usize = 400;
 /// Most literals of an `enum` written out.
 const MAX_ENUM: usize = 8;
+/// Most `$ref`s followed in one schema: a recursive type ends in `unknown`.
+const MAX_REFS: usize = 16;
 
 /// `(args: T) => R` for a tool; `R` only when it declares an `outputSchema`.
 pub fn signature(input: &Map<String, Value>, output: Option<&Map<String, Value>>) -> String {
-    let mut out = format!("(args: {})", object(input, 0));
+    let mut out = format!("(args: {})", Schema::new(input).object(input, 0));
     if let Some(output) = output {
         out.push_str(" => ");
-        out.push_str(&object(output, 0));
+        out.push_str(&Schema::new(output).object(output, 0));
     }
     if out.chars().count() > MAX_CHARS {
         out = out.chars().take(MAX_CHARS - 1).collect();
@@ -28,103 +34,151 @@ pub fn signature(input: &Map<String, Value>, output: Option<&Map<String, Value>>
     out
 }
 
-/// The TypeScript type of one schema.
-fn ty(schema: &Value, depth: usize) -> String {
-    let Value::Object(s) = schema else {
-        // `true` (anything) or `false` (nothing).
-        return if schema == &Value::Bool(false) {
-            "never"
-        } else {
-            "unknown"
-        }
-        .into();
-    };
-    if let Some(c) = s.get("const") {
-        return literal(c);
-    }
-    if let Some(Value::Array(values)) = s.get("enum") {
-        let mut parts: Vec<String> = values.iter().take(MAX_ENUM).map(literal).collect();
-        if values.len() > MAX_ENUM {
-            parts.push("…".into());
-        }
-        return parts.join(" | ");
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(options)) = s.get(key) {
-            return union(options.iter().map(|o| ty(o, depth)).collect());
-        }
-    }
-    match s.get("type") {
-        Some(Value::String(t)) => named(t, s, depth),
-        Some(Value::Array(types)) => union(
-            types
-                .iter()
-                .filter_map(Value::as_str)
-                .map(|t| named(t, s, depth))
-                .collect(),
-        ),
-        None if s.contains_key("properties") => object(s, depth),
-        None if s.contains_key("items") => named("array", s, depth),
-        _ => "unknown".into(),
-    }
+/// One schema being written, with the root its local `$ref`s point into.
+struct Schema<'a> {
+    root: &'a Map<String, Value>,
+    /// `$ref`s left to follow.
+    refs: Cell<usize>,
 }
 
-fn named(t: &str, s: &Map<String, Value>, depth: usize) -> String {
-    match t {
-        "string" => "string".into(),
-        "integer" | "number" => "number".into(),
-        "boolean" => "boolean".into(),
-        "null" => "null".into(),
-        "array" if depth >= MAX_DEPTH => "unknown[]".into(),
-        "array" => match s.get("items") {
-            Some(items) => {
-                let item = ty(items, depth + 1);
-                if item.contains(' ') && !item.starts_with('{') {
-                    format!("({item})[]")
-                } else {
-                    format!("{item}[]")
-                }
-            }
-            None => "unknown[]".into(),
-        },
-        "object" => object(s, depth),
-        _ => "unknown".into(),
+impl<'a> Schema<'a> {
+    fn new(root: &'a Map<String, Value>) -> Self {
+        Self {
+            root,
+            refs: Cell::new(MAX_REFS),
+        }
     }
-}
 
-/// `{a: string; b?: number}`: required properties bare, others with `?`.
-fn object(s: &Map<String, Value>, depth: usize) -> String {
-    let Some(Value::Object(props)) = s.get("properties") else {
-        return match s.get("additionalProperties") {
-            Some(Value::Object(_)) if depth < MAX_DEPTH => {
-                format!("Record<string, {}>", ty(&s["additionalProperties"], depth + 1))
+    /// The schema a local `$ref` (a JSON pointer into the root) names;
+    /// `None` for a remote one, the root itself, a missing target, or past
+    /// [`MAX_REFS`].
+    fn follow(&self, reference: &str) -> Option<&'a Value> {
+        let left = self.refs.get().checked_sub(1)?;
+        self.refs.set(left);
+        let mut parts = reference.strip_prefix("#/")?.split('/');
+        let mut at = self.root.get(&unescape(parts.next()?))?;
+        for part in parts {
+            at = match at {
+                Value::Object(m) => m.get(&unescape(part))?,
+                Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(at)
+    }
+
+    /// The TypeScript type of one schema.
+    fn ty(&self, schema: &Value, depth: usize) -> String {
+        let Value::Object(s) = schema else {
+            // `true` (anything) or `false` (nothing).
+            return if schema == &Value::Bool(false) {
+                "never"
+            } else {
+                "unknown"
             }
-            _ => "object".into(),
+            .into();
         };
-    };
-    if props.is_empty() {
-        return "{}".into();
+        if let Some(Value::String(reference)) = s.get("$ref") {
+            return match self.follow(reference) {
+                Some(target) => self.ty(target, depth),
+                None => "unknown".into(),
+            };
+        }
+        if let Some(Value::Array(parts)) = s.get("allOf") {
+            return intersection(parts.iter().map(|p| self.ty(p, depth)).collect());
+        }
+        if let Some(c) = s.get("const") {
+            return literal(c);
+        }
+        if let Some(Value::Array(values)) = s.get("enum") {
+            let mut parts: Vec<String> = values.iter().take(MAX_ENUM).map(literal).collect();
+            if values.len() > MAX_ENUM {
+                parts.push("…".into());
+            }
+            return parts.join(" | ");
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(options)) = s.get(key) {
+                return union(options.iter().map(|o| self.ty(o, depth)).collect());
+            }
+        }
+        match s.get("type") {
+            Some(Value::String(t)) => self.named(t, s, depth),
+            Some(Value::Array(types)) => union(
+                types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|t| self.named(t, s, depth))
+                    .collect(),
+            ),
+            None if s.contains_key("properties") => self.object(s, depth),
+            None if s.contains_key("items") => self.named("array", s, depth),
+            _ => "unknown".into(),
+        }
     }
-    if depth >= MAX_DEPTH {
-        return "object".into();
+
+    fn named(&self, t: &str, s: &Map<String, Value>, depth: usize) -> String {
+        match t {
+            "string" => "string".into(),
+            "integer" | "number" => "number".into(),
+            "boolean" => "boolean".into(),
+            "null" => "null".into(),
+            "array" if depth >= MAX_DEPTH => "unknown[]".into(),
+            "array" => match s.get("items") {
+                Some(items) => {
+                    let item = self.ty(items, depth + 1);
+                    if item.contains(' ') && !item.starts_with('{') {
+                        format!("({item})[]")
+                    } else {
+                        format!("{item}[]")
+                    }
+                }
+                None => "unknown[]".into(),
+            },
+            "object" => self.object(s, depth),
+            _ => "unknown".into(),
+        }
     }
-    let required: Vec<&str> = s
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    // Required first, in the schema's order (a map here has lost the
-    // properties' own order), then the optional ones.
-    let first = required.iter().filter_map(|name| Some((*name, props.get(*name)?, "")));
-    let rest = props
-        .iter()
-        .filter(|(name, _)| !required.contains(&name.as_str()))
-        .map(|(name, schema)| (name.as_str(), schema, "?"));
-    let fields: Vec<String> = first
-        .chain(rest)
-        .map(|(name, schema, optional)| format!("{}{optional}: {}", key(name), ty(schema, depth + 1)))
-        .collect();
-    format!("{{{}}}", fields.join("; "))
+
+    /// `{a: string; b?: number}`: required properties bare, others with `?`.
+    fn object(&self, s: &Map<String, Value>, depth: usize) -> String {
+        let Some(Value::Object(props)) = s.get("properties") else {
+            return match s.get("additionalProperties") {
+                Some(Value::Object(_)) if depth < MAX_DEPTH => {
+                    format!("Record<string, {}>", self.ty(&s["additionalProperties"], depth + 1))
+                }
+                _ => "object".into(),
+            };
+        };
+        if props.is_empty() {
+            return "{}".into();
+        }
+        if depth >= MAX_DEPTH {
+            return "object".into();
+        }
+        let required: Vec<&str> = s
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        // Required first, in the schema's order (a map here has lost the
+        // properties' own order), then the optional ones.
+        let first = required.iter().filter_map(|name| Some((*name, props.get(*name)?, "")));
+        let rest = props
+            .iter()
+            .filter(|(name, _)| !required.contains(&name.as_str()))
+            .map(|(name, schema)| (name.as_str(), schema, "?"));
+        let fields: Vec<String> = first
+            .chain(rest)
+            .map(|(name, schema, optional)| format!("{}{optional}: {}", key(name), self.ty(schema, depth + 1)))
+            .collect();
+        format!("{{{}}}", fields.join("; "))
+    }
+}
+
+/// A JSON pointer's segment as the key it stands for (RFC 6901).
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
 }
 
 /// A property name, quoted unless it is an identifier.
@@ -145,6 +199,16 @@ fn literal(v: &Value) -> String {
     match v {
         Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => v.to_string(),
         _ => "unknown".into(),
+    }
+}
+
+/// `allOf`: one part is itself (pydantic wraps a `$ref` so); several read `A & B`.
+fn intersection(mut parts: Vec<String>) -> String {
+    parts.dedup();
+    match parts.len() {
+        0 => "unknown".into(),
+        1 => parts.remove(0),
+        _ => parts.join(" & "),
     }
 }
 
@@ -226,6 +290,49 @@ mod tests {
         );
         assert_eq!(sig(json!({ "type": "object" }), None), "(args: object)");
         assert_eq!(sig(json!({ "type": "object", "properties": {} }), None), "(args: {})");
+    }
+
+    /// As the official Python SDK (pydantic) writes a model argument, an
+    /// enum and an optional list: `$defs` and `$ref`s, copied from its
+    /// `list_tools` (mcp 2.3.0).
+    #[test]
+    fn local_refs_are_followed_as_the_python_sdk_writes_them() {
+        let input = json!({"$defs": {"Item": {"properties": {"name": {"title": "Name", "type": "string"}, "price": {"title": "Price", "type": "number"}, "kind": {"$ref": "#/$defs/Kind"}}, "required": ["name", "price", "kind"], "title": "Item", "type": "object"}, "Kind": {"enum": ["a", "b"], "title": "Kind", "type": "string"}}, "properties": {"item": {"$ref": "#/$defs/Item"}, "tags": {"anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}], "default": null, "title": "Tags"}}, "required": ["item"], "title": "add_itemArguments", "type": "object"});
+        let output = json!({"$defs": {"Kind": {"enum": ["a", "b"], "title": "Kind", "type": "string"}}, "properties": {"name": {"title": "Name", "type": "string"}, "price": {"title": "Price", "type": "number"}, "kind": {"$ref": "#/$defs/Kind"}}, "required": ["name", "price", "kind"], "title": "Item", "type": "object"});
+        assert_eq!(
+            sig(input, Some(output)),
+            r#"(args: {item: {name: string; price: number; kind: "a" | "b"}; tags?: string[] | null}) => {name: string; price: number; kind: "a" | "b"}"#
+        );
+        // A recursive model is written out to the depth limit, and ends.
+        let recursive = json!({"$defs": {"Node": {"properties": {"value": {"title": "Value", "type": "integer"}, "child": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}], "default": null}}, "required": ["value"], "title": "Node", "type": "object"}}, "properties": {"root": {"$ref": "#/$defs/Node"}}, "required": ["root"], "title": "walkArguments", "type": "object"});
+        assert_eq!(
+            sig(recursive, None),
+            "(args: {root: {value: number; child?: {value: number; child?: object | null} | null}})"
+        );
+    }
+
+    #[test]
+    fn all_of_remote_missing_and_looping_refs() {
+        // pydantic 1 wrapped a `$ref` in `allOf` (with a title beside it).
+        let v1 = json!({
+            "definitions": { "Item": { "type": "object", "properties": { "id": { "type": "integer" } }, "required": ["id"] } },
+            "properties": { "item": { "allOf": [{ "$ref": "#/definitions/Item" }], "title": "Item" },
+                            "both": { "allOf": [{ "$ref": "#/definitions/Item" }, { "type": "object", "properties": { "n": { "type": "string" } } }] } },
+            "required": ["item"]
+        });
+        assert_eq!(
+            sig(v1, None),
+            "(args: {item: {id: number}; both?: {id: number} & {n?: string}})"
+        );
+        let odd = json!({
+            "$defs": { "A": { "$ref": "#/$defs/A" }, "a/b": { "type": "boolean" } },
+            "properties": { "remote": { "$ref": "https://example.com/schema.json" }, "missing": { "$ref": "#/$defs/Nope" },
+                            "looping": { "$ref": "#/$defs/A" }, "escaped": { "$ref": "#/$defs/a~1b" } }
+        });
+        assert_eq!(
+            sig(odd, None),
+            "(args: {escaped?: boolean; looping?: unknown; missing?: unknown; remote?: unknown})"
+        );
     }
 
     #[test]
