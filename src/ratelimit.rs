@@ -46,9 +46,13 @@ impl Budget {
         Self { limiter, caller }
     }
 
-    /// Charges one more request: `Err(wait)` when over the rate.
-    pub fn take(&self) -> Result<(), Duration> {
-        self.limiter.check(&self.caller)
+    /// Charges one more request: over the rate, `Err` with the seconds to
+    /// wait (rounded up, as `Retry-After` says them), and it is counted.
+    pub fn take(&self) -> Result<(), u64> {
+        self.limiter.check(&self.caller).map_err(|wait| {
+            crate::telemetry::rate_limited();
+            wait.as_secs_f64().ceil().max(1.0) as u64
+        })
     }
 }
 
@@ -82,7 +86,7 @@ impl Limiter {
 
     /// Counts one request of `caller` now: `Err(wait)` when over its rate,
     /// with how long until the next request would be accepted.
-    pub fn check(&self, caller: &str) -> Result<(), Duration> {
+    fn check(&self, caller: &str) -> Result<(), Duration> {
         match &self.arrivals {
             Arrivals::Local(arrivals) => self.check_local(arrivals, caller, Instant::now()),
             Arrivals::Shared(store) => {

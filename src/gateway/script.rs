@@ -279,13 +279,11 @@ impl Gateway {
 /// A script's call over its caller's request rate: refused as an HTTP
 /// request would be, with no row (nothing ran), for the script to see.
 fn over_budget(budget: &Budget) -> Option<Refusal> {
-    let wait = budget.take().err()?;
-    crate::telemetry::rate_limited();
+    let seconds = budget.take().err()?;
     Some(Refusal {
         code: "RATE_LIMITED".into(),
         message: format!(
-            "too many calls; retry in {} s ([http] requests_per_minute counts each call a script makes)",
-            wait.as_secs_f64().ceil().max(1.0) as u64
+            "too many calls; retry in {seconds} s ([http] requests_per_minute counts each call a script makes)"
         ),
     })
 }

@@ -143,22 +143,19 @@ pub(super) async fn guard(
     }
     if let Some(limiter) = &limiter
         && is_request
-        && let Err(wait) = limiter.check(&budget)
     {
-        let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
-        crate::telemetry::rate_limited();
-        let message = format!("too many requests; retry in {seconds} s ([http] requests_per_minute)");
-        return (
-            http::StatusCode::TOO_MANY_REQUESTS,
-            [(http::header::RETRY_AFTER, seconds.to_string())],
-            axum::Json(unanswerable(RATE_LIMITED, &message)),
-        )
-            .into_response();
-    }
-    if let Some(limiter) = &limiter
-        && is_request
-    {
-        parts.extensions.insert(Budget::new(limiter.clone(), budget));
+        let budget = Budget::new(limiter.clone(), budget);
+        if let Err(seconds) = budget.take() {
+            let message = format!("too many requests; retry in {seconds} s ([http] requests_per_minute)");
+            return (
+                http::StatusCode::TOO_MANY_REQUESTS,
+                [(http::header::RETRY_AFTER, seconds.to_string())],
+                axum::Json(unanswerable(RATE_LIMITED, &message)),
+            )
+                .into_response();
+        }
+        // Handed on with the request: a script's calls are charged to it too.
+        parts.extensions.insert(budget);
     }
     let admission = if is_initialize && session.is_none() {
         match sessions.admit(owner).await {
