@@ -10,6 +10,7 @@ use rmcp::model::CallToolResponse;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+mod admission;
 mod args;
 mod audit;
 mod call;
@@ -62,6 +63,8 @@ pub struct Gateway {
     learning: Arc<Learning>,
     security: Arc<Security>,
     rounds: rounds::Rounds,
+    /// Code mode's scripts running now, under the gateway-wide caps.
+    scripts: admission::Scripts,
     /// Whether answers wait for their audit rows.
     audit: AuditMode,
     /// `[startup] wait_ms`, in milliseconds (a reload may change it).
@@ -205,6 +208,7 @@ impl Gateway {
                 learning,
                 security,
                 rounds: rounds::Rounds::default(),
+                scripts: admission::Scripts::default(),
                 audit: config.audit,
                 startup_wait: Arc::new(startup::millis(config.startup_wait).into()),
             },

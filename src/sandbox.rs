@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::context::intrinsic;
 use rquickjs::function::Rest;
 use rquickjs::promise::PromiseState;
@@ -178,7 +179,8 @@ pub struct Outcome {
     pub result: Result<serde_json::Value, Error>,
     /// `console.log` lines, in order.
     pub logs: Vec<String>,
-    /// Tool calls and searches the script made.
+    /// Tool calls and searches the script started (a call it asked for
+    /// and never reached its host, for it returned first, is not one).
     pub calls: u32,
     /// Time spent running JavaScript.
     pub cpu: Duration,
@@ -193,40 +195,124 @@ pub fn thread_stack_bytes(limits: &Limits) -> usize {
 /// Sets up `tools` and `console`, then takes the host's functions out of
 /// reach and removes every way to compile code at run time. Captured here,
 /// so a script that replaces `JSON` or `Promise` breaks only itself.
-const PRELUDE: &str = r#"(function (host, log) {
+const PRELUDE: &str = r#"(function (host, log, maxLength) {
   "use strict";
-  const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze;
-  const pending = new Map();
-  const start = (kind, payload) => new Promise((resolve, reject) => {
-    pending.set(host(kind, stringify(payload)), { resolve, reject });
+  const stringify = JSON.stringify, parse = JSON.parse, Promise_ = Promise, Error_ = Error;
+  const TypeError_ = TypeError, RangeError_ = RangeError, String_ = String, Number_ = Number, Object_ = Object;
+  const { trunc, min } = Math;
+  const { freeze, create, defineProperty: define, getOwnPropertyDescriptor: own, getOwnPropertyNames: names, getPrototypeOf: protoOf } = Object;
+  const apply = Reflect.apply, isArray = Array.isArray, spreadable = Symbol.isConcatSpreadable;
+  const data = (value) => ({ value, writable: true, enumerable: true, configurable: true });
+  const fixed = (value) => ({ value, writable: false, enumerable: false, configurable: false });
+
+  // V8's stack API hands a script the functions on the stack, this bridge's among them.
+  define(Error, "prepareStackTrace", fixed(undefined));
+
+  // Some built-ins loop to an array's length in C, where the interrupt
+  // handler never runs: over a huge sparse array they would outrun cpu_ms.
+  // Their receivers are bounded here (the length is read from its
+  // descriptor, so no script code runs between the check and the loop);
+  // concat, flat and flatMap, which also loop over what they are given,
+  // are written in JavaScript, where the handler runs.
+  const lengthOf = (o) => {
+    for (let p = o; p !== null && (typeof p === "object" || typeof p === "function"); p = protoOf(p)) {
+      const d = own(p, "length");
+      if (d) return "value" in d ? (typeof d.value === "number" ? d.value : d.value === undefined ? 0 : Infinity) : Infinity;
+    }
+    return 0;
+  };
+  const bounded = (o) => {
+    const n = lengthOf(o);
+    if (!(n <= maxLength)) throw new RangeError_(`an array-like of length ${String_(n)} is longer than code mode's built-ins take (at most ${maxLength}, from memory_mb)`);
+  };
+  const toLength = (v) => { const n = trunc(Number_(v)); return n > 0 ? min(n, 2 ** 53 - 1) : 0; };
+  const append = (out, v) => { define(out, out.length, data(v)); };
+  const flatInto = (out, source, depth) => {
+    const n = toLength(source.length);
+    for (let i = 0; i < n; i++) {
+      if (!(i in source)) continue;
+      const v = source[i];
+      if (depth > 0 && isArray(v)) flatInto(out, v, depth - 1); else append(out, v);
+    }
+  };
+  const object = (o) => { if (o === null || o === undefined) throw new TypeError_("Array.prototype method called on null or undefined"); return Object_(o); };
+  const own_ = {
+    concat(...items) {
+      const out = [];
+      for (let k = -1; k < items.length; k++) {
+        const e = k < 0 ? object(this) : items[k];
+        const s = e !== null && typeof e === "object" ? e[spreadable] : undefined;
+        if (s !== undefined ? s : isArray(e)) {
+          const n = toLength(e.length), base = out.length;
+          for (let i = 0; i < n; i++) if (i in e) define(out, base + i, data(e[i]));
+          out.length = base + n;
+        } else append(out, e);
+      }
+      return out;
+    },
+    flat(depth) {
+      const out = [], d = depth === undefined ? 1 : trunc(Number_(depth));
+      flatInto(out, object(this), d > 0 ? d : 0);
+      return out;
+    },
+    flatMap(f, thisArg) {
+      const o = object(this), out = [];
+      if (typeof f !== "function") throw new TypeError_("flatMap: not a function");
+      const n = toLength(o.length);
+      for (let i = 0; i < n; i++) {
+        if (!(i in o)) continue;
+        const v = apply(f, thisArg, [o[i], i, o]);
+        if (isArray(v)) flatInto(out, v, 0); else append(out, v);
+      }
+      return out;
+    },
+  };
+  const ArrayProto = Array.prototype;
+  for (const name of names(ArrayProto)) {
+    const d = own(ArrayProto, name);
+    if (name === "constructor" || typeof d.value !== "function") continue;
+    const original = d.value;
+    const replaced = own_[name] ?? { [name](...args) { bounded(this); return apply(original, this, args); } }[name];
+    define(ArrayProto, name, { value: replaced, writable: true, enumerable: false, configurable: true });
+  }
+
+  const pending = create(null);
+  const start = (kind, payload) => new Promise_((resolve, reject) => {
+    pending[host(kind, stringify(payload))] = { resolve, reject };
   });
   const tools = freeze({
     call: (toolKey, args) => {
-      if (typeof toolKey !== "string") throw new TypeError("tools.call(toolKey, args): toolKey must be a string like \"server:tool\"");
+      if (typeof toolKey !== "string") throw new TypeError_("tools.call(toolKey, args): toolKey must be a string like \"server:tool\"");
       return start("call", { key: toolKey, arguments: args === undefined ? {} : args });
     },
     search: (query, n) => {
-      if (typeof query !== "string") throw new TypeError("tools.search(query, n): query must be a string");
+      if (typeof query !== "string") throw new TypeError_("tools.search(query, n): query must be a string");
       return start("search", { query, limit: n });
     },
   });
-  const show = (v) => typeof v === "string" ? v : (stringify(v) ?? String(v));
-  const console = freeze({ log: (...args) => log(args.map(show).join(" ")) });
+  const show = (v) => typeof v === "string" ? v : (stringify(v) ?? String_(v));
+  const console = freeze({
+    log: (...args) => {
+      let line = "";
+      for (let i = 0; i < args.length; i++) line += (i > 0 ? " " : "") + show(args[i]);
+      log(line);
+    },
+  });
   for (const name of ["tools", "console"]) {
-    Object.defineProperty(globalThis, name, { value: name === "tools" ? tools : console, enumerable: false, writable: false, configurable: false });
+    define(globalThis, name, { value: name === "tools" ? tools : console, enumerable: false, writable: false, configurable: false });
   }
   delete globalThis.eval;
   delete globalThis.Function;
   for (const f of [function () {}, async function () {}, function* () {}, async function* () {}]) {
-    Object.defineProperty(Object.getPrototypeOf(f), "constructor", { value: undefined, writable: false, configurable: false });
+    define(protoOf(f), "constructor", fixed(undefined));
   }
   return (id, ok, json) => {
-    const p = pending.get(id);
-    pending.delete(id);
+    const p = pending[id];
+    delete pending[id];
     if (ok) { p.resolve(parse(json)); return; }
     const refusal = parse(json);
-    const error = new Error(refusal.message);
-    error.code = refusal.code;
+    const error = new Error_(refusal.message);
+    define(error, "code", data(refusal.code));
     p.reject(error);
   };
 })"#;
@@ -238,6 +324,11 @@ struct State {
     stop: RefCell<Option<Error>>,
     queue: RefCell<VecDeque<(u64, Call)>>,
     calls: Cell<u32>,
+    started: Cell<u32>,
+    /// Set by the heap when it refuses an allocation: QuickJS then throws
+    /// `null` when it cannot even build the error, and this tells that
+    /// apart from a script's own `throw null`.
+    out_of_memory: Cell<bool>,
     logs: RefCell<Vec<String>>,
     output: Cell<usize>,
     /// CPU time spent running JavaScript before the current stretch, and
@@ -281,20 +372,28 @@ fn thread_cpu() -> Duration {
 /// (within the interrupt handler's period, a few thousand instructions).
 pub fn run(script: &str, limits: &Limits, host: &mut dyn Host, cancel: &Arc<AtomicBool>) -> Outcome {
     let state = Rc::new(State::default());
-    let result = match Runtime::new() {
+    let heap = Heap {
+        limit: limits.memory_bytes,
+        used: 0,
+        state: Rc::clone(&state),
+    };
+    let result = match Runtime::new_with_alloc(heap) {
         Ok(rt) => execute(&rt, script, limits, host, cancel, &state),
         Err(e) => Err(Error::Engine(e.to_string())),
     };
     // A limit that fired explains the failure better than what it caused.
     let result = match state.stop.borrow_mut().take() {
         Some(why) => Err(why),
+        None if result.is_err() && state.out_of_memory.get() => Err(Error::Memory {
+            limit_bytes: limits.memory_bytes,
+        }),
         None => result,
     };
     state.pause_clock();
     Outcome {
         result,
         logs: state.logs.take(),
-        calls: state.calls.get(),
+        calls: state.started.get(),
         cpu: state.spent.get(),
     }
 }
@@ -307,16 +406,18 @@ fn execute(
     cancel: &Arc<AtomicBool>,
     state: &Rc<State>,
 ) -> Result<serde_json::Value, Error> {
-    rt.set_memory_limit(limits.memory_bytes);
     rt.set_max_stack_size(limits.stack_bytes);
     let watched = Rc::clone(state);
     let cancel = Arc::clone(cancel);
-    let cpu_limit = limits.cpu;
+    let (cpu_limit, wall) = (limits.cpu, limits.wall);
+    let deadline = Instant::now() + limits.wall;
     rt.set_interrupt_handler(Some(Box::new(move || {
         if cancel.load(Ordering::Relaxed) {
             watched.stop(Error::Cancelled);
         } else if watched.cpu() > cpu_limit {
             watched.stop(Error::Cpu { limit: cpu_limit });
+        } else if Instant::now() > deadline {
+            watched.stop(Error::Timeout { limit: wall });
         }
         watched.stop.borrow().is_some()
     })));
@@ -339,7 +440,6 @@ fn execute(
         let wrapped = format!("(async function () {{ \"use strict\"; {script}\n}})");
         let main: Function = ctx.eval(wrapped).catch(&ctx).map_err(|e| thrown(e, limits, true))?;
         let promise: Promise = main.call(()).catch(&ctx).map_err(|e| thrown(e, limits, false))?;
-        let deadline = Instant::now() + limits.wall;
         let mut in_flight = 0u32;
         loop {
             while ctx.execute_pending_job() {}
@@ -363,6 +463,7 @@ fn execute(
                     break;
                 };
                 host.start(id, call);
+                state.started.set(state.started.get() + 1);
                 in_flight += 1;
             }
             if in_flight == 0 {
@@ -441,7 +542,7 @@ fn prelude<'js>(ctx: &Ctx<'js>, limits: &Limits, state: &Rc<State>) -> Result<Fu
     })
     .map_err(engine)?;
     let setup: Function = ctx.eval(PRELUDE).map_err(engine)?;
-    setup.call((host, log)).map_err(engine)
+    setup.call((host, log, max_length(limits))).map_err(engine)
 }
 
 /// The resolved value as JSON, within the output limit.
@@ -472,6 +573,95 @@ fn output<'js>(
         });
     }
     serde_json::from_str(&json).map_err(|e| Error::NotJson(e.to_string()))
+}
+
+/// The longest array-like the C loops of `Array.prototype` may walk: a
+/// dense array that long (16 bytes an element) would fill the heap, so
+/// only a sparse one can be longer, and walking its holes is what would
+/// outrun `cpu_ms` (about 25 ns a hole: 100 ms at the default 64 MiB).
+fn max_length(limits: &Limits) -> u32 {
+    u32::try_from(limits.memory_bytes / 16).unwrap_or(u32::MAX)
+}
+
+/// The script's heap: QuickJS allocates through Rust's allocator, and is
+/// refused past the limit here rather than by QuickJS's own limit, so that
+/// an out-of-memory end is known as one (see [`State::out_of_memory`]).
+struct Heap {
+    limit: usize,
+    used: usize,
+    state: Rc<State>,
+}
+
+impl Heap {
+    fn admit(&mut self, size: usize) -> bool {
+        let fits = self.used.saturating_add(size) <= self.limit;
+        if !fits {
+            self.state.out_of_memory.set(true);
+        }
+        fits
+    }
+
+    fn took(&mut self, ptr: *mut u8) -> *mut u8 {
+        if !ptr.is_null() {
+            // SAFETY: `ptr` was just returned by RustAllocator.
+            self.used += unsafe { RustAllocator::usable_size(ptr) };
+        }
+        ptr
+    }
+}
+
+// SAFETY: every pointer comes from, and goes back to, RustAllocator; this
+// only counts their sizes and refuses allocations past the limit.
+unsafe impl Allocator for Heap {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admit(size) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.alloc(size);
+        self.took(ptr)
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        let Some(total) = count.checked_mul(size) else {
+            return std::ptr::null_mut();
+        };
+        if !self.admit(total) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.calloc(count, size);
+        self.took(ptr)
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        // SAFETY: the caller hands back a pointer of this allocator.
+        unsafe {
+            self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
+            RustAllocator.dealloc(ptr);
+        }
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        if ptr.is_null() {
+            return self.alloc(new_size);
+        }
+        // SAFETY: the caller hands back a pointer of this allocator.
+        unsafe {
+            let old = RustAllocator::usable_size(ptr);
+            if new_size > old && !self.admit(new_size - old) {
+                return std::ptr::null_mut();
+            }
+            let moved = RustAllocator.realloc(ptr, new_size);
+            if !moved.is_null() {
+                self.used = self.used.saturating_sub(old) + RustAllocator::usable_size(moved);
+            }
+            moved
+        }
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        // SAFETY: the caller hands in a pointer of this allocator.
+        unsafe { RustAllocator::usable_size(ptr) }
+    }
 }
 
 /// What a thrown value says, with the limit it hit when it is one of ours.

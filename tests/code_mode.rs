@@ -333,3 +333,113 @@ async fn a_scripts_calls_are_charged_to_its_callers_request_rate() {
         CallToolRequestParams::new("tool_discovery").with_arguments(json!({"query": "x"}).as_object().unwrap().clone());
     assert!(client.call_tool(next).await.is_err(), "over its rate after the script");
 }
+
+/// Scripts in flight are capped gateway-wide and per caller (each holds a
+/// thread and its whole heap): past a cap a script is refused at once
+/// with `SCRIPT_BUSY`, and its place comes back when one ends.
+#[tokio::test]
+async fn scripts_past_the_gateway_and_caller_caps_are_refused_with_script_busy() {
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}[security.code_mode]\nmax_scripts = 2\nmax_scripts_per_caller = 1\n\n{}",
+        chaos_server("demo", "")
+    ))
+    .await;
+    let (a, b, c) = (gw.client().await, gw.client().await, gw.client().await);
+    wait_for_tool(&a, "demo:sleep").await;
+    let slow = "await tools.call('demo:sleep', { ms: 3000 }); return 'slept';";
+    let (first, second, refused) = tokio::join!(script(&a, slow), script(&b, slow), async {
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let own = script(&a, "return 1").await;
+        let anyone = script(&c, "return 1").await;
+        let ready = gw.readyz().await;
+        (own, anyone, ready)
+    });
+    let (own, anyone, ready) = refused;
+    assert_eq!(error_code(&own), "SCRIPT_BUSY", "{own:?}");
+    assert!(text(&own).contains("max_scripts_per_caller"), "{}", text(&own));
+    assert_eq!(error_code(&anyone), "SCRIPT_BUSY", "{anyone:?}");
+    assert!(
+        text(&anyone).contains("(max_scripts)") || text(&anyone).contains("] max_scripts)"),
+        "{}",
+        text(&anyone)
+    );
+    assert_eq!(ready["code_mode"]["running"], 2, "{ready}");
+    for r in [first, second] {
+        assert_eq!(r.structured_content.unwrap()["result"], "slept");
+    }
+    // Their places came back.
+    assert_eq!(ok(&c, "return 2").await["result"], 2);
+    assert_eq!(gw.readyz().await["code_mode"]["running"], 0);
+}
+
+/// A built-in that loops in C never reaches QuickJS's interrupt handler
+/// (the default sort of a large array is one): the gateway reads the
+/// script thread's CPU clock from outside and answers at `cpu_ms` plus a
+/// second, while the thread keeps its place under the caps until it ends.
+#[tokio::test]
+async fn a_script_stuck_in_a_built_in_is_answered_for_from_outside_the_engine() {
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}[security.code_mode]\ncpu_ms = 100\nmemory_mb = 512\nmax_memory_mb = 512\n\n{}",
+        chaos_server("demo", "")
+    ))
+    .await;
+    let client = gw.client().await;
+    let started = Instant::now();
+    let r = script(
+        &client,
+        "const a = new Array(3000000).fill(12345.678); a.sort(); a.sort(); a.sort(); return a.length;",
+    )
+    .await;
+    let answered = started.elapsed();
+    assert_eq!(error_code(&r), "SCRIPT_CPU_LIMIT", "{r:?} after {answered:?}");
+    assert!(answered < Duration::from_secs(8), "answered after {answered:?}");
+    assert!(
+        gw.wait_log("script answered for from outside its engine", Duration::from_secs(5))
+            .await
+            .is_some(),
+        "{}",
+        gw.log()
+    );
+}
+
+/// In a 2025 session a dropped connection is not a cancel (the client may
+/// resume the stream, and cancels with `notifications/cancelled`): the
+/// script runs on to its end, as docs/src/code-mode.md says.
+#[tokio::test]
+async fn a_2025_session_script_runs_on_when_its_connection_drops() {
+    let gw = Gateway::start(&config()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:sleep").await;
+    let post = |session: Option<String>, body: Value| {
+        let mut req = reqwest::Client::new()
+            .post(&gw.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(s) = session {
+            req = req.header("mcp-session-id", s);
+        }
+        req.body(body.to_string()).send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = post(None, init).await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let _ = r.text().await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(Some(session.clone()), note).await.unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "tool_execute",
+        "arguments": {"script": "const r = await tools.call('demo:sleep', { ms: 1500 }); return r.text + ' and done';"}}});
+    let r = post(Some(session), call).await.unwrap();
+    assert_eq!(r.status(), 200);
+    // The stream's head came; the connection goes before the answer.
+    drop(r);
+    let line = gw
+        .wait_log("\"script\"", Duration::from_secs(10))
+        .await
+        .or(gw.wait_log(" script ", Duration::from_secs(1)).await);
+    let log = gw.log();
+    assert!(line.is_some(), "{log}");
+    assert!(!log.contains("script stopped"), "{log}");
+    assert!(log.contains("calls=1") || log.contains("\"calls\":1"), "{log}");
+}

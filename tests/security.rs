@@ -2,15 +2,19 @@
 //! after it was trusted is held until an operator approves (through restarts
 //! and lazy starts too), hidden instructions never reach discovery,
 //! credentials do not leak through arguments, results or a child's stderr,
-//! a child inherits none of the gateway's secrets, and a child's stderr
-//! without newlines costs the gateway no memory.
+//! a child inherits none of the gateway's secrets, a child's stderr
+//! without newlines costs the gateway no memory, and connections that are
+//! slow to send their headers or body are closed without holding the
+//! listener (issue #41).
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 /// A store and a hostile-switch file that outlive one gateway.
 struct Shared {
@@ -441,4 +445,138 @@ async fn a_server_writing_stderr_without_newlines_gets_one_cut_line_and_no_memor
     assert!(line.len() < 9 * 1024, "{} bytes", line.len());
     let peak = peak_memory(gw.pid());
     assert!(peak < 150_000_000, "the gateway peaked at {} MB", peak / 1_000_000);
+}
+
+/// A gateway with no servers and `http` in its `[http]` section.
+async fn listener_gateway(http: &str) -> Gateway {
+    Gateway::start(&format!("{ANONYMOUS}[http]\n{http}\n")).await
+}
+
+/// A raw TCP connection to a gateway's HTTP listener.
+async fn connect(gw: &Gateway) -> TcpStream {
+    let addr = gw.url.trim_start_matches("http://").trim_end_matches("/mcp");
+    TcpStream::connect(addr).await.unwrap()
+}
+
+/// Everything the gateway sends until it closes the connection, or `None`
+/// if it is still open after `timeout`.
+async fn read_until_closed(stream: &mut TcpStream, timeout: Duration) -> Option<Vec<u8>> {
+    let mut said = Vec::new();
+    let closed = tokio::time::timeout(timeout, async {
+        let mut buf = [0u8; 4096];
+        // A reset counts as closed as much as an end of stream does.
+        while let Ok(n @ 1..) = stream.read(&mut buf).await {
+            said.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    closed.ok().map(|()| said)
+}
+
+/// A complete `GET /healthz` that asks for the connection to be closed after it.
+const HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+
+/// The same request, its headers never finished.
+const STALLED: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+
+// See: issue #41 (connections that never finished their headers stayed open).
+#[tokio::test]
+async fn a_connection_that_never_finishes_its_headers_is_closed() {
+    let gw = listener_gateway("header_timeout_secs = 1").await;
+    let mut stream = connect(&gw).await;
+    let started = Instant::now();
+    stream.write_all(STALLED).await.unwrap();
+    let said = read_until_closed(&mut stream, Duration::from_secs(20))
+        .await
+        .expect("the gateway closes a connection stuck in its headers");
+    assert!(said.is_empty(), "answered: {}", String::from_utf8_lossy(&said));
+    assert!(
+        started.elapsed() >= Duration::from_millis(500),
+        "closed before its header timeout, after {:?}",
+        started.elapsed()
+    );
+
+    let health = reqwest::get(gw.url.replace("/mcp", "/healthz")).await.unwrap();
+    assert_eq!(health.status(), reqwest::StatusCode::OK);
+}
+
+// See: issue #41 (a body that never finished held its connection).
+#[tokio::test]
+async fn a_body_that_never_finishes_gets_408_and_a_closed_connection() {
+    let gw = listener_gateway("body_timeout_secs = 1").await;
+    let mut stream = connect(&gw).await;
+    let started = Instant::now();
+    // Content-Length says 100; 10 bytes come.
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(br#"{"jsonrpc""#).await.unwrap();
+    let said = read_until_closed(&mut stream, Duration::from_secs(20))
+        .await
+        .expect("the gateway answers and closes a connection stuck in its body");
+    let said = String::from_utf8_lossy(&said);
+    assert!(said.starts_with("HTTP/1.1 408"), "{said}");
+    assert!(said.contains("body_timeout_secs"), "{said}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(500),
+        "answered before its body timeout, after {:?}",
+        started.elapsed()
+    );
+}
+
+// See: issue #41 (300 stalled connections stopped /healthz for everyone).
+#[tokio::test]
+async fn past_max_connections_a_caller_waits_until_stalled_connections_time_out() {
+    let gw = listener_gateway("max_connections = 4\nheader_timeout_secs = 5").await;
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        let mut stream = connect(&gw).await;
+        stream.write_all(STALLED).await.unwrap();
+        stalled.push(stream);
+    }
+    // The kernel completes the fifth connection; the gateway does not accept
+    // it while the four hold every slot, for at least 5 s from now.
+    let mut waiting = connect(&gw).await;
+    waiting.write_all(HEALTHZ).await.unwrap();
+    assert!(
+        read_until_closed(&mut waiting, Duration::from_secs(2)).await.is_none(),
+        "a fifth connection was served past max_connections = 4"
+    );
+    gw.wait_log("new ones wait to be accepted", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("no warning that the listener is full:\n{}", gw.log()));
+
+    let answer = read_until_closed(&mut waiting, Duration::from_secs(60))
+        .await
+        .expect("answered once the stalled connections time out");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#"{"status":"ok"}"#), "{answer}");
+    for mut stream in stalled {
+        let said = read_until_closed(&mut stream, Duration::from_secs(10)).await;
+        assert_eq!(
+            said,
+            Some(Vec::new()),
+            "a stalled connection is closed without an answer"
+        );
+    }
+}
+
+#[test]
+fn zero_timeouts_and_connections_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for key in ["header_timeout_secs", "body_timeout_secs", "max_connections"] {
+        std::fs::write(dir.path().join("gw.toml"), format!("[http]\n{key} = 0\n")).unwrap();
+        let out = std::process::Command::new(bin())
+            .args(["check", "--config", "gw.toml"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{key} = 0 passed: {stderr}");
+        assert!(
+            stderr.contains(&format!("gw.toml:2: http.{key}: must be at least 1")),
+            "{stderr}"
+        );
+    }
 }

@@ -21,6 +21,14 @@ pub const DEFAULT_PARALLEL: u32 = 8;
 /// Bytes of a script's logs and return value together.
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 256 * 1024;
 
+/// Scripts running at once, gateway-wide (each holds a thread).
+pub const DEFAULT_MAX_SCRIPTS: u32 = 16;
+/// Scripts running at once for one caller (a token, an OAuth subject, or
+/// an anonymous session).
+pub const DEFAULT_MAX_SCRIPTS_PER_CALLER: u32 = 4;
+/// The heaps of all running scripts together, in MiB.
+pub const DEFAULT_MAX_MEMORY_MB: u32 = 512;
+
 /// Upper bounds a setting may not pass: a script is a request, not a job.
 const MAX_MEMORY_MB: u32 = 1024;
 const MAX_STACK_KB: u32 = 8 * 1024;
@@ -47,6 +55,41 @@ pub struct RawCodeMode {
     pub parallel: Option<u32>,
     /// Bytes of logs and return value (default 262144).
     pub max_output_bytes: Option<u64>,
+    /// Scripts running at once, gateway-wide (default 16; section only).
+    pub max_scripts: Option<u32>,
+    /// Scripts running at once per caller (default 4; section only).
+    pub max_scripts_per_caller: Option<u32>,
+    /// The running scripts' heaps together, MiB (default 512; section only).
+    pub max_memory_mb: Option<u32>,
+}
+
+/// How many scripts may run at once, gateway-wide: a script past a cap is
+/// refused (`SCRIPT_BUSY`), not queued, so a caller learns at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptCaps {
+    /// Scripts in flight.
+    pub scripts: u32,
+    /// Scripts in flight for one caller.
+    pub per_caller: u32,
+    /// Their `memory_mb` together, bytes: each script holds its whole heap
+    /// limit while it runs.
+    pub memory_bytes: usize,
+}
+
+impl ScriptCaps {
+    fn from_raw(raw: &RawCodeMode) -> Self {
+        Self {
+            scripts: raw.max_scripts.unwrap_or(DEFAULT_MAX_SCRIPTS),
+            per_caller: raw.max_scripts_per_caller.unwrap_or(DEFAULT_MAX_SCRIPTS_PER_CALLER),
+            memory_bytes: raw.max_memory_mb.unwrap_or(DEFAULT_MAX_MEMORY_MB) as usize * (1 << 20),
+        }
+    }
+}
+
+impl Default for ScriptCaps {
+    fn default() -> Self {
+        Self::from_raw(&RawCodeMode::default())
+    }
 }
 
 /// The limits one script runs under.
@@ -109,6 +152,8 @@ pub struct CodeMode {
     pub enabled: bool,
     /// The section's limits over the defaults.
     pub limits: CodeLimits,
+    /// Gateway-wide caps on scripts in flight.
+    pub caps: ScriptCaps,
     /// Per project: enabled, and limits over the section's.
     pub projects: BTreeMap<String, (bool, CodeLimits)>,
 }
@@ -118,6 +163,7 @@ impl Default for CodeMode {
         Self {
             enabled: true,
             limits: CodeLimits::default(),
+            caps: ScriptCaps::default(),
             projects: BTreeMap::new(),
         }
     }
@@ -135,13 +181,31 @@ impl CodeMode {
         let limits = CodeLimits::default_with(&section);
         let projects = projects
             .map(|(name, raw)| {
-                check(&format!("security.projects.{name}.code_mode"), raw)?;
+                let section = format!("security.projects.{name}.code_mode");
+                check(&section, raw)?;
+                gateway_wide_only(&section, raw)?;
                 Ok((name.clone(), (raw.enabled.unwrap_or(enabled), limits.overridden(raw))))
             })
-            .collect::<Result<_, (String, String)>>()?;
+            .collect::<Result<BTreeMap<_, _>, (String, String)>>()?;
+        let caps = ScriptCaps::from_raw(&section);
+        let largest = projects
+            .values()
+            .map(|(_, l): &(bool, CodeLimits)| l.memory_bytes)
+            .fold(limits.memory_bytes, usize::max);
+        if caps.memory_bytes < largest {
+            return Err((
+                "security.code_mode.max_memory_mb".into(),
+                format!(
+                    "max_memory_mb = {} is below a memory_mb of {}: such a script could never start",
+                    caps.memory_bytes >> 20,
+                    largest >> 20
+                ),
+            ));
+        }
         Ok(Self {
             enabled,
             limits,
+            caps,
             projects,
         })
     }
@@ -157,9 +221,25 @@ impl CodeMode {
     }
 }
 
+/// The caps shared by every script are set once, for the gateway.
+fn gateway_wide_only(section: &str, raw: &RawCodeMode) -> Result<(), (String, String)> {
+    let set = [
+        ("max_scripts", raw.max_scripts.is_some()),
+        ("max_scripts_per_caller", raw.max_scripts_per_caller.is_some()),
+        ("max_memory_mb", raw.max_memory_mb.is_some()),
+    ];
+    match set.into_iter().find(|(_, set)| *set) {
+        Some((key, _)) => Err((
+            format!("{section}.{key}"),
+            format!("{key} is gateway-wide: set it in [security.code_mode], not per project"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Every limit set is at least 1 and at most its bound.
 fn check(section: &str, raw: &RawCodeMode) -> Result<(), (String, String)> {
-    let bounds: [(&str, Option<u64>, u64); 7] = [
+    let bounds: [(&str, Option<u64>, u64); 10] = [
         ("memory_mb", raw.memory_mb.map(u64::from), u64::from(MAX_MEMORY_MB)),
         ("cpu_ms", raw.cpu_ms, 10 * 60_000),
         ("timeout_ms", raw.timeout_ms, 60 * 60_000),
@@ -167,6 +247,13 @@ fn check(section: &str, raw: &RawCodeMode) -> Result<(), (String, String)> {
         ("max_calls", raw.max_calls.map(u64::from), u64::from(MAX_CALLS)),
         ("parallel", raw.parallel.map(u64::from), u64::from(MAX_PARALLEL)),
         ("max_output_bytes", raw.max_output_bytes, 64 << 20),
+        ("max_scripts", raw.max_scripts.map(u64::from), 4096),
+        (
+            "max_scripts_per_caller",
+            raw.max_scripts_per_caller.map(u64::from),
+            4096,
+        ),
+        ("max_memory_mb", raw.max_memory_mb.map(u64::from), 1 << 20),
     ];
     for (key, value, max) in bounds {
         if let Some(v) = value
@@ -224,6 +311,31 @@ mod tests {
         let c = CodeMode::new(Some(&section), projects.iter().map(|(n, r)| (n, r))).unwrap();
         assert_eq!(c.for_project("x"), None);
         assert!(c.for_project("on").is_some());
+    }
+
+    #[test]
+    fn script_caps_are_gateway_wide_and_hold_one_script_at_least() {
+        let section = RawCodeMode {
+            max_scripts: Some(2),
+            ..Default::default()
+        };
+        let c = CodeMode::new(Some(&section), std::iter::empty()).unwrap();
+        assert_eq!(c.caps.scripts, 2);
+        assert_eq!(c.caps.per_caller, DEFAULT_MAX_SCRIPTS_PER_CALLER);
+        let per_project = RawCodeMode {
+            max_memory_mb: Some(100),
+            ..Default::default()
+        };
+        let projects = [("p".to_string(), per_project)];
+        let (key, message) = CodeMode::new(None, projects.iter().map(|(n, r)| (n, r))).unwrap_err();
+        assert_eq!(key, "security.projects.p.code_mode.max_memory_mb");
+        assert!(message.contains("gateway-wide"), "{message}");
+        let tight = RawCodeMode {
+            max_memory_mb: Some(32),
+            ..Default::default()
+        };
+        let (key, _) = CodeMode::new(Some(&tight), std::iter::empty()).unwrap_err();
+        assert_eq!(key, "security.code_mode.max_memory_mb");
     }
 
     #[test]

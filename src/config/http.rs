@@ -1,5 +1,8 @@
 //! `[http]`: the upstream streamable HTTP listener's checks: the hosts and
-//! origins it answers, callers' request rates, and how many sessions it holds.
+//! origins it answers, callers' request rates, how many sessions and
+//! connections it holds, and how long a request may take to arrive.
+
+use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -20,6 +23,14 @@ pub struct RawHttp {
     pub max_sessions: Option<Spanned<u32>>,
     /// Open MCP sessions per caller (default 256); the caller's idlest goes first when full.
     pub max_sessions_per_caller: Option<Spanned<u32>>,
+    /// Seconds a connection has to send a request's headers, the first or the
+    /// next on a kept-alive connection (default 10); it is closed otherwise.
+    pub header_timeout_secs: Option<Spanned<u32>>,
+    /// Seconds from a request's headers to the end of its body (default 30);
+    /// 408 and a closed connection otherwise.
+    pub body_timeout_secs: Option<Spanned<u32>>,
+    /// Open HTTP connections in all (default 512); past it, new ones wait to be accepted.
+    pub max_connections: Option<Spanned<u32>>,
 }
 
 /// Validated `[http]`.
@@ -35,6 +46,12 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     /// Open MCP sessions per caller (project, and subject for OAuth).
     pub max_sessions_per_caller: usize,
+    /// How long a connection may take to send a request's headers.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive once its headers have.
+    pub body_timeout: Duration,
+    /// Open HTTP connections in all.
+    pub max_connections: usize,
 }
 
 impl Default for HttpConfig {
@@ -49,6 +66,14 @@ impl Default for HttpConfig {
             rate: None,
             max_sessions: 4096,
             max_sessions_per_caller: 256,
+            // Long enough for a client on a slow link, short enough that a
+            // connection which sends nothing gives its slot back soon.
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            // Half of the usual soft open-file limit (1024): the other half
+            // stays for the store, the search index, stdio servers' pipes and
+            // connections to HTTP servers, so a full listener cannot starve them.
+            max_connections: 512,
         }
     }
 }
@@ -66,6 +91,10 @@ pub(super) fn validate(
     let burst = at_least_one(raw.burst, "burst")?;
     let max_sessions = at_least_one(raw.max_sessions, "max_sessions")?;
     let max_sessions_per_caller = at_least_one(raw.max_sessions_per_caller, "max_sessions_per_caller")?;
+    let header_timeout_secs = at_least_one(raw.header_timeout_secs, "header_timeout_secs")?;
+    let body_timeout_secs = at_least_one(raw.body_timeout_secs, "body_timeout_secs")?;
+    let max_connections = at_least_one(raw.max_connections, "max_connections")?;
+    let secs = |s: u32| Duration::from_secs(s.into());
     let defaults = HttpConfig::default();
     Ok(HttpConfig {
         allowed_hosts: raw.allowed_hosts.unwrap_or(defaults.allowed_hosts),
@@ -76,6 +105,9 @@ pub(super) fn validate(
         }),
         max_sessions: max_sessions.map_or(defaults.max_sessions, |n| n as usize),
         max_sessions_per_caller: max_sessions_per_caller.map_or(defaults.max_sessions_per_caller, |n| n as usize),
+        header_timeout: header_timeout_secs.map_or(defaults.header_timeout, secs),
+        body_timeout: body_timeout_secs.map_or(defaults.body_timeout, secs),
+        max_connections: max_connections.map_or(defaults.max_connections, |n| n as usize),
     })
 }
 

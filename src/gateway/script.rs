@@ -20,6 +20,7 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use super::admission::Busy;
 use super::args::usage_error;
 use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::auth::Caller;
@@ -33,6 +34,15 @@ use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};
 
 /// Results of a `tools.search` without `n`.
 const SEARCH_RESULTS: usize = 5;
+
+/// How far past `cpu_ms` or `timeout_ms` a script may run before the
+/// gateway answers for it from outside the engine: QuickJS checks its
+/// limits between instructions, and a built-in that loops in C (the
+/// sandbox bounds the ones known to) does not return to check them.
+const OUTSIDE_GRACE: Duration = Duration::from_secs(1);
+
+/// How often the script thread's CPU clock is read from outside.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 impl Gateway {
     /// Whether scripts run, with their limits and the projects that differ,
@@ -55,6 +65,12 @@ impl Gateway {
                 "timeout_ms": l.timeout.as_millis() as u64, "stack_kb": l.stack_bytes >> 10,
                 "max_calls": l.max_calls, "parallel": l.parallel, "max_output_bytes": l.max_output_bytes,
             },
+            "caps": {
+                "max_scripts": settings.caps.scripts,
+                "max_scripts_per_caller": settings.caps.per_caller,
+                "max_memory_mb": settings.caps.memory_bytes >> 20,
+            },
+            "running": self.scripts.running(),
             "projects_on": names(true),
             "projects_off": names(false),
         })
@@ -102,18 +118,33 @@ impl Gateway {
             Some(id) => id.to_string(),
             None => crate::wire::request_id(),
         };
+        let caps = self.security.code_mode_settings().caps;
+        let ticket = match self
+            .scripts
+            .admit(&caps, caller_key(caller, session), limits.memory_bytes)
+        {
+            Ok(ticket) => ticket,
+            Err(busy) => {
+                tracing::warn!(request_id = %parent, project = caller.project.id, cap = ?busy, "script refused: busy");
+                return busy_answer(busy);
+            }
+        };
         let started = Instant::now();
         let (calls, mut requested) = tokio::sync::mpsc::unbounded_channel();
         let (answers, answered) = std::sync::mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let _stop = StopOnDrop(Arc::clone(&cancel));
         let (done, mut finished) = tokio::sync::oneshot::channel();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
         let sandbox_limits = sandbox_limits(&limits);
         let request_id = parent.clone();
         let spawned = std::thread::Builder::new()
             .name("script".into())
             .stack_size(sandbox::thread_stack_bytes(&sandbox_limits))
             .spawn(move || {
+                // Held until the thread ends, whenever the answer left.
+                let _ticket = ticket;
+                let _ = tid_tx.send(nix::unistd::gettid());
                 let mut host = Channel { calls, answered };
                 let outcome = sandbox::run(&script, &sandbox_limits, &mut host, &cancel);
                 if let Err(outcome) = done.send(outcome) {
@@ -122,7 +153,7 @@ impl Gateway {
                         request_id,
                         calls = outcome.calls,
                         cpu_us,
-                        "script stopped: its request was cancelled"
+                        "script stopped: its request was cancelled or answered for"
                     );
                 }
             });
@@ -139,9 +170,15 @@ impl Gateway {
         };
         type Inner<'a> = Pin<Box<dyn Future<Output = sandbox::Answer> + Send + 'a>>;
         let mut in_flight: FuturesUnordered<Inner<'_>> = FuturesUnordered::new();
+        let mut watch = tokio::time::interval(WATCH_EVERY);
+        let wall = tokio::time::sleep(limits.timeout + OUTSIDE_GRACE);
+        tokio::pin!(wall);
+        let mut tid = None;
+        let mut started_calls = 0u32;
         let outcome = loop {
             tokio::select! {
                 Some((id, call)) = requested.recv() => {
+                    started_calls += 1;
                     if let Some(refusal) = budget.and_then(over_budget) {
                         let _ = answers.send((id, Err(refusal)));
                         continue;
@@ -157,6 +194,17 @@ impl Gateway {
                     Ok(outcome) => break outcome,
                     Err(_) => return failed("the script's thread ended without an answer".into()),
                 },
+                _ = watch.tick() => {
+                    tid = tid.or_else(|| tid_rx.try_recv().ok());
+                    let cpu = tid.and_then(thread_cpu);
+                    if cpu.is_some_and(|cpu| cpu > limits.cpu + OUTSIDE_GRACE) {
+                        break answered_for(sandbox::Error::Cpu { limit: limits.cpu }, started_calls, cpu);
+                    }
+                }
+                _ = &mut wall => {
+                    let cpu = tid.and_then(thread_cpu);
+                    break answered_for(sandbox::Error::Timeout { limit: limits.timeout }, started_calls, cpu);
+                }
             }
         };
         // Calls the script did not wait for are cancelled here (their rows say failed).
@@ -274,6 +322,51 @@ impl Gateway {
             _ => reply(&response, outcome),
         }
     }
+}
+
+/// Who a script counts against for `max_scripts_per_caller`: its token,
+/// its OAuth subject, or else (anonymous access) its session.
+fn caller_key(caller: &Caller, session: &str) -> String {
+    let project = caller.project.id;
+    match (caller.token_id, &caller.subject) {
+        (Some(token), _) => format!("{project}/token/{token}"),
+        (None, Some(subject)) => format!("{project}/subject/{}/{subject}", caller.issuer.as_deref().unwrap_or("")),
+        (None, None) => format!("{project}/session/{session}"),
+    }
+}
+
+/// A script past a cap: refused before it starts, with its own code.
+fn busy_answer(busy: Busy) -> Answer {
+    let message = busy.to_string();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!("{}: {message}", Busy::CODE))]);
+    result.structured_content = Some(json!({ "error": { "code": Busy::CODE, "message": message } }));
+    Answer {
+        result: result.into(),
+        outcome: Outcome::Failed,
+        result_count: None,
+        trail: Trail::default(),
+    }
+}
+
+/// The outcome of a script the gateway answers for from outside the
+/// engine: its thread is told to stop, and keeps its place under the caps
+/// until it has.
+fn answered_for(why: sandbox::Error, calls: u32, cpu: Option<Duration>) -> sandbox::Outcome {
+    tracing::warn!(error = why.code(), "script answered for from outside its engine");
+    sandbox::Outcome {
+        result: Err(why),
+        logs: Vec::new(),
+        calls,
+        cpu: cpu.unwrap_or_default(),
+    }
+}
+
+/// CPU time of thread `tid` of this process (Linux's schedstat, in ns), or
+/// `None` where the kernel does not say.
+fn thread_cpu(tid: nix::unistd::Pid) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
 }
 
 /// A script's call over its caller's request rate: refused as an HTTP

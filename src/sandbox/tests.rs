@@ -273,3 +273,149 @@ fn the_cpu_clock_counts_work_not_waiting() {
     let slept = thread_cpu() - before;
     assert!(slept < Duration::from_millis(20), "{slept:?} of CPU while asleep");
 }
+
+/// Built-ins that loop to an array's length in C never reach the interrupt
+/// handler: over a huge sparse array each ran for seconds past `cpu_ms`.
+#[test]
+fn built_ins_over_huge_sparse_arrays_stop_within_the_cpu_limit() {
+    let methods = [
+        "a.copyWithin(0, 1)",
+        "a.reverse()",
+        "a.splice(1, 1)",
+        "a.sort()",
+        "a.join()",
+        "a.lastIndexOf(1)",
+        "a.includes(1)",
+        "a.fill(1)",
+        "a.slice(1)",
+        "a.toReversed()",
+        "a.unshift(1)",
+        "Array.prototype.join.call({ length: 2 ** 28 })",
+        "Array.prototype.reverse.call({ get length() { return 2 ** 28; } })",
+        "a.flat()",
+        "[a].flat()",
+        "[].concat(a)",
+        "a.concat([])",
+        "[1].flatMap(() => a)",
+    ];
+    for method in methods {
+        let started = Instant::now();
+        let script = format!("const a = []; a.length = 2 ** 28; {method}; return 'done';");
+        let (out, _) = go(&script);
+        let elapsed = started.elapsed();
+        let stopped = match &out.result {
+            Err(Error::Cpu { .. }) => true,
+            Err(Error::Threw(m)) => m.starts_with("RangeError"),
+            _ => false,
+        };
+        assert!(stopped, "{method}: {:?}", out.result);
+        assert!(elapsed < Duration::from_secs(2), "{method} ran {elapsed:?}");
+    }
+}
+
+#[test]
+fn bounded_built_ins_still_work_on_ordinary_arrays() {
+    let (out, _) = go(r#"
+        const a = [3, 1, 2];
+        const sparse = [1, , 3];
+        return [
+            a.slice().sort(), a.join("-"), a.concat([4, [5]], 6), [1, [2, [3, [4]]]].flat(2),
+            a.flatMap((x) => [x, x * 10]), sparse.concat([]).length, 1 in sparse.concat([]),
+            Array.prototype.concat.call(1, 2).length, [[1], [2]].flat(Infinity), a.includes(2),
+            Array.prototype.join.call({ length: 2, 0: "x", 1: "y" }),
+        ];
+    "#);
+    assert_eq!(
+        out.result,
+        Ok(json!([
+            [1, 2, 3],
+            "3-1-2",
+            [3, 1, 2, 4, [5], 6],
+            [1, 2, 3, [4]],
+            [3, 30, 1, 10, 2, 20],
+            3,
+            false,
+            2,
+            [1, 2],
+            true,
+            "x,y"
+        ]))
+    );
+}
+
+/// Through V8's stack API (`Error.prepareStackTrace`, `CallSite.getFunction`)
+/// a script reached the bridge's own functions on the stack.
+#[test]
+fn no_function_of_the_bridge_is_within_reach() {
+    let (out, host) = go(r#"
+        const got = [];
+        try {
+            Error.prepareStackTrace = (e, frames) => {
+                for (const f of frames) got.push(f.getFunction && f.getFunction());
+                return "x";
+            };
+        } catch (e) {}
+        try { tools.call("echo:x", { toJSON() { throw new Error("inside"); } }); } catch (e) { String(e.stack); }
+        let replaced = 0;
+        Map.prototype.set = function () { replaced++; };
+        Map.prototype.get = function () { replaced++; };
+        globalThis.Promise = class { constructor() { replaced += 10; } };
+        Array.prototype.map = function () { replaced += 100; return []; };
+        console.log("still", "logs");
+        const r = await tools.call("echo:a", { n: 1 });
+        return [got.filter((f) => typeof f === "function").length, replaced, r.structuredContent.n];
+    "#);
+    assert_eq!(out.result, Ok(json!([0, 0, 1])));
+    assert_eq!(out.logs, vec!["still logs"]);
+    assert_eq!(host.started.len(), 1);
+}
+
+/// When the heap is too full for QuickJS to build its error, it throws
+/// `null`: that read "the script threw: a thrown null".
+#[test]
+fn every_out_of_memory_end_reads_as_the_memory_limit() {
+    for script in [
+        "const a = []; while (true) a.push({ n: a.length });",
+        "const a = []; while (true) a.push([a.length]);",
+        "const m = new Map(); for (let i = 0; ; i++) m.set(i, { i });",
+        "let s = 'x'; const keep = []; while (true) { s = s + s.length; keep.push(s); }",
+    ] {
+        let mut l = limits();
+        l.memory_bytes = 4 << 20;
+        l.cpu = Duration::from_secs(20);
+        l.wall = Duration::from_secs(20);
+        let (out, _) = go_with(script, &l);
+        assert!(
+            matches!(out.result, Err(Error::Memory { .. })),
+            "{script}: {:?}",
+            out.result
+        );
+    }
+    // A script's own `throw null` is not mistaken for one.
+    let (out, _) = go("throw null;");
+    assert_eq!(out.result, Err(Error::Threw("a thrown null".into())));
+}
+
+/// `calls` counts the calls that reached the host: one asked for while the
+/// result was being serialised, or never awaited before the script
+/// returned, has no audit row and is not counted.
+#[test]
+fn calls_the_host_never_started_are_not_counted() {
+    let (out, host) = go(r#"
+        tools.call("echo:late", {});
+        return { toJSON() { tools.call("echo:later", {}); return 1; } };
+    "#);
+    assert_eq!(out.result, Ok(json!(1)));
+    assert_eq!((out.calls, host.started.len()), (0, 0));
+}
+
+#[test]
+fn a_busy_loop_stops_at_the_wall_limit_too() {
+    let mut l = limits();
+    l.cpu = Duration::from_secs(30);
+    l.wall = Duration::from_millis(200);
+    let started = Instant::now();
+    let (out, _) = go_with("while (true) {}", &l);
+    assert_eq!(out.result, Err(Error::Timeout { limit: l.wall }));
+    assert!(started.elapsed() < Duration::from_secs(2));
+}

@@ -21,6 +21,8 @@ use crate::gateway::Gateway;
 use crate::oauth;
 use crate::ratelimit::Limiter;
 
+mod connections;
+
 /// Serves MCP on stdin/stdout until the client closes stdin or `ct` is cancelled.
 ///
 /// Lines pass through a guard first: one that is not JSON-RPC gets the
@@ -78,6 +80,7 @@ pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::R
 /// Serves streamable HTTP at `/mcp` on an already-bound listener until `ct`
 /// is cancelled. `pages` (the operator console) are served beside it, behind
 /// the same host checks but not the MCP guard: they check their own credentials.
+/// Connections are capped and timed as `[http]` says (see `connections`).
 pub async fn serve_http(
     upstream: Upstream,
     gateway: Gateway,
@@ -120,9 +123,7 @@ pub async fn serve_http(
         "next: point an MCP client at http://{addr}/mcp; `mcp-gateway servers` shows each server; \
          the console is at http://{addr}/console (`mcp-gateway token issue --admin` opens it)"
     );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(ct.cancelled_owned())
-        .await?;
+    connections::serve(listener, app, http, ct).await;
     Ok(())
 }
 
