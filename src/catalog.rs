@@ -11,14 +11,14 @@ use rmcp::model::Tool;
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, error};
+use tracing::{debug, error, warn};
 
 use crate::access::Grants;
 use crate::downstream::Registry;
 use crate::search;
 use crate::search::semantic::{self, Semantic, Vectors};
 use crate::security::{Held, Security};
-use crate::wire::tool_key;
+use crate::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES, tool_key};
 
 pub mod direct;
 mod view;
@@ -244,6 +244,16 @@ impl Snapshot {
                 }
             } as u32;
             for (i, tool) in tools.iter().enumerate() {
+                // Execute refuses a key longer than a caller may send, so
+                // discovery must not show one.
+                if server.len() + KEY_SEPARATOR.len_utf8() + tool.name.len() > MAX_TOOL_KEY_BYTES {
+                    warn!(
+                        server,
+                        name_bytes = tool.name.len(),
+                        "a tool is left out: its toolKey would be longer than {MAX_TOOL_KEY_BYTES} bytes"
+                    );
+                    continue;
+                }
                 let verdict = rules.verdict(server, &tool.name, flagged.get(i).map_or(&[], Vec::as_slice));
                 if verdict.enabled {
                     let mut entry = Entry::new(server, tool.clone(), verdict.tags);
@@ -371,12 +381,15 @@ impl Catalog {
         security: Arc<Security>,
         semantic: Option<Arc<Semantic>>,
     ) -> Result<Arc<Self>, Error> {
+        // Read before the states, as a rebuild does: a server that comes up
+        // while they are read is the next rebuild's, not counted as listed.
+        let generation = registry.changed().count();
         let this = Arc::new(Self {
             current: ArcSwap::from_pointee(snapshot_of(registry, &rules, &security)?),
             rules: ArcSwap::from_pointee(rules),
             security,
             installed: watch::Sender::new(0),
-            built_from: AtomicU64::new(registry.changed().count()),
+            built_from: AtomicU64::new(generation),
             semantic: ArcSwapOption::new(semantic),
             hybrid_off: ArcSwap::from_pointee("no embedding model is loaded".to_string()),
         });
@@ -630,6 +643,21 @@ mod tests {
         assert_eq!(view.get("math:add").unwrap().tool.name, "add");
         assert!(view.get("math:sub").is_none());
         assert!(view.get("add").is_none());
+    }
+
+    /// Issue 41: execute refuses a `toolKey` over its bound, so a tool whose
+    /// key would be longer is never found either.
+    #[test]
+    fn r41_a_tool_whose_key_is_too_long_to_send_is_left_out() {
+        let longest = "t".repeat(MAX_TOOL_KEY_BYTES - "math:".len());
+        let too_long = format!("{longest}x");
+        let tools = [
+            tool(&longest, json!({"type": "object"})),
+            tool(&too_long, json!({"type": "object"})),
+        ];
+        let snap = Snapshot::build([("math", None, &tools[..])], &Rules::default()).unwrap();
+        let keys: Vec<&str> = snap.entries.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, [format!("math:{longest}")]);
     }
 
     #[test]

@@ -514,6 +514,18 @@ impl Downstream {
         }
     }
 
+    /// Publishes a change of the server's tools (or whether they are
+    /// known), counted while the new state is being written: a call that
+    /// reads the state, then the count, and a rebuild that reads the count,
+    /// then the states, never see one without the other, so neither answers
+    /// from a catalog that misses a server already running.
+    fn publish_change(&self, changed: &ToolChanges, f: impl FnOnce(&mut ServerState)) {
+        self.publish(|s| {
+            f(s);
+            changed.notify_one();
+        });
+    }
+
     fn publish(&self, f: impl FnOnce(&mut ServerState)) {
         self.state.send_modify(f);
         if self.stop.is_cancelled() || self.own.is_some() {
@@ -791,14 +803,13 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<ToolChanges>) {
             }
             Ok(Ended::SignInRequired) => {
                 info!(server = %name, "downstream server takes only projects' own sign-ins; its tools come from a signed-in project's connection");
-                server.publish(|s| {
+                server.publish_change(&changed, |s| {
                     s.status = Status::SignInRequired;
                     s.peer = None;
                     if s.tools.is_empty() {
                         s.tools = server.memory.recall(&server.config).unwrap_or_default().into();
                     }
                 });
-                changed.notify_one();
                 // Nothing to retry: a reload with a credential restarts it.
                 ct.cancelled().await;
                 break;
@@ -810,13 +821,12 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<ToolChanges>) {
         let instance = server.own.is_some();
         warn!(server = %name, error = %failure, retry_in_ms = (!instance).then_some(backoff.as_millis() as u64), "downstream server failed");
         let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        server.publish(|s| {
+        server.publish_change(&changed, |s| {
             s.last_error = Some((failure.clone(), at));
             s.status = Status::Failed(failure);
             s.tools = Arc::from([]);
             s.peer = None;
         });
-        changed.notify_one();
         if instance {
             // A project's own connection is tried again by its next call, not in the background.
             return;
@@ -832,12 +842,11 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<ToolChanges>) {
         backoff = (backoff * 2).min(BACKOFF_MAX);
         restarts += 1;
     }
-    server.publish(|s| {
+    server.publish_change(&changed, |s| {
         s.status = Status::Stopped;
         s.tools = Arc::from([]);
         s.peer = None;
     });
-    changed.notify_one();
     info!(server = %name, "downstream server stopped");
 }
 

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -406,5 +407,69 @@ async fn a_server_slower_than_the_startup_wait_is_named_and_the_rest_answer() {
     assert!(
         text(&ran).contains("'slow' is still starting") && text(&ran).contains("again"),
         "{ran:?}"
+    );
+}
+
+/// A client that starts the gateway per call (llama-index) sends its first
+/// request the moment the handshake is done. A fast server's state could
+/// read "running" before the catalog listed it, and about one start in ten
+/// answered "unknown toolKey" and "No matching tools". Fifty cold starts of
+/// the binary over stdio, each with its first calls sent at once.
+#[tokio::test]
+async fn fifty_cold_starts_over_stdio_each_answer_their_first_calls_from_a_full_catalog() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, format!("{ANONYMOUS}{}", chaos_server("demo", ""))).unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cold", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let run = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "tool_execute",
+        "arguments": {"toolKey": "demo:calculate", "arguments": {"expression": "2*(3+4)"}}}});
+    let find = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tool_discovery",
+        "arguments": {"query": "evaluate an arithmetic expression"}}});
+    let mut failures = Vec::new();
+    for start in 0..50 {
+        let mut child = tokio::process::Command::new(bin())
+            .args(["serve", "--config"])
+            .arg(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+        // The handshake's answer, then everything at once.
+        let _ = tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await;
+        let burst = format!("{initialized}\n{run}\n{find}\n");
+        stdin.write_all(burst.as_bytes()).await.unwrap();
+        let mut answers = std::collections::HashMap::new();
+        while answers.len() < 2 {
+            let Ok(Ok(Some(line))) = tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await else {
+                break;
+            };
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if let Some(id) = message["id"].as_u64() {
+                answers.insert(id, message["result"].clone());
+            }
+        }
+        let ran = answers.get(&1).map(|r| r["content"][0]["text"].clone());
+        let found = answers
+            .get(&2)
+            .map(|r| r["structuredContent"]["results"][0]["toolKey"].clone());
+        if ran != Some(json!("2*(3+4) = 14")) || found != Some(json!("demo:calculate")) {
+            failures.push(format!("start {start}: ran {ran:?}, found {found:?}"));
+        }
+        drop(stdin);
+        let _ = child.kill().await;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 50 cold starts failed:\n{}",
+        failures.len(),
+        failures.join("\n")
     );
 }

@@ -187,13 +187,12 @@ pub(super) async fn run(
         server.memory.remember_protocol(&server.config, p);
     }
     *server.last_used.lock().expect("last_used lock") = std::time::Instant::now();
-    server.publish(|s| {
+    server.publish_change(changed, |s| {
         s.status = Status::Running;
         s.tools = tools.into();
         s.peer = Some(peer.clone());
         s.protocol = protocol.clone();
     });
-    changed.notify_one();
 
     // 2026-07-28 servers send list_changed only inside a subscription: the
     // Python SDK (2.x) drops one sent outside it, so a server announcing with
@@ -373,8 +372,7 @@ async fn relist(
             info!(server = %name, tools = tools.len(), why, "downstream tools changed");
             server.memory.remember(&server.config, &tools);
             server.lend_listing(&tools);
-            server.publish(|s| s.tools = tools.into());
-            changed.notify_one();
+            server.publish_change(changed, |s| s.tools = tools.into());
             Some(ttl_ms)
         }
         Ok(Err(e)) => {

@@ -145,8 +145,7 @@ impl Downstream {
         }
         info!(server = %parent.name(), tools = tools.len(), "tools listed through a project's own sign-in");
         parent.memory.remember(&parent.config, tools);
-        parent.publish(|s| s.tools = tools.to_vec().into());
-        parent.changed.notify_one();
+        parent.publish_change(&parent.changed, |s| s.tools = tools.to_vec().into());
     }
 
     fn spawn_instance(self: &Arc<Self>, credential: ProjectCredential) -> Arc<Downstream> {

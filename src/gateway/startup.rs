@@ -40,10 +40,11 @@ impl Gateway {
         let cap = Duration::from_millis(self.startup_wait.load(Ordering::Relaxed));
         let began = Instant::now();
         let wanted = |name: &str| server.is_none_or(|s| s == name) && grants.sees_server(name);
-        // Read first: a server that came up just before this call has
-        // counted its change, and the catalog may not have listed it yet.
-        let changes = self.registry.changed().count();
         let startup = self.registry.first_connections(wanted, cap).await;
+        // Read after the states: a server seen running has counted its
+        // change (it counts while its state is written), and the catalog
+        // may not have listed it yet.
+        let changes = self.registry.changed().count();
         if startup.is_empty() && !self.catalog.behind(changes) {
             return Vec::new();
         }
