@@ -83,7 +83,7 @@ pub enum Error {
     )]
     Unauthorized,
     /// `_meta.projectId` names another project than the token's.
-    #[error("_meta.projectId '{0}' is not the project of this token")]
+    #[error("_meta.projectId '{}' is not the project of this token", crate::leaks::quote(.0))]
     ProjectMismatch(String),
     /// An OAuth access token was refused.
     #[error(transparent)]

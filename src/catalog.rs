@@ -648,7 +648,7 @@ mod tests {
     /// Issue 41: execute refuses a `toolKey` over its bound, so a tool whose
     /// key would be longer is never found either.
     #[test]
-    fn r41_a_tool_whose_key_is_too_long_to_send_is_left_out() {
+    fn a_tool_whose_key_is_too_long_to_send_is_left_out() {
         let longest = "t".repeat(MAX_TOOL_KEY_BYTES - "math:".len());
         let too_long = format!("{longest}x");
         let tools = [

@@ -105,6 +105,10 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the gateway: MCP over stdio (default) and/or streamable HTTP.
+    ///
+    /// Over stdio alone it logs only warnings and errors, since a client that
+    /// starts it may show its stderr to the user; RUST_LOG=info (or debug)
+    /// asks for more. With --http it logs each call at info.
     Serve {
         /// Serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8931; port 0 picks one).
         #[arg(long, value_name = "ADDR")]
@@ -531,7 +535,9 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
     use tracing_subscriber::util::SubscriberInitExt;
     type Boxed = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
     let default = match cli.command {
-        Command::Serve { .. } => "info",
+        Command::Serve { http: Some(_), .. } => "info",
+        // Over stdio alone a client started the gateway, and some clients
+        // show its stderr in the user's terminal: a line per call is noise.
         _ => "warn",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -553,14 +559,34 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Standard error for log lines, each with its URLs masked ([`crate::mask::urls_in`]):
-/// dependencies log URLs too (rmcp's transport worker, a failed request's URL at ERROR).
+/// Standard error for log lines, each scrubbed ([`scrub`]): dependencies
+/// log URLs too (rmcp's transport worker, a failed request's URL at ERROR),
+/// and what a caller sent (rmcp logs every error a handler returns, and the
+/// caller's JSON-RPC id, whole).
 struct MaskedStderr;
 
+/// Most bytes of one log line. The gateway's own lines quote a caller's
+/// strings short (`leaks::quote`); a dependency's line that quotes one
+/// whole is cut here (a JSON line cut is no longer JSON, which only a
+/// caller's abuse brings about).
+const MAX_LOG_LINE_BYTES: usize = 16 * 1024;
+
+/// A log line as it is written: URLs masked ([`crate::mask::urls_in`]),
+/// credentials redacted, at most [`MAX_LOG_LINE_BYTES`] (a cut line ends in `…`).
+fn scrub(line: &str) -> String {
+    let (body, end) = match line.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (line, ""),
+    };
+    let masked = crate::mask::urls_in(body);
+    crate::leaks::redacted_head(&masked, MAX_LOG_LINE_BYTES) + end
+}
+
 impl std::io::Write for MaskedStderr {
-    /// The formatter writes each event whole, so a URL is never split across calls.
+    /// The formatter writes each event whole, so a URL or a credential is
+    /// never split across calls.
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let line = crate::mask::urls_in(&String::from_utf8_lossy(buf));
+        let line = scrub(&String::from_utf8_lossy(buf));
         std::io::stderr().write_all(line.as_bytes())?;
         Ok(buf.len())
     }
@@ -582,6 +608,21 @@ fn exported_traces(cli: &Cli) -> Option<config::TelemetryConfig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 41: rmcp's WARN `response error` carried a caller's megabyte,
+    /// credential included.
+    #[test]
+    fn log_lines_are_masked_redacted_and_bounded() {
+        let token = format!("mgwa_1_{}", "0123456789abcdef".repeat(4));
+        let line = format!("WARN response error: unknown tool '{token}' {}\n", "y ".repeat(1 << 20));
+        let out = scrub(&line);
+        assert!(out.len() <= MAX_LOG_LINE_BYTES + "…\n".len(), "{}", out.len());
+        assert!(out.ends_with("…\n"), "one line still");
+        assert!(out.contains("[REDACTED:gateway-admin-token]"), "{}", &out[..200]);
+        assert!(!out.contains("0123456789abcdef"));
+        assert_eq!(scrub("plain line\n"), "plain line\n");
+        assert_eq!(scrub("db postgres://gw:pw@db/gw\n"), "db postgres://gw:***@db/gw\n");
+    }
 
     #[test]
     fn half_the_cores_run_calls_and_serve_threads_wins() {

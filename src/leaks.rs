@@ -8,16 +8,23 @@
 //! Entropy is used only for a string under a key that names a secret
 //! (`"password": …`), where the key has already said what the value is.
 //! Nothing here returns or logs a matched value: only its kind and place.
+//!
+//! The same formats keep credentials out of what the gateway says about a
+//! caller's own strings: [`quote`] is how an error, an answer or a log line
+//! quotes one, and [`cut_out`] is what a discovery's query is stored as.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::mask::secret_like_name;
+use crate::text::{char_floor, one_line, truncate};
+use crate::wire::QUOTE_CHARS;
 
 /// What kind of credential was found; a short kebab-case word, safe to log (never the match itself).
 pub type Kind = &'static str;
@@ -32,7 +39,9 @@ pub struct Leak {
 }
 
 /// Where a credential sits in a JSON value: its kind and JSON Pointer (RFC 6901, e.g.
-/// "/headers/Authorization", "" for the root).
+/// "/headers/Authorization", "" for the root). A credential used as an object key is
+/// found at that key's own path, where every key reads redacted: a path is quoted in
+/// refusals and logs, so it never carries one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
     /// What it is.
@@ -104,6 +113,8 @@ static RULES: LazyLock<Vec<(Kind, Regex)>> = LazyLock::new(|| {
         ("npm-token", r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)"),
         // this gateway's own: `mgw_<id>_<64 hex>` (store::issue_token)
         ("gateway-token", r"(?-u:\b)mgw_[0-9]+_[0-9a-f]{64}(?-u:\b)"),
+        // and its admin tokens, which open the console: `mgwa_<id>_<64 hex>` (store::issue_admin_token)
+        ("gateway-admin-token", r"(?-u:\b)mgwa_[0-9]+_[0-9a-f]{64}(?-u:\b)"),
         // header and payload are Base64url JSON objects, so both start `{"` = `eyJ`
         (
             "jwt",
@@ -230,9 +241,10 @@ fn secret_field(value: &str) -> bool {
     looks_like_secret(if schemed { rest.trim_start() } else { value })
 }
 
-/// Every credential in `value`: every string is searched with `find`; a string under a secret-like
-/// key that `find` misses but `looks_like_secret` accepts counts as kind "secret-field" (after a
-/// header's `Bearer`/`Basic`/`Token` scheme). Also walks arrays and nested objects.
+/// Every credential in `value`: every string, object keys included, is searched with `find`; a
+/// string under a secret-like key that `find` misses but `looks_like_secret` accepts counts as
+/// kind "secret-field" (after a header's `Bearer`/`Basic`/`Token` scheme). Also walks arrays and
+/// nested objects.
 pub fn scan(value: &Value) -> Vec<Found> {
     let mut found = Vec::new();
     scan_at(value, "", false, &mut found);
@@ -259,17 +271,45 @@ fn scan_at(value: &Value, path: &str, secret_key: bool, found: &mut Vec<Found>) 
         }
         Value::Object(map) => {
             for (key, item) in map {
-                let path = format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
-                scan_at(item, &path, secret_like_name(key), found);
+                let leaks = find(key);
+                let shown = match leaks.is_empty() {
+                    true => Cow::Borrowed(key.as_str()),
+                    false => Cow::Owned(replaced(key, &leaks, marker)),
+                };
+                let path = format!("{path}/{}", shown.replace('~', "~0").replace('/', "~1"));
+                found.extend(leaks.iter().map(|leak| Found {
+                    kind: leak.kind,
+                    path: path.clone(),
+                }));
+                scan_at(item, &path, names_secret(key, &shown), found);
             }
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 
+/// Whether a key names a secret, as sent or as redacted (`[REDACTED:github-token]`
+/// names one): either way, so that what [`redact`] leaves, [`scan`] passes.
+fn names_secret(key: &str, shown: &str) -> bool {
+    secret_like_name(key) || secret_like_name(shown)
+}
+
 /// What a redacted credential of `kind` is replaced with.
 fn marker(kind: Kind) -> String {
     format!("[REDACTED:{kind}]")
+}
+
+/// `text` with each of `leaks` (found in it, in order) replaced by `with(kind)`.
+fn replaced(text: &str, leaks: &[Leak], with: impl Fn(Kind) -> String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for leak in leaks {
+        out.push_str(&text[at..leak.range.start]);
+        out.push_str(&with(leak.kind));
+        at = leak.range.end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Replaces each credential in `text` (by `find`) with `[REDACTED:<kind>]`; None when there is none.
@@ -278,31 +318,121 @@ pub fn redact_text(text: &str) -> Option<(String, Vec<Kind>)> {
     if leaks.is_empty() {
         return None;
     }
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for leak in &leaks {
-        out.push_str(&text[at..leak.range.start]);
-        out.push_str(&marker(leak.kind));
-        at = leak.range.end;
-    }
-    out.push_str(&text[at..]);
+    let out = replaced(text, &leaks, marker);
     Some((out, leaks.into_iter().map(|leak| leak.kind).collect()))
 }
 
-/// Redacts in place every credential `scan` would find in `value` (a whole "secret-field" string
-/// becomes `[REDACTED:secret-field]`); returns the kinds redacted, in order found (duplicates kept).
-pub fn redact(value: &mut Value) -> Vec<Kind> {
-    let found = scan(value);
-    // a string's credentials are reported together, so one pass per string
-    let mut paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
-    paths.dedup();
-    for path in paths {
-        if let Some(Value::String(s)) = value.pointer_mut(path) {
-            // `find` misses a "secret-field", so the whole string goes
-            *s = redact_text(s).map_or_else(|| marker(SECRET_FIELD), |(clean, _)| clean);
-        }
+/// `text` with each credential (by `find`) replaced by `[REDACTED:<kind>]`.
+pub fn redacted(text: &str) -> String {
+    redact_text(text).map_or_else(|| text.to_string(), |(clean, _)| clean)
+}
+
+/// `text` with each credential (by `find`) cut out, a space in its place.
+/// For what is searched, kept and shown to others but never needs one: a
+/// discovery's query describes a capability, and a credential describes
+/// none, so it is no loss to search and leaves no trace (not even a marker)
+/// in the memory of meanings, the learned terms or the audit log.
+pub fn cut_out(text: &str) -> String {
+    replaced(text, &find(text), |_| " ".to_string())
+}
+
+/// Bytes of a caller's string that [`quote`] reads: past any excerpt it
+/// shows, so quoting a megabyte costs what quoting a key does.
+const QUOTE_WINDOW: usize = 1024;
+
+/// `text`, a caller's string, as an error, an answer or a log line may
+/// quote it: credentials redacted, on one line, at most
+/// [`QUOTE_CHARS`] characters (a cut text ends in `…`).
+pub fn quote(text: &str) -> String {
+    let (start, cut) = head(text, QUOTE_WINDOW);
+    let mut line = one_line(&redacted(start));
+    if cut {
+        line.push('…');
     }
-    found.into_iter().map(|f| f.kind).collect()
+    truncate(&line, QUOTE_CHARS)
+}
+
+/// At most the first `max_bytes` of `text`, redacted, and `…` when cut: a
+/// log line of a caller's megabyte, say.
+pub fn redacted_head(text: &str, max_bytes: usize) -> String {
+    let (start, cut) = head(text, max_bytes);
+    let mut out = redacted(start);
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// At most the first `max_bytes` of `text`, and whether it was cut. A cut
+/// drops the whole word it falls in: a credential cut short is one `find`
+/// no longer knows, and its first half is still a secret. (Every format's
+/// secret is one word, or lines that match whole up to the cut.)
+fn head(text: &str, max_bytes: usize) -> (&str, bool) {
+    if text.len() <= max_bytes {
+        return (text, false);
+    }
+    let window = &text[..char_floor(text, max_bytes)];
+    let kept = window.rfind(char::is_whitespace).map_or("", |at| &window[..at]);
+    (kept, true)
+}
+
+/// Redacts in place every credential `scan` would find in `value` (a whole "secret-field" string
+/// becomes `[REDACTED:secret-field]`, a key holding a credential reads `[REDACTED:<kind>]` in
+/// it); returns the kinds redacted, in the order `scan` finds them (duplicates kept).
+pub fn redact(value: &mut Value) -> Vec<Kind> {
+    let mut kinds = Vec::new();
+    redact_at(value, false, &mut kinds);
+    kinds
+}
+
+/// `redact` below `value`; `secret_key` says whether the nearest object key names a secret.
+fn redact_at(value: &mut Value, secret_key: bool, kinds: &mut Vec<Kind>) {
+    match value {
+        Value::String(s) => {
+            if let Some((clean, found)) = redact_text(s) {
+                *s = clean;
+                kinds.extend(found);
+            } else if secret_key && secret_field(s) {
+                // `find` misses a "secret-field", so the whole string goes
+                *s = marker(SECRET_FIELD);
+                kinds.push(SECRET_FIELD);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                redact_at(item, secret_key, kinds);
+            }
+        }
+        Value::Object(map) if map.keys().all(|key| find(key).is_empty()) => {
+            for (key, item) in map.iter_mut() {
+                redact_at(item, secret_like_name(key), kinds);
+            }
+        }
+        Value::Object(map) => {
+            // A key holds a credential: the map is rebuilt in its own order
+            // with that key redacted.
+            for (key, mut item) in std::mem::take(map) {
+                let (shown, found) = redact_text(&key).unwrap_or_else(|| (key.clone(), Vec::new()));
+                kinds.extend(found);
+                redact_at(&mut item, names_secret(&key, &shown), kinds);
+                insert_unique(map, shown, item);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Inserts `item` under `key`, or, when that name is taken (two keys that
+/// read the same once redacted), under `key (2)`, `key (3)`…: nothing is
+/// lost to a collision.
+fn insert_unique(map: &mut Map<String, Value>, key: String, item: Value) {
+    let mut unique = key.clone();
+    let mut n = 1;
+    while map.contains_key(&unique) {
+        n += 1;
+        unique = format!("{key} ({n})");
+    }
+    map.insert(unique, item);
 }
 
 #[cfg(test)]
@@ -364,6 +494,7 @@ mod tests {
             ("openai-key", format!("sk-proj-{}", noise(B64URL, 48, 22))),
             ("npm-token", format!("npm_{}", alnum(36, 23))),
             ("gateway-token", format!("mgw_17_{}", noise(HEX, 64, 24))),
+            ("gateway-admin-token", format!("mgwa_4_{}", noise(HEX, 64, 38))),
             ("jwt", format!("{JWT_HEAD}.{}", noise(B64URL, 43, 25))),
         ];
         for (kind, token) in tokens {
@@ -400,6 +531,7 @@ mod tests {
             format!("sk-ant-api03-{} sk-{}", alnum(20, 19), alnum(30, 20)),
             format!("npm_{} npm_{}", alnum(35, 23), alnum(37, 23)),
             format!("mgw_1_x mgw_17_{}", noise(HEX, 63, 24)),
+            format!("mgwa_1_x mgwa_4_{} mgwa_{}", noise(HEX, 63, 38), noise(HEX, 64, 38)),
             format!("{JWT_HEAD} Bearer {}", alnum(32, 3)),
         ];
         let ordinary = [
@@ -474,6 +606,72 @@ mod tests {
             json!({"note": "key [REDACTED:github-token]", "password": "[REDACTED:secret-field]", "count": 3});
         assert_eq!(value, redacted);
         assert!(scan(&value).is_empty(), "redaction is final");
+    }
+
+    #[test]
+    fn a_credential_as_a_key_is_found_and_redacted_and_no_entry_is_lost() {
+        let (a, b) = (format!("ghp_{}", alnum(36, 40)), format!("ghp_{}", alnum(36, 41)));
+        let admin = format!("mgwa_2_{}", noise(HEX, 64, 42));
+        let mut value = json!({ "scopes": { a.clone(): "repo", b.clone(): "gist" }, "to": { admin.clone(): 1 } });
+        let mut found = scan(&value);
+        found.sort_by(|x, y| x.path.cmp(&y.path));
+        let at = |kind, path: &str| Found {
+            kind,
+            path: path.to_string(),
+        };
+        let expected = [
+            at("github-token", "/scopes/[REDACTED:github-token]"),
+            at("github-token", "/scopes/[REDACTED:github-token]"),
+            at("gateway-admin-token", "/to/[REDACTED:gateway-admin-token]"),
+        ];
+        assert_eq!(found, expected, "paths name the key redacted");
+        let mut kinds = redact(&mut value);
+        kinds.sort_unstable();
+        assert_eq!(kinds, ["gateway-admin-token", "github-token", "github-token"]);
+        let scopes = value["scopes"].as_object().unwrap();
+        let keys: Vec<&str> = scopes.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["[REDACTED:github-token]", "[REDACTED:github-token] (2)"]);
+        let mut kept: Vec<&str> = scopes.values().filter_map(Value::as_str).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, ["gist", "repo"], "two keys that read the same keep both values");
+        assert_eq!(value["to"], json!({ "[REDACTED:gateway-admin-token]": 1 }));
+        assert!(scan(&value).is_empty(), "redaction is final");
+        let all = value.to_string();
+        assert!(
+            !all.contains(&a[4..]) && !all.contains(&b[4..]) && !all.contains(&admin[7..]),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn quotes_are_short_single_lines_without_credentials() {
+        let gh = format!("ghp_{}", alnum(36, 43));
+        assert_eq!(quote("fs:read_file"), "fs:read_file");
+        assert_eq!(quote(&format!("a\n  b {gh}")), "a b [REDACTED:github-token]");
+        let q = quote(&"k".repeat(1 << 20));
+        assert!(q.chars().count() <= QUOTE_CHARS, "{q}");
+        let q = quote(&format!("see {gh} and {}", "x ".repeat(600)));
+        assert!(q.starts_with("see [REDACTED:github-token] and x x"), "{q}");
+        assert!(q.ends_with('…') && q.chars().count() <= QUOTE_CHARS, "{q}");
+        // A credential the window cuts short is no longer found: its word
+        // goes, or its first half would be quoted.
+        let cut = format!("{}{gh}", " ".repeat(QUOTE_WINDOW - 20));
+        assert_eq!(quote(&cut), "…");
+        let line = format!("{gh} {}", "y".repeat(2000));
+        assert_eq!(redacted_head(&line, 100), "[REDACTED:github-token]…");
+        assert_eq!(redacted_head("short", 100), "short");
+    }
+
+    #[test]
+    fn credentials_are_cut_out_of_text_that_is_kept() {
+        let gh = format!("ghp_{}", alnum(36, 44));
+        assert_eq!(
+            cut_out(&format!("list repos with {gh} please")),
+            "list repos with   please"
+        );
+        assert_eq!(cut_out("list my repos"), "list my repos");
+        assert_eq!(redacted("no secret"), "no secret");
+        assert_eq!(redacted(&format!("{gh}!")), "[REDACTED:github-token]!");
     }
 
     #[test]

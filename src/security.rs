@@ -85,9 +85,22 @@ fn kinds_in_words(kinds: &[leaks::Kind]) -> String {
     }
 }
 
+/// Places a refusal names at most; the rest are counted.
+const SHOWN_PATHS: usize = 10;
+
+/// Where credentials were, in words. A path is made of the caller's keys,
+/// so each is quoted as any caller's string is, and a megabyte of them
+/// makes a short message.
 fn where_found(paths: &[String]) -> String {
-    let paths: Vec<&str> = paths.iter().map(|p| if p.is_empty() { "/" } else { p }).collect();
-    format!("at {}", paths.join(", "))
+    let mut shown: Vec<String> = paths
+        .iter()
+        .take(SHOWN_PATHS)
+        .map(|p| if p.is_empty() { "/".to_string() } else { leaks::quote(p) })
+        .collect();
+    if paths.len() > SHOWN_PATHS {
+        shown.push(format!("{} more", paths.len() - SHOWN_PATHS));
+    }
+    format!("at {}", shown.join(", "))
 }
 
 /// The review state of the catalog and the secrets policy, shared by the
@@ -406,5 +419,20 @@ fn record(key: &str, direction: Direction, kinds: &[leaks::Kind], action: &'stat
     warn!(tool_key = key, direction = direction.as_str(), kinds = %distinct.join(","), count = kinds.len(), action, "credential in a tool call");
     for kind in kinds {
         crate::telemetry::secret(direction.as_str(), kind, action);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 41: a refusal quoted every path whole.
+    #[test]
+    fn a_refusal_names_a_few_short_places() {
+        assert_eq!(where_found(&["".into(), "/a/b".into()]), "at /, /a/b");
+        let many: Vec<String> = (0..1000).map(|i| format!("/{}/{i}", "k".repeat(10_000))).collect();
+        let said = where_found(&many);
+        assert!(said.len() < 4096, "{} bytes", said.len());
+        assert!(said.ends_with(", 990 more"), "{said}");
     }
 }

@@ -343,10 +343,9 @@ impl ServerHandler for Upstream {
                     _ => None,
                 };
                 let Some(key) = key else {
-                    return Err(ErrorData::invalid_params(
-                        format!("unknown tool '{other}'; this gateway has {DISCOVERY} and {EXECUTE}"),
-                        None,
-                    ));
+                    // rmcp logs this message whole (WARN "response error"):
+                    // the name is quoted as any caller's string is.
+                    return Err(errors::unknown_tool(other));
                 };
                 direct_server = split_key(&key).map(|(server, _)| server.to_string());
                 let arguments = request.arguments.take().map(Value::Object);

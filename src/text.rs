@@ -9,6 +9,27 @@ pub fn truncate(text: &str, limit: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
+/// At most `max_bytes` bytes of `text` (a bound of at least 3), cut at a
+/// character boundary; a cut text ends in `…` (counted in the bound).
+pub fn clip(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text.to_string();
+    }
+    format!(
+        "{}…",
+        &text[..char_floor(text, max_bytes.saturating_sub('…'.len_utf8()))]
+    )
+}
+
+/// The largest character boundary of `text` at or before byte `at`.
+pub fn char_floor(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 /// Lower-case hexadecimal of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -53,6 +74,17 @@ mod tests {
         assert_eq!(truncate("abcdef", 6), "abcdef");
         assert_eq!(truncate("abcdefg", 4), "abc…");
         assert_eq!(truncate("héllo wörld", 6).chars().count(), 6);
+    }
+
+    #[test]
+    fn clipping_counts_bytes_and_keeps_characters_whole() {
+        assert_eq!(clip("abcdef", 6), "abcdef");
+        assert_eq!(clip("abcdefg", 6), "abc…");
+        let clipped = clip(&"é".repeat(100), 10);
+        assert!(clipped.len() <= 10, "{clipped}");
+        assert_eq!(clipped, "ééé…", "no half character");
+        assert_eq!(char_floor("aé", 2), 1);
+        assert_eq!(char_floor("ab", 9), 2);
     }
 
     #[test]

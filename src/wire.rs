@@ -1,7 +1,8 @@
 //! The wire vocabulary every layer shares: the meta-tools' names, tool keys,
-//! the gateway's own `_meta` keys, request ids and scores as they go out.
-//! It sits at the ground so that built-ins, telemetry and the gateway name
-//! these things without importing each other.
+//! the gateway's own `_meta` keys, request ids and scores as they go out,
+//! and the bounds on every string a caller sends that reaches the store,
+//! the logs or an answer. It sits at the ground so that built-ins,
+//! telemetry and the gateway name these things without importing each other.
 
 /// Name of the search meta-tool.
 pub const DISCOVERY: &str = "tool_discovery";
@@ -22,6 +23,60 @@ pub const MCP_APPS_META: &str = "mcp-gateway/mcpApps";
 pub const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of a 2026-07-28 client's capabilities.
 pub const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Most bytes of a `toolKey` a caller may send, and of a `server:prompt`
+/// name. MCP tool names take 1 to 128 characters of `A-Z a-z 0-9 _ - .`
+/// (`catalog/direct.rs`), which leaves 127 for an operator's server name;
+/// the catalog leaves out a tool whose key is longer, so no key discovery
+/// shows is one execute refuses.
+pub const MAX_TOOL_KEY_BYTES: usize = 256;
+/// Most queries one discovery takes. Queries are a task's steps or a few
+/// paraphrases (the benchmark's longest task has four steps), and each is
+/// ranked (and embedded) on its own: 10,000 of them took 13 s of CPU.
+pub const MAX_QUERIES: usize = 20;
+/// Most characters of all of a discovery's queries together, and of its
+/// `context`: a need takes a sentence, and every word is a search term.
+pub const MAX_QUERY_CHARS: usize = 4096;
+/// Most bytes of a resource URI a caller may read or subscribe to: far past
+/// any file path or template instance, far short of what fills a log.
+pub const MAX_URI_BYTES: usize = 4096;
+/// Most bytes of a request id the gateway keeps or looks up: its own are 16
+/// hex digits, a script's calls add `.N` (a caller cannot set
+/// [`REQUEST_ID_META`]: `mcp-gateway/` keys of its `_meta` stay behind), so
+/// a longer one (an operator's lookup in the console) is none it gave.
+pub const MAX_REQUEST_ID_BYTES: usize = 128;
+/// Most bytes of an OAuth subject, or its issuer, in an audit row: OpenID
+/// Connect holds a `sub` to 255 ASCII characters.
+pub const MAX_SUBJECT_BYTES: usize = 255;
+/// Most bytes of a discovery's query terms or answered keys, as JSON, in one
+/// audit row: 50 keys of [`MAX_TOOL_KEY_BYTES`] take 13 KB, and the terms
+/// of [`MAX_QUERY_CHARS`] of queries, hashed (35 bytes a term), fit unless
+/// they are nearly all distinct two-letter words.
+pub const MAX_TRAIL_BYTES: usize = 64 * 1024;
+/// Most characters of a caller's string that an error, an answer or a log
+/// line quotes (`leaks::quote`): enough to recognise a key or a URI.
+pub const QUOTE_CHARS: usize = 128;
+
+/// A caller's string longer than the gateway takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} is {bytes} bytes long; the gateway takes at most {limit}")]
+pub struct TooLong {
+    /// The field, as the caller names it (`toolKey`, `uri`).
+    pub field: &'static str,
+    /// How long it was.
+    pub bytes: usize,
+    /// The bound.
+    pub limit: usize,
+}
+
+/// `value` when it is at most `limit` bytes; else an error naming `field`
+/// and the limit, never quoting the value (that is what was too long).
+pub fn bounded<'a>(field: &'static str, value: &'a str, limit: usize) -> Result<&'a str, TooLong> {
+    match value.len() {
+        bytes if bytes > limit => Err(TooLong { field, bytes, limit }),
+        _ => Ok(value),
+    }
+}
 
 /// Builds `server:tool`.
 pub fn tool_key(server: &str, tool: &str) -> String {
@@ -79,6 +134,20 @@ mod tests {
         assert_eq!(value.to_string(), "0.084");
         assert_eq!(serde_json::to_value(score(0.12345)).unwrap().to_string(), "0.123");
         assert_eq!(serde_json::to_value(score(1.0)).unwrap().to_string(), "1.0");
+    }
+
+    #[test]
+    fn over_long_strings_are_refused_by_name_and_limit_without_being_quoted() {
+        assert_eq!(bounded("toolKey", "fs:read", MAX_TOOL_KEY_BYTES), Ok("fs:read"));
+        let at_limit = "k".repeat(MAX_TOOL_KEY_BYTES);
+        assert!(bounded("toolKey", &at_limit, MAX_TOOL_KEY_BYTES).is_ok());
+        let e = bounded("toolKey", &"k".repeat(1 << 20), MAX_TOOL_KEY_BYTES).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "toolKey is 1048576 bytes long; the gateway takes at most 256"
+        );
+        // Bytes, not characters: the bound is on what is stored and logged.
+        assert!(bounded("uri", &"é".repeat(MAX_URI_BYTES / 2 + 1), MAX_URI_BYTES).is_err());
     }
 
     #[test]

@@ -374,3 +374,30 @@ async fn a_call_cut_off_by_a_crash_is_visible_as_started() {
     );
     assert_eq!(overview["audit"], "strict");
 }
+
+/// Issue 41: ten calls with a 1 MB `toolKey` wrote 10 MB of audit rows. A
+/// key over its bound is refused before its row is built, and the rows stay
+/// small.
+#[tokio::test]
+async fn megabyte_keys_leave_small_audit_rows() {
+    let (gw, t1, _) = two_projects().await;
+    let client = gw.client_with_token(&t1).await.unwrap();
+    wait_ready(&client, "red:calculate").await;
+    for i in 0..10 {
+        let key = format!("red:{i}{}", "k".repeat(1 << 20));
+        let r = execute(&client, &key, json!({})).await;
+        assert_eq!(error_code(&r), "INVALID_ARGUMENTS", "{}", text(&r));
+        assert!(serde_json::to_string(&r).unwrap().len() < 4096);
+    }
+    let conn = rusqlite::Connection::open(gw.dir.path().join("mcp-gateway.db")).unwrap();
+    let (refused, stored): (i64, i64) = conn
+        .query_row(
+            "SELECT count(*), coalesce(sum(length(tool_key)), 0) FROM audit_log
+             WHERE meta_tool = 'tool_execute' AND outcome = 'failed'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(refused, 10, "each refusal has its row");
+    assert_eq!(stored, 0, "and none keeps the key");
+}

@@ -208,6 +208,21 @@ fn mcp_servers_keys_with_spaces_become_server_names_with_their_title_kept() {
     let o = run(dir.path(), &["check"]);
     assert!(o.status.success(), "{}", stderr(&o));
 
+    // A legacy SSE server is refused the same way by import and --config,
+    // never turned quietly into a streamable HTTP one that check passes.
+    let sse = r#"{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}}"#;
+    std::fs::write(dir.path().join("sse.json"), sse).unwrap();
+    for args in [&["import", "sse.json"][..], &["check", "--config", "sse.json"]] {
+        let o = run(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("legacy SSE transport is not supported"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+    }
+
     // Only a real collision is refused, naming both keys.
     let clash = r#"{"mcpServers": {"My Server": {"command": "a"}, "my-server": {"command": "b"}}}"#;
     std::fs::write(dir.path().join("clash.json"), clash).unwrap();
@@ -281,6 +296,7 @@ fn json_logs_on_request() {
     .unwrap();
     let mut child = Command::new(bin())
         .args(["serve", "--log-format", "json"])
+        .env("RUST_LOG", "info")
         .current_dir(dir.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -315,6 +331,54 @@ fn json_logs_on_request() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         assert!(v["level"].is_string(), "{line}");
     }
+}
+
+/// A client that starts the gateway over stdio may show its stderr to the
+/// user: a line per call is noise there, so stdio alone logs warnings only,
+/// unless RUST_LOG asks for more.
+#[test]
+fn stdio_alone_logs_only_warnings_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        format!("{ANONYMOUS}{}", chaos_server("alpha", "")),
+    )
+    .unwrap();
+    let session = |rust_log: Option<&str>| {
+        let mut command = Command::new(bin());
+        command
+            .arg("serve")
+            .current_dir(dir.path())
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(level) = rust_log {
+            command.env("RUST_LOG", level);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        writeln!(stdin, "{init}").unwrap();
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool_execute","arguments":{"toolKey":"alpha:calculate","arguments":{"expression":"1+2"}}}}"#;
+        writeln!(stdin, "{call}").unwrap();
+        // Notifications (list_changed) may come first.
+        while !line.contains(r#""id":1"#) {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "stdout closed");
+        }
+        assert!(line.contains("1+2 = 3"), "{line}");
+        drop(stdin);
+        stderr(&child.wait_with_output().unwrap())
+    };
+    let quiet = session(None);
+    assert!(!quiet.contains(" INFO "), "{quiet}");
+    let asked = session(Some("info"));
+    assert!(asked.contains(" INFO ") && asked.contains("tool_execute"), "{asked}");
 }
 
 #[test]

@@ -577,3 +577,134 @@ async fn a_flood_of_discovery_queries_is_refused_clearly() {
     let results = discover(&client, json!(["evaluate arithmetic", "math expression"])).await;
     assert_eq!(results[0]["toolName"], "calculate", "{results:#?}");
 }
+
+/// A gateway admin token, built at run time so this file holds none.
+fn admin_token() -> String {
+    format!("mgwa_9_{}", "0123456789abcdef".repeat(4))
+}
+
+/// Issue 41, items 3 and 7: a 1 MB `toolKey` was stored whole in the audit
+/// log, logged (a 2 MB line) and echoed back (a 2 MB answer, past the
+/// official Python client's 1 MB event limit); an unknown tool's name went
+/// into rmcp's WARN line and the access line whole, credential included.
+#[tokio::test]
+async fn a_megabyte_key_or_name_gets_a_short_answer_and_short_log_lines() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    let huge = "k".repeat(1 << 20);
+
+    let r = execute(&client, &huge, json!({})).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENTS", "{}", text(&r));
+    assert!(
+        text(&r).contains("toolKey is 1048576 bytes long; the gateway takes at most 256"),
+        "{}",
+        text(&r)
+    );
+    let answer = serde_json::to_string(&r).unwrap();
+    assert!(answer.len() < 4096, "the answer is {} bytes", answer.len());
+
+    let err = client
+        .call_tool(CallToolRequestParams::new(huge.clone()))
+        .await
+        .expect_err("no such tool");
+    assert!(
+        err.to_string().len() < 4096,
+        "the error is {} bytes",
+        err.to_string().len()
+    );
+
+    // A name or key carrying a credential is quoted with it redacted, in
+    // the answer, rmcp's WARN line, the access line and the audit row.
+    let token = admin_token();
+    let err = client
+        .call_tool(CallToolRequestParams::new(format!("x:{token}")))
+        .await
+        .expect_err("no such tool");
+    assert!(err.to_string().contains("[REDACTED:gateway-admin-token]"), "{err}");
+    let r = execute(&client, &format!("alpha:{token}"), json!({})).await;
+    assert_eq!(error_code(&r), "TOOL_NOT_FOUND");
+    assert!(
+        text(&r).contains("'alpha:[REDACTED:gateway-admin-token]'"),
+        "{}",
+        text(&r)
+    );
+    gw.wait_log("alpha:[REDACTED:gateway-admin-token]", Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| panic!("the access line quotes the key redacted:\n{}", gw.log()));
+
+    let log = gw.log();
+    let longest = log.lines().map(str::len).max().unwrap_or(0);
+    assert!(longest < 16 * 1024, "a log line of {longest} bytes");
+    assert!(!log.contains("kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"));
+    assert!(
+        !log.contains("0123456789abcdef0123456789abcdef"),
+        "the credential reached the log"
+    );
+
+    let store = rusqlite::Connection::open(gw.dir.path().join("mcp-gateway.db")).unwrap();
+    let keys: Vec<Option<String>> = store
+        .prepare("SELECT tool_key FROM audit_log WHERE meta_tool = 'tool_execute'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(keys.contains(&None), "the refused key is not stored: {keys:?}");
+    for key in keys.iter().flatten() {
+        assert!(key.len() <= 256 && !key.contains("0123456789abcdef"), "{key}");
+    }
+}
+
+/// Issue 41, item 6: the gateway's own admin token passed the argument
+/// check and came back in results, and a credential used as an object key
+/// passed both.
+#[tokio::test]
+async fn admin_tokens_and_credentials_as_keys_are_screened() {
+    let config = format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("alpha", ""),
+        chaos_server("vault", "trusted_for_credentials = true")
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    for key in ["alpha:echo", "vault:echo"] {
+        wait_for_tool(&client, key).await;
+    }
+    let admin = admin_token();
+    let github = format!("ghp_{}", "q7x2m4n6p8r3t5v9k1w3y5z7b2d4f6h8j0l2");
+    let leaked = |all: &str| all.contains("0123456789abcdef") || all.contains("q7x2m4n6p8r3");
+
+    // Arguments: refused before they reach an untrusted server, the place
+    // of a key named with the key redacted.
+    for (args, said) in [
+        (
+            json!({ "note": format!("use {admin}") }),
+            "a gateway-admin-token (at /note)",
+        ),
+        (
+            json!({ "scopes": { github.clone(): "repo" } }),
+            "a github-token (at /scopes/[REDACTED:github-token])",
+        ),
+    ] {
+        let r = execute(&client, "alpha:echo", args.clone()).await;
+        assert_eq!(error_code(&r), "SECRET_IN_ARGUMENTS", "{args}: {r:?}");
+        assert!(text(&r).contains(said), "{}", text(&r));
+        assert!(!leaked(&format!("{r:?}")), "the refusal repeats it: {r:?}");
+    }
+
+    // Results: a trusted server may take them; the answer comes back
+    // redacted, object keys included.
+    let r = execute(
+        &client,
+        "vault:echo",
+        json!({ "note": admin.clone(), "scopes": { github.clone(): "repo" } }),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert!(!leaked(&format!("{r:?}")), "{r:?}");
+    let echoed = &r.structured_content.as_ref().unwrap()["arguments"];
+    assert_eq!(echoed["note"], "[REDACTED:gateway-admin-token]");
+    assert_eq!(echoed["scopes"], json!({ "[REDACTED:github-token]": "repo" }));
+    assert!(!leaked(&gw.log()), "a credential reached the log");
+}

@@ -95,3 +95,70 @@ async fn a_found_and_run_tool_rises_for_those_words_in_that_project_only() {
         "{forgot:?}"
     );
 }
+
+/// Every table of the SQLite store at `db` holding `needle` (case ignored) in a text or blob.
+fn tables_holding(db: &std::path::Path, needle: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut holding = Vec::new();
+    for table in tables {
+        let mut select = conn.prepare(&format!("SELECT * FROM \"{table}\"")).unwrap();
+        let columns = select.column_count();
+        let mut rows = select.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let held = (0..columns).any(|i| match row.get_ref(i).unwrap() {
+                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                    String::from_utf8_lossy(t).to_lowercase().contains(needle)
+                }
+                _ => false,
+            });
+            if held && !holding.contains(&table) {
+                holding.push(table.clone());
+            }
+        }
+    }
+    holding
+}
+
+/// Issue 41: a credential typed into a discovery was kept (the learned
+/// terms, the audit row's query terms, the memory of meanings) and quoted
+/// in the explanations the project's other callers read. It is cut out of
+/// the query before anything uses it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_credential_in_a_query_is_never_kept_or_quoted() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:sha256").await;
+    // Lower-case letters and digits: one search term, were it ever one.
+    let secret = "q7x2m4n6p8r3t5v9k1w3y5z7b2d4f6h8j0l2";
+    let query = json!(format!("checksum this text with ghp_{secret}"));
+    let found = discover(&client, query.clone()).await;
+    assert!(rank_of(&found, "alpha:sha256").is_some(), "{found:?}");
+    let r = execute(&client, "alpha:sha256", json!({ "text": "abc" })).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+
+    // The project learned from the discovery, and says so to its next caller.
+    let again = eventually(Duration::from_secs(10), "the lesson", || async {
+        let again = discover(&client, query.clone()).await;
+        explanation_of(&again, "alpha:sha256")
+            .is_some_and(|why| why.contains("used once"))
+            .then_some(again)
+    })
+    .await;
+    let shown = serde_json::to_string(&again).unwrap();
+    assert!(!shown.contains(&secret[..12]), "an explanation quotes it: {shown}");
+
+    let rows = gw.cli(&["audit", "tail", "--project", "local", "-n", "50", "--json"]);
+    let rows = String::from_utf8(rows.stdout).unwrap();
+    assert!(rows.contains("checksum"), "the query's other terms are kept: {rows}");
+    assert!(!rows.contains(&secret[..12]), "an audit row keeps it: {rows}");
+    let db = gw.dir.path().join("mcp-gateway.db");
+    assert_eq!(tables_holding(&db, &secret[..12]), Vec::<String>::new());
+    assert!(!gw.log().contains(&secret[..12]), "the log keeps it");
+}

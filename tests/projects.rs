@@ -115,11 +115,19 @@ async fn no_token_bad_tokens_and_revoked_tokens_are_refused_on(engine: Engine) {
     };
     let r = post(None).await.unwrap();
     assert_eq!(r.status(), 401);
+    // What is missing, said so that a client can tell its user (RFC 6750's
+    // error and error_description), and the same in the body.
+    let challenge = r.headers()["www-authenticate"].to_str().unwrap().to_string();
     assert!(
-        r.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"),
-        "{:?}",
-        r.headers()
+        challenge.starts_with("Bearer realm=\"mcp-gateway\", error=\"invalid_token\""),
+        "{challenge}"
     );
+    assert!(
+        challenge.contains("error_description=\"this gateway requires a token"),
+        "{challenge}"
+    );
+    let body = r.text().await.unwrap();
+    assert!(body.contains("mcp-gateway token issue"), "{body}");
 
     // Unknown, mistyped and revoked tokens all get the very same answer.
     // The last character changed (to one it is not), so the secret is wrong.

@@ -153,6 +153,34 @@ mod with_model {
         p.display().to_string().replace('\\', "\\\\")
     }
 
+    /// A client that starts the gateway per conversation (or per call) asks
+    /// at once: its first discovery waits, briefly, for the tools'
+    /// embeddings, instead of answering with BM25 because they were still
+    /// being computed.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_first_discovery_of_a_new_process_is_hybrid() {
+        let model = repo_path("data/models/all-MiniLM-L6-v2");
+        assert!(model.join("model.safetensors").is_file(), "no model: run scripts/setup");
+        let cache = tempfile::tempdir().unwrap();
+        let config = format!(
+            "{ANONYMOUS}[search.semantic]\nmodel_dir = \"{}\"\ncache_path = \"{}\"\n\n{}",
+            toml_path(&model),
+            toml_path(&cache.path().join("embeddings.db")),
+            chaos_server("demo", "")
+        );
+        let (client, _pid, _dir) = stdio_gateway(&config).await;
+        let r = call(
+            &client,
+            "tool_discovery",
+            json!({ "query": "what does the clock say in Tokyo right now" }),
+        )
+        .await;
+        let found = r.structured_content.unwrap();
+        assert_eq!(found["provider"], "hybrid", "{found}");
+        assert_eq!(keys(&found)[0], "demo:current_time", "{found}");
+        client.cancel().await.unwrap();
+    }
+
     #[tokio::test(flavor = "multi_thread")]
     async fn hybrid_finds_what_words_miss_and_reuses_embeddings_after_a_restart() {
         let model = repo_path("data/models/all-MiniLM-L6-v2");

@@ -46,17 +46,22 @@ pub struct McpServerEntry {
 }
 
 impl McpServerEntry {
+    /// Refuses a transport the gateway does not speak: `import` and
+    /// `--config` read the same file the same way.
+    fn check_kind(&self) -> Result<(), String> {
+        match self.kind.as_deref() {
+            None | Some("stdio" | "http" | "streamable-http" | "streamableHttp") => Ok(()),
+            Some("sse") => Err(
+                "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint (often the same URL with /mcp for /sse)".into(),
+            ),
+            Some(kind) => Err(format!("unknown type '{kind}'; expected stdio or http")),
+        }
+    }
+
     /// Converts to a `[[servers]]` entry named `name`; `original` (its key
     /// in the file) becomes the title when it differs.
     pub fn into_raw(self, name: Spanned<String>, original: &str) -> Result<RawServer, String> {
-        if self.kind.as_deref() == Some("sse") {
-            return Err("the legacy SSE transport is not supported; use the server's streamable HTTP endpoint".into());
-        }
-        if let Some(kind) = self.kind.as_deref()
-            && !matches!(kind, "stdio" | "http" | "streamable-http" | "streamableHttp")
-        {
-            return Err(format!("unknown type '{kind}'; expected stdio or http"));
-        }
+        self.check_kind()?;
         let title = (name.get_ref() != original).then(|| original.to_string());
         Ok(RawServer {
             name,
@@ -137,6 +142,9 @@ pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
                 "'{other}' and '{original}' both become server name '{name}'; rename one of them"
             ));
         }
+        entry
+            .check_kind()
+            .map_err(|why| format!("server '{original}': {why}"))?;
         let title = (name != *original).then_some(original.as_str());
         if title.is_some() {
             renamed.push((original.clone(), name.clone()));

@@ -19,9 +19,10 @@ use crate::access::{Grants, Search};
 use crate::config::Transport;
 use crate::downstream::{Downstream, Status};
 use crate::gateway::{DiscoverArgs, parse_args};
+use crate::leaks::quote;
 use crate::operator;
 use crate::store::{self, UsageRange};
-use crate::wire::tool_key;
+use crate::wire::{MAX_REQUEST_ID_BYTES, bounded, tool_key};
 
 /// Most operator actions shown on the overview.
 const RECENT_ACTIONS: usize = 20;
@@ -164,9 +165,10 @@ pub async fn overview(State(console): State<Console>) -> Answer {
 /// `GET /console/api/requests/{id}`: one request's audit rows; for a
 /// script, its own row and then its inner calls (`ID.1`, `ID.2`…).
 pub async fn request(State(console): State<Console>, Path(id): Path<String>) -> Answer {
+    bounded("request id", &id, MAX_REQUEST_ID_BYTES).map_err(|e| bad_request(&e.to_string()))?;
     let rows = console.gateway.store().audit_request(&id).map_err(store_error)?;
     if rows.is_empty() {
-        return Err(not_found(format!("no audit row for request '{id}'")));
+        return Err(not_found(format!("no audit row for request '{}'", quote(&id))));
     }
     ok(json!({ "requestId": id, "rows": rows }))
 }
@@ -179,7 +181,7 @@ pub async fn server(State(console): State<Console>, Path(name): Path<String>) ->
     let server = gateway
         .registry()
         .get(&name)
-        .ok_or_else(|| not_found(format!("no server '{name}'")))?;
+        .ok_or_else(|| not_found(format!("no server '{}'", quote(&name))))?;
     let store = gateway.store();
     let mut projects = Vec::new();
     for p in store.projects().map_err(store_error)? {
@@ -228,7 +230,7 @@ pub async fn server_action(
         .gateway
         .registry()
         .get(&name)
-        .ok_or_else(|| not_found(format!("no server '{name}'")))?;
+        .ok_or_else(|| not_found(format!("no server '{}'", quote(&name))))?;
     match action.as_str() {
         "restart" => server.restart(),
         "relist" => server.list_tools_again(),

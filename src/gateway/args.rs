@@ -1,23 +1,19 @@
-//! The meta-tools' arguments as callers send them, and the limits a
-//! discovery's queries are held to.
+//! The meta-tools' arguments as callers send them, held to the limits of
+//! `wire.rs`, and a discovery's queries with credentials cut out.
 
 use rmcp::model::{CallToolResult, ContentBlock, InputResponses, JsonObject};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::DISCOVERY;
+use crate::leaks;
+pub use crate::wire::{MAX_QUERIES, MAX_QUERY_CHARS};
+use crate::wire::{MAX_TOOL_KEY_BYTES, bounded};
 
 /// Largest `maxResults` a discovery may ask for.
 pub const MAX_RESULTS: usize = 50;
 /// `maxResults` when absent.
 pub const DEFAULT_RESULTS: usize = 10;
-/// Most queries one discovery takes. Queries are a task's steps or a few
-/// paraphrases (the benchmark's longest task has four steps), and each is
-/// ranked (and embedded) on its own: 10,000 of them took 13 s of CPU.
-pub const MAX_QUERIES: usize = 20;
-/// Most characters of all of a discovery's queries together, and of its
-/// `context`: a need takes a sentence, and every word is a search term.
-pub const MAX_QUERY_CHARS: usize = 4096;
 /// Arguments of `tool_discovery`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -33,9 +29,13 @@ pub struct DiscoverArgs {
 }
 
 impl DiscoverArgs {
-    /// The non-empty queries; refused, before any search work, when there
-    /// are more than [`MAX_QUERIES`] or they or `context` are longer than
-    /// [`MAX_QUERY_CHARS`].
+    /// The non-empty queries, credentials cut out ([`leaks::cut_out`]);
+    /// refused, before any search work, when there are more than
+    /// [`MAX_QUERIES`] or they or `context` are longer than
+    /// [`MAX_QUERY_CHARS`]. Every use of a query starts here: ranking, the
+    /// cloud, learning's terms and meanings, the audit row and the
+    /// explanations other callers of the project read, so none of them
+    /// ever holds a credential typed into one.
     pub fn queries(&self) -> Result<Vec<String>, String> {
         let queries = match &self.query {
             OneOrMany::One(q) => std::slice::from_ref(q),
@@ -60,11 +60,20 @@ impl DiscoverArgs {
                 "{DISCOVERY} takes at most {MAX_QUERY_CHARS} characters of context; got {context}"
             ));
         }
-        let queries: Vec<String> = queries.iter().filter(|q| !q.trim().is_empty()).cloned().collect();
+        let queries: Vec<String> = queries
+            .iter()
+            .map(|q| leaks::cut_out(q))
+            .filter(|q| !q.trim().is_empty())
+            .collect();
         if queries.is_empty() {
             return Err("query is empty: describe the capability you need in plain words".into());
         }
         Ok(queries)
+    }
+
+    /// `context`, credentials cut out, as the queries are (checked with them).
+    pub fn context(&self) -> Option<String> {
+        self.context.as_deref().map(leaks::cut_out)
     }
 }
 
@@ -106,17 +115,23 @@ pub struct Retry {
     pub request_state: Option<String>,
 }
 
-/// Parses a meta-tool's arguments.
+/// Parses a meta-tool's arguments. serde's error quotes what it could not
+/// take (an unknown field's name, a string of the wrong type) whole, so the
+/// answer quotes it as any caller's string is quoted.
 pub fn parse_args<T: serde::de::DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
-    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| e.to_string())
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|e| leaks::quote(&e.to_string()))
 }
 
 impl ExecuteArgs {
     /// `tool_execute`'s arguments: a `toolKey` (an empty one is a key too,
-    /// of no tool) or a `script`, never both.
+    /// of no tool) of at most [`MAX_TOOL_KEY_BYTES`], or a `script`, never
+    /// both. An over-long key is refused here, before it reaches the audit
+    /// row, the access log or an answer.
     pub fn parse(arguments: Option<JsonObject>) -> Result<Self, String> {
         let keyed = arguments.as_ref().is_some_and(|a| a.contains_key("toolKey"));
         let args: Self = parse_args(arguments)?;
+        bounded("toolKey", &args.tool_key, MAX_TOOL_KEY_BYTES)
+            .map_err(|e| format!("{e}; pass a key from tool_discovery, e.g. \"server:tool\""))?;
         match (keyed, args.script.is_some()) {
             (true, true) => Err("pass toolKey (one tool) or script (code mode), not both".into()),
             (false, false) => Err("toolKey is required: a key from tool_discovery, e.g. \"server:tool\"".into()),
@@ -185,5 +200,41 @@ mod tests {
         assert!(e.contains("not both"), "{e}");
         let e = parse(json!({"arguments": {}})).unwrap_err();
         assert!(e.starts_with("toolKey is required"), "{e}");
+    }
+
+    /// Issue 41: a 1 MB `toolKey` was stored, logged and echoed whole.
+    #[test]
+    fn an_over_long_key_or_field_is_refused_in_a_short_message() {
+        let parse = |v: Value| ExecuteArgs::parse(v.as_object().cloned());
+        let e = parse(json!({"toolKey": "k".repeat(1 << 20)})).unwrap_err();
+        assert!(
+            e.starts_with("toolKey is 1048576 bytes long; the gateway takes at most 256"),
+            "{e}"
+        );
+        assert!(e.len() < 200, "{e}");
+        assert!(parse(json!({"toolKey": "k".repeat(MAX_TOOL_KEY_BYTES)})).is_ok());
+        let e = parse(json!({"toolKey": "a:b", "x".repeat(1 << 20): 1})).unwrap_err();
+        assert!(e.starts_with("unknown field"), "{e}");
+        assert!(e.chars().count() <= crate::wire::QUOTE_CHARS, "{e}");
+    }
+
+    /// Issue 41: a credential typed into a discovery was kept and shown.
+    #[test]
+    fn credentials_are_cut_out_of_queries_and_context() {
+        let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        let args: DiscoverArgs = serde_json::from_value(json!({
+            "query": [format!("list repos with {token}"), token.clone()],
+            "context": format!("my token is {token}"),
+        }))
+        .unwrap();
+        let queries = args.queries().unwrap();
+        assert_eq!(
+            queries,
+            ["list repos with  "],
+            "a query that was only a credential goes"
+        );
+        assert_eq!(args.context().as_deref(), Some("my token is  "));
+        let only: DiscoverArgs = serde_json::from_value(json!({ "query": token })).unwrap();
+        assert!(only.queries().unwrap_err().starts_with("query is empty"));
     }
 }

@@ -12,6 +12,7 @@ use tracing::{info, warn};
 use super::{Answer, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
 use crate::downstream::CallOrigin;
+use crate::leaks;
 use crate::learning::Trail;
 use crate::ratelimit::Budget;
 use crate::store::Outcome;
@@ -130,10 +131,19 @@ impl Gateway {
         let span = tracing::Span::current();
         span.record("project", caller.project.id);
         span.record("outcome", answer.outcome.as_str());
-        if let Some(key) = &tool_key {
+        // The key is the caller's (a script's may be anything): logs carry
+        // it as any caller's string is quoted.
+        let shown_key = tool_key.as_deref().map(leaks::quote);
+        if let Some(key) = &shown_key {
             span.record("tool_key", key.as_str());
         }
-        let server = tool_key.as_deref().and_then(split_key).map(|(s, _)| s);
+        // A metric's label is a server the gateway runs, never a caller's
+        // word: each new label would be a new series.
+        let server = tool_key
+            .as_deref()
+            .and_then(split_key)
+            .map(|(s, _)| s)
+            .filter(|s| self.registry.get(s).is_some());
         crate::telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
         // The access log has its own target, so an operator can keep it apart
         // or off (`RUST_LOG=info,mcp_gateway::calls=off`): every call is in the
@@ -145,7 +155,7 @@ impl Gateway {
             subject = caller.subject.as_deref().unwrap_or(""),
             issuer = caller.issuer.as_deref().unwrap_or(""),
             meta_tool,
-            tool_key = tool_key.as_deref().unwrap_or(""),
+            tool_key = shown_key.as_deref().unwrap_or(""),
             outcome = ?answer.outcome,
             results = answer.result_count,
             latency_us = latency.as_micros() as u64,

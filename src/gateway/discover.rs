@@ -56,6 +56,11 @@ pub struct Found {
     pub query: usize,
 }
 
+/// How long a discovery waits for the tools' embeddings when they are not
+/// there yet: enough for a start with the cache or a few hundred tools;
+/// a large catalog computed afresh answers with BM25 meanwhile, and says so.
+const EMBEDDINGS_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl Gateway {
     /// `tool_discovery`: ranked tools the caller may use, by the project's
     /// search; the cloud falls back to BM25 and says why.
@@ -70,11 +75,17 @@ impl Gateway {
             Some(_) => self.wait_for_starting(&caller.grants, None).await,
             None => Vec::new(),
         };
+        // A new process embeds its tools off the request path, from the
+        // cache in milliseconds; a one-shot client asks once, at once, and
+        // would only ever get BM25. Its first discovery waits for them, briefly.
+        if matches!(caller.project.optimization, Some(Search::Hybrid | Search::Cloud)) {
+            self.catalog.embedded(EMBEDDINGS_WAIT).await;
+        }
         let view = self.catalog.visible_to(caller.grants.clone());
         let code_mode = self.security.code_mode(&caller.project.name).is_some();
         let request = search::Request {
             queries,
-            context: args.context.clone(),
+            context: args.context(),
             limit,
             // Local searches blend it in; the cloud ranks on its own.
             prior: self.learning.prior(caller),

@@ -4,20 +4,24 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
+use crate::leaks::quote;
 use crate::{downstream, security};
 
 /// Why `tool_execute` produced no downstream result. Each maps to one code
-/// of the engine spec, returned to the model as an `isError` result.
+/// of the engine spec, returned to the model as an `isError` result. A key
+/// the caller sent (not one of the catalog's) is quoted as any caller's
+/// string is ([`quote`]): short, on one line, without a credential.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExecuteError {
     /// No such key, or a key the caller may not use: the same answer for both.
-    #[error("unknown toolKey '{0}'; call tool_discovery to find available tools")]
+    #[error("unknown toolKey '{}'; call tool_discovery to find available tools", quote(.0))]
     NotFound(String),
     /// The key's server, one the caller may see, is still in its first
     /// connection after the wait (`[startup] wait_ms`).
     #[error(
-        "server '{server}' is still starting, so '{key}' is not known yet; call tool_execute again in a few seconds"
+        "server '{server}' is still starting, so '{}' is not known yet; call tool_execute again in a few seconds",
+        quote(.key)
     )]
     Starting {
         /// The tool.
@@ -71,7 +75,8 @@ pub enum ExecuteError {
     NotAudited(crate::store::Unwritten),
     /// The call ran, and its outcome row could not be written: its answer is withheld.
     #[error(
-        "'{key}' ran, but {why}; the gateway answers no call it cannot audit (the row is kept, and written when the store is back)"
+        "'{}' ran, but {why}; the gateway answers no call it cannot audit (the row is kept, and written when the store is back)",
+        quote(.key)
     )]
     AnswerWithheld {
         /// The tool, or the meta-tool for a discovery.
@@ -151,5 +156,29 @@ mod tests {
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content.unwrap()["error"]["violations"][0], "x");
         assert_eq!(ExecuteError::NotFound("k".into()).code(), "TOOL_NOT_FOUND");
+    }
+
+    /// Issue 41: an unknown key was echoed whole, credential and all.
+    #[test]
+    fn a_callers_key_is_quoted_short_and_redacted() {
+        let message = ExecuteError::NotFound("fs:nope".into()).to_string();
+        assert_eq!(
+            message,
+            "unknown toolKey 'fs:nope'; call tool_discovery to find available tools"
+        );
+        let token = format!("mgwa_3_{}", "0123456789abcdef".repeat(4));
+        let huge = format!("fs:{token} {}", "x ".repeat(1 << 19));
+        for e in [
+            ExecuteError::NotFound(huge.clone()),
+            ExecuteError::Starting {
+                key: huge.clone(),
+                server: "fs".into(),
+            },
+        ] {
+            let message = e.to_string();
+            assert!(message.len() < 1024, "{message}");
+            assert!(!message.contains("0123456789abcdef"), "{message}");
+            assert!(message.contains("[REDACTED:gateway-admin-token]"), "{message}");
+        }
     }
 }

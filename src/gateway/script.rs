@@ -245,7 +245,7 @@ impl Gateway {
             "script_call",
             request_id = %request_id,
             meta_tool,
-            tool_key = key.as_deref().unwrap_or(""),
+            tool_key = %key.as_deref().map(crate::leaks::quote).unwrap_or_default(),
             project = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );

@@ -1,12 +1,18 @@
 //! Every error the upstream face answers, mapped to JSON-RPC in this one
-//! place: a refused caller, a cancelled call, an unknown task or resource,
-//! and a downstream's own error as the caller should read it.
+//! place: a refused caller, a cancelled call, an unknown tool, task, prompt
+//! or resource, and a downstream's own error as the caller should read it.
+//!
+//! rmcp logs every error a handler returns, message and data whole (WARN
+//! "response error"), so a name, id or URI the caller sent is quoted here as
+//! any caller's string is ([`quote`]): short, on one line, no credential.
 
 use rmcp::model::{ErrorCode, ErrorData};
 use serde_json::json;
 
 use crate::auth;
 use crate::gateway::{ExecuteError, Refused};
+use crate::leaks::{self, quote};
+use crate::wire::{DISCOVERY, EXECUTE, TooLong};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
 pub const UNAUTHORIZED: i32 = -32001;
@@ -34,15 +40,43 @@ pub(super) fn refused(e: Refused) -> ErrorData {
 /// task, whatever the reason.
 pub(super) fn task_error(id: &str, e: ExecuteError) -> ErrorData {
     match e {
-        ExecuteError::NotFound(_) => ErrorData::invalid_params(format!("unknown task '{id}'"), None),
+        ExecuteError::NotFound(_) => ErrorData::invalid_params(format!("unknown task '{}'", quote(id)), None),
         ExecuteError::Downstream(e) => downstream_error(e),
         e => ErrorData::internal_error(e.to_string(), None),
     }
 }
 
-/// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164 asks.
+/// -32002 for a resource no server has, naming it in `data.uri` as SEP-2164
+/// asks: whole, as the caller may match it (it is held to `MAX_URI_BYTES`
+/// before it gets here), but with any credential redacted.
 pub(super) fn unknown_resource(uri: &str) -> ErrorData {
-    ErrorData::resource_not_found(format!("unknown resource '{uri}'"), Some(json!({ "uri": uri })))
+    ErrorData::resource_not_found(
+        format!("unknown resource '{}'", quote(uri)),
+        Some(json!({ "uri": leaks::redacted(uri) })),
+    )
+}
+
+/// A `tools/call` of a name that is neither meta-tool nor a tool the caller
+/// may call directly.
+pub(super) fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "unknown tool '{}'; this gateway has {DISCOVERY} and {EXECUTE}",
+            quote(name)
+        ),
+        None,
+    )
+}
+
+/// A prompt no server the caller may see has.
+pub(super) fn unknown_prompt(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("unknown prompt '{}'", quote(name)), None)
+}
+
+/// A caller's string over its bound (`wire.rs`): invalid params, naming
+/// the field and the bound.
+pub(super) fn too_long(e: TooLong) -> ErrorData {
+    ErrorData::invalid_params(e.to_string(), None)
 }
 
 /// A downstream's failure as the caller gets it.
@@ -80,6 +114,29 @@ fn relayed(server: &str, error: ErrorData) -> ErrorData {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 41: rmcp logged `unknown tool '<name>'` whole, credential and all.
+    #[test]
+    fn names_the_caller_sent_are_quoted_short_and_redacted() {
+        let token = format!("mgwa_1_{}", "0123456789abcdef".repeat(4));
+        let name = format!("x {token} {}", "y".repeat(1 << 20));
+        for e in [
+            unknown_tool(&name),
+            unknown_prompt(&name),
+            unknown_resource(&name[..2000]),
+            task_error(&name, ExecuteError::NotFound(String::new())),
+        ] {
+            let all = serde_json::to_string(&e).unwrap();
+            assert!(all.len() < 4096, "{}", &all[..200]);
+            assert!(!all.contains("0123456789abcdef"), "{all}");
+            assert!(all.contains("[REDACTED:gateway-admin-token]"), "{all}");
+        }
+        assert_eq!(
+            unknown_tool("calc").message,
+            "unknown tool 'calc'; this gateway has tool_discovery and tool_execute"
+        );
+        assert_eq!(unknown_resource("demo://x").data.unwrap()["uri"], "demo://x");
+    }
 
     #[test]
     fn errors_about_the_downstream_hop_are_not_the_callers() {

@@ -91,7 +91,12 @@ pub(super) async fn guard(
         let challenge = match (&oauth, error) {
             (Some(v), e) => v.challenge(e),
             (None, Some((code, _))) => format!("Bearer realm=\"mcp-gateway\", error=\"{code}\""),
-            (None, None) => "Bearer realm=\"mcp-gateway\"".to_string(),
+            // No token at all: RFC 6750 would say no more, but then no
+            // client can tell its user what is missing (mcp-remote reads
+            // "registration rejected", Claude Code "failed to connect").
+            (None, None) => {
+                format!("Bearer realm=\"mcp-gateway\", error=\"invalid_token\", error_description=\"{MISSING_TOKEN}\"")
+            }
         };
         let body = unanswerable(UNAUTHORIZED, message);
         (status, [(http::header::WWW_AUTHENTICATE, challenge)], axum::Json(body)).into_response()
@@ -113,11 +118,11 @@ pub(super) async fn guard(
         None => (body_token, false),
     };
     if token.is_none() && !gateway.allows_anonymous() {
-        return refuse(
-            http::StatusCode::UNAUTHORIZED,
-            None,
-            &auth::Error::Unauthorized.to_string(),
-        );
+        let message = match &oauth {
+            Some(_) => auth::Error::Unauthorized.to_string(),
+            None => format!("unauthorized: {MISSING_TOKEN}"),
+        };
+        return refuse(http::StatusCode::UNAUTHORIZED, None, &message);
     }
     // The anonymous caller too: a session opened anonymously is its own.
     let caller = match gateway.authenticate(token.as_deref(), None).await {
@@ -165,6 +170,7 @@ pub(super) async fn guard(
     } else {
         None
     };
+    let deleting = parts.method == http::Method::DELETE;
     let json = parts
         .headers
         .get(http::header::CONTENT_TYPE)
@@ -184,8 +190,16 @@ pub(super) async fn guard(
         let (code, message) = unreadable(&bytes);
         return (http::StatusCode::BAD_REQUEST, axum::Json(unanswerable(code, &message))).into_response();
     }
+    // rmcp ends a session with 202; the official Python SDK takes only 200,
+    // 204 or 405 and warns "Session termination failed: 202" on every close.
+    if deleting && response.status() == http::StatusCode::ACCEPTED {
+        return http::StatusCode::OK.into_response();
+    }
     response
 }
+
+/// What a 401 without a token says, in its challenge and its body.
+const MISSING_TOKEN: &str = "this gateway requires a token: send Authorization: Bearer mgw_... (an operator issues one with mcp-gateway token issue)";
 
 /// The session header (lower case, as `http` stores names).
 const SESSION_ID: &str = "mcp-session-id";

@@ -15,13 +15,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use tracing::warn;
 
-use super::errors::{auth_error, downstream_error, unknown_resource};
+use super::errors::{auth_error, downstream_error, too_long, unknown_prompt, unknown_resource};
 use super::hop::{client_has_mcp_apps, forwardable_meta};
 use super::{SHARED_URI_PREFIX, Upstream};
 use crate::auth::Caller;
 use crate::downstream::Downstream;
 use crate::uris;
-use crate::wire::split_key;
+use crate::wire::{MAX_TOOL_KEY_BYTES, MAX_URI_BYTES, bounded, split_key};
 
 impl Upstream {
     pub(super) async fn resources_for(
@@ -153,7 +153,9 @@ impl Upstream {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let caller = self.caller(ctx).await.map_err(auth_error)?;
-        let unknown = || ErrorData::invalid_params(format!("unknown prompt '{}'", request.name), None);
+        // A prompt's name is `server:prompt`, a key like a tool's.
+        bounded("name", &request.name, MAX_TOOL_KEY_BYTES).map_err(too_long)?;
+        let unknown = || unknown_prompt(&request.name);
         let prefixed = split_key(&request.name).and_then(|(server, prompt)| {
             let server = self.gateway.registry().get(server)?;
             Some((server, prompt.to_string()))
@@ -173,7 +175,10 @@ impl Upstream {
                     (Some((server, _)), None) => (server, name),
                     (Some(_), Some(_)) => {
                         return Err(ErrorData::invalid_params(
-                            format!("several servers have a prompt '{name}'; name it as server:prompt"),
+                            format!(
+                                "several servers have a prompt '{}'; name it as server:prompt",
+                                crate::leaks::quote(&name)
+                            ),
                             None,
                         ));
                     }
@@ -192,12 +197,15 @@ impl Upstream {
     /// namespace (`mcp-gateway://SERVER/`, or `uris.rs` for Apps and skills)
     /// or the last listing, and the URI that server knows; no server
     /// when neither says. A namespace the caller may not see is an unknown
-    /// resource, not one to ask every server about.
+    /// resource, not one to ask every server about; a URI longer than
+    /// `MAX_URI_BYTES` is refused before anything reads it (every read,
+    /// subscription and unsubscription asks here first).
     pub(super) fn resource_owner(
         &self,
         caller: &Caller,
         uri: &str,
     ) -> Result<(Option<Arc<Downstream>>, String), ErrorData> {
+        bounded("uri", uri, MAX_URI_BYTES).map_err(too_long)?;
         let registry = self.gateway.registry();
         let named = match uri.strip_prefix(SHARED_URI_PREFIX) {
             Some(rest) => rest

@@ -19,6 +19,9 @@ use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Error, Store, now};
+use crate::leaks;
+use crate::text::clip;
+use crate::wire::{MAX_REQUEST_ID_BYTES, MAX_SUBJECT_BYTES, MAX_TOOL_KEY_BYTES, MAX_TRAIL_BYTES};
 
 /// Audit rows that may wait in memory before callers are slowed down.
 pub(super) const AUDIT_QUEUE: usize = 4096;
@@ -65,6 +68,26 @@ pub struct AuditRow {
     pub follows: Option<String>,
     /// The tool's rank in that discovery (1 = first).
     pub rank: Option<u32>,
+}
+
+impl AuditRow {
+    /// The row as it may be stored: no string past its bound (`wire.rs`),
+    /// no credential in its key. The gateway refuses an over-long string
+    /// before it builds a row; this holds for any path that did not (a
+    /// script's calls carry keys as the script wrote them).
+    fn bounded(mut self) -> Self {
+        self.request_id = clip(&self.request_id, MAX_REQUEST_ID_BYTES);
+        self.follows = self.follows.map(|id| clip(&id, MAX_REQUEST_ID_BYTES));
+        self.tool_key = self
+            .tool_key
+            .map(|key| clip(&leaks::redacted_head(&key, MAX_TOOL_KEY_BYTES), MAX_TOOL_KEY_BYTES));
+        self.subject = self.subject.map(|s| clip(&s, MAX_SUBJECT_BYTES));
+        self.issuer = self.issuer.map(|s| clip(&s, MAX_SUBJECT_BYTES));
+        // JSON cut short is no JSON: a trail past its bound is left out.
+        self.query_terms = self.query_terms.filter(|t| t.len() <= MAX_TRAIL_BYTES);
+        self.ranked_keys = self.ranked_keys.filter(|k| k.len() <= MAX_TRAIL_BYTES);
+        self
+    }
 }
 
 /// How a meta-tool call ended.
@@ -136,7 +159,7 @@ impl Store {
     pub async fn audit(&self, row: AuditRow) {
         match self.sender() {
             Some(tx) => {
-                if tx.send(Write::Audit(Box::new(row), None)).await.is_err() {
+                if tx.send(Write::Audit(Box::new(row.bounded()), None)).await.is_err() {
                     tracing::error!("audit writer stopped; a row could not be queued");
                 }
             }
@@ -151,7 +174,7 @@ impl Store {
     pub async fn audit_durable(&self, row: AuditRow, wait: Duration) -> Result<(), Unwritten> {
         let tx = self.sender().ok_or(Unwritten::Closed)?;
         let (ack, committed) = oneshot::channel();
-        tx.try_send(Write::Audit(Box::new(row), Some(ack)))
+        tx.try_send(Write::Audit(Box::new(row.bounded()), Some(ack)))
             .map_err(|e| match e {
                 mpsc::error::TrySendError::Full(_) => Unwritten::Behind,
                 mpsc::error::TrySendError::Closed(_) => Unwritten::Closed,
@@ -505,6 +528,29 @@ mod tests {
         let mut row = audit_row(id, "tool_execute");
         row.outcome = outcome;
         row
+    }
+
+    /// Issue 41: ten 1 MB keys from one script wrote 10 MB of audit rows.
+    #[test]
+    fn no_string_in_a_row_outgrows_its_bound_and_no_key_keeps_a_credential() {
+        let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+        let mut r = audit_row(&"i".repeat(1 << 20), "tool_execute");
+        r.tool_key = Some(format!("fs:{token} {}", "k".repeat(1 << 20)));
+        r.follows = Some("f".repeat(1000));
+        r.subject = Some("s".repeat(1000));
+        r.issuer = Some("https://idp.example".into());
+        r.query_terms = Some(format!("[{}\"t\"]", "\"t\",".repeat(1 << 16)));
+        r.ranked_keys = Some(r#"["fs:read"]"#.into());
+        let r = r.bounded();
+        assert!(r.request_id.len() <= MAX_REQUEST_ID_BYTES);
+        assert_eq!(r.tool_key.as_deref(), Some("fs:[REDACTED:github-token]…"));
+        assert!(r.follows.unwrap().len() <= MAX_REQUEST_ID_BYTES);
+        assert!(r.subject.unwrap().len() <= MAX_SUBJECT_BYTES);
+        assert_eq!(r.issuer.as_deref(), Some("https://idp.example"));
+        assert_eq!(r.query_terms, None, "left out rather than cut into broken JSON");
+        assert_eq!(r.ranked_keys.as_deref(), Some(r#"["fs:read"]"#));
+        let plain = audit_row("r", "tool_execute");
+        assert_eq!(plain.clone().bounded(), plain, "an ordinary row is stored as it is");
     }
 
     #[test]
