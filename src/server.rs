@@ -81,8 +81,10 @@ fn build_meta_tools() -> Vec<Tool> {
                     ],
                     "description": "What you need, e.g. \"read a file\". Several strings: paraphrases or steps."
                 },
-                "context": { "type": "string", "description": "Optional background about the task." },
-                "maxResults": { "type": "integer", "minimum": 1, "maximum": 50, "default": 10 }
+                // Nullable, no `default`: OpenAI strict schemas make every
+                // field required, and Azure refuses `default`.
+                "context": { "type": ["string", "null"], "description": "Optional background about the task." },
+                "maxResults": { "type": ["integer", "null"], "minimum": 1, "maximum": 50, "description": "Default 10." }
             },
             "required": ["query"]
         })),
@@ -90,20 +92,27 @@ fn build_meta_tools() -> Vec<Tool> {
     discovery.annotations = Some(ToolAnnotations::new().read_only(true).open_world(false));
     let mut execute = Tool::new(
         EXECUTE,
-        "Run a tool found with tool_discovery. Pass its toolKey and arguments that match its \
-         inputSchema. Returns the tool's own result.\n\
+        "Run a tool found with tool_discovery. Pass its toolKey and, as a JSON string, arguments \
+         that match its inputSchema. Returns the tool's own result.\n\
          For many calls, or to keep large results out of your context, pass script instead: the \
          body of an async JavaScript function. `await tools.call(toolKey, args)` gives \
          {content, structuredContent, isError, text} and throws when refused; \
          `await tools.search(query, n)` gives [{toolKey, signature}]; Promise.all runs calls in \
          parallel; console.log is kept. No fetch, files, timers or imports. Return only what you \
          need: you get {result, logs, calls}.",
+        // `arguments` is a string holding a JSON object (an object is taken
+        // too): no object schema survives every framework's converter.
+        // openai-agents cannot make an open object strict, pydantic-ai closes
+        // it to `{}`, google-genai drops its openness (and crashes on
+        // `additionalProperties: true`). Each field is nullable, so a strict
+        // model can leave out what it does not use (tests/interop.rs runs
+        // the real converters; docs/src/getting-started.md, "Agent frameworks").
         schema(json!({
             "type": "object",
             "properties": {
-                "toolKey": { "type": "string", "description": "toolKey from tool_discovery, e.g. \"server:tool\"." },
-                "arguments": { "type": "object", "description": "Arguments for the tool." },
-                "script": { "type": "string", "description": "Instead of toolKey: JavaScript that calls tools and returns a JSON value." }
+                "toolKey": { "type": ["string", "null"], "description": "toolKey from tool_discovery, e.g. \"server:tool\"." },
+                "arguments": { "type": ["string", "null"], "description": "The tool's arguments: a JSON object as a string, e.g. '{\"path\":\"a.txt\"}'." },
+                "script": { "type": ["string", "null"], "description": "Instead of toolKey: JavaScript that calls tools and returns a JSON value." }
             }
         })),
     );

@@ -401,3 +401,50 @@ return {{ hits, entities: graph.structuredContent.entities.map((e) => e.name).so
         }
     }
 }
+
+/// The schema converters of three agent frameworks, run for real (offline)
+/// on the gateway's `tools/list`: openai-agents makes both meta-tools
+/// strict, pydantic-ai does not close `arguments` to `{}`, google-genai
+/// neither crashes nor makes an empty OBJECT of it; and a call in the shape
+/// a strict model sends (arguments as a JSON string, the unused field null)
+/// runs.
+#[tokio::test]
+async fn agent_frameworks_schema_converters_keep_the_meta_tools_usable() {
+    let python = installed("tests/interop/.venv/bin/python", "the interop venv");
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("demo", ""))).await;
+    let client = gw.client().await;
+    let tools = client.list_all_tools().await.unwrap();
+    let listed = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(listed.path(), serde_json::to_string(&tools).unwrap()).unwrap();
+    let seen = run_client(&python, "converters.py", &[listed.path().to_str().unwrap()]).await;
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    for tool in ["tool_discovery", "tool_execute"] {
+        let agents = &seen["openaiAgents"][tool];
+        assert_eq!(agents["strict"], true, "openai-agents, {tool}: {}", agents["strictError"]);
+        assert!(!agents["schema"].to_string().contains("\"default\""), "{agents}");
+        let entries = [
+            ("openai-agents", agents),
+            ("pydantic-ai openai", &seen["pydanticAi"][tool]["openai"]),
+            ("pydantic-ai responses", &seen["pydanticAi"][tool]["openaiResponses"]),
+            ("pydantic-ai google", &seen["pydanticAi"][tool]["google"]),
+            ("google-genai", &seen["googleGenai"][tool]),
+        ];
+        for (who, entry) in entries {
+            for spoiled in ["closedEmptyObjects", "emptyObjects", "untyped"] {
+                assert_eq!(entry[spoiled], json!([]), "{who}, {tool}, {spoiled}: {}", entry["schema"]);
+            }
+        }
+    }
+    let arguments = |entry: &serde_json::Value| entry["schema"]["properties"]["arguments"]["type"].clone();
+    assert_eq!(arguments(&seen["openaiAgents"]["tool_execute"]), json!(["string", "null"]));
+    assert_eq!(arguments(&seen["pydanticAi"]["tool_execute"]["openai"]), json!(["string", "null"]));
+    assert_eq!(arguments(&seen["googleGenai"]["tool_execute"]), json!("STRING"));
+
+    wait_for_tool(&client, "demo:calculate").await;
+    let strict = json!({ "toolKey": "demo:calculate", "arguments": "{\"expression\": \"2+40\"}", "script": null });
+    let r = call(&client, "tool_execute", strict).await;
+    assert_eq!(text(&r), "2+40 = 42", "{r:?}");
+    let scripted = json!({ "toolKey": null, "arguments": null, "script": "return 6 * 7" });
+    let r = call(&client, "tool_execute", scripted).await;
+    assert_eq!(r.structured_content.unwrap()["result"], 42);
+}

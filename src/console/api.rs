@@ -18,7 +18,7 @@ use super::charts;
 use crate::access::{Grants, Search};
 use crate::config::Transport;
 use crate::downstream::{Downstream, Status};
-use crate::gateway::{DiscoverArgs, parse_args};
+use crate::gateway::DiscoverArgs;
 use crate::leaks::quote;
 use crate::operator;
 use crate::store::{self, UsageRange};
@@ -436,7 +436,7 @@ pub struct SearchPlay {
 pub async fn search(State(console): State<Console>, Json(body): Json<SearchPlay>) -> Answer {
     let gateway = &console.gateway;
     let caller = gateway.caller_for_project(&body.project).map_err(store_error)?;
-    let args: DiscoverArgs = parse_args(Some(body.arguments)).map_err(|e| bad_request(&e))?;
+    let args = DiscoverArgs::parse(Some(body.arguments)).map_err(|e| bad_request(&e))?;
     let answer = gateway.discover(&caller, &args).await.map_err(|e| bad_request(&e))?;
     let mut everyone = caller.clone();
     everyone.grants = every_server(gateway);

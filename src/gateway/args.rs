@@ -29,6 +29,13 @@ pub struct DiscoverArgs {
 }
 
 impl DiscoverArgs {
+    /// `tool_discovery`'s arguments, as clients send them ([`discover_as_meant`]).
+    pub fn parse(arguments: Option<JsonObject>) -> Result<Self, String> {
+        let mut arguments = arguments.unwrap_or_default();
+        discover_as_meant(&mut arguments);
+        parse_args(Some(arguments))
+    }
+
     /// The non-empty queries, credentials cut out ([`leaks::cut_out`]);
     /// refused, before any search work, when there are more than
     /// [`MAX_QUERIES`] or they or `context` are longer than
@@ -115,6 +122,51 @@ pub struct Retry {
     pub request_state: Option<String>,
 }
 
+/// `tool_execute`'s arguments as clients really send them, made what they
+/// unambiguously mean. A field sent as `null` is absent: mcp-use fills
+/// every optional field with null, and so does a model under an OpenAI
+/// strict schema. An empty `toolKey` beside a script, or an empty `script`
+/// beside a key, is absent too. `arguments` may come as a string holding a
+/// JSON object: the meta-tool's schema says so, since no object schema
+/// survives every framework's converter (docs/src/getting-started.md).
+fn execute_as_meant(args: &mut JsonObject) -> Result<(), String> {
+    args.retain(|_, v| !v.is_null());
+    let filled = |v: Option<&Value>| v.and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    let (keyed, scripted) = (filled(args.get("toolKey")), filled(args.get("script")));
+    for (field, other) in [("toolKey", scripted), ("script", keyed)] {
+        if other && args.get(field).and_then(Value::as_str) == Some("") {
+            args.remove(field);
+        }
+    }
+    if let Some(Value::String(text)) = args.get("arguments") {
+        let parsed = match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(o)) => Some(Value::Object(o)),
+            _ if text.trim().is_empty() => None,
+            _ => {
+                return Err(format!(
+                    "arguments must be a JSON object, or a string holding one, like '{{\"path\": \"a.txt\"}}'; got the string {}",
+                    leaks::quote(text)
+                ));
+            }
+        };
+        match parsed {
+            Some(object) => args.insert("arguments".into(), object),
+            None => args.remove("arguments"),
+        };
+    }
+    Ok(())
+}
+
+/// `tool_discovery`'s arguments as clients really send them: `maxResults`
+/// as a string of digits (`"3"`) is that number.
+fn discover_as_meant(args: &mut JsonObject) {
+    if let Some(Value::String(n)) = args.get("maxResults")
+        && let Ok(n) = n.trim().parse::<i64>()
+    {
+        args.insert("maxResults".into(), n.into());
+    }
+}
+
 /// Parses a meta-tool's arguments. serde's error quotes what it could not
 /// take (an unknown field's name, a string of the wrong type) whole, so the
 /// answer quotes it as any caller's string is quoted.
@@ -128,8 +180,10 @@ impl ExecuteArgs {
     /// both. An over-long key is refused here, before it reaches the audit
     /// row, the access log or an answer.
     pub fn parse(arguments: Option<JsonObject>) -> Result<Self, String> {
-        let keyed = arguments.as_ref().is_some_and(|a| a.contains_key("toolKey"));
-        let args: Self = parse_args(arguments)?;
+        let mut arguments = arguments.unwrap_or_default();
+        execute_as_meant(&mut arguments)?;
+        let keyed = arguments.contains_key("toolKey");
+        let args: Self = parse_args(Some(arguments))?;
         bounded("toolKey", &args.tool_key, MAX_TOOL_KEY_BYTES)
             .map_err(|e| format!("{e}; pass a key from tool_discovery, e.g. \"server:tool\""))?;
         match (keyed, args.script.is_some()) {
@@ -200,6 +254,34 @@ mod tests {
         assert!(e.contains("not both"), "{e}");
         let e = parse(json!({"arguments": {}})).unwrap_err();
         assert!(e.starts_with("toolKey is required"), "{e}");
+    }
+
+    /// What real clients send: mcp-use fills optional fields with null,
+    /// strict-schema models send "" or null for the field they do not use,
+    /// some send `arguments` as a JSON string and `maxResults` as "3".
+    #[test]
+    fn arguments_as_clients_really_send_them_are_taken_when_unambiguous() {
+        let parse = |v: Value| ExecuteArgs::parse(v.as_object().cloned());
+        for script in [
+            json!({"toolKey": null, "script": "return 1"}),
+            json!({"toolKey": "", "script": "return 1"}),
+            json!({"toolKey": null, "arguments": null, "script": "return 1"}),
+        ] {
+            let args = parse(script.clone()).unwrap_or_else(|e| panic!("{script}: {e}"));
+            assert_eq!(args.script.as_deref(), Some("return 1"), "{script}");
+        }
+        let keyed = parse(json!({"toolKey": "a:b", "script": "", "arguments": "{\"n\": 1}"})).unwrap();
+        assert_eq!((keyed.tool_key.as_str(), keyed.arguments), ("a:b", Some(json!({"n": 1}))));
+        let none = parse(json!({"toolKey": "a:b", "script": null, "arguments": ""})).unwrap();
+        assert_eq!(none.arguments, None);
+        // Still refused: a real key and a script, and a string that is no object.
+        let e = parse(json!({"toolKey": "a:b", "script": "return 1"})).unwrap_err();
+        assert!(e.contains("toolKey") && e.contains("script") && e.contains("not both"), "{e}");
+        let e = parse(json!({"toolKey": "a:b", "arguments": "[1, 2]"})).unwrap_err();
+        assert!(e.starts_with("arguments must be a JSON object"), "{e}");
+        let found = DiscoverArgs::parse(json!({"query": "x", "maxResults": "3", "context": null}).as_object().cloned());
+        assert_eq!(found.unwrap().max_results, Some(3));
+        assert!(DiscoverArgs::parse(json!({"query": "x", "maxResults": "many"}).as_object().cloned()).is_err());
     }
 
     /// Issue 41: a 1 MB `toolKey` was stored, logged and echoed whole.

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::args::usage_error;
-use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, parse_args, startup};
+use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, startup};
 use crate::access::Search;
 use crate::auth::Caller;
 use crate::learning::{Asked, Trail};
@@ -219,7 +219,7 @@ impl Gateway {
         session: &str,
         request_id: &str,
     ) -> Answer {
-        let discovery = match parse_args::<DiscoverArgs>(arguments) {
+        let discovery = match DiscoverArgs::parse(arguments) {
             Ok(args) => self.discover(caller, &args).await,
             Err(e) => Err(e),
         };
