@@ -2,6 +2,8 @@
 //! `inputSchema` and `outputSchema`, so that a model writing a script (code
 //! mode) passes the right arguments the first time and knows what
 //! `structuredContent` holds: `(args: {path: string; head?: number}) => {content: string}`.
+//! [`arguments`] writes the arguments alone for `tool_discovery`'s text,
+//! which many clients give the model instead of the structured results.
 //! Local `$ref`s (`#/$defs/Item`, as pydantic and zod write them) are
 //! followed. Lossy on purpose: nesting past [`MAX_DEPTH`] reads `object`,
 //! and a long signature is cut at [`MAX_CHARS`]; the schemas stay the
@@ -32,6 +34,48 @@ pub fn signature(input: &Map<String, Value>, output: Option<&Map<String, Value>>
         out.push('…');
     }
     out
+}
+
+/// A tool's arguments alone, `{value: number; from: "C" | "F" | "K"}`, as
+/// `tool_discovery`'s text shows them to models that read only the text;
+/// `None` when the schema names no properties. Written as [`signature`]
+/// writes them, but at most `max_chars` long: whole arguments are kept
+/// while they fit (required ones come first) and the others are counted,
+/// `{path: string; …3 more}`; a first argument too long on its own is cut
+/// and ends in `…`.
+pub fn arguments(input: &Map<String, Value>, max_chars: usize) -> Option<String> {
+    let Some(Value::Object(props)) = input.get("properties") else {
+        return None;
+    };
+    if props.is_empty() {
+        return None;
+    }
+    let fields = Schema::new(input).fields(input, props, 0);
+    let all = format!("{{{}}}", fields.join("; "));
+    if all.chars().count() <= max_chars {
+        return Some(all);
+    }
+    // The most whole fields that fit with the count of the rest after them.
+    let mut out = String::from("{");
+    let mut shown = 0;
+    for (i, field) in fields.iter().enumerate() {
+        let separator = if i == 0 { "" } else { "; " };
+        let more = format!("; …{} more}}", fields.len() - i - 1);
+        let length = out.chars().count() + separator.len() + field.chars().count() + more.chars().count();
+        if length > max_chars {
+            break;
+        }
+        out.push_str(separator);
+        out.push_str(field);
+        shown += 1;
+    }
+    if shown == 0 {
+        let mut cut: String = all.chars().take(max_chars.saturating_sub(1)).collect();
+        cut.push('…');
+        return Some(cut);
+    }
+    out.push_str(&format!("; …{} more}}", fields.len() - shown));
+    Some(out)
 }
 
 /// One schema being written, with the root its local `$ref`s point into.
@@ -156,23 +200,27 @@ impl<'a> Schema<'a> {
         if depth >= MAX_DEPTH {
             return "object".into();
         }
+        format!("{{{}}}", self.fields(s, props, depth).join("; "))
+    }
+
+    /// `a: string`, `b?: number`: one per property of `s`, required ones
+    /// bare and first, in the schema's order (a map here has lost the
+    /// properties' own order), then the optional ones with `?`.
+    fn fields(&self, s: &Map<String, Value>, props: &Map<String, Value>, depth: usize) -> Vec<String> {
         let required: Vec<&str> = s
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        // Required first, in the schema's order (a map here has lost the
-        // properties' own order), then the optional ones.
         let first = required.iter().filter_map(|name| Some((*name, props.get(*name)?, "")));
         let rest = props
             .iter()
             .filter(|(name, _)| !required.contains(&name.as_str()))
             .map(|(name, schema)| (name.as_str(), schema, "?"));
-        let fields: Vec<String> = first
+        first
             .chain(rest)
             .map(|(name, schema, optional)| format!("{}{optional}: {}", key(name), self.ty(schema, depth + 1)))
-            .collect();
-        format!("{{{}}}", fields.join("; "))
+            .collect()
     }
 }
 
@@ -333,6 +381,46 @@ mod tests {
             sig(odd, None),
             "(args: {escaped?: boolean; looping?: unknown; missing?: unknown; remote?: unknown})"
         );
+    }
+
+    fn args(input: Value, max_chars: usize) -> Option<String> {
+        arguments(input.as_object().unwrap(), max_chars)
+    }
+
+    #[test]
+    fn arguments_alone_required_first_with_allowed_values() {
+        let input = json!({"type": "object", "properties": {
+            "value": {"type": "number"},
+            "from": {"type": "string", "enum": ["C", "F", "K"]},
+            "to": {"type": "string", "enum": ["C", "F", "K"]},
+            "precision": {"type": "integer"}
+        }, "required": ["value", "from", "to"]});
+        assert_eq!(
+            args(input, 300).unwrap(),
+            r#"{value: number; from: "C" | "F" | "K"; to: "C" | "F" | "K"; precision?: number}"#
+        );
+        assert_eq!(args(json!({"type": "object"}), 300), None);
+        assert_eq!(args(json!({"type": "object", "properties": {}}), 300), None);
+    }
+
+    #[test]
+    fn long_argument_lists_keep_whole_arguments_and_count_the_rest() {
+        let props: Map<String, Value> = (0..10)
+            .map(|i| (format!("field{i}"), json!({ "type": "string" })))
+            .collect();
+        let input = json!({ "type": "object", "properties": props, "required": ["field9"] });
+        // All ten fit in 169 characters; in 59, two optional ones and a count.
+        assert_eq!(args(input.clone(), 169).unwrap().chars().count(), 169);
+        assert_eq!(
+            args(input.clone(), 59).unwrap(),
+            "{field9: string; field0?: string; field1?: string; …7 more}"
+        );
+        assert_eq!(
+            args(input.clone(), 58).unwrap(),
+            "{field9: string; field0?: string; …8 more}"
+        );
+        // A first argument longer than the bound on its own is cut.
+        assert_eq!(args(input, 10).unwrap(), "{field9: …");
     }
 
     #[test]

@@ -553,6 +553,21 @@ async fn discovery_results_carry_what_a_model_needs() {
         text(&r).contains("calculate"),
         "a readable summary for text-only clients"
     );
+
+    // Issue #43: clients that hand the model only the text must still show
+    // it each argument's type, whether it is required, and its allowed values.
+    let r = call(
+        &client,
+        "tool_discovery",
+        json!({"query": "how warm is 30 degrees celsius in fahrenheit"}),
+    )
+    .await;
+    let said = text(&r);
+    assert!(
+        said.contains(":convert_temperature (")
+            && said.contains(r#"  arguments: {value: number; from: "C" | "F" | "K"; to: "C" | "F" | "K"}"#),
+        "{said}"
+    );
 }
 
 /// 10,000 queries in one discovery (110 KB) took 13 s of CPU; they are

@@ -420,7 +420,11 @@ async fn agent_frameworks_schema_converters_keep_the_meta_tools_usable() {
     assert_eq!(seen["errors"], json!([]), "{seen}");
     for tool in ["tool_discovery", "tool_execute"] {
         let agents = &seen["openaiAgents"][tool];
-        assert_eq!(agents["strict"], true, "openai-agents, {tool}: {}", agents["strictError"]);
+        assert_eq!(
+            agents["strict"], true,
+            "openai-agents, {tool}: {}",
+            agents["strictError"]
+        );
         assert!(!agents["schema"].to_string().contains("\"default\""), "{agents}");
         let entries = [
             ("openai-agents", agents),
@@ -431,13 +435,24 @@ async fn agent_frameworks_schema_converters_keep_the_meta_tools_usable() {
         ];
         for (who, entry) in entries {
             for spoiled in ["closedEmptyObjects", "emptyObjects", "untyped"] {
-                assert_eq!(entry[spoiled], json!([]), "{who}, {tool}, {spoiled}: {}", entry["schema"]);
+                assert_eq!(
+                    entry[spoiled],
+                    json!([]),
+                    "{who}, {tool}, {spoiled}: {}",
+                    entry["schema"]
+                );
             }
         }
     }
     let arguments = |entry: &serde_json::Value| entry["schema"]["properties"]["arguments"]["type"].clone();
-    assert_eq!(arguments(&seen["openaiAgents"]["tool_execute"]), json!(["string", "null"]));
-    assert_eq!(arguments(&seen["pydanticAi"]["tool_execute"]["openai"]), json!(["string", "null"]));
+    assert_eq!(
+        arguments(&seen["openaiAgents"]["tool_execute"]),
+        json!(["string", "null"])
+    );
+    assert_eq!(
+        arguments(&seen["pydanticAi"]["tool_execute"]["openai"]),
+        json!(["string", "null"])
+    );
     assert_eq!(arguments(&seen["googleGenai"]["tool_execute"]), json!("STRING"));
 
     wait_for_tool(&client, "demo:calculate").await;

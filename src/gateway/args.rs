@@ -271,15 +271,25 @@ mod tests {
             assert_eq!(args.script.as_deref(), Some("return 1"), "{script}");
         }
         let keyed = parse(json!({"toolKey": "a:b", "script": "", "arguments": "{\"n\": 1}"})).unwrap();
-        assert_eq!((keyed.tool_key.as_str(), keyed.arguments), ("a:b", Some(json!({"n": 1}))));
+        assert_eq!(
+            (keyed.tool_key.as_str(), keyed.arguments),
+            ("a:b", Some(json!({"n": 1})))
+        );
         let none = parse(json!({"toolKey": "a:b", "script": null, "arguments": ""})).unwrap();
         assert_eq!(none.arguments, None);
         // Still refused: a real key and a script, and a string that is no object.
         let e = parse(json!({"toolKey": "a:b", "script": "return 1"})).unwrap_err();
-        assert!(e.contains("toolKey") && e.contains("script") && e.contains("not both"), "{e}");
+        assert!(
+            e.contains("toolKey") && e.contains("script") && e.contains("not both"),
+            "{e}"
+        );
         let e = parse(json!({"toolKey": "a:b", "arguments": "[1, 2]"})).unwrap_err();
         assert!(e.starts_with("arguments must be a JSON object"), "{e}");
-        let found = DiscoverArgs::parse(json!({"query": "x", "maxResults": "3", "context": null}).as_object().cloned());
+        let found = DiscoverArgs::parse(
+            json!({"query": "x", "maxResults": "3", "context": null})
+                .as_object()
+                .cloned(),
+        );
         assert_eq!(found.unwrap().max_results, Some(3));
         assert!(DiscoverArgs::parse(json!({"query": "x", "maxResults": "many"}).as_object().cloned()).is_err());
     }

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::args::usage_error;
 use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, startup};
@@ -270,8 +269,28 @@ pub struct Discovery {
     pub asked: Asked,
 }
 
+/// Longest argument list one result's line in the text carries (characters):
+/// a dozen plain arguments fit; past it whole arguments are dropped and
+/// counted (`…3 more`), so fifty results stay a few kilobytes at most.
+const TEXT_ARGUMENTS_CHARS: usize = 300;
+
 impl Discovery {
-    /// The readable twin of the structured results, for clients that show text only.
+    /// The readable twin of the structured results, for clients that give
+    /// the model the text only (openai-agents by default, LangChain,
+    /// smolagents, llama-index, google-genai). Each tool's line carries its
+    /// arguments as a TypeScript object type, `{value: number; from: "C" |
+    /// "F" | "K"; to: "C" | "F" | "K"}`: the types, which are required (no
+    /// `?`) and the allowed values, what a model needs for its first
+    /// `tool_execute` to pass the schema check. Names alone (`[args: from,
+    /// to, value]`) had a model send `from: "celsius"`.
+    ///
+    /// The spec says a result with `structuredContent` SHOULD also carry it
+    /// as JSON text; this one does not, on purpose. That JSON repeats every
+    /// schema with its descriptions, titles and bounds, the annotations and
+    /// the explanations, several times the bytes of this text for the same
+    /// results, and a client that passes both blocks to the model would pay
+    /// for the results twice. The signature keeps what a call needs; the
+    /// full schemas stay in `structuredContent` for clients that read it.
     pub fn summary(&self) -> String {
         let mut out = String::new();
         if let Some(n) = &self.notice {
@@ -293,16 +312,170 @@ impl Discovery {
         for f in &self.results {
             let description = f.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
             out.push_str(&format!("\n- {} ({:.2}): {}", f.tool_key, f.relevance, description));
-            let params: Vec<&str> = f
-                .input_schema
-                .get("properties")
-                .and_then(Value::as_object)
-                .map(|p| p.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            if !params.is_empty() {
-                out.push_str(&format!(" [args: {}]", params.join(", ")));
+            if let Some(arguments) = crate::signature::arguments(&f.input_schema, TEXT_ARGUMENTS_CHARS) {
+                out.push_str("\n  arguments: ");
+                out.push_str(&arguments);
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// The demo server's seven tools (`src/demo.rs`) as one discovery finds
+    /// them on a server named `demo`, with their schemas copied from there.
+    fn demo_discovery() -> Discovery {
+        let text = |d: &str| json!({"type": "object", "properties": {"text": {"type": "string", "description": d}}, "required": ["text"]});
+        let tools = [
+            (
+                "calculate",
+                "Evaluate an arithmetic expression: add, subtract, multiply, divide, powers and parentheses, e.g. (2 + 3) * 4.",
+                json!({"type": "object", "properties": {"expression": {"type": "string", "description": "The expression to evaluate"}}, "required": ["expression"]}),
+                Some(json!({"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]})),
+            ),
+            (
+                "current_time",
+                "Get the current date and time, in UTC or at a given offset from UTC.",
+                json!({"type": "object", "properties": {"utc_offset_minutes": {"type": "integer", "minimum": -720, "maximum": 840, "description": "Offset from UTC in minutes, e.g. 60 for CET"}}}),
+                None,
+            ),
+            (
+                "word_count",
+                "Count the words, lines and characters of a text.",
+                text("The text to count"),
+                None,
+            ),
+            (
+                "sha256",
+                "Compute the SHA-256 hash (hex digest) of a text.",
+                text("The text to hash"),
+                None,
+            ),
+            (
+                "base64_encode",
+                "Encode a text as Base64.",
+                text("The text to encode"),
+                None,
+            ),
+            (
+                "base64_decode",
+                "Decode Base64 back to text.",
+                text("The Base64 to decode"),
+                None,
+            ),
+            (
+                "convert_temperature",
+                "Convert a temperature between Celsius, Fahrenheit and Kelvin.",
+                json!({"type": "object", "properties": {
+                    "value": {"type": "number", "description": "The temperature to convert"},
+                    "from": {"type": "string", "enum": ["C", "F", "K"], "description": "Unit of value"},
+                    "to": {"type": "string", "enum": ["C", "F", "K"], "description": "Unit wanted"}
+                }, "required": ["value", "from", "to"]}),
+                None,
+            ),
+        ];
+        let relevance = [0.91, 0.62, 0.55, 0.48, 0.41, 0.40, 0.33];
+        let object = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
+        let results = tools
+            .into_iter()
+            .zip(relevance)
+            .map(|((name, description, input, output), relevance)| Found {
+                tool_key: format!("demo:{name}"),
+                tool_name: name.into(),
+                server_name: "demo".into(),
+                description: Some(description.into()),
+                relevance,
+                explanation: None,
+                tags: Vec::new(),
+                input_schema: object(input),
+                output_schema: output.map(object),
+                annotations: Some(
+                    ToolAnnotations::new()
+                        .read_only(true)
+                        .destructive(false)
+                        .open_world(false),
+                ),
+                signature: None,
+                query: 0,
+            })
+            .collect();
+        Discovery {
+            results,
+            provider: Some(Search::Bm25),
+            notice: None,
+            starting: Vec::new(),
+            asked: Asked::default(),
+        }
+    }
+
+    /// Clients that hand the model only the text block showed it
+    /// `[args: from, to, value]`, and it sent `from: "celsius"`. The text
+    /// now carries types, required arguments and allowed values: 915 bytes
+    /// for the demo's seven tools (775 with names alone); the
+    /// structuredContent as JSON is 2,993.
+    #[test]
+    fn the_text_carries_argument_types_required_and_allowed_values() {
+        let d = demo_discovery();
+        let text = d.summary();
+        assert_eq!(
+            text,
+            r#"7 tool(s) found. Run one with tool_execute { toolKey, arguments }.
+
+- demo:calculate (0.91): Evaluate an arithmetic expression: add, subtract, multiply, divide, powers and parentheses, e.g. (2 + 3) * 4.
+  arguments: {expression: string}
+- demo:current_time (0.62): Get the current date and time, in UTC or at a given offset from UTC.
+  arguments: {utc_offset_minutes?: number}
+- demo:word_count (0.55): Count the words, lines and characters of a text.
+  arguments: {text: string}
+- demo:sha256 (0.48): Compute the SHA-256 hash (hex digest) of a text.
+  arguments: {text: string}
+- demo:base64_encode (0.41): Encode a text as Base64.
+  arguments: {text: string}
+- demo:base64_decode (0.40): Decode Base64 back to text.
+  arguments: {text: string}
+- demo:convert_temperature (0.33): Convert a temperature between Celsius, Fahrenheit and Kelvin.
+  arguments: {value: number; from: "C" | "F" | "K"; to: "C" | "F" | "K"}"#
+        );
+        let json = serde_json::to_string(&d).unwrap().len();
+        assert_eq!(text.len(), 915);
+        // Why the text is not the JSON the spec suggests: over three times the bytes.
+        assert!(json > 3 * text.len(), "{json} bytes of JSON, {} of text", text.len());
+    }
+
+    #[test]
+    fn a_tool_without_named_arguments_gets_no_arguments_line() {
+        let mut d = demo_discovery();
+        d.results.truncate(1);
+        d.results[0].input_schema = Arc::new(json!({"type": "object"}).as_object().cloned().unwrap());
+        assert!(!d.summary().contains("arguments: {"), "{}", d.summary());
+    }
+
+    #[test]
+    fn a_long_argument_list_is_cut_within_the_bound_and_says_so() {
+        let mut d = demo_discovery();
+        d.results.truncate(1);
+        let props: serde_json::Map<String, Value> = (0..60)
+            .map(|i| (format!("field{i:02}"), json!({"type": "string"})))
+            .collect();
+        d.results[0].input_schema = Arc::new(
+            json!({"type": "object", "properties": props, "required": ["field59"]})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        );
+        let text = d.summary();
+        let line = text.lines().last().unwrap();
+        let arguments = line.strip_prefix("  arguments: ").unwrap();
+        assert!(arguments.chars().count() <= TEXT_ARGUMENTS_CHARS, "{arguments}");
+        assert!(
+            arguments.starts_with("{field59: string; field00?: string;"),
+            "{arguments}"
+        );
+        assert!(arguments.ends_with(" more}"), "{arguments}");
     }
 }
