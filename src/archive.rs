@@ -55,6 +55,45 @@ pub enum Error {
     Busy(String),
 }
 
+/// Why a `searchLocalArchives` call failed; its message is the tool's error text.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    /// The arguments' problems, every one.
+    #[error("Invalid arguments:\n- {}", .0.join("\n- "))]
+    Arguments(Vec<String>),
+    /// The search itself (the archive's [`Error`], or its task's end).
+    #[error("Failed to search local archives: {0}")]
+    Search(String),
+}
+
+/// Most bytes of a failed search's message in its log line.
+const LOGGED_ERROR_BYTES: usize = 512;
+
+impl Failure {
+    /// Logs the failure with its message. Arguments' problems quote the
+    /// caller's keys and values, so they are logged as any caller's string
+    /// is ([`crate::leaks::quote`]: short, one line, credentials redacted),
+    /// with their count; a search's message names the configured paths and
+    /// SQLite's or tantivy's cause, never the query, and is logged whole up
+    /// to [`LOGGED_ERROR_BYTES`] (redacted all the same).
+    fn log(&self) {
+        let message = self.to_string();
+        match self {
+            Failure::Arguments(problems) => tracing::warn!(
+                tool = TOOL_NAME,
+                problems = problems.len(),
+                error = %crate::leaks::quote(&message),
+                "archive search failed: invalid arguments"
+            ),
+            Failure::Search(_) => tracing::warn!(
+                tool = TOOL_NAME,
+                error = %crate::text::one_line(&crate::leaks::redacted_head(&message, LOGGED_ERROR_BYTES)),
+                "archive search failed"
+            ),
+        }
+    }
+}
+
 /// The full-text index's fields.
 #[derive(Debug, Clone, Copy)]
 struct Fields {
@@ -156,14 +195,14 @@ impl ArchiveServer {
         tool
     }
 
-    async fn run(&self, args: JsonObject) -> Result<CallToolResult, String> {
-        let options = Options::from_args(&args).map_err(|p| format!("Invalid arguments:\n- {}", p.join("\n- ")))?;
+    async fn run(&self, args: JsonObject) -> Result<CallToolResult, Failure> {
+        let options = Options::from_args(&args).map_err(Failure::Arguments)?;
         let archive = self.archive.clone();
         let query = options.clone();
         let answer = tokio::task::spawn_blocking(move || archive.search(&query))
             .await
-            .map_err(|e| format!("Failed to search local archives: {e}"))?
-            .map_err(|e| format!("Failed to search local archives: {e}"))?;
+            .map_err(|e| Failure::Search(e.to_string()))?
+            .map_err(|e| Failure::Search(e.to_string()))?;
         tracing::info!(tool = TOOL_NAME, results = answer.results.len(), "archive search");
         let index = self.freshness();
         let mut summary = answer.summary(&options);
@@ -212,9 +251,9 @@ impl ServerHandler for ArchiveServer {
         }
         let result = match self.run(request.arguments.unwrap_or_default()).await {
             Ok(r) => r,
-            Err(message) => {
-                tracing::warn!(tool = TOOL_NAME, "archive search failed");
-                CallToolResult::error(vec![ContentBlock::text(message)])
+            Err(failure) => {
+                failure.log();
+                CallToolResult::error(vec![ContentBlock::text(failure.to_string())])
             }
         };
         Ok(result.into())

@@ -292,12 +292,7 @@ impl IndexServer {
             &settings,
         )
         .await;
-        let cards: Vec<cards::Card> = filtered
-            .results
-            .iter()
-            .zip(&checks)
-            .map(|(m, c)| cards::card(m, c))
-            .collect();
+        let cards = self.cards(&filtered.results, &checks);
         let summary = cards::summary(&cards::Facts {
             generated: generated.as_ref().map(Vec::len),
             intents: intent_ids.len(),
@@ -306,6 +301,7 @@ impl IndexServer {
             unavailable: checks.iter().filter(|c| c.unavailable()).count(),
             checked: checks.iter().filter(|c| c.status != vibecheck::Status::Skipped).count(),
             still_arriving,
+            names: cards.iter().map(|c| c.header.title.clone()).collect(),
         });
         info!(
             tool = "discover_filter",
@@ -431,20 +427,18 @@ impl IndexServer {
             })
             .collect();
         let n = connections.len();
-        let mut summary = match filtered.results.first() {
-            Some(first) if n == 1 => format!("Found 1 connection: {}", first.user.name),
-            _ => format!("Found {n} connections"),
-        };
+        let cards = self.cards(&filtered.results, &checks);
+        let names: Vec<String> = cards.iter().map(|c| c.header.title.clone()).collect();
+        let mut summary = format!(
+            "Found {n} connection{}: {}",
+            if n == 1 { "" } else { "s" },
+            cards::first_names(&names, n)
+        );
         let unavailable = checks.iter().filter(|c| c.unavailable()).count();
         if unavailable > 0 {
             summary.push_str(&format!(" (VibeCheck unavailable for {unavailable})"));
         }
-        let markup: Vec<String> = filtered
-            .results
-            .iter()
-            .zip(&checks)
-            .map(|(m, c)| cards::card(m, c).markup)
-            .collect();
+        let markup: Vec<String> = cards.into_iter().map(|c| c.markup).collect();
         let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
             "{summary}.\n\n{}",
             markup.join("\n\n")
@@ -460,6 +454,15 @@ impl IndexServer {
             "openai/toolInvocation/invoked": format!("Found {n} connection{}", if n == 1 { "" } else { "s" }),
         })));
         Ok(result)
+    }
+
+    /// One card per match, in order; avatars only from `[index] avatar_origins`.
+    fn cards(&self, results: &[protocol::Match], checks: &[vibecheck::VibeCheck]) -> Vec<cards::Card> {
+        results
+            .iter()
+            .zip(checks)
+            .map(|(m, c)| cards::card(m, c, |url| self.config.avatar_allowed(url)))
+            .collect()
     }
 
     fn vibecheck_settings(&self, input: &FilterInput) -> vibecheck::Settings {
@@ -492,7 +495,9 @@ impl ServerHandler for IndexServer {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![widget::resource()]))
+        Ok(ListResourcesResult::with_all_items(vec![widget::resource(
+            &self.config.avatar_origins,
+        )]))
     }
 
     async fn read_resource(
@@ -507,7 +512,7 @@ impl ServerHandler for IndexServer {
             ));
         }
         let mcp_apps = ctx.meta.get(MCP_APPS_META).and_then(Value::as_bool);
-        Ok(ReadResourceResult::new(vec![widget::contents(mcp_apps)]).into())
+        Ok(ReadResourceResult::new(vec![widget::contents(mcp_apps, &self.config.avatar_origins)]).into())
     }
 
     async fn call_tool(

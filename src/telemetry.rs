@@ -1,7 +1,8 @@
 //! Prometheus metrics through the `metrics` facade: calls by meta-tool,
 //! server and outcome; latency histograms for discovery, execute and each
 //! downstream; downstream status and restarts; search fallbacks; catalog
-//! size. `GET /metrics` renders them (see [`crate::server`]).
+//! size; the Index Protocol API's latency and `Retry-After`s. `GET /metrics`
+//! renders them (see [`crate::server`]).
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -93,6 +94,25 @@ fn describe() {
         "mcp_gateway_sessions_refused_total",
         "New MCP sessions refused, by the limit that was full (caller, gateway)"
     );
+    describe_histogram!(
+        "mcp_gateway_index_filter_seconds",
+        metrics::Unit::Seconds,
+        "Latency of each Index /discover/filter request (polls included), by outcome"
+    );
+    describe_histogram!(
+        "mcp_gateway_index_vibecheck_batch_seconds",
+        metrics::Unit::Seconds,
+        "Latency of each batch of Index VibeChecks (one tool call's matches, retries included)"
+    );
+    describe_counter!(
+        "mcp_gateway_index_retry_after_total",
+        "Index Protocol API answers that carried Retry-After, by endpoint"
+    );
+    describe_histogram!(
+        "mcp_gateway_index_retry_after_seconds",
+        metrics::Unit::Seconds,
+        "The wait each Index Retry-After asked for, by endpoint"
+    );
 }
 
 /// One meta-tool call; `server` is the target's for `tool_execute`.
@@ -183,6 +203,23 @@ pub fn session_evicted() {
 /// A new session refused: the caller's (`caller`) or the gateway's (`gateway`) limit was full.
 pub fn session_refused(limit: &'static str) {
     counter!("mcp_gateway_sessions_refused_total", "limit" => limit).increment(1);
+}
+
+/// One `/discover/filter` request to the Index Protocol API: `ok` or `error`.
+pub fn index_filter(outcome: &'static str, latency: Duration) {
+    histogram!("mcp_gateway_index_filter_seconds", "outcome" => outcome).record(latency.as_secs_f64());
+}
+
+/// One batch of VibeChecks: every match of one tool call, pauses and retries included.
+pub fn index_vibecheck_batch(latency: Duration) {
+    histogram!("mcp_gateway_index_vibecheck_batch_seconds").record(latency.as_secs_f64());
+}
+
+/// A `Retry-After` from the Index Protocol API's `endpoint` (`exchange`,
+/// `discover_new`, `discover_filter`, `vibecheck`) and the wait it asked for.
+pub fn index_retry_after(endpoint: &'static str, wait: Duration) {
+    counter!("mcp_gateway_index_retry_after_total", "endpoint" => endpoint).increment(1);
+    histogram!("mcp_gateway_index_retry_after_seconds", "endpoint" => endpoint).record(wait.as_secs_f64());
 }
 
 /// Fields through which rmcp logs whole messages, peers' details or session

@@ -621,3 +621,70 @@ async fn a_missing_archive_folder_fails_the_server_until_it_appears() {
     })
     .await;
 }
+
+/// The gateway's log line of a failed `searchLocalArchives` call.
+const SEARCH_FAILED: &str = "archive search failed";
+
+/// Issue 44: a failed search was logged without its message (the seed logs
+/// `Error in searchLocalArchives tool: ${error.message}`). The message is in
+/// the line; the caller's query is not.
+#[tokio::test]
+async fn a_failed_search_is_logged_with_its_message() {
+    let (gw, client, _root) = start(false).await;
+    let query = "quokka zebra unindexed";
+    let r = execute(&client, TOOL, json!({ "query": query })).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let message = text(&r);
+    assert!(message.contains("has not been indexed yet"), "{message}");
+    let line = gw
+        .wait_log(SEARCH_FAILED, Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|| panic!("no {SEARCH_FAILED:?} line:\n{}", gw.log()));
+    assert!(
+        line.contains(&message),
+        "the line lacks the message {message:?}: {line}"
+    );
+    assert!(!line.contains(query), "the query was logged: {line}");
+
+    // Arguments the schema lets through and the tool refuses: the problem is
+    // in the line too (quoted, as a caller's string is), with their count.
+    let r = execute(&client, TOOL, json!({ "query": "   " })).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let line = gw
+        .wait_log("archive search failed: invalid arguments", Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|| panic!("no invalid-arguments line:\n{}", gw.log()));
+    assert!(
+        line.contains("problems=1") && line.contains("query: a non-empty search query is required"),
+        "{line}"
+    );
+}
+
+/// Issue 44: a corrupt archive database fails the search, and the log line
+/// says why (SQLite's cause), not only that it failed.
+#[tokio::test]
+async fn a_corrupt_archive_database_is_logged_with_its_cause() {
+    let (gw, client, root) = start(true).await;
+    let data = root.path().join("data");
+    for stale in ["search.db-wal", "search.db-shm"] {
+        let _ = std::fs::remove_file(data.join(stale));
+    }
+    std::fs::write(data.join("search.db"), vec![0x5a_u8; 8192]).unwrap();
+
+    // The full-text index still answers; the citations need the database.
+    let r = execute(&client, TOOL, json!({ "query": "raft", "includeCitations": true })).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let message = text(&r);
+    assert!(
+        message.starts_with("Failed to search local archives: archive database:"),
+        "{message}"
+    );
+    let line = gw
+        .wait_log(SEARCH_FAILED, Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|| panic!("no {SEARCH_FAILED:?} line:\n{}", gw.log()));
+    assert!(
+        line.contains(&message),
+        "the line lacks the message {message:?}: {line}"
+    );
+}

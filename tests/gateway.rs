@@ -723,3 +723,34 @@ async fn admin_tokens_and_credentials_as_keys_are_screened() {
     assert_eq!(echoed["scopes"], json!({ "[REDACTED:github-token]": "repo" }));
     assert!(!leaked(&gw.log()), "a credential reached the log");
 }
+
+/// Issue 44, item 2: the seed's `ExecutionError {code, message, server,
+/// tool}` came back without `server` and `tool`. An error about a tool names
+/// both; an unknown key names neither (it is the caller's string, quoted in
+/// the message, and may be a tool the caller may not see).
+#[tokio::test]
+async fn execution_errors_name_their_server_and_tool() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    let named = |r: &rmcp::model::CallToolResult| {
+        let error = &r.structured_content.as_ref().expect("structuredContent")["error"];
+        (error.get("server").cloned(), error.get("tool").cloned())
+    };
+    let both = |server: &str, tool: &str| (Some(json!(server)), Some(json!(tool)));
+
+    let r = execute(&client, "alpha:calculate", json!({ "expression": 5 })).await;
+    assert_eq!(error_code(&r), "TOOL_VALIDATION_ERROR");
+    assert_eq!(named(&r), both("alpha", "calculate"), "{r:?}");
+
+    // A downstream failure: alpha's calls time out after 1.5 s.
+    let r = execute(&client, "alpha:sleep", json!({ "ms": 30000 })).await;
+    assert_eq!(error_code(&r), "TOOL_EXECUTION_TIMEOUT");
+    assert_eq!(named(&r), both("alpha", "sleep"), "{r:?}");
+
+    for key in ["alpha:nope", "nobody:calculate"] {
+        let r = execute(&client, key, json!({})).await;
+        assert_eq!(error_code(&r), "TOOL_NOT_FOUND", "{key}");
+        assert_eq!(named(&r), (None, None), "{key}: {r:?}");
+    }
+}

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::oauth::{jwt_provider, other_provider};
 use common::*;
 use fake_index::{FakeIndex, Fault, INTENT_A, INTENT_B, ME, user_id};
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
@@ -108,6 +108,20 @@ async fn discover_filter_is_found_and_run_with_cards_pages_and_no_emails() {
     }
     assert_eq!(cards[0]["header"]["badge"], "1 intent");
     assert_eq!(cards[0]["header"]["initials"], "P0");
+    // Person 0 has an https avatar, but a plain-http Protocol API declares no
+    // avatar origin, so the widget gets none to load (it shows the initials).
+    assert!(results[0]["user"]["avatar"].is_string());
+    assert_eq!(cards[0]["header"].get("avatar"), None);
+    // Each card also comes as an HTML <section> of escaped text.
+    let html = cards[0]["html"].as_str().unwrap();
+    assert!(
+        html.starts_with(&format!(
+            "<section class=\"index-card\" data-user-id=\"{}\"><h3>Person 0 <small>(1 intent)</small></h3>",
+            user_id(0)
+        )),
+        "{html}"
+    );
+    assert!(html.contains("<a href=\"https://index.network/intents/") && !html.contains("@example.com"));
     // The duplicate intent ID was sent once; undefined fields were left out; defaults applied.
     let sent = &fake.filter_bodies()[0];
     assert_eq!(
@@ -118,7 +132,7 @@ async fn discover_filter_is_found_and_run_with_cards_pages_and_no_emails() {
     assert!(fake.vibe_bodies()[0].get("options").is_none());
 
     let content = text(&r);
-    assert!(content.starts_with("Used 2 existing intents · Found 5 matches · page 1 (up to 5 per page; more on page 2) · VibeCheck summaries attached for all 5"), "{content}");
+    assert!(content.starts_with("Used 2 existing intents · Found 5 matches: Person 0, Person 1, Person 2 and 2 more · page 1 (up to 5 per page; more on page 2) · VibeCheck summaries attached for all 5"), "{content}");
     assert!(content.contains("\n\n### Person 0 (1 intent)\n"), "{content}");
     let everything = serde_json::to_string(&r).unwrap();
     assert!(
@@ -616,5 +630,182 @@ async fn a_projects_own_index_credential_serves_a_caller_with_only_a_gateway_tok
     assert!(
         !log.contains(&index_token) && !log.contains(&gateway_token),
         "a token reached the log"
+    );
+}
+
+/// The metrics, log lines and `Retry-After` handling issue #44 asked for:
+/// `/discover/filter` and VibeCheck batch latency, `Retry-After` (seconds or
+/// an HTTP date) counted by endpoint and honoured, and a failed call's log
+/// line with its status, the filter keys sent and a body snippet.
+#[tokio::test]
+async fn index_latency_and_retry_after_are_metrics_and_failures_are_logged_with_context() {
+    let fake = FakeIndex::start(3).await;
+    let (seconds, dated) = (user_id(0), user_id(1));
+    fake.fail_vibecheck(&seconds, 1, 429, Some(1));
+    fake.fail_vibecheck_until(&dated, 1, 503, Duration::from_secs(3));
+    let (gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B] }),
+    )
+    .await;
+    assert_ok(&r);
+    let status: Vec<&str> = structured(&r)["vibechecks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["ok", "ok", "ok"]);
+    let calls = fake.vibe_calls(&dated);
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls[1] - calls[0] >= Duration::from_millis(1500),
+        "a Retry-After date 3 s ahead was not honoured: {:?}",
+        calls[1] - calls[0]
+    );
+
+    // One log line per failed call: endpoint, status, field names (never values), wait, body.
+    let failed: Vec<String> = gw
+        .log()
+        .lines()
+        .filter(|l| l.contains("index call failed") && l.contains("endpoint=\"vibecheck\""))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    let dated_line = failed
+        .iter()
+        .find(|l| l.contains("status=503"))
+        .expect("the 503 is logged");
+    assert!(dated_line.contains("retry_after_s="), "{dated_line}");
+    assert!(
+        dated_line.contains("targetUserId") && dated_line.contains("intentIds"),
+        "{dated_line}"
+    );
+    assert!(
+        !dated_line.contains(INTENT_A),
+        "filter values were logged: {dated_line}"
+    );
+    assert!(dated_line.contains("Failed to generate synthesis"), "{dated_line}");
+    assert!(
+        failed
+            .iter()
+            .any(|l| l.contains("status=429") && l.contains("retry_after_s=1")),
+        "{failed:?}"
+    );
+
+    // A failed /discover/filter: a tool error, and a log line with the filter keys and the body.
+    fake.fault(
+        "filter",
+        Fault {
+            status: Some(503),
+            error: Some("Failed to fetch discovery data".into()),
+            retry_after: Some(7),
+            times: Some(1),
+            ..Fault::default()
+        },
+    );
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A], "userIds": [user_id(2)], "limit": 3 }),
+    )
+    .await;
+    assert_error(&r, "Discover filter failed (503): Failed to fetch discovery data");
+    let line = gw
+        .wait_log("endpoint=\"discover_filter\"", Duration::from_secs(2))
+        .await
+        .expect("the failed /discover/filter is logged");
+    assert!(
+        line.contains("index call failed") && line.contains("status=503"),
+        "{line}"
+    );
+    assert!(line.contains("retry_after_s=7"), "{line}");
+    for key in ["intentIds", "userIds", "excludeDiscovered", "page", "limit"] {
+        assert!(line.contains(key), "filter key {key} missing: {line}");
+    }
+    assert!(
+        !line.contains(&user_id(2)) && !line.contains(INTENT_A),
+        "filter values were logged: {line}"
+    );
+    assert!(
+        line.contains("body=") && line.contains("Failed to fetch discovery data"),
+        "{line}"
+    );
+
+    let metrics = gw.metrics().await;
+    for expected in [
+        r#"mcp_gateway_index_filter_seconds_count{outcome="ok"} 1"#,
+        r#"mcp_gateway_index_filter_seconds_count{outcome="error"} 1"#,
+        "mcp_gateway_index_vibecheck_batch_seconds_count 1",
+        r#"mcp_gateway_index_retry_after_total{endpoint="vibecheck"} 2"#,
+        r#"mcp_gateway_index_retry_after_total{endpoint="discover_filter"} 1"#,
+        r#"mcp_gateway_index_retry_after_seconds_count{endpoint="vibecheck"} 2"#,
+        "# TYPE mcp_gateway_index_vibecheck_batch_seconds histogram",
+    ] {
+        assert!(
+            metrics.contains(expected),
+            "{expected} missing from /metrics:\n{metrics}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn discover_filter_and_vibecheck_urls_can_be_set() {
+    let fake = FakeIndex::start(3).await;
+    let extra = format!(
+        "discover_filter_url = \"{0}/alt/discover/filter\"\nvibecheck_url = \"{0}/alt/synthesis/vibecheck\"",
+        fake.base
+    );
+    let (_gw, client) = setup(&fake, &extra).await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B] }),
+    )
+    .await;
+    assert_ok(&r);
+    assert_eq!(structured(&r)["results"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        (fake.calls("alt_filter"), fake.calls("filter")),
+        (1, 1),
+        "every filter call went to the set URL"
+    );
+    assert_eq!(fake.calls("alt_vibecheck"), 3);
+    assert_eq!(
+        fake.calls("alt_vibecheck"),
+        fake.calls("vibecheck"),
+        "every VibeCheck went to the set URL"
+    );
+}
+
+#[tokio::test]
+async fn avatars_from_declared_origins_reach_the_widget_and_its_csp() {
+    let fake = FakeIndex::start(2).await;
+    let (_gw, client) = setup(&fake, r#"avatar_origins = ["https://cdn.example.com"]"#).await;
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "intentIds": [INTENT_A, INTENT_B] }),
+    )
+    .await;
+    assert_ok(&r);
+    let cards = structured(&r)["cards"].as_array().unwrap().clone();
+    assert_eq!(cards[0]["header"]["avatar"], "https://cdn.example.com/avatars/0.png");
+    assert_eq!(cards[1]["header"].get("avatar"), None, "Person 1 has no avatar");
+
+    let listed = client.list_all_resources().await.unwrap();
+    assert!(listed.iter().any(|r| r.uri == "ui://widget/index-discover@v1.html"));
+    let read = client
+        .read_resource(ReadResourceRequestParams::new("ui://widget/index-discover@v1.html"))
+        .await
+        .unwrap();
+    let meta = serde_json::to_value(&read.contents[0]).unwrap()["_meta"].clone();
+    assert_eq!(meta["ui"]["csp"]["resourceDomains"], json!(["https://cdn.example.com"]));
+    assert_eq!(meta["ui"]["csp"]["connectDomains"], json!([]));
+    assert_eq!(
+        meta["openai/widgetCSP"]["resource_domains"],
+        json!(["https://cdn.example.com"])
     );
 }

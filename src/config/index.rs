@@ -29,6 +29,10 @@ pub struct RawIndex {
     pub enabled: Option<bool>,
     /// Protocol API base, e.g. `https://index.network/api` [PROTOCOL_API_URL].
     pub protocol_api_url: Option<String>,
+    /// `/discover/filter` endpoint (default `${protocol_api_url}/discover/filter`) [DISCOVER_FILTER_URL].
+    pub discover_filter_url: Option<String>,
+    /// `/synthesis/vibecheck` endpoint (default `${protocol_api_url}/synthesis/vibecheck`) [VIBECHECK_URL].
+    pub vibecheck_url: Option<String>,
     /// Where the caller's token is exchanged for a Protocol API token
     /// [INDEX_TOKEN_EXCHANGE_URL, else `${SERVER_BASE_URL}/token/privy/access-token`].
     pub token_exchange_url: Option<String>,
@@ -59,6 +63,10 @@ pub struct RawIndex {
     pub match_wait_ms: Option<u64>,
     /// Whole-call timeout of one tool call (default 300000).
     pub timeout_ms: Option<u64>,
+    /// `https://` origins the card widget may load avatar images from,
+    /// declared in its content security policy; `https://*.example.com`
+    /// allows subdomains (default: the Protocol API's origin when it is https).
+    pub avatar_origins: Option<Vec<String>>,
 }
 
 /// `[index]`, validated.
@@ -68,6 +76,10 @@ pub struct IndexConfig {
     pub enabled: bool,
     /// Protocol API base (empty: not configured).
     pub protocol_api_url: String,
+    /// `/discover/filter` endpoint (empty: not configured).
+    pub discover_filter_url: String,
+    /// `/synthesis/vibecheck` endpoint (empty: not configured).
+    pub vibecheck_url: String,
     /// Token exchange endpoint (empty: not configured).
     pub token_exchange_url: String,
     /// The issuer whose tokens reach the exchange; none: no caller token ever does.
@@ -94,12 +106,19 @@ pub struct IndexConfig {
     pub match_wait: Duration,
     /// Whole-call timeout.
     pub timeout: Duration,
+    /// Origins of avatar images the widget may show (normalised, see [`avatar_origin`]).
+    pub avatar_origins: Vec<String>,
 }
 
 impl IndexConfig {
     /// Validates `[index]`; an error names the key.
     pub fn from_raw(raw: RawIndex) -> Result<Self, (String, String)> {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        Self::from_raw_with(raw, &|name| std::env::var(name).ok())
+    }
+
+    /// [`Self::from_raw`] reading environment variables through `lookup`.
+    fn from_raw_with(raw: RawIndex, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, (String, String)> {
+        let env = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let url = |key: &str, value: Option<String>, fallback: Option<String>| -> Result<String, (String, String)> {
             let value = match value {
                 Some(v) => super::interpolate(&v).map_err(|m| (key.to_string(), m))?,
@@ -143,6 +162,28 @@ impl IndexConfig {
                 env("SERVER_BASE_URL").map(|b| format!("{}/token/privy/access-token", b.trim_end_matches('/')))
             }),
         )?;
+        let protocol_api_url = url("protocol_api_url", raw.protocol_api_url, env("PROTOCOL_API_URL"))?;
+        let derived = |path: &str| {
+            (!protocol_api_url.is_empty()).then(|| format!("{}{path}", protocol_api_url.trim_end_matches('/')))
+        };
+        let discover_filter_url = url(
+            "discover_filter_url",
+            raw.discover_filter_url,
+            env("DISCOVER_FILTER_URL").or_else(|| derived("/discover/filter")),
+        )?;
+        let vibecheck_url = url(
+            "vibecheck_url",
+            raw.vibecheck_url,
+            env("VIBECHECK_URL").or_else(|| derived("/synthesis/vibecheck")),
+        )?;
+        let avatar_origins = match raw.avatar_origins {
+            Some(origins) => origins
+                .iter()
+                .enumerate()
+                .map(|(i, o)| avatar_origin(o).map_err(|m| (format!("avatar_origins[{i}]"), m)))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => https_origin(&protocol_api_url).into_iter().collect(),
+        };
         let retry_delays = raw
             .vibecheck_retry_delays_ms
             .unwrap_or_else(|| vec![250, 500])
@@ -151,7 +192,9 @@ impl IndexConfig {
             .collect();
         Ok(Self {
             enabled: raw.enabled.unwrap_or(true),
-            protocol_api_url: url("protocol_api_url", raw.protocol_api_url, env("PROTOCOL_API_URL"))?,
+            protocol_api_url,
+            discover_filter_url,
+            vibecheck_url,
             token_exchange_url,
             oauth_issuer: raw.oauth_issuer.filter(|i| !i.trim().is_empty()),
             protocol_api_timeout: ms(
@@ -223,7 +266,13 @@ impl IndexConfig {
             )?,
             match_wait: Duration::from_millis(number("match_wait_ms", raw.match_wait_ms, None, 5000, 0, 60_000)?),
             timeout: ms("timeout_ms", raw.timeout_ms, None, 300_000)?,
+            avatar_origins,
         })
+    }
+
+    /// Whether the widget may load the image at `url`: https, from one of [`Self::avatar_origins`].
+    pub fn avatar_allowed(&self, url: &str) -> bool {
+        https_origin(url).is_some_and(|origin| self.avatar_origins.iter().any(|p| origin_allows(p, &origin)))
     }
 
     /// Why the server cannot run, if it cannot.
@@ -235,6 +284,51 @@ impl IndexConfig {
         } else {
             None
         }
+    }
+}
+
+/// `https://host[:port]` of an https URL (lower case, port 443 left out);
+/// None for any other scheme or text that is not a URL.
+pub fn https_origin(url: &str) -> Option<String> {
+    let u = url::Url::parse(url.trim()).ok()?;
+    (u.scheme() == "https" && u.host_str().is_some()).then(|| u.origin().ascii_serialization())
+}
+
+/// A configured avatar origin, normalised: `https://host[:port]`, or
+/// `https://*.host[:port]` for every subdomain (the CSP source forms hosts accept).
+pub fn avatar_origin(value: &str) -> Result<String, String> {
+    let bad = || {
+        format!(
+            "'{}' is not an https:// origin (a scheme and a host, no path), e.g. https://avatars.example.com",
+            crate::mask::url(value)
+        )
+    };
+    let trimmed = value.trim().trim_end_matches('/');
+    let (wildcard, plain) = match trimmed.strip_prefix("https://*.") {
+        Some(rest) => (true, format!("https://{rest}")),
+        None => (false, trimmed.to_string()),
+    };
+    let u = url::Url::parse(&plain).map_err(|_| bad())?;
+    let bare = u.path() == "/" && u.query().is_none() && u.fragment().is_none();
+    let anonymous = u.username().is_empty() && u.password().is_none();
+    if u.scheme() != "https" || u.host_str().is_none() || !bare || !anonymous {
+        return Err(bad());
+    }
+    let origin = u.origin().ascii_serialization();
+    Ok(if wildcard {
+        origin.replacen("https://", "https://*.", 1)
+    } else {
+        origin
+    })
+}
+
+/// Whether the normalised `pattern` (see [`avatar_origin`]) covers `origin`.
+fn origin_allows(pattern: &str, origin: &str) -> bool {
+    match pattern.strip_prefix("https://*.") {
+        Some(suffix) => origin
+            .strip_prefix("https://")
+            .is_some_and(|host| host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}"))),
+        None => pattern == origin,
     }
 }
 
@@ -282,5 +376,107 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.0, "protocol_api_url");
+    }
+
+    fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn endpoint_urls_default_to_the_protocol_url_and_can_be_set() {
+        let base = || RawIndex {
+            protocol_api_url: Some("https://index.network/api/".into()),
+            ..Default::default()
+        };
+        let c = IndexConfig::from_raw_with(base(), &env_of(&[])).unwrap();
+        assert_eq!(c.discover_filter_url, "https://index.network/api/discover/filter");
+        assert_eq!(c.vibecheck_url, "https://index.network/api/synthesis/vibecheck");
+
+        let vars = &[
+            ("DISCOVER_FILTER_URL", "https://filter.example.com/v2/filter"),
+            ("VIBECHECK_URL", "https://synth.example.com/vibe"),
+        ];
+        let c = IndexConfig::from_raw_with(base(), &env_of(vars)).unwrap();
+        assert_eq!(c.discover_filter_url, "https://filter.example.com/v2/filter");
+        assert_eq!(c.vibecheck_url, "https://synth.example.com/vibe");
+
+        // The file wins over the environment, as for every other key.
+        let c = IndexConfig::from_raw_with(
+            RawIndex {
+                vibecheck_url: Some("http://127.0.0.1:9/vibe".into()),
+                ..base()
+            },
+            &env_of(vars),
+        )
+        .unwrap();
+        assert_eq!(c.vibecheck_url, "http://127.0.0.1:9/vibe");
+
+        let unset = IndexConfig::from_raw_with(RawIndex::default(), &env_of(&[])).unwrap();
+        assert_eq!(
+            (unset.discover_filter_url.as_str(), unset.vibecheck_url.as_str()),
+            ("", "")
+        );
+        let e = IndexConfig::from_raw_with(base(), &env_of(&[("VIBECHECK_URL", "not a url")])).unwrap_err();
+        assert_eq!(e.0, "vibecheck_url");
+    }
+
+    #[test]
+    fn avatar_origins_default_to_the_api_and_are_https_only() {
+        let with = |url: &str, origins: Option<Vec<&str>>| {
+            IndexConfig::from_raw_with(
+                RawIndex {
+                    protocol_api_url: Some(url.into()),
+                    avatar_origins: origins.map(|o| o.into_iter().map(String::from).collect()),
+                    ..Default::default()
+                },
+                &env_of(&[]),
+            )
+        };
+        let c = with("https://Index.Network/api", None).unwrap();
+        assert_eq!(c.avatar_origins, ["https://index.network"]);
+        assert!(c.avatar_allowed("https://index.network/avatars/1.png"));
+        assert!(!c.avatar_allowed("http://index.network/avatars/1.png"));
+        assert!(!c.avatar_allowed("https://evil.example/index.network.png"));
+        assert!(!c.avatar_allowed("data:image/png;base64,AAAA"));
+        // A plain-http API declares nothing.
+        assert!(with("http://127.0.0.1:9/api", None).unwrap().avatar_origins.is_empty());
+
+        let c = with(
+            "https://index.network/api",
+            Some(vec![
+                "https://cdn.example.com/",
+                "https://*.googleusercontent.com",
+                "https://img.example.com:8443",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.avatar_origins,
+            [
+                "https://cdn.example.com",
+                "https://*.googleusercontent.com",
+                "https://img.example.com:8443"
+            ]
+        );
+        assert!(c.avatar_allowed("https://cdn.example.com/a.png?size=64"));
+        assert!(c.avatar_allowed("https://lh3.googleusercontent.com/a/x"));
+        assert!(!c.avatar_allowed("https://googleusercontent.com/a/x"));
+        assert!(!c.avatar_allowed("https://evilgoogleusercontent.com/a/x"));
+        assert!(c.avatar_allowed("https://img.example.com:8443/a.png"));
+        assert!(!c.avatar_allowed("https://img.example.com/a.png"));
+        assert!(
+            !c.avatar_allowed("https://index.network/a.png"),
+            "an explicit list replaces the default"
+        );
+
+        for bad in [
+            "http://cdn.example.com",
+            "https://cdn.example.com/avatars",
+            "cdn.example.com",
+            "https://u:p@x.com",
+        ] {
+            let e = with("https://index.network/api", Some(vec![bad])).unwrap_err();
+            assert_eq!(e.0, "avatar_origins[0]", "{bad}");
+        }
     }
 }

@@ -5,6 +5,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
 use crate::leaks::quote;
+use crate::wire::split_key;
 use crate::{downstream, security};
 
 /// Why `tool_execute` produced no downstream result. Each maps to one code
@@ -124,9 +125,69 @@ impl ExecuteError {
         }
     }
 
+    /// The key of the tool the error is about, when the error carries one
+    /// the catalog resolved for the caller (a tool it may see, or one held
+    /// for review): never a key only the caller vouches for.
+    fn resolved_key(&self) -> Option<&str> {
+        match self {
+            ExecuteError::Invalid { key, .. }
+            | ExecuteError::Held { key, .. }
+            | ExecuteError::InputUnanswered { key, .. }
+            | ExecuteError::TooLarge { key, .. } => Some(key.as_str()),
+            ExecuteError::Secret(b) => Some(b.key.as_str()),
+            _ => None,
+        }
+    }
+
+    /// The server the error is about when no resolved key says it: one
+    /// still starting (which the caller may see), or the one a downstream
+    /// call failed on.
+    fn server(&self) -> Option<&str> {
+        match self {
+            ExecuteError::Starting { server, .. }
+            | ExecuteError::Downstream(
+                downstream::Error::NotRunning { server, .. }
+                | downstream::Error::Timeout { server, .. }
+                | downstream::Error::Closed { server }
+                | downstream::Error::Protocol { server, .. }
+                | downstream::Error::TooLarge { server, .. }
+                | downstream::Error::TooManyInstances { server, .. }
+                | downstream::Error::SignInRequired { server }
+                | downstream::Error::Other { server, .. },
+            ) => Some(server.as_str()),
+            _ => None,
+        }
+    }
+
     /// As a tool result the model can read and act on.
     pub fn into_result(self) -> CallToolResult {
+        self.into_result_for(None)
+    }
+
+    /// As a tool result, for a call whose key, `resolved`, the catalog
+    /// resolved for the caller (None when it did not, or is not known).
+    ///
+    /// `error` is the engine spec's `ExecutionError {code, message, server,
+    /// tool}`: `server` and `tool` are the parts of the key (`tool` as the
+    /// caller sees it, renamed or not) when the error is about a real tool,
+    /// and `server` alone when only the server is known (one still
+    /// starting; a downstream failure). An unknown key sets neither:
+    /// splitting the caller's own string into fields would dress it up as
+    /// a tool that exists, for a key that may name one the caller may not
+    /// see (a denied tool reads as unknown); the message quotes it already.
+    pub fn into_result_for(self, resolved: Option<&str>) -> CallToolResult {
         let mut error = json!({ "code": self.code(), "message": self.to_string() });
+        match resolved.or(self.resolved_key()).and_then(split_key) {
+            Some((server, tool)) => {
+                error["server"] = json!(server);
+                error["tool"] = json!(tool);
+            }
+            None => {
+                if let Some(server) = self.server() {
+                    error["server"] = json!(server);
+                }
+            }
+        }
         match &self {
             ExecuteError::Invalid { violations, .. } => error["violations"] = json!(violations),
             ExecuteError::Secret(b) => error["kinds"] = json!(b.kinds),
@@ -156,6 +217,54 @@ mod tests {
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content.unwrap()["error"]["violations"][0], "x");
         assert_eq!(ExecuteError::NotFound("k".into()).code(), "TOOL_NOT_FOUND");
+    }
+
+    /// `error.server` and `error.tool` of a result; None where absent.
+    fn named(r: &CallToolResult) -> (Option<&str>, Option<&str>) {
+        let error = &r.structured_content.as_ref().expect("structuredContent")["error"];
+        let field = |name: &str| error.get(name).and_then(serde_json::Value::as_str);
+        (field("server"), field("tool"))
+    }
+
+    /// Issue 44: the seed's `ExecutionError {code, message, server, tool}`
+    /// had no `server` or `tool`.
+    #[test]
+    fn an_error_about_a_tool_names_its_server_and_tool() {
+        let invalid = ExecuteError::Invalid {
+            key: "demo:calculate".into(),
+            violations: vec!["/expression: expected a string".into()],
+        };
+        let r = invalid.into_result();
+        assert_eq!(named(&r), (Some("demo"), Some("calculate")));
+
+        // A downstream failure names its server itself, and the tool once
+        // the call's key is known (the key's tool, not the server's name for it).
+        let timeout = || {
+            ExecuteError::Downstream(downstream::Error::Timeout {
+                server: "demo".into(),
+                tool: "slow_inner_name".into(),
+                after: std::time::Duration::from_millis(10),
+            })
+        };
+        assert_eq!(named(&timeout().into_result()), (Some("demo"), None));
+        let r = timeout().into_result_for(Some("demo:slow"));
+        assert_eq!(named(&r), (Some("demo"), Some("slow")));
+        // A tool's name may hold the separator; a server's may not.
+        let r = ExecuteError::Task("task t1 was cancelled".into()).into_result_for(Some("fs:a:b"));
+        assert_eq!(named(&r), (Some("fs"), Some("a:b")));
+    }
+
+    /// An unknown key is the caller's string, not a tool: it is quoted in
+    /// the message and never split into fields; a starting server is real.
+    #[test]
+    fn an_unknown_key_names_no_server_or_tool() {
+        let r = ExecuteError::NotFound("fs:nope".into()).into_result();
+        assert_eq!(named(&r), (None, None));
+        let starting = ExecuteError::Starting {
+            key: "fs:maybe".into(),
+            server: "fs".into(),
+        };
+        assert_eq!(named(&starting.into_result_for(None)), (Some("fs"), None));
     }
 
     /// Issue 41: an unknown key was echoed whole, credential and all.

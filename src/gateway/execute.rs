@@ -218,7 +218,14 @@ impl Gateway {
                     ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
                     _ => Outcome::Failed,
                 };
-                (e.into_result().into(), outcome)
+                // Keys are looked up exactly, so every error past the lookup
+                // is about the tool the caller's key names; an unknown key,
+                // or a server still starting, named no tool the caller sees.
+                let resolved = match &e {
+                    ExecuteError::NotFound(_) | ExecuteError::Starting { .. } => None,
+                    _ => Some(tool_key.as_str()),
+                };
+                (e.into_result_for(resolved).into(), outcome)
             }
         };
         // Only a finished, successful call teaches: not one still asking for input.

@@ -1,4 +1,5 @@
-//! Discovery results as cards, Markdown and a one-line summary: pure
+//! Discovery results as cards (each also as Markdown and as an HTML
+//! `<section>` built from escaped text) and a one-line summary: pure
 //! functions of the API's answer and the VibeChecks. Intent payloads are
 //! cut short and e-mail addresses never leave this module.
 
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::protocol::{Match, Pagination};
 use super::vibecheck::{Status, VibeCheck};
-use crate::text::{one_line, truncate};
+use crate::text::{escape_html, one_line, truncate};
 
 /// Longest intent payload shown on a card.
 const PAYLOAD_CHARS: usize = 160;
@@ -20,9 +21,15 @@ const INTRO_CHARS: usize = 200;
 const INTENTS_SHOWN: usize = 5;
 /// Shown instead of an e-mail address.
 const EMAIL_HIDDEN: &str = "[email hidden]";
+/// Matches named in the summary line.
+pub const NAMES_SHOWN: usize = 3;
+/// Longest name in the summary line.
+const NAME_CHARS: usize = 40;
 
 static EMAIL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").unwrap());
+/// `[label](href)` in a VibeCheck synthesis.
+static MARKDOWN_LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\]\n]+)\]\(([^)\s]+)\)").unwrap());
 
 /// Replaces e-mail addresses.
 pub fn hide_emails(text: &str) -> String {
@@ -58,6 +65,9 @@ pub struct Card {
     pub actions: Vec<Action>,
     /// The same card in Markdown.
     pub markup: String,
+    /// The same card as an HTML `<section>`, every piece of text escaped
+    /// (only `http(s)` links of the synthesis become anchors).
+    pub html: String,
 }
 
 /// Card header.
@@ -74,7 +84,9 @@ pub struct Header {
     pub badge: Option<String>,
     /// Every badge, including error states such as `"VibeCheck unavailable"`.
     pub badges: Vec<String>,
-    /// Avatar URL, when they have one.
+    /// Avatar image the widget may load: an `https` URL from one of
+    /// `[index] avatar_origins` (declared in the widget's CSP), or a
+    /// `data:image/` URL; absent otherwise (the widget shows `initials`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub avatar: Option<String>,
     /// Up to two initials for a placeholder avatar.
@@ -119,8 +131,9 @@ pub struct Action {
     pub payload: Value,
 }
 
-/// The card of `m`; `check` is its VibeCheck.
-pub fn card(m: &Match, check: &VibeCheck) -> Card {
+/// The card of `m`; `check` is its VibeCheck. `avatar_allowed` says whether
+/// the widget may load an `https` avatar URL (its origin is declared).
+pub fn card(m: &Match, check: &VibeCheck, avatar_allowed: impl Fn(&str) -> bool) -> Card {
     let user = &m.user;
     let title = one_line(&hide_emails(user.name.trim()));
     let title = if title.is_empty() {
@@ -141,22 +154,25 @@ pub fn card(m: &Match, check: &VibeCheck) -> Card {
             ("VibeCheck summary unavailable.".to_string(), false)
         }
     };
+    let intents: Vec<String> = m
+        .intents
+        .iter()
+        .take(INTENTS_SHOWN)
+        .map(|mi| {
+            let text = mi.intent.summary.as_deref().unwrap_or(&mi.intent.payload);
+            truncate(&one_line(&hide_emails(text)), PAYLOAD_CHARS)
+        })
+        .collect();
+    let more = (n > INTENTS_SHOWN).then(|| format!("… and {} more", n - INTENTS_SHOWN));
     let context = if n == 0 {
-        "No shared intents found yet.".to_string()
+        NO_INTENTS.to_string()
     } else {
-        let mut lines: Vec<String> = m
-            .intents
+        let mut lines: Vec<String> = intents
             .iter()
-            .take(INTENTS_SHOWN)
             .enumerate()
-            .map(|(i, mi)| {
-                let text = mi.intent.summary.as_deref().unwrap_or(&mi.intent.payload);
-                format!("{}. {}", i + 1, truncate(&one_line(&hide_emails(text)), PAYLOAD_CHARS))
-            })
+            .map(|(i, text)| format!("{}. {text}", i + 1))
             .collect();
-        if n > INTENTS_SHOWN {
-            lines.push(format!("… and {} more", n - INTENTS_SHOWN));
-        }
+        lines.extend(more.clone());
         lines.join("\n")
     };
     let stats = vec![
@@ -194,11 +210,17 @@ pub fn card(m: &Match, check: &VibeCheck) -> Card {
         badge: badges.first().cloned(),
         badges,
         subtitle,
-        avatar: user.avatar.clone().filter(|a| !a.trim().is_empty()),
+        avatar: user
+            .avatar
+            .as_deref()
+            .map(str::trim)
+            .filter(|a| a.starts_with("data:image/") || avatar_allowed(*a))
+            .map(str::to_string),
         user_id: user.id.clone(),
         title,
     };
     let markup = markup(&header, &context, &stats, &vibecheck);
+    let html = html(&header, &intents, more.as_deref(), &stats, &vibecheck);
     Card {
         header,
         body: Body {
@@ -209,7 +231,75 @@ pub fn card(m: &Match, check: &VibeCheck) -> Card {
         },
         actions,
         markup,
+        html,
     }
+}
+
+/// Shown when a match shares no intents (yet).
+const NO_INTENTS: &str = "No shared intents found yet.";
+
+/// The card as `<section class="index-card">`: every text escaped, no
+/// attribute but the user id, the link targets and `rel`.
+fn html(header: &Header, intents: &[String], more: Option<&str>, stats: &[Stat], vibecheck: &str) -> String {
+    let mut h = format!(
+        "<section class=\"index-card\" data-user-id=\"{}\"><h3>{}",
+        escape_html(&header.user_id),
+        escape_html(&header.title)
+    );
+    if !header.badges.is_empty() {
+        h.push_str(&format!(" <small>({})</small>", escape_html(&header.badges.join(", "))));
+    }
+    h.push_str("</h3>");
+    if let Some(subtitle) = &header.subtitle {
+        h.push_str(&format!("<p>{}</p>", escape_html(subtitle)));
+    }
+    if intents.is_empty() {
+        h.push_str(&format!("<p>{NO_INTENTS}</p>"));
+    } else {
+        h.push_str("<ol>");
+        for intent in intents {
+            h.push_str(&format!("<li>{}</li>", escape_html(intent)));
+        }
+        h.push_str("</ol>");
+        if let Some(more) = more {
+            h.push_str(&format!("<p>{}</p>", escape_html(more)));
+        }
+    }
+    h.push_str("<ul>");
+    for s in stats {
+        h.push_str(&format!(
+            "<li>{}: {}</li>",
+            escape_html(&s.label),
+            escape_html(&s.value.to_string())
+        ));
+    }
+    h.push_str(&format!("</ul><p><em>{}</em></p></section>", linked_html(vibecheck)));
+    h
+}
+
+/// Escaped text whose Markdown links with an `http(s)` target become
+/// anchors; any other link keeps only its label. Lines break with `<br>`.
+fn linked_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for link in MARKDOWN_LINK.captures_iter(text) {
+        let (whole, label, href) = (&link[0], &link[1], &link[2]);
+        let start = link.get(0).map_or(at, |w| w.start());
+        out.push_str(&escape_html(&text[at..start]));
+        let lower = href.to_ascii_lowercase();
+        if lower.starts_with("https://") || lower.starts_with("http://") {
+            out.push_str(&format!(
+                "<a href=\"{}\" rel=\"noopener noreferrer\">{}</a>",
+                escape_html(href),
+                escape_html(label)
+            ));
+        } else {
+            out.push_str(&escape_html(label));
+        }
+        at = start + whole.len();
+    }
+    out.push_str(&escape_html(&text[at..]));
+    out.replace('\n', "<br>")
 }
 
 fn markup(header: &Header, context: &str, stats: &[Stat], vibecheck: &str) -> String {
@@ -258,7 +348,7 @@ pub fn page_hint(pagination: &Pagination, arguments: &Value) -> Value {
 }
 
 /// What the summary line reports.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Facts {
     /// Intents created from the input (`None`: existing intents were used).
     pub generated: Option<usize>,
@@ -274,6 +364,39 @@ pub struct Facts {
     pub checked: usize,
     /// Fresh intents whose matches may still be computed.
     pub still_arriving: bool,
+    /// The matches' names (card titles), best first; the first
+    /// [`NAMES_SHOWN`] are named.
+    pub names: Vec<String>,
+}
+
+/// `Ada, Grace and Alan`, or `Ada, Grace, Alan and 9 more`: the first
+/// [`NAMES_SHOWN`] of `total` matches, each on one line, cut to
+/// [`NAME_CHARS`] and Markdown-escaped (a name cannot become a link).
+pub fn first_names(names: &[String], total: usize) -> String {
+    let shown: Vec<String> = names
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|n| escape_markdown(&truncate(&one_line(n), NAME_CHARS)))
+        .collect();
+    let more = total.saturating_sub(shown.len());
+    match (shown.split_last(), more) {
+        (None, _) => String::new(),
+        (Some((only, [])), 0) => only.clone(),
+        (Some((last, rest)), 0) => format!("{} and {last}", rest.join(", ")),
+        (Some(_), more) => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+/// Backslash before each character that starts Markdown or HTML markup.
+fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `Generated 2 intents · Found 3 matches · page 1 (more on page 2) · VibeCheck …`.
@@ -287,7 +410,11 @@ pub fn summary(f: &Facts) -> String {
             plural(f.intents, "existing intent", "existing intents")
         )),
     }
-    parts.push(format!("Found {}", plural(f.matches, "match", "matches")));
+    let found = plural(f.matches, "match", "matches");
+    parts.push(match first_names(&f.names, f.matches) {
+        names if names.is_empty() => format!("Found {found}"),
+        names => format!("Found {found}: {names}"),
+    });
     let p = &f.pagination;
     let mut page = format!("page {} (up to {} per page", p.page, p.limit);
     if p.has_next {
@@ -377,6 +504,7 @@ mod tests {
                 Status::Ok,
                 "You could [build engines](https://index.network/intents/i0) together.",
             ),
+            |_| false,
         );
         assert_eq!(c.header.title, "Ada Lovelace");
         assert_eq!(c.header.initials, "AL");
@@ -395,7 +523,9 @@ mod tests {
 
     #[test]
     fn payloads_are_cut_and_emails_never_shown() {
-        let c = card(&a_match("Ada", 7), &check(Status::Ok, "mail ada@example.com"));
+        let c = card(&a_match("Ada", 7), &check(Status::Ok, "mail ada@example.com"), |_| {
+            false
+        });
         let all = serde_json::to_string(&c).unwrap();
         assert!(
             !all.contains("@example.com") && !all.contains("@mail.example.org"),
@@ -409,11 +539,11 @@ mod tests {
 
     #[test]
     fn missing_vibecheck_is_a_badge_not_an_error() {
-        let c = card(&a_match("", 1), &check(Status::Failed, ""));
+        let c = card(&a_match("", 1), &check(Status::Failed, ""), |_| false);
         assert_eq!(c.header.title, "Unknown collaborator");
         assert_eq!(c.header.badges, vec!["1 intent", "VibeCheck unavailable"]);
         assert_eq!(c.body.vibecheck, "VibeCheck summary unavailable.");
-        let own = card(&a_match("Me", 1), &check(Status::Skipped, ""));
+        let own = card(&a_match("Me", 1), &check(Status::Skipped, ""), |_| false);
         assert_eq!(own.header.badges, vec!["1 intent"]);
     }
 
@@ -461,10 +591,11 @@ mod tests {
             unavailable: 1,
             checked: 3,
             still_arriving: false,
+            names: vec!["Ada Lovelace".into(), "Grace Hopper".into(), "Alan Turing".into()],
         });
         assert_eq!(
             s,
-            "Generated 2 intents from your input · Found 3 matches · page 1 (up to 50 per page; more on page 2) · VibeCheck unavailable for 1 candidate. Cards follow."
+            "Generated 2 intents from your input · Found 3 matches: Ada Lovelace, Grace Hopper and Alan Turing · page 1 (up to 50 per page; more on page 2) · VibeCheck unavailable for 1 candidate. Cards follow."
         );
         let empty = summary(&Facts {
             generated: None,
@@ -477,12 +608,107 @@ mod tests {
             unavailable: 0,
             checked: 0,
             still_arriving: true,
+            names: vec![],
         });
         assert!(
             empty
                 .starts_with("Used 1 existing intent · Found 0 matches · page 1 (up to 50 per page; no further pages)")
         );
         assert!(empty.ends_with("call again in a few seconds"));
+    }
+
+    #[test]
+    fn the_summary_names_the_first_few_matches() {
+        let names = |v: &[&str]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(first_names(&[], 0), "");
+        assert_eq!(first_names(&names(&["Ada"]), 1), "Ada");
+        assert_eq!(first_names(&names(&["Ada", "Grace"]), 2), "Ada and Grace");
+        assert_eq!(
+            first_names(&names(&["Ada", "Grace", "Alan", "Edsger"]), 12),
+            "Ada, Grace, Alan and 9 more"
+        );
+        // One line, bounded, and never markup.
+        let hostile = names(&[&format!("[click](https://evil.example)\n<b>{}", "x".repeat(100))]);
+        let named = first_names(&hostile, 1);
+        assert!(
+            named.starts_with("\\[click\\](https://evil.example) \\<b\\>x"),
+            "{named}"
+        );
+        assert!(!named.contains('\n') && named.chars().count() < 60, "{named}");
+    }
+
+    #[test]
+    fn html_snippets_are_built_from_escaped_text() {
+        let mut m = a_match("<script>alert(1)</script> & \"Bob\"", 6);
+        m.user.id = "u1\"><img src=x onerror=alert(1)>".into();
+        m.user.intro = Some("<b>bold</b> intro".into());
+        m.intents[0].intent.summary = Some("<iframe src=javascript:alert(1)>".into());
+        let vibe = "Try [this](javascript:void) or [<b>that</b>](https://index.network/x?a=1&b=\"2\")\n<img src=x>";
+        let c = card(&m, &check(Status::Ok, vibe), |_| false);
+        let h = &c.html;
+        assert!(
+            h.starts_with(
+                "<section class=\"index-card\" data-user-id=\"u1&quot;&gt;&lt;img src=x onerror=alert(1)&gt;\"><h3>"
+            ),
+            "{h}"
+        );
+        assert!(h.ends_with("</em></p></section>"), "{h}");
+        for raw in [
+            "<script",
+            "<img",
+            "<iframe",
+            "<b>",
+            "javascript:void",
+            "href=\"javascript",
+            "@example",
+        ] {
+            assert!(!h.contains(raw), "{raw} in {h}");
+        }
+        assert!(
+            h.contains(
+                "<h3>&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;Bob&quot; <small>(6 intents)</small></h3>"
+            ),
+            "{h}"
+        );
+        assert!(
+            h.contains("<ol><li>&lt;iframe src=javascript:alert(1)&gt;</li><li>"),
+            "{h}"
+        );
+        assert!(h.contains("<p>… and 1 more</p>"), "{h}");
+        assert!(h.contains("<li>Total stake: 12.35</li>"), "{h}");
+        assert!(
+            h.contains("<em>Try this or <a href=\"https://index.network/x?a=1&amp;b=&quot;2&quot;\" rel=\"noopener noreferrer\">&lt;b&gt;that&lt;/b&gt;</a><br>&lt;img src=x&gt;</em>"),
+            "{h}"
+        );
+        let none = card(&a_match("Ada", 0), &check(Status::Failed, ""), |_| false);
+        assert!(
+            none.html.contains("<p>No shared intents found yet.</p>"),
+            "{}",
+            none.html
+        );
+    }
+
+    #[test]
+    fn avatars_only_from_declared_origins() {
+        let with = |url: &str| {
+            let mut m = a_match("Ada", 1);
+            m.user.avatar = Some(url.into());
+            card(&m, &check(Status::Ok, "x"), |u| {
+                u.starts_with("https://cdn.example.com/")
+            })
+            .header
+            .avatar
+        };
+        assert_eq!(
+            with("https://cdn.example.com/a.png").as_deref(),
+            Some("https://cdn.example.com/a.png")
+        );
+        assert_eq!(with("https://elsewhere.example/a.png"), None);
+        assert_eq!(
+            with("data:image/png;base64,AAAA").as_deref(),
+            Some("data:image/png;base64,AAAA")
+        );
+        assert_eq!(with("  "), None);
     }
 
     #[test]

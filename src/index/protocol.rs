@@ -1,12 +1,15 @@
 //! The Index Protocol API over HTTP: token exchange, `/discover/new`,
 //! `/discover/filter` and `/synthesis/vibecheck`. Each call has its own
-//! timeout; every failure becomes an [`Error`] whose message a person can act on.
+//! timeout; every failure becomes an [`Error`] whose message a person can act
+//! on, and one log line with what an operator needs (endpoint, status, the
+//! names of the fields sent, `Retry-After`, the start of the body).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+use tracing::warn;
 
 use super::IndexConfig;
 use super::input::Source;
@@ -17,8 +20,10 @@ pub const EXCHANGE_SCOPE: &str = "privy:token:exchange";
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// How the token exchange is named in messages.
 const EXCHANGE: &str = "Token exchange";
-/// Longest backend body quoted in an error or a log line.
+/// Longest backend body quoted in an error or a log line, in characters.
 const SNIPPET: usize = 500;
+/// Bytes of a body read for its snippet (redaction needs whole words).
+const SNIPPET_WINDOW: usize = 4096;
 
 /// Why a Protocol API call failed.
 #[derive(Debug, thiserror::Error)]
@@ -313,14 +318,21 @@ impl Protocol {
     /// Exchanges the caller's bearer token for a Protocol API token.
     pub async fn exchange(&self, bearer: Option<&str>, request_id: &str) -> Result<Session, Error> {
         let bearer = bearer.ok_or(Error::MissingAuth)?;
-        let what = EXCHANGE;
         let request = self
             .http
             .post(&self.config.token_exchange_url)
             .bearer_auth(bearer)
             .header(http::header::ACCEPT, "application/json")
             .header(REQUEST_ID_HEADER, request_id);
-        let answer: Result<Exchanged, Error> = send(what, request, self.config.token_exchange_timeout).await;
+        // Its answer carries a token: never quoted, not even when malformed.
+        let call = Call {
+            what: EXCHANGE,
+            endpoint: "exchange",
+            request_id,
+            filter_keys: None,
+            quote_body: false,
+        };
+        let answer: Result<Exchanged, Error> = send(&call, request, self.config.token_exchange_timeout).await;
         let exchanged = match answer {
             Err(Error::Status { status: 403, .. }) => return Err(Error::Scope),
             other => other?,
@@ -339,13 +351,32 @@ impl Protocol {
     pub async fn discover_new(&self, session: &Session, payload: String) -> Result<Extracted, Error> {
         let form = reqwest::multipart::Form::new().text("payload", payload);
         let request = self.authorized(session, &self.url("/discover/new")).multipart(form);
-        send("Discover new", request, self.config.protocol_api_timeout).await
+        let call = Call {
+            what: "Discover new",
+            endpoint: "discover_new",
+            request_id: &session.request_id,
+            filter_keys: None,
+            quote_body: true,
+        };
+        send(&call, request, self.config.protocol_api_timeout).await
     }
 
-    /// `POST /discover/filter`.
+    /// `POST /discover/filter` (at `[index] discover_filter_url`), timed for
+    /// `mcp_gateway_index_filter_seconds`.
     pub async fn discover_filter(&self, session: &Session, body: &FilterRequest<'_>) -> Result<Filtered, Error> {
-        let request = self.authorized(session, &self.url("/discover/filter")).json(body);
-        send("Discover filter", request, self.config.discover_filter_timeout).await
+        let request = self.authorized(session, &self.config.discover_filter_url).json(body);
+        let call = Call {
+            what: "Discover filter",
+            endpoint: "discover_filter",
+            request_id: &session.request_id,
+            filter_keys: Some(field_names(body)),
+            quote_body: true,
+        };
+        let started = Instant::now();
+        let answer = send(&call, request, self.config.discover_filter_timeout).await;
+        let outcome = if answer.is_ok() { "ok" } else { "error" };
+        crate::telemetry::index_filter(outcome, started.elapsed());
+        answer
     }
 
     /// `POST /synthesis/vibecheck`, once. `""` is a valid answer (nothing to say).
@@ -363,8 +394,15 @@ impl Protocol {
             index_ids,
             options: character_limit.map(|character_limit| VibeCheckOptions { character_limit }),
         };
-        let request = self.authorized(session, &self.url("/synthesis/vibecheck")).json(&body);
-        let answer: VibeCheckResponse = send("VibeCheck", request, self.config.vibecheck_timeout).await?;
+        let request = self.authorized(session, &self.config.vibecheck_url).json(&body);
+        let call = Call {
+            what: "VibeCheck",
+            endpoint: "vibecheck",
+            request_id: &session.request_id,
+            filter_keys: Some(field_names(&body)),
+            quote_body: true,
+        };
+        let answer: VibeCheckResponse = send(&call, request, self.config.vibecheck_timeout).await?;
         Ok(answer.synthesis)
     }
 
@@ -377,12 +415,30 @@ impl Protocol {
     }
 }
 
-/// Sends, bounded by `timeout`, and reads a JSON answer.
-async fn send<T: DeserializeOwned>(
+/// One call to the Protocol API, as its errors, its log line and its metrics name it.
+struct Call<'a> {
+    /// How messages name it (`"Discover filter"`).
     what: &'static str,
+    /// Its `endpoint` label in logs and metrics (`"discover_filter"`).
+    endpoint: &'static str,
+    /// The gateway's request id.
+    request_id: &'a str,
+    /// The names of the fields sent (never their values), for the failure log.
+    filter_keys: Option<String>,
+    /// Whether a failure may quote the body; never for the token exchange,
+    /// whose answer is a token.
+    quote_body: bool,
+}
+
+/// Sends, bounded by `timeout`, and reads a JSON answer. A `Retry-After` is
+/// counted by endpoint; a failure is logged once, with the status, the
+/// field names sent, the wait asked for and a redacted body snippet.
+async fn send<T: DeserializeOwned>(
+    call: &Call<'_>,
     request: reqwest::RequestBuilder,
     timeout: Duration,
 ) -> Result<T, Error> {
+    let what = call.what;
     let exchange = async {
         let response = request.send().await.map_err(|e| Error::Network {
             what,
@@ -393,13 +449,25 @@ async fn send<T: DeserializeOwned>(
             .headers()
             .get(http::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .and_then(|v| parse_retry_after(v, chrono::Utc::now()));
+        if let Some(wait) = retry_after {
+            crate::telemetry::index_retry_after(call.endpoint, wait);
+        }
         let body = response.bytes().await.map_err(|e| Error::Network {
             what,
             message: reqwest_message(&e),
         })?;
         if !status.is_success() {
+            let quoted = call.quote_body.then(|| snippet(&body));
+            warn!(
+                endpoint = call.endpoint,
+                request_id = call.request_id,
+                status = status.as_u16(),
+                filter_keys = call.filter_keys.as_deref(),
+                retry_after_s = retry_after.map(|d| d.as_secs()),
+                body = quoted.as_deref(),
+                "index call failed"
+            );
             return Err(Error::Status {
                 what,
                 status: status.as_u16(),
@@ -410,12 +478,53 @@ async fn send<T: DeserializeOwned>(
         }
         serde_json::from_slice(&body).map_err(|e| Error::BadJson {
             what,
-            message: format!("{e} (body starts: {})", snippet(&body)),
+            message: if call.quote_body {
+                format!("{e} (body starts: {})", snippet(&body))
+            } else {
+                e.to_string()
+            },
         })
     };
-    tokio::time::timeout(timeout, exchange)
+    let answer = tokio::time::timeout(timeout, exchange)
         .await
-        .unwrap_or(Err(Error::Timeout { what, after: timeout }))
+        .unwrap_or(Err(Error::Timeout { what, after: timeout }));
+    if let Err(e) = &answer
+        && !matches!(e, Error::Status { .. })
+    {
+        warn!(
+            endpoint = call.endpoint,
+            request_id = call.request_id,
+            filter_keys = call.filter_keys.as_deref(),
+            error = %e,
+            "index call failed"
+        );
+    }
+    answer
+}
+
+/// `Retry-After` (RFC 9110, section 10.2.3): delay-seconds, or an HTTP-date
+/// (IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`) as the wait from `now`;
+/// a date already past asks for no wait. None when it is neither.
+fn parse_retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return value.parse().ok().map(Duration::from_secs);
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    Some(
+        (at.with_timezone(&chrono::Utc) - now)
+            .to_std()
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// The names of the top-level fields `body` serialises to, comma-separated:
+/// which filters a request used, never their values.
+fn field_names(body: &impl Serialize) -> String {
+    match serde_json::to_value(body) {
+        Ok(Value::Object(fields)) => fields.keys().map(String::as_str).collect::<Vec<_>>().join(","),
+        _ => String::new(),
+    }
 }
 
 /// The backend's own words: `{ error }`, else express-validator's `{ errors: [{ path, msg }] }`.
@@ -445,9 +554,13 @@ fn backend_message(body: &[u8]) -> Option<String> {
     (!messages.is_empty()).then(|| messages.join("; "))
 }
 
+/// The start of a backend body as an error or a log line may quote it: at
+/// most [`SNIPPET`] characters on one line, credentials redacted (a
+/// credential cut by the window is dropped whole) and e-mail addresses hidden.
 fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    crate::text::truncate(text.trim(), SNIPPET)
+    let head = crate::leaks::redacted_head(text.trim(), SNIPPET_WINDOW);
+    crate::text::truncate(&crate::text::one_line(&super::cards::hide_emails(&head)), SNIPPET)
 }
 
 fn reqwest_message(e: &reqwest::Error) -> String {
@@ -552,6 +665,65 @@ mod tests {
         let list: Scopes = serde_json::from_value(json!(["openid"])).unwrap();
         assert!(words.contains(EXCHANGE_SCOPE));
         assert!(!list.contains(EXCHANGE_SCOPE));
+    }
+
+    fn at(iso: &str) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::parse_from_rfc3339(iso)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_an_http_date() {
+        let now = at("1994-11-06T08:49:00Z");
+        assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            Some(Duration::from_secs(37))
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:48:00 GMT", now),
+            Some(Duration::ZERO),
+            "a date in the past asks for no wait"
+        );
+        for garbage in ["", "soon", "-5", "1.5", "99999999999999999999999", "06 Nov 1994"] {
+            assert_eq!(parse_retry_after(garbage, now), None, "{garbage:?}");
+        }
+    }
+
+    #[test]
+    fn snippets_are_short_one_line_and_redacted() {
+        let body = format!(
+            "{{\"error\": \"bad\",\n \"token\": \"ghp_{}\", \"who\": \"ada@example.com\"}} {}",
+            "a1B2".repeat(9),
+            "x".repeat(2000)
+        );
+        let s = snippet(body.as_bytes());
+        assert!(s.chars().count() <= SNIPPET, "{}", s.chars().count());
+        assert!(!s.contains('\n'));
+        assert!(!s.contains("a1B2a1B2"), "{s}");
+        assert!(!s.contains("ada@example.com"), "{s}");
+        assert!(s.starts_with("{\"error\": \"bad\", \"token\":"), "{s}");
+    }
+
+    #[test]
+    fn field_names_never_values() {
+        let ids = ["10000000-0000-4000-8000-00000000000a".to_string()];
+        let body = FilterRequest {
+            intent_ids: &ids[..],
+            user_ids: None,
+            index_ids: Some(&ids[..]),
+            sources: None,
+            exclude_discovered: true,
+            page: 1,
+            limit: 50,
+        };
+        let keys = field_names(&body);
+        let mut names: Vec<&str> = keys.split(',').collect();
+        names.sort_unstable();
+        assert_eq!(names, ["excludeDiscovered", "indexIds", "intentIds", "limit", "page"]);
+        assert!(!keys.contains("1000"));
     }
 
     #[test]

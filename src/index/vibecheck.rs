@@ -1,7 +1,8 @@
 //! VibeCheck for every match: a pool of `concurrency` workers, a short pause
 //! after each call, retries with backoff on transient failures (honouring
 //! `Retry-After`), and a final failure that empties one card's synthesis
-//! instead of failing the tool.
+//! instead of failing the tool. Each batch's latency is a metric
+//! (`mcp_gateway_index_vibecheck_batch_seconds`).
 
 use std::time::{Duration, Instant};
 
@@ -118,11 +119,15 @@ pub async fn run_all(
             check
         })
         .collect();
+    let latency = started.elapsed();
+    if !results.is_empty() {
+        crate::telemetry::index_vibecheck_batch(latency);
+    }
     info!(
         request_id = %session.request_id,
         calls = results.len(),
         concurrency = settings.concurrency,
-        latency_ms = started.elapsed().as_millis() as u64,
+        latency_ms = latency.as_millis() as u64,
         "vibecheck batch"
     );
     (checks, tally)

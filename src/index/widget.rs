@@ -35,16 +35,16 @@ pub fn html() -> &'static str {
     std::str::from_utf8(file(INLINE).expect("widgets/dist has the inline widget")).expect("UTF-8 widget")
 }
 
-/// Resource `_meta` for both hosts: MCP Apps `ui` (no network, no remote
-/// resources, a border) and the ChatGPT `openai/widget*` keys.
-fn resource_meta() -> MetaObject {
+/// Resource `_meta` for both hosts: MCP Apps `ui` (no network, a border,
+/// images only from `avatar_origins`) and the ChatGPT `openai/widget*` keys.
+fn resource_meta(avatar_origins: &[String]) -> MetaObject {
     let meta = json!({
         "ui": {
-            "csp": { "connectDomains": [], "resourceDomains": [] },
+            "csp": { "connectDomains": [], "resourceDomains": avatar_origins },
             "prefersBorder": true
         },
         "openai/widgetDescription": "Cards of people who match the user's intents, with a VibeCheck summary of each connection and buttons to page through the matches.",
-        "openai/widgetCSP": { "connect_domains": [], "resource_domains": [] },
+        "openai/widgetCSP": { "connect_domains": [], "resource_domains": avatar_origins },
         "openai/widgetPrefersBorder": true,
         "openai/widgetAccessible": true,
         "openai/toolInvocation/invoking": "Rendering discovery cards",
@@ -56,19 +56,19 @@ fn resource_meta() -> MetaObject {
     }
 }
 
-/// The `resources/list` entry.
-pub fn resource() -> Resource {
+/// The `resources/list` entry; its CSP lets the widget load avatars from `avatar_origins`.
+pub fn resource(avatar_origins: &[String]) -> Resource {
     let mut r = Resource::new(WIDGET_URI, "index-discover");
     r.title = Some("Index Discover".into());
     r.description = Some("Discovery cards widget for discover_filter results".into());
     r.mime_type = Some(MCP_APP_MIME.into());
-    r.meta = Some(resource_meta());
+    r.meta = Some(resource_meta(avatar_origins));
     r
 }
 
 /// `resources/read` of the widget: the MCP Apps type unless the client is
 /// known not to speak MCP Apps, then the ChatGPT Apps SDK type.
-pub fn contents(client_has_mcp_apps: Option<bool>) -> ResourceContents {
+pub fn contents(client_has_mcp_apps: Option<bool>, avatar_origins: &[String]) -> ResourceContents {
     let mime = if client_has_mcp_apps == Some(false) {
         SKYBRIDGE_MIME
     } else {
@@ -78,7 +78,7 @@ pub fn contents(client_has_mcp_apps: Option<bool>) -> ResourceContents {
         uri: WIDGET_URI.into(),
         mime_type: Some(mime.into()),
         text: html().into(),
-        meta: Some(resource_meta()),
+        meta: Some(resource_meta(avatar_origins)),
     }
 }
 
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn both_hosts_get_their_keys() {
-        let r = resource();
+        let r = resource(&[]);
         assert_eq!(r.uri, WIDGET_URI);
         let meta = r.meta.unwrap();
         assert_eq!(meta.get("ui").unwrap()["prefersBorder"], true);
@@ -138,8 +138,34 @@ mod tests {
             ResourceContents::TextResourceContents { mime_type, .. } => mime_type.unwrap(),
             _ => unreachable!(),
         };
-        assert_eq!(mime(contents(None)), MCP_APP_MIME);
-        assert_eq!(mime(contents(Some(true))), MCP_APP_MIME);
-        assert_eq!(mime(contents(Some(false))), SKYBRIDGE_MIME);
+        assert_eq!(mime(contents(None, &[])), MCP_APP_MIME);
+        assert_eq!(mime(contents(Some(true), &[])), MCP_APP_MIME);
+        assert_eq!(mime(contents(Some(false), &[])), SKYBRIDGE_MIME);
+    }
+
+    #[test]
+    fn avatar_origins_are_declared_to_both_hosts() {
+        let origins = vec!["https://cdn.example.com".to_string()];
+        let r = resource(&origins);
+        let meta = r.meta.unwrap();
+        assert_eq!(
+            meta.get("ui").unwrap()["csp"],
+            json!({ "connectDomains": [], "resourceDomains": ["https://cdn.example.com"] })
+        );
+        assert_eq!(
+            meta.get("openai/widgetCSP").unwrap(),
+            &json!({ "connect_domains": [], "resource_domains": ["https://cdn.example.com"] })
+        );
+        let ResourceContents::TextResourceContents { meta: Some(meta), .. } = contents(None, &origins) else {
+            unreachable!()
+        };
+        assert_eq!(
+            meta.get("ui").unwrap()["csp"]["resourceDomains"][0],
+            "https://cdn.example.com"
+        );
+        assert_eq!(
+            resource(&[]).meta.unwrap().get("ui").unwrap()["csp"]["resourceDomains"],
+            json!([])
+        );
     }
 }

@@ -5,8 +5,11 @@
 //! December 2025 `discoverUsers` semantics (users sorted by total stake, then
 //! sliced), VibeCheck's `""` synthesis with status 200, and matches of fresh
 //! intents that appear only after a while. Every route can be made slow,
-//! fail with a status (with `Retry-After`), or answer malformed JSON; the
-//! fake records what it saw and the peak number of VibeChecks in flight.
+//! fail with a status (with `Retry-After` in seconds or as an HTTP date), or
+//! answer malformed JSON; `/alt/discover/filter` and `/alt/synthesis/vibecheck`
+//! serve the same as the usual paths (for `[index] discover_filter_url` and
+//! `vibecheck_url`). The fake records what it saw and the peak number of
+//! VibeChecks in flight.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 use std::collections::{HashMap, HashSet};
@@ -44,6 +47,8 @@ pub struct Fault {
     pub error: Option<String>,
     /// Send `Retry-After: <seconds>`.
     pub retry_after: Option<u64>,
+    /// Send `Retry-After` as an HTTP date (IMF-fixdate) this far ahead.
+    pub retry_after_date: Option<Duration>,
     /// Answer 200 with a body that is not JSON.
     pub malformed: bool,
     /// How many requests the fault hits (`None`: all).
@@ -81,6 +86,7 @@ pub struct VibeFailure {
     pub remaining: usize,
     pub status: u16,
     pub retry_after: Option<u64>,
+    pub retry_after_date: Option<Duration>,
 }
 
 #[derive(Default)]
@@ -184,6 +190,8 @@ impl FakeIndex {
             .route("/api/discover/new", post(discover_new))
             .route("/api/discover/filter", post(discover_filter))
             .route("/api/synthesis/vibecheck", post(vibecheck))
+            .route("/alt/discover/filter", post(alt_discover_filter))
+            .route("/alt/synthesis/vibecheck", post(alt_vibecheck))
             .with_state(fake.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -249,6 +257,21 @@ impl FakeIndex {
                 remaining: times,
                 status,
                 retry_after,
+                retry_after_date: None,
+            },
+        );
+    }
+
+    /// VibeCheck for `user` fails `times` times with `status` and a
+    /// `Retry-After` HTTP date `ahead` of the moment it answers.
+    pub fn fail_vibecheck_until(&self, user: &str, times: usize, status: u16, ahead: Duration) {
+        self.data.lock().unwrap().vibe_failures.insert(
+            user.into(),
+            VibeFailure {
+                remaining: times,
+                status,
+                retry_after: None,
+                retry_after_date: Some(ahead),
             },
         );
     }
@@ -345,7 +368,11 @@ impl FakeIndex {
         tokio::time::sleep(fault.delay).await;
         if let Some(status) = fault.status {
             let error = fault.error.unwrap_or_else(|| "Something went wrong!".into());
-            return Some(error_response(status, json!({ "error": error }), fault.retry_after));
+            let mut response = error_response(status, json!({ "error": error }), fault.retry_after);
+            if let Some(ahead) = fault.retry_after_date {
+                retry_at(&mut response, ahead);
+            }
+            return Some(response);
         }
         fault.malformed.then(|| {
             (
@@ -381,6 +408,13 @@ fn error_response(status: u16, body: Value, retry_after: Option<u64>) -> Respons
             .insert("retry-after", s.to_string().parse().unwrap());
     }
     response
+}
+
+/// `Retry-After` as an HTTP date (IMF-fixdate, RFC 9110) `ahead` from now.
+fn retry_at(response: &mut Response, ahead: Duration) {
+    let at = chrono::Utc::now() + chrono::TimeDelta::from_std(ahead).unwrap();
+    let date = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+    response.headers_mut().insert("retry-after", date.parse().unwrap());
 }
 
 fn is_uuid(v: &Value) -> bool {
@@ -664,6 +698,18 @@ async fn discover_filter(State(fake): State<FakeIndex>, headers: HeaderMap, Json
     .into_response()
 }
 
+/// `/alt/discover/filter`: counted as `alt_filter`, then served as `/api/discover/filter`.
+async fn alt_discover_filter(State(fake): State<FakeIndex>, headers: HeaderMap, body: Json<Value>) -> Response {
+    *fake.data.lock().unwrap().calls.entry("alt_filter").or_default() += 1;
+    discover_filter(State(fake), headers, body).await
+}
+
+/// `/alt/synthesis/vibecheck`: counted as `alt_vibecheck`, then served as `/api/synthesis/vibecheck`.
+async fn alt_vibecheck(State(fake): State<FakeIndex>, headers: HeaderMap, body: Json<Value>) -> Response {
+    *fake.data.lock().unwrap().calls.entry("alt_vibecheck").or_default() += 1;
+    vibecheck(State(fake), headers, body).await
+}
+
 async fn vibecheck(State(fake): State<FakeIndex>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
     let now = fake.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     fake.peak.fetch_max(now, Ordering::SeqCst);
@@ -707,11 +753,15 @@ async fn vibecheck_inner(fake: &FakeIndex, headers: &HeaderMap, body: Value) -> 
         }
     };
     if let Some(f) = failure {
-        return error_response(
+        let mut response = error_response(
             f.status,
             json!({ "error": "Failed to generate synthesis" }),
             f.retry_after,
         );
+        if let Some(ahead) = f.retry_after_date {
+            retry_at(&mut response, ahead);
+        }
+        return response;
     }
     // The LLM takes a while.
     tokio::time::sleep(Duration::from_millis(20)).await;

@@ -16,7 +16,9 @@
  * `openai:set_globals`), else the MCP Apps postMessage bridge (`ui/initialize`,
  * `ui/notifications/tool-result`, `tools/call`, `ui/message`). With neither,
  * a plain list of whatever data the page carries. No storage, no analytics,
- * no requests of its own; every piece of data goes into the page as text.
+ * no requests of its own but avatar images (`https:` ones, whose origins the
+ * gateway declares in the widget's CSP, and inline `data:` ones); every piece
+ * of data goes into the page as text.
  */
 (function () {
   'use strict';
@@ -25,6 +27,7 @@
   const TOOL = 'discover_filter';
   const GATEWAY_TOOL = 'tool_execute';
   const SAFE_LINK = /^https?:\/\//i;
+  const SAFE_AVATAR = /^(https:\/\/|data:image\/)/i;
   const MARKDOWN_LINK = /\[([^\]\n]{1,300})\]\(([^)\s]{1,2000})\)/g;
 
   const root = /** @type {HTMLElement} */ (document.getElementById('root'));
@@ -73,12 +76,17 @@
     return out;
   }
 
+  /** The avatar image, or the initials when there is none or it fails to load (a host's CSP may block it). */
   function avatar(/** @type {Header} */ h) {
-    const box = el('div', { class: 'avatar', 'aria-hidden': 'true' }, h.initials || '?');
-    // Only inline images: a remote URL would be a request of the widget's own.
-    if (h.avatar && h.avatar.startsWith('data:image/')) {
+    const initials = h.initials || '?';
+    const box = el('div', { class: 'avatar', 'aria-hidden': 'true' }, initials);
+    // The gateway sends only https URLs from the origins it declares in the CSP, or data: images.
+    const src = typeof h.avatar === 'string' ? h.avatar : '';
+    if (SAFE_AVATAR.test(src)) {
+      const img = el('img', { src, alt: '', referrerpolicy: 'no-referrer', decoding: 'async' });
+      img.addEventListener('error', () => { box.textContent = initials; }, { once: true });
       box.textContent = '';
-      box.append(el('img', { src: h.avatar, alt: '' }));
+      box.append(img);
     }
     return box;
   }
