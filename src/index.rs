@@ -192,7 +192,11 @@ impl IndexServer {
                 .enumerate()
                 .map(|(i, intent)| {
                     let text = intent.summary.as_deref().unwrap_or(&intent.payload);
-                    format!("{}. {}", i + 1, crate::text::truncate(&cards::hide_emails(text), 200))
+                    format!(
+                        "{}. {}",
+                        i + 1,
+                        crate::text::truncate(&crate::mask::hide_emails(text), 200)
+                    )
                 })
                 .collect();
             format!(
@@ -419,9 +423,9 @@ impl IndexServer {
             .map(|(m, c)| {
                 json!({
                     "id": m.user.id,
-                    "user": { "id": m.user.id, "name": m.user.name, "avatar": m.user.avatar, "intro": m.user.intro.as_deref().map(cards::hide_emails) },
-                    "synthesis": cards::hide_emails(&c.synthesis),
-                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&cards::hide_emails(&i.intent.payload), 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
+                    "user": { "id": m.user.id, "name": m.user.name, "avatar": m.user.avatar, "intro": m.user.intro.as_deref().map(crate::mask::hide_emails) },
+                    "synthesis": crate::mask::hide_emails(&c.synthesis),
+                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&crate::mask::hide_emails(&i.intent.payload), 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
                     "totalStake": m.total_stake,
                 })
             })

@@ -1,4 +1,4 @@
-//! Secrets in text shown to people: a URL's password and secret-looking
+//! Secrets (and e-mail addresses) in text shown to people: a URL's password and secret-looking
 //! parameters masked wherever a URL is logged, stored as a server's last
 //! error or shown by the CLI and the console, and the key names that mark a
 //! secret (shared with `leaks.rs`).
@@ -179,6 +179,19 @@ fn url_end(found: &str) -> usize {
             _ => return end,
         }
     }
+}
+
+/// Shown instead of an e-mail address.
+pub const EMAIL_HIDDEN: &str = "[email hidden]";
+
+static EMAIL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").unwrap());
+
+/// `text` with each e-mail address replaced: people's addresses are not
+/// for the model or the logs (the Index built-in's cards, syntheses and
+/// error snippets).
+pub fn hide_emails(text: &str) -> String {
+    EMAIL.replace_all(text, EMAIL_HIDDEN).into_owned()
 }
 
 #[cfg(test)]

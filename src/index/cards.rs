@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::protocol::{Match, Pagination};
 use super::vibecheck::{Status, VibeCheck};
+use crate::mask::hide_emails;
 use crate::text::{escape_html, one_line, truncate};
 
 /// Longest intent payload shown on a card.
@@ -19,22 +20,13 @@ const PAYLOAD_CHARS: usize = 160;
 const INTRO_CHARS: usize = 200;
 /// Intents listed per card.
 const INTENTS_SHOWN: usize = 5;
-/// Shown instead of an e-mail address.
-const EMAIL_HIDDEN: &str = "[email hidden]";
 /// Matches named in the summary line.
 pub const NAMES_SHOWN: usize = 3;
 /// Longest name in the summary line.
 const NAME_CHARS: usize = 40;
 
-static EMAIL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").unwrap());
 /// `[label](href)` in a VibeCheck synthesis.
 static MARKDOWN_LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\]\n]+)\]\(([^)\s]+)\)").unwrap());
-
-/// Replaces e-mail addresses.
-pub fn hide_emails(text: &str) -> String {
-    EMAIL.replace_all(text, EMAIL_HIDDEN).into_owned()
-}
 
 /// Removes what must not reach the model: the e-mail field, and addresses
 /// inside introductions, intents and reasonings.
@@ -531,7 +523,7 @@ mod tests {
             !all.contains("@example.com") && !all.contains("@mail.example.org"),
             "{all}"
         );
-        assert!(all.contains(EMAIL_HIDDEN));
+        assert!(all.contains(crate::mask::EMAIL_HIDDEN));
         let first = c.body.context.lines().next().unwrap();
         assert!(first.chars().count() <= PAYLOAD_CHARS + 3, "{first}");
         assert!(c.body.context.ends_with("… and 2 more"));

@@ -560,7 +560,7 @@ fn backend_message(body: &[u8]) -> Option<String> {
 fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let head = crate::leaks::redacted_head(text.trim(), SNIPPET_WINDOW);
-    crate::text::truncate(&crate::text::one_line(&super::cards::hide_emails(&head)), SNIPPET)
+    crate::text::truncate(&crate::text::one_line(&crate::mask::hide_emails(&head)), SNIPPET)
 }
 
 fn reqwest_message(e: &reqwest::Error) -> String {

@@ -152,7 +152,7 @@ async fn with_retries(
             Ok(s) if s.trim().is_empty() => return (entry(target, String::new(), Status::Empty, settings), attempt),
             Ok(s) => {
                 return (
-                    entry(target, super::cards::hide_emails(&s), Status::Ok, settings),
+                    entry(target, crate::mask::hide_emails(&s), Status::Ok, settings),
                     attempt,
                 );
             }
