@@ -54,6 +54,19 @@ pub struct Credential {
     issuer: Arc<str>,
 }
 
+impl Caller {
+    /// Who the caller is, beyond its project: its gateway token, or its
+    /// OAuth issuer and subject; `None` for anonymous access. What a
+    /// caller's own limits (its request rate, its scripts at once) count by.
+    pub fn identity(&self) -> Option<String> {
+        match (self.token_id, &self.issuer, &self.subject) {
+            (Some(id), _, _) => Some(format!("token:{id}")),
+            (None, Some(issuer), Some(subject)) => Some(format!("oauth:{issuer}#{subject}")),
+            _ => None,
+        }
+    }
+}
+
 impl Credential {
     /// The token itself.
     pub fn expose(&self) -> &str {

@@ -139,6 +139,11 @@ impl Security {
         self.config.load().code_mode.for_project(project)
     }
 
+    /// The gateway-wide caps on scripts at once (read per script: reloads apply).
+    pub fn script_caps(&self) -> crate::config::code_mode::ScriptCaps {
+        self.config.load().code_mode.caps
+    }
+
     /// Code mode's settings, for `/readyz` and `mcp-gateway servers`.
     pub fn code_mode_settings(&self) -> crate::config::code_mode::CodeMode {
         self.config.load().code_mode.clone()

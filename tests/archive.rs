@@ -622,8 +622,17 @@ async fn a_missing_archive_folder_fails_the_server_until_it_appears() {
     .await;
 }
 
-/// The gateway's log line of a failed `searchLocalArchives` call.
-const SEARCH_FAILED: &str = "archive search failed";
+/// The gateway's log line of a failed `searchLocalArchives` call, which
+/// must carry `message`, the error the caller got.
+async fn failure_line(gw: &Gateway, message: &str) -> String {
+    const SEARCH_FAILED: &str = "archive search failed";
+    let line = gw
+        .wait_log(SEARCH_FAILED, Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|| panic!("no {SEARCH_FAILED:?} line:\n{}", gw.log()));
+    assert!(line.contains(message), "the line lacks the message {message:?}: {line}");
+    line
+}
 
 /// Issue 44: a failed search was logged without its message (the seed logs
 /// `Error in searchLocalArchives tool: ${error.message}`). The message is in
@@ -636,14 +645,7 @@ async fn a_failed_search_is_logged_with_its_message() {
     assert_eq!(r.is_error, Some(true), "{r:?}");
     let message = text(&r);
     assert!(message.contains("has not been indexed yet"), "{message}");
-    let line = gw
-        .wait_log(SEARCH_FAILED, Duration::from_secs(5))
-        .await
-        .unwrap_or_else(|| panic!("no {SEARCH_FAILED:?} line:\n{}", gw.log()));
-    assert!(
-        line.contains(&message),
-        "the line lacks the message {message:?}: {line}"
-    );
+    let line = failure_line(&gw, &message).await;
     assert!(!line.contains(query), "the query was logged: {line}");
 
     // Arguments the schema lets through and the tool refuses: the problem is
@@ -679,12 +681,5 @@ async fn a_corrupt_archive_database_is_logged_with_its_cause() {
         message.starts_with("Failed to search local archives: archive database:"),
         "{message}"
     );
-    let line = gw
-        .wait_log(SEARCH_FAILED, Duration::from_secs(5))
-        .await
-        .unwrap_or_else(|| panic!("no {SEARCH_FAILED:?} line:\n{}", gw.log()));
-    assert!(
-        line.contains(&message),
-        "the line lacks the message {message:?}: {line}"
-    );
+    failure_line(&gw, &message).await;
 }

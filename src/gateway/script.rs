@@ -118,7 +118,7 @@ impl Gateway {
             Some(id) => id.to_string(),
             None => crate::wire::request_id(),
         };
-        let caps = self.security.code_mode_settings().caps;
+        let caps = self.security.script_caps();
         let ticket = match self
             .scripts
             .admit(&caps, caller_key(caller, session), limits.memory_bytes)
@@ -327,12 +327,9 @@ impl Gateway {
 /// Who a script counts against for `max_scripts_per_caller`: its token,
 /// its OAuth subject, or else (anonymous access) its session.
 fn caller_key(caller: &Caller, session: &str) -> String {
-    let project = caller.project.id;
-    match (caller.token_id, &caller.subject) {
-        (Some(token), _) => format!("{project}/token/{token}"),
-        (None, Some(subject)) => format!("{project}/subject/{}/{subject}", caller.issuer.as_deref().unwrap_or("")),
-        (None, None) => format!("{project}/session/{session}"),
-    }
+    caller
+        .identity()
+        .unwrap_or_else(|| format!("session:{}:{session}", caller.project.id))
 }
 
 /// A script past a cap: refused before it starts, with its own code.

@@ -130,13 +130,12 @@ pub(super) async fn guard(
         Err(e) => return refusal(e, refuse),
     };
     let owner = Owner::of(&caller);
-    let mut budget = "anonymous".to_string();
-    if let Some(id) = caller.token_id {
-        budget = format!("token:{id}");
-    } else if let (Some(issuer), Some(subject)) = (&caller.issuer, &caller.subject) {
+    if caller.token_id.is_none()
+        && let (Some(issuer), Some(_)) = (&caller.issuer, &caller.subject)
+    {
         crate::telemetry::oauth_token(issuer, "accepted");
-        budget = format!("oauth:{issuer}#{subject}");
     }
+    let budget = caller.identity().unwrap_or_else(|| "anonymous".to_string());
     if from_header {
         parts.extensions.insert(caller);
     }
