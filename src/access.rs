@@ -74,6 +74,46 @@ pub struct Project {
     pub created_at: String,
     /// How its clients see the tools.
     pub exposure: Exposure,
+    /// Whether the tools that carry an MCP App are listed on the `meta` exposure.
+    pub apps: Apps,
+}
+
+impl Project {
+    /// Whether any tool is listed, and callable, by a name of its own
+    /// (`server__tool`) beside or instead of the meta-tools.
+    pub fn names_tools(&self) -> bool {
+        self.exposure.lists_tools() || self.apps == Apps::Listed
+    }
+}
+
+/// Whether a project on the `meta` exposure lists its Apps (`projects.apps`):
+/// a host renders an App only for a tool it listed, so they are by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Apps {
+    /// Each permitted tool that carries an App is listed beside the meta-tools.
+    #[default]
+    Listed,
+    /// Only the meta-tools: Apps are found and run through them, and render nowhere.
+    Unlisted,
+}
+
+impl Apps {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Apps::Listed => "listed",
+            Apps::Unlisted => "unlisted",
+        }
+    }
+
+    /// The setting [`Apps::as_str`] names (`listed` for anything else).
+    pub fn from_word(s: &str) -> Self {
+        match s {
+            "unlisted" => Apps::Unlisted,
+            _ => Apps::Listed,
+        }
+    }
 }
 
 /// How a project's clients see the tools (`projects.exposure`).

@@ -20,6 +20,7 @@ use crate::search::semantic::{self, Semantic, Vectors};
 use crate::security::{Held, Security};
 use crate::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES, tool_key};
 
+pub mod apps;
 pub mod direct;
 mod view;
 
@@ -47,6 +48,10 @@ pub struct Entry {
     fingerprint: u64,
     /// Compiled on first use: most tools are never called.
     validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
+    /// Whether it carries an MCP App ([`apps::template`]).
+    has_app: bool,
+    /// Whether it is for its App alone ([`apps::app_only`]): discovery leaves it out.
+    app_only: bool,
 }
 
 impl Entry {
@@ -61,12 +66,25 @@ impl Entry {
             key,
             server: server.to_string(),
             params: parameter_text(&tool),
+            has_app: apps::template(tool.meta.as_deref()).is_some(),
+            app_only: apps::app_only(tool.meta.as_deref()),
             tool,
             tags,
             server_description: None,
             server_ordinal: 0,
             validator: OnceLock::new(),
         }
+    }
+
+    /// Whether it carries an MCP App, which a host renders only for a tool it listed.
+    pub fn has_app(&self) -> bool {
+        self.has_app
+    }
+
+    /// Whether it is listed for Apps on the `meta` exposure: it carries one,
+    /// or is for one alone.
+    pub fn for_apps(&self) -> bool {
+        self.has_app || self.app_only
     }
 
     /// The text the embedding model sees for this tool.
@@ -201,7 +219,7 @@ impl Snapshot {
         let mut tool = entry.tool.clone();
         tool.name = self.direct[ordinal].clone().into();
         if let Some(meta) = tool.meta.as_mut() {
-            direct::namespace_ui_meta(meta, &entry.server);
+            apps::namespace(meta, &entry.server);
         }
         tool
     }

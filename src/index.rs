@@ -34,9 +34,8 @@ pub use crate::config::index::{IndexConfig, SERVER_NAME};
 use crate::wire::{CALLER_TOKEN_META, MCP_APPS_META, REQUEST_ID_META};
 use input::FilterInput;
 use protocol::{Error, FilterRequest, Filtered, Protocol, Session};
+use widget::Widget;
 
-/// The versioned template of the discovery card widget.
-pub const WIDGET_URI: &str = "ui://widget/index-discover@v1.html";
 /// Polls of `/discover/filter` while fresh intents find their matches.
 const POLL_TRIES: u64 = 8;
 
@@ -110,7 +109,13 @@ impl IndexServer {
             "conversationHistory": { "type": "string", "description": "Relevant earlier conversation" },
             "userMemory": { "type": "string", "description": "What you know about the user" }
         });
-        let readonly = ToolAnnotations::new().read_only(true).open_world(true);
+        // Each may create intents on the user's profile (discover_filter when
+        // it chains from intentInput): none is read-only, none destroys.
+        let writes = ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .idempotent(false)
+            .open_world(true);
         let mut extract = Tool::new(
             "extract_intent",
             "Extract a person's intents (what they want, offer or are working on) from conversation text and save them to their Index Network profile.",
@@ -119,11 +124,8 @@ impl IndexServer {
             ),
         );
         extract.title = Some("Extract Intent".into());
-        extract.annotations = Some(ToolAnnotations::new().open_world(true));
-        extract.meta = Some(meta(json!({
-            "openai/toolInvocation/invoking": "Analyzing intents…",
-            "openai/toolInvocation/invoked": "Intents analyzed"
-        })));
+        extract.annotations = Some(writes.clone());
+        extract.meta = Some(tool_meta(&widget::INTENTS, "Analyzing intents…", "Intents analyzed"));
 
         let mut filter = Tool::new(
             "discover_filter",
@@ -154,8 +156,8 @@ impl IndexServer {
             })),
         );
         filter.title = Some("Discover Filter".into());
-        filter.annotations = Some(readonly.clone());
-        filter.meta = Some(meta(widget_meta()));
+        filter.annotations = Some(writes.clone());
+        filter.meta = Some(tool_meta(&widget::DISCOVER, "Rendering discovery cards", "Rendered discovery cards"));
 
         let mut connections = Tool::new(
             "discover_connections",
@@ -171,11 +173,8 @@ impl IndexServer {
             })),
         );
         connections.title = Some("Discover Connections".into());
-        connections.annotations = Some(readonly);
-        connections.meta = Some(meta(json!({
-            "openai/toolInvocation/invoking": "Finding connections…",
-            "openai/toolInvocation/invoked": "Found connections"
-        })));
+        connections.annotations = Some(writes);
+        connections.meta = Some(tool_meta(&widget::CONNECTIONS, "Finding connections…", "Found connections"));
         vec![extract, filter, connections]
     }
 
@@ -208,6 +207,7 @@ impl IndexServer {
         };
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(serde_json::to_value(&extracted).unwrap_or_default());
+        result.meta = Some(self.result_meta(&widget::INTENTS));
         Ok(result)
     }
 
@@ -348,7 +348,7 @@ impl IndexServer {
         structured["summary"] = json!(summary);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(structured);
-        result.meta = Some(meta(widget_meta()));
+        result.meta = Some(self.result_meta(&widget::DISCOVER));
         Ok(result)
     }
 
@@ -369,8 +369,10 @@ impl IndexServer {
         let intent_ids: Vec<String> = intents.iter().map(|i| i.id.clone()).collect();
         let empty = |text: &str| {
             let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-            r.structured_content =
-                Some(json!({ "connections": [], "intentsExtracted": intent_ids.len(), "connectionsFound": 0 }));
+            r.structured_content = Some(
+                json!({ "connections": [], "intentsExtracted": intent_ids.len(), "connectionsFound": 0, "summary": text }),
+            );
+            r.meta = Some(self.result_meta(&widget::CONNECTIONS));
             r
         };
         if intent_ids.is_empty() {
@@ -416,14 +418,17 @@ impl IndexServer {
             vibecheck_retries = tally.retries,
             "index invocation"
         );
+        let cards = self.cards(&filtered.results, &checks);
+        // Avatars as the cards have them: only from the origins the widget's CSP declares.
         let connections: Vec<Value> = filtered
             .results
             .iter()
             .zip(&checks)
-            .map(|(m, c)| {
+            .zip(&cards)
+            .map(|((m, c), card)| {
                 json!({
                     "id": m.user.id,
-                    "user": { "id": m.user.id, "name": m.user.name, "avatar": m.user.avatar, "intro": m.user.intro.as_deref().map(crate::mask::hide_emails) },
+                    "user": { "id": m.user.id, "name": m.user.name, "avatar": card.header.avatar, "intro": m.user.intro.as_deref().map(crate::mask::hide_emails) },
                     "synthesis": crate::mask::hide_emails(&c.synthesis),
                     "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&crate::mask::hide_emails(&i.intent.payload), 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
                     "totalStake": m.total_stake,
@@ -431,7 +436,6 @@ impl IndexServer {
             })
             .collect();
         let n = connections.len();
-        let cards = self.cards(&filtered.results, &checks);
         let names: Vec<String> = cards.iter().map(|c| c.header.title.clone()).collect();
         let mut summary = format!(
             "Found {n} connection{}: {}",
@@ -453,10 +457,12 @@ impl IndexServer {
             "connectionsFound": n,
             "summary": summary,
         }));
-        result.meta = Some(meta(json!({
-            "openai/toolInvocation/invoking": "Finding connections…",
-            "openai/toolInvocation/invoked": format!("Found {n} connection{}", if n == 1 { "" } else { "s" }),
-        })));
+        let mut meta = self.result_meta(&widget::CONNECTIONS);
+        meta.insert(
+            "openai/toolInvocation/invoked".into(),
+            format!("Found {n} connection{}", if n == 1 { "" } else { "s" }).into(),
+        );
+        result.meta = Some(meta);
         Ok(result)
     }
 
@@ -467,6 +473,11 @@ impl IndexServer {
             .zip(checks)
             .map(|(m, c)| cards::card(m, c, |url| self.config.avatar_allowed(url)))
             .collect()
+    }
+
+    /// A result's `_meta`: its template, embedded for ChatGPT too.
+    fn result_meta(&self, widget: &Widget) -> rmcp::model::MetaObject {
+        meta(widget.result_meta(&self.config.avatar_origins))
     }
 
     fn vibecheck_settings(&self, input: &FilterInput) -> vibecheck::Settings {
@@ -499,9 +510,10 @@ impl ServerHandler for IndexServer {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![widget::resource(
-            &self.config.avatar_origins,
-        )]))
+        let origins = &self.config.avatar_origins;
+        Ok(ListResourcesResult::with_all_items(
+            widget::ALL.iter().map(|w| w.resource(origins)).collect(),
+        ))
     }
 
     async fn read_resource(
@@ -509,14 +521,14 @@ impl ServerHandler for IndexServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri != WIDGET_URI {
+        let Some(widget) = Widget::by_uri(&request.uri) else {
             return Err(ErrorData::resource_not_found(
                 format!("no resource '{}'", request.uri),
                 None,
             ));
-        }
+        };
         let mcp_apps = ctx.meta.get(MCP_APPS_META).and_then(Value::as_bool);
-        Ok(ReadResourceResult::new(vec![widget::contents(mcp_apps, &self.config.avatar_origins)]).into())
+        Ok(ReadResourceResult::new(vec![widget.contents(mcp_apps, &self.config.avatar_origins)]).into())
     }
 
     async fn call_tool(
@@ -559,17 +571,12 @@ impl ServerHandler for IndexServer {
     }
 }
 
-/// The widget keys of `discover_filter` (tool and result), for ChatGPT and MCP Apps hosts.
-fn widget_meta() -> Value {
-    json!({
-        "ui": { "resourceUri": WIDGET_URI },
-        "ui/resourceUri": WIDGET_URI,
-        "openai/outputTemplate": WIDGET_URI,
-        "openai/widgetAccessible": true,
-        "openai/resultCanProduceWidget": true,
-        "openai/toolInvocation/invoking": "Rendering discovery cards",
-        "openai/toolInvocation/invoked": "Rendered discovery cards"
-    })
+/// A tool's `_meta`: its widget's template keys and what ChatGPT shows while it runs.
+fn tool_meta(widget: &Widget, invoking: &str, invoked: &str) -> rmcp::model::MetaObject {
+    let mut keys = widget.tool_meta();
+    keys["openai/toolInvocation/invoking"] = invoking.into();
+    keys["openai/toolInvocation/invoked"] = invoked.into();
+    meta(keys)
 }
 
 fn meta(v: Value) -> rmcp::model::MetaObject {
@@ -608,12 +615,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn filter_tool_carries_the_widget_keys() {
+    fn each_tool_names_its_own_widget_and_is_annotated_for_its_writes() {
         let tools = IndexServer::tools();
-        let filter = tools.iter().find(|t| t.name == "discover_filter").unwrap();
-        let meta = filter.meta.as_ref().unwrap();
-        assert_eq!(meta.get("openai/outputTemplate"), Some(&json!(WIDGET_URI)));
-        assert_eq!(meta.get("ui"), Some(&json!({ "resourceUri": WIDGET_URI })));
+        for (name, widget) in [
+            ("extract_intent", &widget::INTENTS),
+            ("discover_filter", &widget::DISCOVER),
+            ("discover_connections", &widget::CONNECTIONS),
+        ] {
+            let t = tools.iter().find(|t| t.name == name).unwrap();
+            let meta = t.meta.as_ref().unwrap();
+            assert_eq!(meta.get("openai/outputTemplate"), Some(&json!(widget.uri)), "{name}");
+            assert_eq!(meta.get("ui"), Some(&json!({ "resourceUri": widget.uri })), "{name}");
+            assert_eq!(meta.get("openai/widgetAccessible"), Some(&json!(true)), "{name}");
+            // Every one may create intents on the user's profile.
+            let a = t.annotations.as_ref().unwrap();
+            assert_eq!(a.read_only_hint, Some(false), "{name} writes");
+            assert_eq!(a.destructive_hint, Some(false), "{name} only adds");
+            assert_eq!(a.open_world_hint, Some(true), "{name}");
+        }
         for t in &tools {
             jsonschema::validator_for(&Value::Object((*t.input_schema).clone())).unwrap();
             for key in ["openai/toolInvocation/invoking", "openai/toolInvocation/invoked"] {

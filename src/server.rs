@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::DropGuard;
 use tracing::{Instrument, warn};
 
+mod apps;
 mod errors;
 mod guard;
 mod hop;
@@ -35,15 +36,15 @@ pub use guard::{Envelope, RATE_LIMITED, SESSIONS_FULL, parse_jsonrpc};
 pub use transports::{serve_http, serve_stdio};
 
 use crate::auth::{self, Caller};
-use crate::catalog::direct;
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Relay};
 use crate::gateway::{CallRequest, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest};
 use crate::ratelimit::Budget;
-use crate::wire::{DISCOVERY, EXECUTE, request_id, split_key};
+use crate::wire::{DISCOVERY, EXECUTE, request_id};
 pub use errors::UNAUTHORIZED;
 use errors::auth_error;
 use hop::{client_extension, forwardable_meta};
+use apps::AppCall;
 use notify::{Listener, Notify};
 
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
@@ -290,28 +291,34 @@ impl ServerHandler for Upstream {
         }
     }
 
-    /// The two meta-tools; for a project set to `direct` or `both`, its
-    /// permitted tools themselves, named `server__tool`, instead or after.
+    /// The two meta-tools, and beside them the permitted tools that carry an
+    /// MCP App (hosts render an App only for a tool they listed), unless the
+    /// project keeps them unlisted; for a project set to `direct` or `both`,
+    /// all its permitted tools, named `server__tool`, instead or after.
     async fn list_tools(
         &self,
         _: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         // Without a caller the list is the meta-tools, which say how to get in.
-        let exposure = match self.caller(&ctx).await {
-            Ok(caller) if caller.project.exposure.lists_tools() => Some((caller.project.exposure, caller)),
-            _ => None,
-        };
-        let Some((exposure, caller)) = exposure else {
+        let Ok(caller) = self.caller(&ctx).await else {
             return Ok(ListToolsResult::with_all_items(meta_tools()));
         };
+        let exposure = caller.project.exposure;
         let mut tools = if exposure.lists_meta_tools() {
             meta_tools()
         } else {
             Vec::new()
         };
-        self.gateway.wait_for_starting(&caller.grants, None).await;
-        tools.extend(self.gateway.catalog().visible_to(caller.grants.clone()).direct_tools());
+        if caller.project.names_tools() {
+            self.gateway.wait_for_starting(&caller.grants, None).await;
+            let view = self.gateway.catalog().visible_to(caller.grants.clone());
+            tools.extend(if exposure.lists_tools() {
+                view.direct_tools()
+            } else {
+                view.direct_apps()
+            });
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -325,20 +332,28 @@ impl ServerHandler for Upstream {
         mut request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // The server of a directly exposed tool, whose App URIs the result names.
-        let mut direct_server = None;
         let caller = self.caller(&ctx).await;
-        let meta_tool = match request.name.as_ref() {
-            DISCOVERY => DISCOVERY,
-            EXECUTE => EXECUTE,
+        // Where apps are listed, their URIs are in their server's namespace.
+        let namespaced = caller.as_ref().is_ok_and(|c| c.project.names_tools());
+        let app_call = |key: &str, direct: bool| match &caller {
+            Ok(c) => AppCall::of(&self.gateway.catalog().visible_to(c.grants.clone()), key, direct, namespaced),
+            Err(_) => None,
+        };
+        let (meta_tool, app) = match request.name.as_ref() {
+            DISCOVERY => (DISCOVERY, None),
+            EXECUTE => {
+                let key = request.arguments.as_ref().and_then(|a| a.get("toolKey")).and_then(Value::as_str);
+                (EXECUTE, key.and_then(|key| app_call(key, false)))
+            }
             other => {
-                // A directly exposed tool is a tool_execute of its key, checked and audited alike.
+                // A tool called by a name of its own is a tool_execute of its key, checked and audited alike.
                 let key = match &caller {
-                    Ok(caller) if caller.project.exposure.lists_tools() => {
+                    Ok(caller) if caller.project.names_tools() => {
+                        // On the meta exposure only the tools listed for Apps have names.
+                        let apps_only = !caller.project.exposure.lists_tools();
                         let resolve = || {
                             let view = self.gateway.catalog().visible_to(caller.grants.clone());
-                            let key = view.key_of_direct(other).or_else(|| view.key_of_bare(other));
-                            key.map(str::to_string)
+                            view.key_of_name(other, apps_only).map(str::to_string)
                         };
                         match resolve() {
                             Some(key) => Some(key),
@@ -356,11 +371,11 @@ impl ServerHandler for Upstream {
                     // the name is quoted as any caller's string is.
                     return Err(errors::unknown_tool(other));
                 };
-                direct_server = split_key(&key).map(|(server, _)| server.to_string());
+                let app = app_call(&key, true);
                 let arguments = request.arguments.take().map(Value::Object);
                 request.name = EXECUTE.into();
                 request.arguments = json!({ "toolKey": key, "arguments": arguments }).as_object().cloned();
-                EXECUTE
+                (EXECUTE, app)
             }
         };
         let request_id = request_id();
@@ -381,10 +396,8 @@ impl ServerHandler for Upstream {
             .answer_call(meta_tool, request_id, caller, request, ctx)
             .instrument(span)
             .await;
-        if let (Some(server), Ok(CallToolResponse::Complete(result))) = (direct_server, &mut response)
-            && let Some(meta) = result.meta.as_mut()
-        {
-            direct::namespace_ui_meta(meta, &server);
+        if let (Some(app), Ok(CallToolResponse::Complete(result))) = (app, &mut response) {
+            app.annotate(result);
         }
         response
     }

@@ -42,7 +42,7 @@ use serde::Serialize;
 use sha2::Digest;
 use tokio::sync::mpsc;
 
-use crate::access::{Exposure, Permission, Project, Search};
+use crate::access::{Apps, Exposure, Permission, Project, Search};
 use crate::config::StoreLocation;
 use crate::secrets::constant_time_eq;
 use audit::{AUDIT_QUEUE, Write, WriterHealth, write_behind};
@@ -249,7 +249,7 @@ impl Store {
     pub fn projects(&self) -> Result<Vec<Project>, Error> {
         self.with(|c| {
             c.all(
-                "SELECT id, name, optimization, created_at, exposure FROM projects ORDER BY name",
+                "SELECT id, name, optimization, created_at, exposure, apps FROM projects ORDER BY name",
                 &[],
                 project_row,
             )
@@ -267,7 +267,7 @@ impl Store {
     pub fn project(&self, name_or_id: &str) -> Result<Option<Project>, Error> {
         self.with(|c| {
             c.row(
-                "SELECT id, name, optimization, created_at, exposure FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
+                "SELECT id, name, optimization, created_at, exposure, apps FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
                 args![name_or_id],
                 project_row,
             )
@@ -300,6 +300,13 @@ impl Store {
                 args![exposure.as_str(), p.id],
             )
         })?;
+        self.require_project(project)
+    }
+
+    /// Sets whether a project on the `meta` exposure lists its Apps.
+    pub fn set_apps(&self, project: &str, apps: Apps) -> Result<Project, Error> {
+        let p = self.require_project(project)?;
+        self.with(|c| c.execute("UPDATE projects SET apps = ?1 WHERE id = ?2", args![apps.as_str(), p.id]))?;
         self.require_project(project)
     }
 
@@ -359,7 +366,7 @@ impl Store {
         let presented = sha256(secret);
         let row = self.with(|c| {
             c.row(
-                "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.optimization, p.created_at, p.exposure
+                "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.optimization, p.created_at, p.exposure, p.apps
                  FROM tokens t JOIN projects p ON p.id = t.project_id
                  WHERE t.id = ?1 AND t.revoked_at IS NULL",
                 args![id],
@@ -537,6 +544,7 @@ fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
         optimization: r.get::<Option<String>>(at + 2)?.as_deref().and_then(Search::from_word),
         created_at: r.get(at + 3)?,
         exposure: Exposure::from_word(r.text(at + 4)),
+        apps: Apps::from_word(r.text(at + 5)),
     })
 }
 

@@ -17,6 +17,9 @@ pub const KEY_SEPARATOR: char = ':';
 pub const CALLER_TOKEN_META: &str = "mcp-gateway/callerToken";
 /// `_meta` key carrying the gateway's request id, for correlating logs.
 pub const REQUEST_ID_META: &str = "mcp-gateway/requestId";
+/// `_meta` key of an App tool's result: the name its App calls the tool back
+/// by (`{"name"}`, or `{"name": "tool_execute", "toolKey"}`).
+pub const CALL_TOOL_META: &str = "mcp-gateway/callTool";
 /// `_meta` key telling the Index built-in whether the caller renders MCP Apps.
 pub const MCP_APPS_META: &str = "mcp-gateway/mcpApps";
 /// The `_meta` key every 2026-07-28 request carries.

@@ -13,16 +13,20 @@ use rmcp::service::ClientLifecycleMode;
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 
+/// The two meta-tools, and beside them each tool that carries an MCP App
+/// (the chaos servers' `echo`): hosts render an App only for a tool they listed.
 #[tokio::test]
-async fn tools_list_is_exactly_the_two_meta_tools() {
+async fn tools_list_is_the_two_meta_tools_and_the_apps() {
     let gw = Gateway::start(&two_servers()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "beta:calculate").await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
-    assert_eq!(names, ["tool_discovery", "tool_execute"]);
-    let size = serde_json::to_string(&tools).unwrap().len();
-    assert!(size < 2400, "tools/list should stay under ~600 tokens, is {size} bytes");
+    assert_eq!(names, ["tool_discovery", "tool_execute", "alpha__echo", "beta__echo"]);
+    let size = serde_json::to_string(&tools[..2]).unwrap().len();
+    assert!(size < 2400, "the meta-tools should stay under ~600 tokens, are {size} bytes");
+    let app = tools[2].meta.as_ref().unwrap();
+    assert_eq!(app["ui"]["resourceUri"], "ui://mcp-gateway/alpha/widget/card.html");
 }
 
 #[tokio::test]
@@ -239,7 +243,8 @@ async fn newest_protocol_clients_are_served_too() {
             .await
             .expect("server/discover works");
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0].name, "tool_discovery");
+    assert_eq!(tools[1].name, "tool_execute");
     let r = eventually(Duration::from_secs(20), "calculate via 2026-07-28", || async {
         let params = CallToolRequestParams::new("tool_execute").with_arguments(
             json!({"toolKey": "alpha:calculate", "arguments": {"expression": "40+2"}})
@@ -315,7 +320,8 @@ async fn header_arguments_are_checked_and_set_on_each_hop() {
 async fn stdio_upstream_works_and_stdin_close_stops_everything() {
     let (client, pid, _dir) = stdio_gateway(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 2);
+    let names: Vec<_> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["tool_discovery", "tool_execute", "alpha__echo"]);
     let r = eventually(Duration::from_secs(20), "calculate over stdio", || async {
         let params = CallToolRequestParams::new("tool_execute").with_arguments(
             json!({"toolKey": "alpha:calculate", "arguments": {"expression": "5*5"}})
@@ -362,7 +368,7 @@ async fn stdio_and_http_can_be_served_at_once() {
     tokio::spawn(async move { while let Ok(Some(_)) = errors.next_line().await {} });
 
     let http = ().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap();
-    assert_eq!(http.list_all_tools().await.unwrap().len(), 2);
+    assert_eq!(http.list_all_tools().await.unwrap().len(), 3, "the meta-tools and alpha's App");
 
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));

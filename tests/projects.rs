@@ -457,7 +457,8 @@ async fn a_project_may_see_its_tools_directly_on(engine: Engine) {
             .all(|n| n.starts_with("red__") || n.starts_with("blue__")),
         "{two_tools:?}"
     );
-    assert_eq!(tool_names(&one).await, ["tool_discovery", "tool_execute"]);
+    // Project one is on the meta exposure: the meta-tools, and red's App.
+    assert_eq!(tool_names(&one).await, ["tool_discovery", "tool_execute", "red__echo"]);
 
     // Called by its direct name: the same checks and answer as tool_execute.
     let r = call(&two, "red__calculate", json!({"expression": "6*7"})).await;
@@ -513,6 +514,37 @@ async fn a_project_may_see_its_tools_directly_on(engine: Engine) {
         r.meta.unwrap()["ui"]["resourceUri"],
         "ui://mcp-gateway/blue/widget/card.html"
     );
+
+    // On the meta exposure the App is called by its listed name, and its
+    // result tells the App the name to call back by; through tool_execute,
+    // tool_execute and its key.
+    let r = call(&one, "red__echo", json!({"x": 2})).await;
+    let meta = r.meta.unwrap();
+    assert_eq!(meta["mcp-gateway/callTool"], json!({ "name": "red__echo" }));
+    assert_eq!(meta["ui"]["resourceUri"], "ui://mcp-gateway/red/widget/card.html");
+    let r = call(&one, "tool_execute", json!({"toolKey": "red:echo", "arguments": {"x": 3}})).await;
+    assert_eq!(
+        r.meta.unwrap()["mcp-gateway/callTool"],
+        json!({ "name": "tool_execute", "toolKey": "red:echo" })
+    );
+    let r = call(&two, "echo", json!({"x": 4})).await;
+    assert_eq!(r.meta.unwrap()["mcp-gateway/callTool"], json!({ "name": "blue__echo" }));
+    // `set-apps unlisted`: the meta-tools alone, the session is told, and the
+    // App's URIs are its server's own again.
+    let seen = one_changes.seen();
+    let out = String::from_utf8(gw.cli(&["project", "set-apps", "one", "unlisted"]).stdout).unwrap();
+    assert!(out.contains("project 'one' apps: unlisted"), "{out}");
+    eventually(Duration::from_secs(10), "list_changed for project one", || async {
+        (one_changes.seen() > seen).then_some(())
+    })
+    .await;
+    assert_eq!(tool_names(&one).await, ["tool_discovery", "tool_execute"]);
+    let refused = one
+        .call_tool(CallToolRequestParams::new("red__echo").with_arguments(json!({}).as_object().unwrap().clone()))
+        .await;
+    assert!(format!("{refused:?}").contains("unknown tool"), "{refused:?}");
+    let r = call(&one, "tool_execute", json!({"toolKey": "red:echo", "arguments": {"x": 5}})).await;
+    assert_eq!(r.meta.unwrap()["ui"]["resourceUri"], "ui://widget/card.html");
 
     // A grant reaches the project's sessions, and only them.
     let before = (one_changes.seen(), two_changes.seen());

@@ -117,6 +117,7 @@ mod tests {
             optimization: None,
             created_at: String::new(),
             exposure: Default::default(),
+            apps: Default::default(),
         }
     }
 

@@ -3,16 +3,8 @@
 //! MCP tool-name rules (1 to 128 of `A-Z a-z 0-9 _ - .`); a name that would
 //! break them, be too long, or be taken gets a short hash of its key instead
 //! of its tail, so every tool keeps one stable name.
-//!
-//! A tool may name its MCP App (`_meta.ui.resourceUri`, a `ui://` resource).
-//! Two servers may both ship `ui://widget/card.html`, so a project that
-//! lists tools directly sees each server's in its namespace (`uris.rs`).
 
-use rmcp::model::JsonObject;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-use crate::uris;
 
 /// Between server and tool in a direct name.
 pub const SEPARATOR: &str = "__";
@@ -53,25 +45,6 @@ pub fn names<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Str
         .collect()
 }
 
-/// Rewrites the App URIs in a tool's or result's `_meta` (`ui.resourceUri`,
-/// and the older `ui/resourceUri` and `openai/outputTemplate`) into `server`'s namespace.
-pub fn namespace_ui_meta(meta: &mut JsonObject, server: &str) {
-    let fix = |v: &mut Value| {
-        let app = v.as_str().filter(|u| u.starts_with("ui://"));
-        if let Some(namespaced) = app.and_then(|u| uris::scoped(server, u)) {
-            *v = namespaced.into();
-        }
-    };
-    if let Some(v) = meta.get_mut("ui").and_then(|ui| ui.get_mut("resourceUri")) {
-        fix(v);
-    }
-    for key in ["ui/resourceUri", "openai/outputTemplate"] {
-        if let Some(v) = meta.get_mut(key) {
-            fix(v);
-        }
-    }
-}
-
 fn allowed(c: char) -> char {
     if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
         c
@@ -82,32 +55,7 @@ fn allowed(c: char) -> char {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-
-    #[test]
-    fn app_uris_in_meta_go_into_their_servers_namespace() {
-        let mut meta = json!({
-            "ui": { "resourceUri": "ui://widget/card.html", "visibility": ["model"] },
-            "ui/resourceUri": "ui://widget/card.html",
-            "openai/outputTemplate": "ui://widget/card.html",
-            "other": "ui://widget/card.html"
-        })
-        .as_object()
-        .cloned()
-        .unwrap();
-        namespace_ui_meta(&mut meta, "red");
-        let want = "ui://mcp-gateway/red/widget/card.html";
-        assert_eq!(meta["ui"]["resourceUri"], want);
-        assert_eq!(meta["ui/resourceUri"], want);
-        assert_eq!(meta["openai/outputTemplate"], want);
-        assert_eq!(
-            meta["other"], "ui://widget/card.html",
-            "other keys are the server's business"
-        );
-        assert_eq!(meta["ui"]["visibility"], json!(["model"]));
-    }
 
     #[test]
     fn names_are_server_tool_within_the_rules_and_distinct() {

@@ -38,6 +38,12 @@ impl View {
         allowed(&self.access, &self.grants, entry)
     }
 
+    /// Whether discovery shows `entry`: the caller may use it, and it is not
+    /// for its App alone (hosts keep such a tool from the model, so does discovery).
+    fn discoverable(&self, entry: &Entry) -> bool {
+        !entry.app_only && self.allows(entry)
+    }
+
     /// Changes whenever the set of tools this caller may use, or any of
     /// them, changes (a reload, a server coming or going, new rules).
     pub fn fingerprint(&self) -> u64 {
@@ -78,13 +84,13 @@ impl View {
         self.snapshot.entries.len()
     }
 
-    /// The ordinals of the tools the caller may use, in catalog order.
+    /// The ordinals of the tools discovery may show the caller, in catalog order.
     pub fn ordinals(&self) -> impl Iterator<Item = u32> + '_ {
         self.snapshot
             .entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| self.allows(e))
+            .filter(|(_, e)| self.discoverable(e))
             .map(|(i, _)| i as u32)
     }
 
@@ -99,10 +105,13 @@ impl View {
         &self.snapshot.entries[ordinal as usize].key
     }
 
-    /// The index's filter for this view.
+    /// The index's filter for this view: what discovery may show.
     pub fn filter(&self) -> search::bm25::Visible {
         let (snapshot, grants, access) = (self.snapshot.clone(), self.grants.clone(), self.access.clone());
-        Arc::new(move |ordinal| allowed(&access, &grants, &snapshot.entries[ordinal as usize]))
+        Arc::new(move |ordinal| {
+            let entry = &snapshot.entries[ordinal as usize];
+            !entry.app_only && allowed(&access, &grants, entry)
+        })
     }
 
     /// Whether hybrid search can run on this view (tool embeddings computed).
@@ -110,9 +119,9 @@ impl View {
         self.snapshot.has_vectors()
     }
 
-    /// Every tool in the view, in catalog order.
+    /// Every tool discovery may show the caller, in catalog order.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
-        self.snapshot.entries.iter().filter(|e| self.allows(e))
+        self.snapshot.entries.iter().filter(|e| self.discoverable(e))
     }
 
     /// The tools this caller may use, each under its direct name, in catalog order.
@@ -126,20 +135,36 @@ impl View {
             .collect()
     }
 
-    /// The `server:tool` key behind a direct name, if the caller may use it.
-    pub fn key_of_direct(&self, name: &str) -> Option<&str> {
-        let entry = &self.snapshot.entries[*self.snapshot.by_direct.get(name)? as usize];
-        self.allows(entry).then_some(entry.key.as_str())
-    }
-
-    /// The key of the one tool the caller may use whose own name is `name`:
-    /// an MCP App calls its server's tools by the server's names.
-    pub fn key_of_bare(&self, name: &str) -> Option<&str> {
-        let mut named = self
-            .snapshot
+    /// The tools this caller may use that carry an MCP App or are for one
+    /// alone, each under its direct name, in catalog order: what the `meta`
+    /// exposure lists beside the meta-tools, so that hosts render them.
+    pub fn direct_apps(&self) -> Vec<Tool> {
+        self.snapshot
             .entries
             .iter()
-            .filter(|e| e.tool.name == name && self.allows(e));
+            .enumerate()
+            .filter(|(_, e)| e.for_apps() && self.allows(e))
+            .map(|(i, _)| self.snapshot.direct_definition(i))
+            .collect()
+    }
+
+    /// The direct name of the tool behind `key`, if the caller may use it.
+    pub fn direct_name(&self, key: &str) -> Option<&str> {
+        let ordinal = *self.snapshot.by_key.get(key)? as usize;
+        self.allows(&self.snapshot.entries[ordinal]).then(|| self.snapshot.direct[ordinal].as_str())
+    }
+
+    /// The key of the tool a client calls `name`, if the caller may use it:
+    /// its direct name, or its own name where the caller may use only one
+    /// tool of that name (an MCP App calls its server's tools by the
+    /// server's names). With `apps_only`, only tools listed for Apps answer.
+    pub fn key_of_name(&self, name: &str, apps_only: bool) -> Option<&str> {
+        let callable = |e: &&Entry| (!apps_only || e.for_apps()) && self.allows(e);
+        let direct = self.snapshot.by_direct.get(name).map(|&i| &self.snapshot.entries[i as usize]);
+        if let Some(entry) = direct.filter(callable) {
+            return Some(entry.key.as_str());
+        }
+        let mut named = self.snapshot.entries.iter().filter(|e| e.tool.name == name).filter(callable);
         match (named.next(), named.next()) {
             (Some(only), None) => Some(only.key.as_str()),
             _ => None,

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::access::{Exposure, Search};
+use crate::access::{Apps, Exposure, Search};
 use crate::config::Config;
 use crate::operator::{self, Actor};
 use crate::store::Store;
@@ -76,6 +76,23 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Choose whether a project on the meta exposure lists the tools that
+    /// carry an MCP App (the Index cards, say) beside the meta-tools. Hosts
+    /// such as ChatGPT and Claude render an App only for a tool they listed,
+    /// so they are listed by default; `unlisted` keeps tools/list to the two
+    /// meta-tools, and the Apps render nowhere.
+    ///
+    /// Example: mcp-gateway project set-apps acme unlisted
+    SetApps {
+        /// Name or id.
+        project: String,
+        /// Whether Apps are listed.
+        #[arg(value_enum)]
+        apps: AppsArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `projects.exposure` as the command line spells it.
@@ -95,6 +112,24 @@ impl From<ExposureArg> for Exposure {
             ExposureArg::Meta => Exposure::Meta,
             ExposureArg::Direct => Exposure::Direct,
             ExposureArg::Both => Exposure::Both,
+        }
+    }
+}
+
+/// `projects.apps` as the command line spells it.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AppsArg {
+    /// Tools that carry an App are listed beside the meta-tools.
+    Listed,
+    /// Only the meta-tools are listed.
+    Unlisted,
+}
+
+impl From<AppsArg> for Apps {
+    fn from(a: AppsArg) -> Self {
+        match a {
+            AppsArg::Listed => Apps::Listed,
+            AppsArg::Unlisted => Apps::Unlisted,
         }
     }
 }
@@ -283,11 +318,12 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 }));
             }
             println!(
-                "project {} (id {}), search {}, exposure {}, created {}; learned from use: {learned} term-tool associations, {remembered} remembered requests",
+                "project {} (id {}), search {}, exposure {}, apps {}, created {}; learned from use: {learned} term-tool associations, {remembered} remembered requests",
                 p.name,
                 p.id,
                 search_word(p.optimization),
                 p.exposure.as_str(),
+                p.apps.as_str(),
                 p.created_at
             );
             println!("grants:");
@@ -343,6 +379,13 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
                 return print_json(&p);
             }
             println!("project '{}' exposure: {}", p.name, p.exposure.as_str());
+        }
+        ProjectCommand::SetApps { project, apps, json } => {
+            let p = store.set_apps(&project, apps.into())?;
+            if json {
+                return print_json(&p);
+            }
+            println!("project '{}' apps: {}", p.name, p.apps.as_str());
         }
         ProjectCommand::ResetLearning { project, json } => {
             let forgotten = store.reset_learning(&project)?;

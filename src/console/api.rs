@@ -148,7 +148,7 @@ pub async fn overview(State(console): State<Console>) -> Answer {
                 .count();
             json!({
                 "id": p.id, "name": p.name, "search": p.optimization.map_or("off", Search::as_str),
-                "exposure": p.exposure.as_str(), "liveTokens": live, "createdAt": p.created_at,
+                "exposure": p.exposure.as_str(), "apps": p.apps.as_str(), "liveTokens": live, "createdAt": p.created_at,
             })
         })
         .collect();
@@ -269,7 +269,7 @@ pub async fn project(State(console): State<Console>, Path(name): Path<String>) -
     ok(json!({
         "project": {
             "id": p.id, "name": p.name, "search": p.optimization.map_or("off", Search::as_str),
-            "exposure": p.exposure.as_str(), "createdAt": p.created_at,
+            "exposure": p.exposure.as_str(), "apps": p.apps.as_str(), "createdAt": p.created_at,
         },
         "grants": store.permissions(p.id).map_err(store_error)?,
         "tokens": store.tokens(Some(&p.name)).map_err(store_error)?,

@@ -1,14 +1,14 @@
-//! The discovery card widget: the files built from `widgets/src/discover`
-//! (embedded at compile time by `build.rs`), its MCP resource in the form
-//! each kind of host renders, and the HTTP route for its fingerprinted assets.
+//! The Index widgets: the files built from `widgets/src/index` (embedded at
+//! compile time by `build.rs`), one template per tool (the discovery cards,
+//! the connections view, the intent display), each as an MCP resource in
+//! the form each kind of host renders, and the HTTP route for their
+//! fingerprinted assets.
 
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{MetaObject, Resource, ResourceContents};
 use serde_json::{Value, json};
-
-use super::WIDGET_URI;
 
 mod built {
     include!(concat!(env!("OUT_DIR"), "/widgets.rs"));
@@ -18,67 +18,136 @@ mod built {
 pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 /// ChatGPT Apps SDK hosts render this type.
 pub const SKYBRIDGE_MIME: &str = "text/html+skybridge";
-/// The single-file widget served as the MCP resource.
-const INLINE: &str = "index-discover.inline.html";
-/// The template linking the fingerprinted assets, served over HTTP.
-const TEMPLATE: &str = "index-discover.html";
-/// How long a host may cache the template (the assets never change under their name).
+/// How long a host may cache a template (the assets never change under their name).
 const TEMPLATE_MAX_AGE: &str = "public, max-age=300";
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// One App template of the Index server.
+#[derive(Debug)]
+pub struct Widget {
+    /// Its versioned `ui://` URI.
+    pub uri: &'static str,
+    /// Its file stem in `widgets/dist` (`<name>.inline.html` is the resource).
+    name: &'static str,
+    title: &'static str,
+    /// What it shows, for ChatGPT (`openai/widgetDescription`) and `resources/list`.
+    description: &'static str,
+}
+
+/// `discover_filter`'s cards, with paging.
+pub const DISCOVER: Widget = Widget {
+    uri: "ui://widget/index-discover@v1.html",
+    name: "index-discover",
+    title: "Index Discover",
+    description: "Cards of people who match the user's intents, with a VibeCheck summary of each connection and buttons to page through the matches.",
+};
+
+/// `discover_connections`' people.
+pub const CONNECTIONS: Widget = Widget {
+    uri: "ui://widget/index-connections@v1.html",
+    name: "index-connections",
+    title: "Index Connections",
+    description: "People worth meeting for what the user described, each with what could happen between them and the intents they share.",
+};
+
+/// `extract_intent`'s intents.
+pub const INTENTS: Widget = Widget {
+    uri: "ui://widget/intent-display@v1.html",
+    name: "intent-display",
+    title: "Intent Display",
+    description: "The intents extracted from the conversation and saved to the user's Index Network profile.",
+};
+
+/// Every template, as `resources/list` shows them.
+pub const ALL: [&Widget; 3] = [&DISCOVER, &CONNECTIONS, &INTENTS];
 
 fn file(name: &str) -> Option<&'static [u8]> {
     built::FILES.iter().find(|(n, _)| *n == name).map(|(_, bytes)| *bytes)
 }
 
-/// The self-contained widget page.
-pub fn html() -> &'static str {
-    std::str::from_utf8(file(INLINE).expect("widgets/dist has the inline widget")).expect("UTF-8 widget")
-}
-
-/// Resource `_meta` for both hosts: MCP Apps `ui` (no network, a border,
-/// images only from `avatar_origins`) and the ChatGPT `openai/widget*` keys.
-fn resource_meta(avatar_origins: &[String]) -> MetaObject {
-    let meta = json!({
-        "ui": {
-            "csp": { "connectDomains": [], "resourceDomains": avatar_origins },
-            "prefersBorder": true
-        },
-        "openai/widgetDescription": "Cards of people who match the user's intents, with a VibeCheck summary of each connection and buttons to page through the matches.",
-        "openai/widgetCSP": { "connect_domains": [], "resource_domains": avatar_origins },
-        "openai/widgetPrefersBorder": true,
-        "openai/widgetAccessible": true,
-        "openai/toolInvocation/invoking": "Rendering discovery cards",
-        "openai/toolInvocation/invoked": "Rendered discovery cards"
-    });
-    match meta {
-        Value::Object(o) => o.into(),
-        _ => unreachable!("an object"),
+impl Widget {
+    /// The template behind `uri`.
+    pub fn by_uri(uri: &str) -> Option<&'static Widget> {
+        ALL.into_iter().find(|w| w.uri == uri)
     }
-}
 
-/// The `resources/list` entry; its CSP lets the widget load avatars from `avatar_origins`.
-pub fn resource(avatar_origins: &[String]) -> Resource {
-    let mut r = Resource::new(WIDGET_URI, "index-discover");
-    r.title = Some("Index Discover".into());
-    r.description = Some("Discovery cards widget for discover_filter results".into());
-    r.mime_type = Some(MCP_APP_MIME.into());
-    r.meta = Some(resource_meta(avatar_origins));
-    r
-}
+    /// The self-contained page.
+    pub fn html(&self) -> &'static str {
+        let bytes = file(&format!("{}.inline.html", self.name)).expect("widgets/dist has every inline widget");
+        std::str::from_utf8(bytes).expect("UTF-8 widget")
+    }
 
-/// `resources/read` of the widget: the MCP Apps type unless the client is
-/// known not to speak MCP Apps, then the ChatGPT Apps SDK type.
-pub fn contents(client_has_mcp_apps: Option<bool>, avatar_origins: &[String]) -> ResourceContents {
-    let mime = if client_has_mcp_apps == Some(false) {
-        SKYBRIDGE_MIME
-    } else {
-        MCP_APP_MIME
-    };
-    ResourceContents::TextResourceContents {
-        uri: WIDGET_URI.into(),
-        mime_type: Some(mime.into()),
-        text: html().into(),
-        meta: Some(resource_meta(avatar_origins)),
+    /// The keys by which a tool (or its result) names this template, for
+    /// MCP Apps hosts and ChatGPT.
+    pub fn tool_meta(&self) -> Value {
+        json!({
+            "ui": { "resourceUri": self.uri },
+            "ui/resourceUri": self.uri,
+            "openai/outputTemplate": self.uri,
+            "openai/widgetAccessible": true,
+            "openai/resultCanProduceWidget": true,
+        })
+    }
+
+    /// A result's keys: the tool's, and the template itself embedded for
+    /// ChatGPT clients that read `openai.com/widget` (seed 000).
+    pub fn result_meta(&self, avatar_origins: &[String]) -> Value {
+        let mut meta = self.tool_meta();
+        meta["openai.com/widget"] = json!({
+            "type": "resource",
+            "resource": {
+                "uri": self.uri,
+                "mimeType": SKYBRIDGE_MIME,
+                "text": self.html(),
+                "_meta": self.resource_meta(avatar_origins),
+            }
+        });
+        meta
+    }
+
+    /// Resource `_meta` for both hosts: MCP Apps `ui` (no network, a border,
+    /// images only from `avatar_origins`) and the ChatGPT `openai/widget*` keys.
+    fn resource_meta(&self, avatar_origins: &[String]) -> MetaObject {
+        let meta = json!({
+            "ui": {
+                "csp": { "connectDomains": [], "resourceDomains": avatar_origins },
+                "prefersBorder": true
+            },
+            "openai/widgetDescription": self.description,
+            "openai/widgetCSP": { "connect_domains": [], "resource_domains": avatar_origins },
+            "openai/widgetPrefersBorder": true,
+            "openai/widgetAccessible": true,
+        });
+        match meta {
+            Value::Object(o) => o.into(),
+            _ => unreachable!("an object"),
+        }
+    }
+
+    /// The `resources/list` entry; its CSP lets the widget load avatars from `avatar_origins`.
+    pub fn resource(&self, avatar_origins: &[String]) -> Resource {
+        let mut r = Resource::new(self.uri, self.name);
+        r.title = Some(self.title.into());
+        r.description = Some(self.description.into());
+        r.mime_type = Some(MCP_APP_MIME.into());
+        r.meta = Some(self.resource_meta(avatar_origins));
+        r
+    }
+
+    /// `resources/read`: the MCP Apps type unless the client is known not
+    /// to speak MCP Apps, then the ChatGPT Apps SDK type.
+    pub fn contents(&self, client_has_mcp_apps: Option<bool>, avatar_origins: &[String]) -> ResourceContents {
+        let mime = if client_has_mcp_apps == Some(false) {
+            SKYBRIDGE_MIME
+        } else {
+            MCP_APP_MIME
+        };
+        ResourceContents::TextResourceContents {
+            uri: self.uri.into(),
+            mime_type: Some(mime.into()),
+            text: self.html().into(),
+            meta: Some(self.resource_meta(avatar_origins)),
+        }
     }
 }
 
@@ -96,7 +165,7 @@ async fn serve(Path(name): Path<String>) -> Response {
         Some("js") => "text/javascript; charset=utf-8",
         _ => "text/html; charset=utf-8",
     };
-    let cache = if name == TEMPLATE || name == INLINE {
+    let cache = if name.ends_with(".html") {
         TEMPLATE_MAX_AGE
     } else {
         IMMUTABLE
@@ -109,27 +178,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_built_widget_is_embedded_and_self_contained() {
-        let page = html();
-        assert!(page.contains("<style>") && page.contains("<script>"));
-        assert!(
-            !page.contains("src=\"http") && !page.contains("href=\"http"),
-            "no remote assets"
-        );
-        let template = std::str::from_utf8(file(TEMPLATE).unwrap()).unwrap();
-        for asset in built::FILES
+    fn every_widget_is_embedded_self_contained_and_its_template_links_its_assets() {
+        let assets: Vec<&str> = built::FILES
             .iter()
             .map(|(n, _)| *n)
             .filter(|n| n.ends_with(".js") || n.ends_with(".css"))
-        {
-            assert!(template.contains(asset), "the template links {asset}");
+            .collect();
+        assert!(!assets.is_empty());
+        for w in ALL {
+            let page = w.html();
+            assert!(page.contains("<style>") && page.contains("<script>"), "{}", w.name);
+            assert!(
+                !page.contains("src=\"http") && !page.contains("href=\"http"),
+                "no remote assets in {}",
+                w.name
+            );
+            let template = std::str::from_utf8(file(&format!("{}.html", w.name)).unwrap()).unwrap();
+            for asset in &assets {
+                assert!(template.contains(asset), "{} links {asset}", w.name);
+            }
+            assert_eq!(Widget::by_uri(w.uri).map(|b| b.name), Some(w.name));
         }
     }
 
     #[test]
     fn both_hosts_get_their_keys() {
-        let r = resource(&[]);
-        assert_eq!(r.uri, WIDGET_URI);
+        let r = DISCOVER.resource(&[]);
+        assert_eq!(r.uri, DISCOVER.uri);
         let meta = r.meta.unwrap();
         assert_eq!(meta.get("ui").unwrap()["prefersBorder"], true);
         assert_eq!(meta.get("ui").unwrap()["csp"]["connectDomains"], json!([]));
@@ -138,15 +213,28 @@ mod tests {
             ResourceContents::TextResourceContents { mime_type, .. } => mime_type.unwrap(),
             _ => unreachable!(),
         };
-        assert_eq!(mime(contents(None, &[])), MCP_APP_MIME);
-        assert_eq!(mime(contents(Some(true), &[])), MCP_APP_MIME);
-        assert_eq!(mime(contents(Some(false), &[])), SKYBRIDGE_MIME);
+        assert_eq!(mime(DISCOVER.contents(None, &[])), MCP_APP_MIME);
+        assert_eq!(mime(CONNECTIONS.contents(Some(true), &[])), MCP_APP_MIME);
+        assert_eq!(mime(INTENTS.contents(Some(false), &[])), SKYBRIDGE_MIME);
+    }
+
+    #[test]
+    fn a_result_embeds_its_template_for_chatgpt() {
+        let meta = CONNECTIONS.result_meta(&[]);
+        assert_eq!(meta["openai/outputTemplate"], CONNECTIONS.uri);
+        assert_eq!(meta["ui"]["resourceUri"], CONNECTIONS.uri);
+        let embedded = &meta["openai.com/widget"];
+        assert_eq!(embedded["type"], "resource");
+        assert_eq!(embedded["resource"]["uri"], CONNECTIONS.uri);
+        assert_eq!(embedded["resource"]["mimeType"], SKYBRIDGE_MIME);
+        assert_eq!(embedded["resource"]["text"], CONNECTIONS.html());
+        assert_ne!(CONNECTIONS.html(), DISCOVER.html());
     }
 
     #[test]
     fn avatar_origins_are_declared_to_both_hosts() {
         let origins = vec!["https://cdn.example.com".to_string()];
-        let r = resource(&origins);
+        let r = DISCOVER.resource(&origins);
         let meta = r.meta.unwrap();
         assert_eq!(
             meta.get("ui").unwrap()["csp"],
@@ -156,7 +244,7 @@ mod tests {
             meta.get("openai/widgetCSP").unwrap(),
             &json!({ "connect_domains": [], "resource_domains": ["https://cdn.example.com"] })
         );
-        let ResourceContents::TextResourceContents { meta: Some(meta), .. } = contents(None, &origins) else {
+        let ResourceContents::TextResourceContents { meta: Some(meta), .. } = INTENTS.contents(None, &origins) else {
             unreachable!()
         };
         assert_eq!(
@@ -164,7 +252,7 @@ mod tests {
             "https://cdn.example.com"
         );
         assert_eq!(
-            resource(&[]).meta.unwrap().get("ui").unwrap()["csp"]["resourceDomains"],
+            DISCOVER.resource(&[]).meta.unwrap().get("ui").unwrap()["csp"]["resourceDomains"],
             json!([])
         );
     }

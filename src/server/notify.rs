@@ -13,7 +13,7 @@ use tracing::{info, warn};
 
 use super::Upstream;
 use super::errors::{auth_error, downstream_error};
-use crate::access::{Exposure, Grants};
+use crate::access::{Grants, Project};
 use crate::auth::Caller;
 use crate::catalog::View;
 use crate::downstream::Downstream;
@@ -73,15 +73,16 @@ impl Listener {
             to,
             project: caller.project.name.clone(),
             grants: caller.grants.clone(),
-            fingerprint: listing_fingerprint(&view, caller.project.exposure),
+            fingerprint: listing_fingerprint(&view, &caller.project),
         }
     }
 }
 
-/// What a listener's `tools/list` follows: its view, and (for a project that
-/// lists its tools) how they are exposed.
-fn listing_fingerprint(view: &View, exposure: Exposure) -> u64 {
-    view.fingerprint() ^ (exposure as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+/// What a listener's `tools/list` follows: its view (Apps coming and going
+/// included), and how its project lists tools.
+fn listing_fingerprint(view: &View, project: &Project) -> u64 {
+    let listing = project.exposure as u64 | (project.apps as u64) << 8;
+    view.fingerprint() ^ listing.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// What a `subscriptions/listen` stream may carry: tool-list changes, and
@@ -123,14 +124,13 @@ impl Upstream {
                 listeners
                     .iter_mut()
                     .filter_map(|l| {
-                        let exposure = match self.gateway.caller_for_project(&l.project) {
+                        let now = match self.gateway.caller_for_project(&l.project) {
                             Ok(caller) => {
                                 l.grants = caller.grants;
-                                caller.project.exposure
+                                listing_fingerprint(&catalog.visible_to(l.grants.clone()), &caller.project)
                             }
-                            Err(_) => Exposure::Meta,
+                            Err(_) => 0,
                         };
-                        let now = listing_fingerprint(&catalog.visible_to(l.grants.clone()), exposure);
                         (std::mem::replace(&mut l.fingerprint, now) != now).then(|| l.to.clone())
                     })
                     .collect()

@@ -46,9 +46,10 @@ impl Upstream {
         let mut routes = HashMap::new();
         let mut all = Vec::new();
         // Skills' files are always in their server's namespace, as skills/list
-        // shows them; Apps only where tools are listed directly (elsewhere a
-        // host reads the URI a tool result names, as its server gave it).
-        let apps_namespaced = caller.project.exposure.lists_tools();
+        // shows them; Apps where tools are listed directly (Apps on the meta
+        // exposure too, unless unlisted: elsewhere a host reads the URI a tool
+        // result names, as its server gave it).
+        let apps_namespaced = caller.project.names_tools();
         for (server, resources) in listed {
             for mut r in resources {
                 let namespaced =

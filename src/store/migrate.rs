@@ -32,6 +32,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0012_rate_budgets.sql"),
     include_str!("../../migrations/0013_audit_request_once.sql"),
     include_str!("../../migrations/0014_query_meanings.sql"),
+    include_str!("../../migrations/0015_listed_apps.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -50,6 +51,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../../migrations/postgres/0012_rate_budgets.sql"),
     include_str!("../../migrations/postgres/0013_audit_request_once.sql"),
     include_str!("../../migrations/postgres/0014_query_meanings.sql"),
+    include_str!("../../migrations/postgres/0015_listed_apps.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).
