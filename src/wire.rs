@@ -20,6 +20,10 @@ pub const REQUEST_ID_META: &str = "mcp-gateway/requestId";
 /// `_meta` key of an App tool's result: the name its App calls the tool back
 /// by (`{"name"}`, or `{"name": "tool_execute", "toolKey"}`).
 pub const CALL_TOOL_META: &str = "mcp-gateway/callTool";
+/// The MCP Apps extension (SEP-1865), as clients declare it.
+pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The template type MCP Apps hosts render.
+pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 /// `_meta` key telling the Index built-in whether the caller renders MCP Apps.
 pub const MCP_APPS_META: &str = "mcp-gateway/mcpApps";
 /// The `_meta` key every 2026-07-28 request carries.

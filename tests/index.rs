@@ -143,7 +143,7 @@ async fn discover_filter_is_found_and_run_with_cards_pages_and_no_emails() {
     let meta = r.meta.as_ref().expect("result _meta");
     assert_eq!(
         meta.get("openai/outputTemplate"),
-        Some(&json!("ui://widget/index-discover@v1.html"))
+        Some(&json!("ui://mcp-gateway/index/widget/index-discover@v1.html"))
     );
     assert_eq!(meta.get("openai/widgetAccessible"), Some(&json!(true)));
     assert!(meta.get("openai/toolInvocation/invoked").is_some());
@@ -796,9 +796,9 @@ async fn avatars_from_declared_origins_reach_the_widget_and_its_csp() {
     assert_eq!(cards[1]["header"].get("avatar"), None, "Person 1 has no avatar");
 
     let listed = client.list_all_resources().await.unwrap();
-    assert!(listed.iter().any(|r| r.uri == "ui://widget/index-discover@v1.html"));
+    assert!(listed.iter().any(|r| r.uri == "ui://mcp-gateway/index/widget/index-discover@v1.html"));
     let read = client
-        .read_resource(ReadResourceRequestParams::new("ui://widget/index-discover@v1.html"))
+        .read_resource(ReadResourceRequestParams::new("ui://mcp-gateway/index/widget/index-discover@v1.html"))
         .await
         .unwrap();
     let meta = serde_json::to_value(&read.contents[0]).unwrap()["_meta"].clone();

@@ -15,7 +15,8 @@ use rmcp::model::{ClientCapabilities, ClientConfig, ReadResourceRequestParams, R
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
-const WIDGET_URI: &str = "ui://widget/index-discover@v1.html";
+/// The discovery widget as a client sees it: listed Apps are in their server's namespace.
+const WIDGET_URI: &str = "ui://mcp-gateway/index/widget/index-discover@v1.html";
 
 fn node(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     std::process::Command::new("node")
@@ -124,7 +125,7 @@ async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromiu
     let template = template.text().await.unwrap();
     let js = template
         .split('"')
-        .find(|s| s.starts_with("index-discover.") && s.ends_with(".js"))
+        .find(|s| s.starts_with("index-widgets.") && s.ends_with(".js"))
         .expect("the template links its script");
     let asset = reqwest::get(format!("{base}/widgets/{js}")).await.unwrap();
     assert_eq!(asset.status(), 200);
@@ -158,7 +159,77 @@ async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromiu
         "browser tests failed:\n{report}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(report.contains("ok 10 - a real discover_filter result"), "{report}");
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("ok ") && l.contains("- a real discover_filter result")),
+        "{report}"
+    );
     assert!(!report.contains("# SKIP"), "{report}");
     assert!(artifacts.join("real-result.png").exists());
+}
+
+/// On the default exposure, as a user of ChatGPT or Claude meets it: the
+/// Index tools are listed beside the meta-tools with their templates, and
+/// widgets/test/hosts.test.mjs renders each in two hosts in Chromium (the
+/// official ext-apps host side, and a `window.openai` bridge), where the
+/// discovery cards page forward by the name the host listed. Multi-threaded:
+/// the fake Index API answers on this runtime while node runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_apps_render_in_real_hosts_on_the_default_exposure() {
+    let fake = FakeIndex::start(8).await;
+    let index_as = common::oauth::jwt_provider();
+    let gw = Gateway::start_knowing_url(|url| {
+        format!(
+            "{ANONYMOUS}{}",
+            fake.signed_in_config(url, &index_as.issuer, &[], "me", "")
+        )
+    })
+    .await;
+    gw.cli(&["project", "create", "p"]);
+    gw.cli(&["grant", "--project", "p", "--server", "index"]);
+    let token = index_as.token("me", &gw.url, "mcp:tools privy:token:exchange").await;
+    let client = gw.client_with_token(&token).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "tool_discovery",
+            "tool_execute",
+            "index__extract_intent",
+            "index__discover_filter",
+            "index__discover_connections"
+        ]
+    );
+    for tool in &tools[2..] {
+        let annotations = tool.annotations.as_ref().unwrap();
+        assert_eq!(annotations.read_only_hint, Some(false), "{} writes intents", tool.name);
+        let template = tool.meta.as_ref().unwrap()["ui"]["resourceUri"].as_str().unwrap();
+        assert!(template.starts_with("ui://mcp-gateway/index/widget/"), "{template}");
+    }
+
+    let cases = json!({
+        "index__discover_filter": { "intentIds": [INTENT_A, INTENT_B], "limit": 3 },
+        "index__discover_connections": { "text": "Looking for people to build a distributed database with", "maxConnections": 3 },
+        "index__extract_intent": { "fullInputText": "I am building a distributed database and want mentors" },
+    });
+    let artifacts = repo_path("target/widget-screenshots");
+    let out = node(
+        &["--test", "test/hosts.test.mjs"],
+        &[
+            ("GATEWAY_URL", gw.url.as_str()),
+            ("GATEWAY_TOKEN", token.as_str()),
+            ("HOST_CASES", cases.to_string().as_str()),
+            ("WIDGET_ARTIFACTS", artifacts.to_str().unwrap()),
+        ],
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "host tests failed:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains("# pass 6") && report.contains("# fail 0"), "{report}");
+    assert!(!report.contains("# SKIP"), "{report}");
 }

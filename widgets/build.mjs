@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Builds the pages the gateway embeds (no dependencies, reproducible):
-//   widgets/src/discover -> widgets/dist
-//     index-discover.<hash>.css / .js   fingerprinted assets (served under /widgets/, immutable)
-//     index-discover.html               the template, linking them
-//     index-discover.inline.html        one self-contained file: the MCP resource
+//   widgets/src/index -> widgets/dist: the Index widgets, one script and one
+//   stylesheet shared by three pages (index-discover, index-connections,
+//   intent-display), each picking its view with <main data-view>
+//     index-widgets.<hash>.css / .js    fingerprinted assets (served under /widgets/, immutable)
+//     <page>.html                       each page's template, linking them
+//     <page>.inline.html                each page as one self-contained file: its MCP resource
 //   widgets/src/console -> widgets/dist/console
 //     console.<hash>.css / .js          fingerprinted assets (served under /console/assets/)
 //     console.html                      the operator console's page, linking them
@@ -16,8 +18,11 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const apps = [
-  { src: 'discover', dist: 'dist', name: 'index-discover', css: 'widget.css', js: 'widget.js', inline: true, prefix: '' },
-  { src: 'console', dist: join('dist', 'console'), name: 'console', css: 'console.css', js: 'console.js', inline: false, prefix: '/console/assets/' },
+  {
+    src: 'index', dist: 'dist', name: 'index-widgets', css: 'widget.css', js: 'widget.js', inline: true, prefix: '',
+    pages: { 'index-discover': 'discover.html', 'index-connections': 'connections.html', 'intent-display': 'intents.html' },
+  },
+  { src: 'console', dist: join('dist', 'console'), name: 'console', css: 'console.css', js: 'console.js', inline: false, prefix: '/console/assets/', pages: { console: 'index.html' } },
 ];
 
 const hash = (text) => createHash('sha256').update(text).digest('hex').slice(0, 10);
@@ -25,7 +30,6 @@ const hash = (text) => createHash('sha256').update(text).digest('hex').slice(0, 
 /** The files one app builds to: name -> text. */
 function outputs(app) {
   const read = (f) => readFileSync(join(here, 'src', app.src, f), 'utf8');
-  const html = read('index.html');
   const css = read(app.css);
   const js = read(app.js);
   if (/<\/(script|style)/i.test(js + css)) throw new Error(`a closing </script> or </style> inside ${app.src} would break inlining`);
@@ -33,19 +37,22 @@ function outputs(app) {
   const jsFile = `${app.name}.${hash(js)}.js`;
   const link = `<link rel="stylesheet" href="${app.css}">`;
   const script = `<script src="${app.js}"></script>`;
-  if (!html.includes(link) || !html.includes(script)) throw new Error(`${app.src}/index.html must link ${app.css} and ${app.js}`);
-  const out = {
-    [cssFile]: css,
-    [jsFile]: js,
-    [`${app.name}.html`]: html
+  const out = { [cssFile]: css, [jsFile]: js };
+  for (const [page, source] of Object.entries(app.pages)) {
+    const html = read(source);
+    if (!html.includes(link) || !html.includes(script)) throw new Error(`${app.src}/${source} must link ${app.css} and ${app.js}`);
+    out[`${page}.html`] = html
       .replace(link, `<link rel="stylesheet" href="${app.prefix}${cssFile}">`)
-      .replace(script, `<script src="${app.prefix}${jsFile}"></script>`),
-  };
-  if (app.inline) {
-    out[`${app.name}.inline.html`] = html.replace(link, () => `<style>\n${css}</style>`).replace(script, () => `<script>\n${js}</script>`);
+      .replace(script, `<script src="${app.prefix}${jsFile}"></script>`);
+    if (app.inline) {
+      out[`${page}.inline.html`] = html.replace(link, () => `<style>\n${css}</style>`).replace(script, () => `<script>\n${js}</script>`);
+    }
   }
   return out;
 }
+
+/** Whether a file in the app's dist is one it builds (or built before). */
+const owns = (app, f) => [app.name, ...Object.keys(app.pages)].some((prefix) => f.startsWith(`${prefix}.`));
 
 const files = (dir) => (existsSync(dir) ? readdirSync(dir).filter((f) => statSync(join(dir, f)).isFile()) : []);
 
@@ -54,7 +61,7 @@ if (process.argv.includes('--check')) {
   for (const app of apps) {
     const dist = join(here, app.dist);
     const want = outputs(app);
-    const present = files(dist).filter((f) => f.startsWith(app.name));
+    const present = files(dist).filter((f) => owns(app, f));
     problems.push(...present.filter((f) => !(f in want)).map((f) => join(app.dist, f)));
     problems.push(
       ...Object.entries(want)
@@ -72,7 +79,7 @@ if (process.argv.includes('--check')) {
     const dist = join(here, app.dist);
     const want = outputs(app);
     mkdirSync(dist, { recursive: true });
-    for (const f of files(dist)) if (f.startsWith(app.name) && !(f in want)) rmSync(join(dist, f));
+    for (const f of files(dist)) if (owns(app, f) && !(f in want)) rmSync(join(dist, f));
     for (const [f, text] of Object.entries(want)) writeFileSync(join(dist, f), text);
     const bytes = Object.values(want).reduce((n, text) => n + Buffer.byteLength(text), 0);
     console.log(`built ${app.dist}: ${Object.keys(want).join(', ')} (${bytes} bytes)`);

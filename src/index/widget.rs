@@ -14,8 +14,7 @@ mod built {
     include!(concat!(env!("OUT_DIR"), "/widgets.rs"));
 }
 
-/// MCP Apps hosts (SEP-1865) render this type.
-pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
+pub use crate::wire::MCP_APP_MIME;
 /// ChatGPT Apps SDK hosts render this type.
 pub const SKYBRIDGE_MIME: &str = "text/html+skybridge";
 /// How long a host may cache a template (the assets never change under their name).

@@ -22,7 +22,7 @@ pub(super) fn client_extension(ctx: &RequestContext<RoleServer>, id: &str) -> Op
 
 /// Whether the client advertised the MCP Apps extension.
 pub(super) fn client_has_mcp_apps(ctx: &RequestContext<RoleServer>) -> Option<bool> {
-    client_extension(ctx, "io.modelcontextprotocol/ui")
+    client_extension(ctx, crate::wire::MCP_APPS_EXTENSION)
 }
 
 /// `_meta` keys the gateway itself sets for downstreams; a client cannot supply them.

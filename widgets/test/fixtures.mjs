@@ -55,3 +55,37 @@ export function props(n, { page, hasNext, hasPrev }) {
     },
   };
 }
+
+/** `discover_connections`' structuredContent with `n` people (see src/index.rs). */
+export function connections(n) {
+  const people = Array.from({ length: n }, (_, i) => {
+    const [name, , intro] = PEOPLE[i % PEOPLE.length];
+    return {
+      id: `u-${i}`,
+      user: { id: `u-${i}`, name, avatar: null, intro },
+      synthesis: i === 2 ? '' : `You could [build engines](https://index.network/intents/i-${i + 1}) together.`,
+      matchedIntents: [
+        { id: 'i-1', payload: 'Analytical engines, at length', summary: 'Analytical engines' },
+        { id: 'i-2', payload: 'Poetry of science', summary: null },
+      ].slice(0, 1 + (i % 2)),
+      totalStake: 10 - i,
+    };
+  });
+  return { connections: people, intentsExtracted: 2, connectionsFound: n, summary: `Found ${n} connections` };
+}
+
+/** `extract_intent`'s structuredContent with `n` intents (see src/index/protocol.rs). */
+export function intents(n) {
+  const texts = ['Looking for a co-founder in Berlin', 'Offering mentorship in distributed systems', 'Learning Rust'];
+  return {
+    intents: Array.from({ length: n }, (_, i) => ({
+      id: `i-${i + 1}`,
+      payload: `${texts[i % texts.length]}, in the user's words`,
+      ...(i % 2 === 0 ? { summary: texts[i % texts.length] } : {}),
+      createdAt: `2026-11-2${i}T10:00:00.000Z`,
+    })),
+    filesProcessed: 0,
+    linksProcessed: n > 1 ? 1 : 0,
+    intentsGenerated: n,
+  };
+}

@@ -1,5 +1,6 @@
-// Browser tests of the built widget (widgets/dist/index-discover.inline.html)
-// in Debian's headless Chromium, driven by playwright-core. Each fixture is
+// Browser tests of the built Index widgets (widgets/dist/<page>.inline.html:
+// the discovery cards, the connections view, the intent display) in Debian's
+// headless Chromium, driven by playwright-core. Each fixture is
 // rendered through a stub `window.openai` (ChatGPT) or a stub MCP Apps host,
 // screenshotted into $WIDGET_ARTIFACTS (default target/widget-screenshots),
 // and its DOM compared with test/snapshots/<fixture>.html
@@ -11,10 +12,12 @@ import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { props, card, GATEWAY_INPUT } from './fixtures.mjs';
+import { props, card, connections, intents, GATEWAY_INPUT } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const html = readFileSync(join(here, '..', 'dist', 'index-discover.inline.html'), 'utf8');
+/** A built page's self-contained file, as the gateway serves it. */
+const built = (name) => readFileSync(join(here, '..', 'dist', `${name}.inline.html`), 'utf8');
+const html = built('index-discover');
 const artifacts = resolve(process.env.WIDGET_ARTIFACTS || join(here, '..', '..', 'target', 'widget-screenshots'));
 const snapshots = join(here, 'snapshots');
 mkdirSync(artifacts, { recursive: true });
@@ -54,27 +57,32 @@ async function newPage() {
   return { page, requests, errors, show };
 }
 
-/** Renders `output` through a stub `window.openai`; `callTool` answers with `next(args)`. */
-async function openai(output, { input = null, next = null } = {}) {
+/** What a stub host's callTool answers by default: another page of three, numbered as asked. */
+const anotherPage = (args) => props(3, { page: (args.arguments || args).page, hasNext: true, hasPrev: true });
+
+/**
+ * Renders `output` through a stub `window.openai` whose toolResponseMetadata
+ * is `meta`; callTool answers with `next(args)`, its result's `_meta` being `callMeta`.
+ */
+async function openai(output, { input = null, next = anotherPage, meta = null, callMeta = null, widget = html } = {}) {
   const { page, requests, errors, show } = await newPage();
   const calls = [];
-  // By default another page of three comes back, numbered as asked.
-  const answer = next || ((args) => props(3, { page: (args.arguments || args).page, hasNext: true, hasPrev: true }));
   await page.exposeFunction('__recordCall', (name, args) => {
     calls.push({ name, args });
-    return answer(args);
+    return next(args);
   });
-  await page.addInitScript(({ output, input }) => {
+  await page.addInitScript(({ output, input, meta, callMeta }) => {
     window.openai = {
       toolOutput: output,
       toolInput: input,
-      callTool: async (name, args) => ({ structuredContent: await window.__recordCall(name, args) }),
+      toolResponseMetadata: meta,
+      callTool: async (name, args) => ({ structuredContent: await window.__recordCall(name, args), _meta: callMeta }),
       sendFollowUpMessage: async ({ prompt }) => {
         window.__said = prompt;
       },
     };
-  }, { output, input });
-  await show(html);
+  }, { output, input, meta, callMeta });
+  await show(widget);
   return { page, calls, requests, errors };
 }
 
@@ -84,16 +92,17 @@ async function dom(frame) {
   return markup.replace(/>\s+</g, '><').replace(/></g, '>\n<') + '\n';
 }
 
-async function shoot(page, name, frame = page) {
+/** Screenshots `page` as `name`, and checks the App's DOM in `frame` against the `snapshot` (both hosts share one). */
+async function shoot(page, name, frame = page, snapshot = name) {
   await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
   const actual = await dom(frame);
-  const file = join(snapshots, `${name}.html`);
+  const file = join(snapshots, `${snapshot}.html`);
   if (process.env.UPDATE_SNAPSHOTS === '1' || !existsSync(file)) {
-    if (process.env.CI && !existsSync(file)) assert.fail(`no DOM snapshot for ${name}; run UPDATE_SNAPSHOTS=1 npm test in widgets/`);
+    if (process.env.CI && !existsSync(file)) assert.fail(`no DOM snapshot for ${snapshot}; run UPDATE_SNAPSHOTS=1 npm test in widgets/`);
     mkdirSync(snapshots, { recursive: true });
     writeFileSync(file, actual);
   } else {
-    assert.equal(actual, readFileSync(file, 'utf8'), `the DOM of ${name} changed (UPDATE_SNAPSHOTS=1 accepts it)`);
+    assert.equal(actual, readFileSync(file, 'utf8'), `the DOM of ${name} is not ${snapshot}.html (UPDATE_SNAPSHOTS=1 accepts it)`);
   }
 }
 
@@ -217,52 +226,240 @@ test('toolOutput nested under result.structuredContent, and updates on openai:se
   await page.close();
 });
 
-test('MCP Apps host: ui/initialize, tool-result, tools/call for the next page', async () => {
-  const { page, errors, show } = await newPage();
+/**
+ * Renders `widget` in an iframe of a stub MCP Apps host, which answers
+ * ui/initialize with `hostContext`, sends `input` and the result (`first`,
+ * with `meta` as its `_meta`), and answers each tools/call with `next(args)`,
+ * its result's `_meta` being `callMeta`. Resolves once the App shows the result.
+ */
+async function mcpAppsHost(widget, { first, input = { intentIds: ['i-1'], limit: 3 }, meta = undefined, callMeta = undefined, next = anotherPage, hostContext = {} }) {
+  const { page, requests, errors, show } = await newPage();
+  await page.exposeFunction('__answer', (args) => next(args));
   await show('<!doctype html><html><body><iframe id="app" style="width:700px;height:860px;border:0"></iframe></body></html>');
-  await page.evaluate(({ html, first, second }) => {
+  await page.evaluate(({ widget, first, input, meta, callMeta, hostContext }) => {
     window.log = [];
+    window.called = [];
     const frame = document.getElementById('app');
     const send = (m) => frame.contentWindow.postMessage(m, '*');
-    window.addEventListener('message', (e) => {
+    window.addEventListener('message', async (e) => {
       const m = e.data;
       window.log.push(m.method || 'response');
       if (m.method === 'ui/initialize') {
-        send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2026-01-26', hostInfo: { name: 'stub', version: '1' }, hostCapabilities: {}, hostContext: {} } });
+        send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2026-01-26', hostInfo: { name: 'stub', version: '1' }, hostCapabilities: {}, hostContext } });
       } else if (m.method === 'ui/notifications/initialized') {
-        send({ jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: { arguments: { intentIds: ['i-1'], limit: 3 } } });
-        send({ jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: { content: [], structuredContent: first } });
+        send({ jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: { arguments: input } });
+        send({ jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: { content: [], structuredContent: first, _meta: meta } });
       } else if (m.method === 'tools/call') {
-        window.called = m.params;
-        send({ jsonrpc: '2.0', id: m.id, result: { content: [], structuredContent: second } });
+        window.called.push({ name: m.params.name, args: m.params.arguments });
+        const structuredContent = await window.__answer(m.params.arguments);
+        send({ jsonrpc: '2.0', id: m.id, result: { content: [], structuredContent, _meta: callMeta } });
       }
     });
-    frame.srcdoc = html;
-  }, { html, first: props(3, { page: 1, hasNext: true, hasPrev: false }), second: props(2, { page: 2, hasNext: false, hasPrev: true }) });
-  const app = page.frameLocator('#app');
-  await app.locator('.card').nth(2).waitFor();
-  const frame = page.frames().find((f) => f !== page.mainFrame());
-  await shoot(page, 'mcp-apps-host', frame);
-  await app.locator('[data-page=next]').click();
-  await app.locator('.banner', { hasText: 'Page 2' }).waitFor();
-  const called = await page.evaluate(() => window.called);
-  assert.equal(called.name, 'discover_filter');
-  assert.equal(called.arguments.page, 2);
-  const log = await page.evaluate(() => window.log);
+    frame.srcdoc = widget;
+  }, { widget, first, input, meta, callMeta, hostContext });
+  await page.frameLocator('#app').locator('#root .banner').waitFor();
+  const frame = await (await page.$('#app')).contentFrame();
+  return { page, frame, requests, errors, calls: () => page.evaluate(() => window.called) };
+}
+
+/** Both stub hosts, each rendering `widget` with `output` as `{ page, frame, calls(), requests, errors }`. */
+const HOSTS = {
+  openai: async (widget, output, options = {}) => {
+    const r = await openai(output, { ...options, widget });
+    return { ...r, frame: r.page, calls: async () => r.calls };
+  },
+  'mcp-apps': (widget, output, options = {}) => mcpAppsHost(widget, { ...options, first: output }),
+};
+
+/** Presses Next page in `frame` and waits for page `n`. */
+async function nextPage(frame, n) {
+  await frame.click('[data-page=next]');
+  await frame.waitForFunction((n) => document.querySelector('.banner')?.textContent.includes(`Page ${n}`), n);
+}
+
+test('MCP Apps host: ui/initialize, tool-result, tools/call for the next page', async () => {
+  const app = await mcpAppsHost(html, { first: props(3, { page: 1, hasNext: true, hasPrev: false }) });
+  await shoot(app.page, 'mcp-apps-host', app.frame);
+  await nextPage(app.frame, 2);
+  const [called] = await app.calls();
+  assert.equal(called.name, 'discover_filter', 'with nothing to say otherwise, the tool by its own name');
+  assert.equal(called.args.page, 2);
+  const log = await app.page.evaluate(() => window.log);
   assert.ok(log.includes('ui/notifications/size-changed'), `the app reports its size: ${log}`);
-  assert.deepEqual(errors, []);
+  assert.deepEqual(app.errors, []);
+  await app.page.close();
+});
+
+/** The gateway's word, in a result's `_meta`, on how the host knows the tool. */
+const LISTED = { 'mcp-gateway/callTool': { name: 'index__discover_filter' } };
+const BY_KEY = { 'mcp-gateway/callTool': { name: 'tool_execute', toolKey: 'index:discover_filter' } };
+
+/** Page `n` without ready-made page arguments, so that the pager builds them from the call's own. */
+function bare(n) {
+  const p = props(3, { page: n, hasNext: true, hasPrev: n > 1 });
+  p.pageHint.nextArguments = p.pageHint.prevArguments = null;
+  return p;
+}
+
+for (const [host, render] of Object.entries(HOSTS)) {
+  test(`${host}: the pager calls back as the latest result's _meta says, with the call's own arguments`, async () => {
+    // tool_execute's arguments came as a JSON string; the host's toolInfo, a
+    // fallback, names another tool.
+    const args = { intentIds: ['i-9'], limit: 2 };
+    const app = await render(html, bare(1), {
+      input: { toolKey: 'index:discover_filter', arguments: JSON.stringify({ ...args, page: 1 }) },
+      meta: LISTED,
+      callMeta: BY_KEY,
+      next: (a) => bare((a.arguments || a).page),
+      hostContext: { toolInfo: { tool: { name: 'something_else' } } },
+    });
+    await nextPage(app.frame, 2);
+    await nextPage(app.frame, 3);
+    assert.deepEqual(await app.calls(), [
+      { name: 'index__discover_filter', args: { ...args, page: 2 } },
+      { name: 'tool_execute', args: { toolKey: 'index:discover_filter', arguments: { ...args, page: 3 } } },
+    ]);
+    assert.deepEqual(app.errors, []);
+    await app.page.close();
+  });
+}
+
+test("MCP Apps without the gateway's word: the name the host listed, with the key when that is tool_execute", async () => {
+  const args = { intentIds: ['i-1'], limit: 3 };
+  const key = 'index:discover_filter';
+  const cases = [
+    ['index__discover_filter', args, { name: 'index__discover_filter', args: { ...args, page: 2 } }],
+    ['tool_execute', { toolKey: key, arguments: args }, { name: 'tool_execute', args: { toolKey: key, arguments: { ...args, page: 2 } } }],
+  ];
+  for (const [name, input, call] of cases) {
+    const app = await mcpAppsHost(html, { first: bare(1), input, hostContext: { toolInfo: { tool: { name } } } });
+    await nextPage(app.frame, 2);
+    assert.deepEqual(await app.calls(), [call]);
+    await app.page.close();
+  }
+});
+
+test('openai:set_globals takes only the globals it names: a theme change keeps the page and the latest _meta', async () => {
+  const { page, calls } = await openai(props(3, { page: 1, hasNext: true, hasPrev: false }), { input: GATEWAY_INPUT, meta: LISTED, callMeta: BY_KEY });
+  const set = (globals) =>
+    page.evaluate((globals) => {
+      Object.assign(window.openai, globals);
+      window.dispatchEvent(new CustomEvent('openai:set_globals', { detail: { globals } }));
+    }, globals);
+  await nextPage(page, 2);
+  await set({ theme: 'dark' });
+  await nextPage(page, 3);
+  await set({ toolResponseMetadata: LISTED });
+  await nextPage(page, 4);
+  assert.deepEqual(calls.map((c) => [c.name, (c.args.arguments || c.args).page]), [
+    ['index__discover_filter', 2],
+    ['tool_execute', 3],
+    ['index__discover_filter', 4],
+  ]);
   await page.close();
+});
+
+/** Renders `output` on the built page `name` in both stub hosts, runs `check(app)` in each, and matches one `snapshot`. */
+async function inBothHosts(name, output, snapshot, check) {
+  for (const [host, render] of Object.entries(HOSTS)) {
+    const app = await render(built(name), output);
+    await check(app);
+    await shoot(app.page, `${snapshot}-${host}`, app.frame, snapshot);
+    assert.deepEqual(app.errors, [], host);
+    await app.page.close();
+  }
+}
+
+test('connections: one card per person, with what could happen and the shared intents, and an empty state', async () => {
+  await inBothHosts('index-connections', connections(3), 'connections', async ({ frame, requests }) => {
+    assert.deepEqual(await texts(frame, 'article.connection .name'), ['Ada Lovelace', 'Grace Hopper', 'Alan Turing']);
+    assert.deepEqual(await frame.$$eval('article.connection', (a) => a.map((n) => n.dataset.userId)), ['u-0', 'u-1', 'u-2']);
+    assert.deepEqual(await texts(frame, 'article.connection:first-child .subtitle'), ['Mathematician; writes about engines']);
+    assert.deepEqual(await texts(frame, 'article.connection:first-child .badge'), ['1 mutual intent']);
+    assert.deepEqual(await texts(frame, 'article.connection:nth-child(2) .intents li'), ['Analytical engines', 'Poetry of science']);
+    assert.deepEqual(await texts(frame, 'article.connection:nth-child(3) .vibe.missing'), ['VibeCheck summary unavailable.']);
+    assert.deepEqual(await texts(frame, '.banner .chip'), ['3 connections', '2 intents extracted']);
+    assert.deepEqual(await texts(frame, '.banner .summary'), ['Found 3 connections']);
+    assert.equal(await frame.$eval('article.connection .vibe a', (a) => a.href), 'https://index.network/intents/i-1');
+    assert.deepEqual(await texts(frame, 'article.connection .avatar'), ['AL', 'GH', 'AT']);
+    assert.deepEqual(requests, []);
+  });
+  await inBothHosts('index-connections', connections(0), 'no-connections', async ({ frame }) => {
+    assert.deepEqual(await texts(frame, '.empty'), ['No connections found.']);
+  });
+});
+
+test('connections: hostile text stays text, and an avatar that fails to load leaves initials', async () => {
+  const output = connections(2);
+  const evil = '<img src=x onerror="window.__pwned=1">Mallory';
+  output.connections[0].user.name = evil;
+  output.connections[0].user.intro = '<script>window.__pwned=1</script>';
+  output.connections[0].user.avatar = 'javascript:window.__pwned=1';
+  output.connections[0].synthesis = 'See [this](javascript:window.__pwned=1) or [that](https://index.network/x)';
+  output.connections[0].matchedIntents[0].summary = '<b>bold</b>';
+  output.connections[1].user.avatar = 'https://avatars.example/grace.png';
+  await inBothHosts('index-connections', output, 'connections-hostile', async ({ frame, requests }) => {
+    await frame.waitForFunction(() => !document.querySelector('.avatar img'));
+    assert.equal(await frame.evaluate(() => window.__pwned), undefined);
+    assert.deepEqual(await texts(frame, 'article.connection .name'), [evil, 'Grace Hopper']);
+    assert.deepEqual(await texts(frame, 'article.connection:nth-child(2) .avatar'), ['GH']);
+    assert.deepEqual(await texts(frame, 'article.connection:first-child .intents li'), ['<b>bold</b>']);
+    assert.deepEqual(await frame.$$eval('.vibe a', (a) => a.map((n) => n.href)), ['https://index.network/x']);
+    assert.equal(await frame.$$eval('#root img, #root script, #root b', (n) => n.length), 0);
+    assert.deepEqual(requests, ['https://avatars.example/grace.png'], 'only the https avatar was asked for');
+  });
+});
+
+test('intent display: each intent with its date, and an empty state', async () => {
+  await inBothHosts('intent-display', intents(3), 'intents', async ({ frame, requests }) => {
+    assert.deepEqual(await texts(frame, 'li.intent .intent-text'), [
+      'Looking for a co-founder in Berlin',
+      "Offering mentorship in distributed systems, in the user's words",
+      'Learning Rust',
+    ]);
+    assert.deepEqual(await texts(frame, 'li.intent time'), ['2026-11-20', '2026-11-21', '2026-11-22']);
+    assert.deepEqual(await frame.$$eval('li.intent', (l) => l.map((n) => n.dataset.intentId)), ['i-1', 'i-2', 'i-3']);
+    assert.deepEqual(await texts(frame, '.banner .chip'), ['3 intents', '1 link processed']);
+    assert.deepEqual(requests, []);
+  });
+  await inBothHosts('intent-display', intents(0), 'no-intents', async ({ frame }) => {
+    assert.deepEqual(await texts(frame, '.empty'), ['No intents detected.']);
+    assert.deepEqual(await texts(frame, '.banner .chip'), ['0 intents']);
+  });
+});
+
+test('intent display: hostile text stays text', async () => {
+  const output = intents(2);
+  const id = '"><script>window.__pwned=1</script>';
+  output.intents[0].summary = '<img src=x onerror="window.__pwned=1">';
+  output.intents[1].payload = '<script>window.__pwned=1</script>';
+  output.intents[1].id = id;
+  await inBothHosts('intent-display', output, 'intents-hostile', async ({ frame, requests }) => {
+    assert.equal(await frame.evaluate(() => window.__pwned), undefined);
+    assert.deepEqual(await texts(frame, 'li.intent .intent-text'), [output.intents[0].summary, output.intents[1].payload]);
+    assert.deepEqual(await frame.$$eval('li.intent', (l) => l.map((n) => n.dataset.intentId)), ['i-1', id]);
+    assert.equal(await frame.$$eval('#root img, #root script', (n) => n.length), 0);
+    assert.deepEqual(requests, []);
+  });
 });
 
 test('no host: a plain readable list from the data the page carries, or a note', async () => {
   const { page, show } = await newPage();
-  const data = JSON.stringify(props(2, { page: 1, hasNext: false, hasPrev: false })).replace(/</g, '\\u003c');
-  await show(html.replace('<script>', `<script type="application/json" id="index-discover-data">${data}</script>\n<script>`));
-  assert.equal(await page.$$eval('ol.plain li', (l) => l.length), 2);
-  assert.equal(await page.$$eval('button', (b) => b.length), 0);
-  await shoot(page, 'no-host');
-  await show(html);
-  assert.deepEqual(await texts(page, '.status'), ['No discovery results to show.']);
+  const cases = [
+    ['index-discover', props(2, { page: 1, hasNext: false, hasPrev: false }), 'no-host', 'No discovery results to show.'],
+    ['index-connections', connections(2), 'no-host-connections', 'No connections to show.'],
+    ['intent-display', intents(2), 'no-host-intents', 'No intents to show.'],
+  ];
+  for (const [name, output, snapshot, note] of cases) {
+    const widget = built(name);
+    const data = JSON.stringify(output).replace(/</g, '\\u003c');
+    await show(widget.replace('<script>', `<script type="application/json" id="widget-data">${data}</script>\n<script>`));
+    assert.equal(await page.$$eval('ol.plain li', (l) => l.length), 2, name);
+    assert.equal(await page.$$eval('button', (b) => b.length), 0, name);
+    await shoot(page, snapshot);
+    await show(widget);
+    assert.deepEqual(await texts(page, '.status'), [note], name);
+  }
   await page.close();
 });
 
