@@ -1,4 +1,5 @@
-// Fixture props in the shape `discover_filter` returns (see src/index/cards.rs).
+// Fixture structuredContent in the shapes the Index tools return: discover_filter's
+// cards (see src/index/cards.rs), discover_connections' and extract_intent's.
 const PEOPLE = [
   ['Ada Lovelace', 'AL', 'Mathematician; writes about engines'],
   ['Grace Hopper', 'GH', 'Compilers and naval history'],

@@ -1,10 +1,13 @@
-// Browser tests of the built Index widgets (widgets/dist/<page>.inline.html:
-// the discovery cards, the connections view, the intent display) in Debian's
-// headless Chromium, driven by playwright-core. Each fixture is
-// rendered through a stub `window.openai` (ChatGPT) or a stub MCP Apps host,
-// screenshotted into $WIDGET_ARTIFACTS (default target/widget-screenshots),
-// and its DOM compared with test/snapshots/<fixture>.html
-// (UPDATE_SNAPSHOTS=1 rewrites them). $WIDGET_REAL_RESULT, when set, is a
+// Browser tests of the built Index widgets, each page's self-contained file
+// (widgets/dist/<page>.inline.html: index-discover's cards and pager,
+// index-connections, intent-display), in Debian's headless Chromium driven by
+// playwright-core. Each fixture is rendered through a stub `window.openai`
+// (ChatGPT) or a stub MCP Apps host, or both (then both must give the same
+// DOM), screenshotted into $WIDGET_ARTIFACTS (default
+// target/widget-screenshots), and its DOM compared with
+// test/snapshots/<snapshot>.html (UPDATE_SNAPSHOTS=1 rewrites them). The pager
+// must call back by the name the host listed, as the gateway's
+// `_meta["mcp-gateway/callTool"]` says. $WIDGET_REAL_RESULT, when set, is a
 // real discover_filter result (tests/widget.rs makes one) to render too.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -404,7 +407,7 @@ test('connections: hostile text stays text, and an avatar that fails to load lea
     assert.deepEqual(await texts(frame, 'article.connection .name'), [evil, 'Grace Hopper']);
     assert.deepEqual(await texts(frame, 'article.connection:nth-child(2) .avatar'), ['GH']);
     assert.deepEqual(await texts(frame, 'article.connection:first-child .intents li'), ['<b>bold</b>']);
-    assert.deepEqual(await frame.$$eval('.vibe a', (a) => a.map((n) => n.href)), ['https://index.network/x']);
+    assert.deepEqual(await frame.$$eval('article.connection:first-child .vibe a', (a) => a.map((n) => n.href)), ['https://index.network/x']);
     assert.equal(await frame.$$eval('#root img, #root script, #root b', (n) => n.length), 0);
     assert.deepEqual(requests, ['https://avatars.example/grace.png'], 'only the https avatar was asked for');
   });

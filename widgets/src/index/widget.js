@@ -25,11 +25,17 @@
  * toolResponseMetadata, callTool, `openai:set_globals`), else the MCP Apps
  * postMessage bridge (`ui/initialize`, `ui/notifications/tool-result`,
  * `tools/call`, `ui/message`). With neither, a plain list of whatever data
- * the page carries. Page buttons call the tool back by the name the host
- * knows: the gateway's `_meta["mcp-gateway/callTool"]` on the result. No
- * storage, no analytics, no requests of its own but avatar images (`https:`
- * ones, whose origins the gateway declares in the widget's CSP, and inline
- * `data:` ones); every piece of data goes into the page as text.
+ * the page carries.
+ *
+ * Page buttons call the tool back by the name the host listed, which may not
+ * be `discover_filter`: as the latest result's `_meta["mcp-gateway/callTool"]`
+ * says (`{ name }`, or `{ name: "tool_execute", toolKey }`), else by the name
+ * in the MCP Apps host's `hostContext.toolInfo`, else through `tool_execute`
+ * when the call came that way, else as `discover_filter`.
+ *
+ * No storage, no analytics, no requests of its own but avatar images
+ * (`https:` ones, whose origins the gateway declares in the widget's CSP, and
+ * inline `data:` ones); every piece of data goes into the page as text.
  */
 (function () {
   'use strict';
@@ -128,7 +134,8 @@
     return `${n} ${n === 1 ? noun : plural}`;
   }
 
-  function chips(/** @type {string[]} */ labels, /** @type {string | undefined} */ summary) {
+  /** The banner: a chip per label, then the summary. */
+  function chips(/** @type {string[]} */ labels, summary = '') {
     const banner = el('div', { class: 'banner', role: 'status' });
     for (const label of labels) banner.append(el('span', { class: 'chip' }, label));
     if (summary) banner.append(el('p', { class: 'summary' }, summary));
@@ -252,7 +259,7 @@
     const labels = [count(p.intents.length, 'intent')];
     if (p.filesProcessed) labels.push(`${count(p.filesProcessed, 'file')} processed`);
     if (p.linksProcessed) labels.push(`${count(p.linksProcessed, 'link')} processed`);
-    return chips(labels, undefined);
+    return chips(labels);
   }
 
   /** @type {Record<string, View>} */
