@@ -36,6 +36,10 @@ use input::FilterInput;
 use protocol::{Error, FilterRequest, Filtered, Protocol, Session};
 use widget::Widget;
 
+/// What ChatGPT shows while each tool runs and once it has (invoking, invoked).
+const EXTRACTING: (&str, &str) = ("Analyzing intents…", "Intents analyzed");
+const FILTERING: (&str, &str) = ("Rendering discovery cards", "Rendered discovery cards");
+const CONNECTING: (&str, &str) = ("Finding connections…", "Found connections");
 /// Polls of `/discover/filter` while fresh intents find their matches.
 const POLL_TRIES: u64 = 8;
 
@@ -125,7 +129,7 @@ impl IndexServer {
         );
         extract.title = Some("Extract Intent".into());
         extract.annotations = Some(writes.clone());
-        extract.meta = Some(tool_meta(&widget::INTENTS, "Analyzing intents…", "Intents analyzed"));
+        extract.meta = Some(tool_meta(&widget::INTENTS, EXTRACTING));
 
         let mut filter = Tool::new(
             "discover_filter",
@@ -157,7 +161,7 @@ impl IndexServer {
         );
         filter.title = Some("Discover Filter".into());
         filter.annotations = Some(writes.clone());
-        filter.meta = Some(tool_meta(&widget::DISCOVER, "Rendering discovery cards", "Rendered discovery cards"));
+        filter.meta = Some(tool_meta(&widget::DISCOVER, FILTERING));
 
         let mut connections = Tool::new(
             "discover_connections",
@@ -174,7 +178,7 @@ impl IndexServer {
         );
         connections.title = Some("Discover Connections".into());
         connections.annotations = Some(writes);
-        connections.meta = Some(tool_meta(&widget::CONNECTIONS, "Finding connections…", "Found connections"));
+        connections.meta = Some(tool_meta(&widget::CONNECTIONS, CONNECTING));
         vec![extract, filter, connections]
     }
 
@@ -207,7 +211,7 @@ impl IndexServer {
         };
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(serde_json::to_value(&extracted).unwrap_or_default());
-        result.meta = Some(self.result_meta(&widget::INTENTS));
+        result.meta = Some(self.result_meta(&widget::INTENTS, EXTRACTING));
         Ok(result)
     }
 
@@ -348,7 +352,7 @@ impl IndexServer {
         structured["summary"] = json!(summary);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(structured);
-        result.meta = Some(self.result_meta(&widget::DISCOVER));
+        result.meta = Some(self.result_meta(&widget::DISCOVER, FILTERING));
         Ok(result)
     }
 
@@ -372,7 +376,7 @@ impl IndexServer {
             r.structured_content = Some(
                 json!({ "connections": [], "intentsExtracted": intent_ids.len(), "connectionsFound": 0, "summary": text }),
             );
-            r.meta = Some(self.result_meta(&widget::CONNECTIONS));
+            r.meta = Some(self.result_meta(&widget::CONNECTIONS, CONNECTING));
             r
         };
         if intent_ids.is_empty() {
@@ -457,7 +461,7 @@ impl IndexServer {
             "connectionsFound": n,
             "summary": summary,
         }));
-        let mut meta = self.result_meta(&widget::CONNECTIONS);
+        let mut meta = self.result_meta(&widget::CONNECTIONS, CONNECTING);
         meta.insert(
             "openai/toolInvocation/invoked".into(),
             format!("Found {n} connection{}", if n == 1 { "" } else { "s" }).into(),
@@ -475,9 +479,11 @@ impl IndexServer {
             .collect()
     }
 
-    /// A result's `_meta`: its template, embedded for ChatGPT too.
-    fn result_meta(&self, widget: &Widget) -> rmcp::model::MetaObject {
-        meta(widget.result_meta(&self.config.avatar_origins))
+    /// A result's `_meta`: its tool's, and its template embedded for ChatGPT.
+    fn result_meta(&self, widget: &Widget, invocation: (&str, &str)) -> rmcp::model::MetaObject {
+        let mut keys = tool_meta(widget, invocation);
+        keys.insert("openai.com/widget".into(), widget.embedded(&self.config.avatar_origins));
+        keys
     }
 
     fn vibecheck_settings(&self, input: &FilterInput) -> vibecheck::Settings {
@@ -572,7 +578,7 @@ impl ServerHandler for IndexServer {
 }
 
 /// A tool's `_meta`: its widget's template keys and what ChatGPT shows while it runs.
-fn tool_meta(widget: &Widget, invoking: &str, invoked: &str) -> rmcp::model::MetaObject {
+fn tool_meta(widget: &Widget, (invoking, invoked): (&str, &str)) -> rmcp::model::MetaObject {
     let mut keys = widget.tool_meta();
     keys["openai/toolInvocation/invoking"] = invoking.into();
     keys["openai/toolInvocation/invoked"] = invoked.into();

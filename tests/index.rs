@@ -147,6 +147,17 @@ async fn discover_filter_is_found_and_run_with_cards_pages_and_no_emails() {
     );
     assert_eq!(meta.get("openai/widgetAccessible"), Some(&json!(true)));
     assert!(meta.get("openai/toolInvocation/invoked").is_some());
+    // The template rides along for ChatGPT (seed 000), and the App is told
+    // to call back the way this call came: through tool_execute.
+    assert_eq!(
+        meta["openai.com/widget"]["resource"]["uri"],
+        "ui://mcp-gateway/index/widget/index-discover@v1.html"
+    );
+    assert_eq!(meta["openai.com/widget"]["resource"]["mimeType"], "text/html+skybridge");
+    assert_eq!(
+        meta["mcp-gateway/callTool"],
+        json!({ "name": "tool_execute", "toolKey": "index:discover_filter" })
+    );
 
     // The next page, with the arguments the page hint gives.
     assert_eq!(s["pageHint"]["nextPage"], 2);

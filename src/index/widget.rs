@@ -88,11 +88,10 @@ impl Widget {
         })
     }
 
-    /// A result's keys: the tool's, and the template itself embedded for
-    /// ChatGPT clients that read `openai.com/widget` (seed 000).
-    pub fn result_meta(&self, avatar_origins: &[String]) -> Value {
-        let mut meta = self.tool_meta();
-        meta["openai.com/widget"] = json!({
+    /// The template as an embedded resource, for the ChatGPT clients that
+    /// read it from a result's `openai.com/widget` (seed 000).
+    pub fn embedded(&self, avatar_origins: &[String]) -> Value {
+        json!({
             "type": "resource",
             "resource": {
                 "uri": self.uri,
@@ -100,8 +99,7 @@ impl Widget {
                 "text": self.html(),
                 "_meta": self.resource_meta(avatar_origins),
             }
-        });
-        meta
+        })
     }
 
     /// Resource `_meta` for both hosts: MCP Apps `ui` (no network, a border,
@@ -219,10 +217,10 @@ mod tests {
 
     #[test]
     fn a_result_embeds_its_template_for_chatgpt() {
-        let meta = CONNECTIONS.result_meta(&[]);
+        let meta = CONNECTIONS.tool_meta();
         assert_eq!(meta["openai/outputTemplate"], CONNECTIONS.uri);
         assert_eq!(meta["ui"]["resourceUri"], CONNECTIONS.uri);
-        let embedded = &meta["openai.com/widget"];
+        let embedded = &CONNECTIONS.embedded(&[]);
         assert_eq!(embedded["type"], "resource");
         assert_eq!(embedded["resource"]["uri"], CONNECTIONS.uri);
         assert_eq!(embedded["resource"]["mimeType"], SKYBRIDGE_MIME);

@@ -13,8 +13,10 @@ from mcp import Client
 async def main(url: str, mode: str) -> None:
     async with Client(url, mode=mode) as client:
         tools = (await client.list_tools()).tools
-        names = sorted(t.name for t in tools)
-        assert names == ["tool_discovery", "tool_execute"], names
+        names = [t.name for t in tools]
+        # The meta-tools, then the tools that carry an MCP App, by their direct names.
+        assert names[:2] == ["tool_discovery", "tool_execute"], names
+        assert all("__" in n for n in names[2:]), names
 
         found = await client.call_tool("tool_discovery", {"query": ["add two numbers", "sum"], "maxResults": 5})
         assert not found.is_error, found
