@@ -41,10 +41,10 @@ use crate::downstream::{CallOrigin, Relay};
 use crate::gateway::{CallRequest, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest};
 use crate::ratelimit::Budget;
 use crate::wire::{DISCOVERY, EXECUTE, request_id};
+use apps::AppCall;
 pub use errors::UNAUTHORIZED;
 use errors::auth_error;
 use hop::{client_extension, forwardable_meta};
-use apps::AppCall;
 use notify::{Listener, Notify};
 
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
@@ -336,13 +336,22 @@ impl ServerHandler for Upstream {
         // Where apps are listed, their URIs are in their server's namespace.
         let namespaced = caller.as_ref().is_ok_and(|c| c.project.names_tools());
         let app_call = |key: &str, direct: bool| match &caller {
-            Ok(c) => AppCall::of(&self.gateway.catalog().visible_to(c.grants.clone()), key, direct, namespaced),
+            Ok(c) => AppCall::of(
+                &self.gateway.catalog().visible_to(c.grants.clone()),
+                key,
+                direct,
+                namespaced,
+            ),
             Err(_) => None,
         };
         let (meta_tool, app) = match request.name.as_ref() {
             DISCOVERY => (DISCOVERY, None),
             EXECUTE => {
-                let key = request.arguments.as_ref().and_then(|a| a.get("toolKey")).and_then(Value::as_str);
+                let key = request
+                    .arguments
+                    .as_ref()
+                    .and_then(|a| a.get("toolKey"))
+                    .and_then(Value::as_str);
                 (EXECUTE, key.and_then(|key| app_call(key, false)))
             }
             other => {

@@ -306,7 +306,12 @@ impl Store {
     /// Sets whether a project on the `meta` exposure lists its Apps.
     pub fn set_apps(&self, project: &str, apps: Apps) -> Result<Project, Error> {
         let p = self.require_project(project)?;
-        self.with(|c| c.execute("UPDATE projects SET apps = ?1 WHERE id = ?2", args![apps.as_str(), p.id]))?;
+        self.with(|c| {
+            c.execute(
+                "UPDATE projects SET apps = ?1 WHERE id = ?2",
+                args![apps.as_str(), p.id],
+            )
+        })?;
         self.require_project(project)
     }
 

@@ -24,7 +24,10 @@ async fn tools_list_is_the_two_meta_tools_and_the_apps() {
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, ["tool_discovery", "tool_execute", "alpha__echo", "beta__echo"]);
     let size = serde_json::to_string(&tools[..2]).unwrap().len();
-    assert!(size < 2400, "the meta-tools should stay under ~600 tokens, are {size} bytes");
+    assert!(
+        size < 2400,
+        "the meta-tools should stay under ~600 tokens, are {size} bytes"
+    );
     let app = tools[2].meta.as_ref().unwrap();
     assert_eq!(app["ui"]["resourceUri"], "ui://mcp-gateway/alpha/widget/card.html");
 }
@@ -368,7 +371,11 @@ async fn stdio_and_http_can_be_served_at_once() {
     tokio::spawn(async move { while let Ok(Some(_)) = errors.next_line().await {} });
 
     let http = ().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap();
-    assert_eq!(http.list_all_tools().await.unwrap().len(), 3, "the meta-tools and alpha's App");
+    assert_eq!(
+        http.list_all_tools().await.unwrap().len(),
+        3,
+        "the meta-tools and alpha's App"
+    );
 
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));

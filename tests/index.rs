@@ -807,9 +807,15 @@ async fn avatars_from_declared_origins_reach_the_widget_and_its_csp() {
     assert_eq!(cards[1]["header"].get("avatar"), None, "Person 1 has no avatar");
 
     let listed = client.list_all_resources().await.unwrap();
-    assert!(listed.iter().any(|r| r.uri == "ui://mcp-gateway/index/widget/index-discover@v1.html"));
+    assert!(
+        listed
+            .iter()
+            .any(|r| r.uri == "ui://mcp-gateway/index/widget/index-discover@v1.html")
+    );
     let read = client
-        .read_resource(ReadResourceRequestParams::new("ui://mcp-gateway/index/widget/index-discover@v1.html"))
+        .read_resource(ReadResourceRequestParams::new(
+            "ui://mcp-gateway/index/widget/index-discover@v1.html",
+        ))
         .await
         .unwrap();
     let meta = serde_json::to_value(&read.contents[0]).unwrap()["_meta"].clone();

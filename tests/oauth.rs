@@ -87,7 +87,8 @@ async fn an_oauth_only_client_signs_in_through_the_authorization_server_and_uses
         gw.log()
     );
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    assert_eq!(answer["tools"], json!(["tool_discovery", "tool_execute"]));
+    // The meta-tools, and the App of the one server (its echo).
+    assert_eq!(answer["tools"], json!(["tool_discovery", "tool_execute", "a__echo"]));
     assert_eq!(
         answer["accessTokenAud"],
         json!(gw.url),

@@ -522,7 +522,12 @@ async fn a_project_may_see_its_tools_directly_on(engine: Engine) {
     let meta = r.meta.unwrap();
     assert_eq!(meta["mcp-gateway/callTool"], json!({ "name": "red__echo" }));
     assert_eq!(meta["ui"]["resourceUri"], "ui://mcp-gateway/red/widget/card.html");
-    let r = call(&one, "tool_execute", json!({"toolKey": "red:echo", "arguments": {"x": 3}})).await;
+    let r = call(
+        &one,
+        "tool_execute",
+        json!({"toolKey": "red:echo", "arguments": {"x": 3}}),
+    )
+    .await;
     assert_eq!(
         r.meta.unwrap()["mcp-gateway/callTool"],
         json!({ "name": "tool_execute", "toolKey": "red:echo" })
@@ -543,7 +548,12 @@ async fn a_project_may_see_its_tools_directly_on(engine: Engine) {
         .call_tool(CallToolRequestParams::new("red__echo").with_arguments(json!({}).as_object().unwrap().clone()))
         .await;
     assert!(format!("{refused:?}").contains("unknown tool"), "{refused:?}");
-    let r = call(&one, "tool_execute", json!({"toolKey": "red:echo", "arguments": {"x": 5}})).await;
+    let r = call(
+        &one,
+        "tool_execute",
+        json!({"toolKey": "red:echo", "arguments": {"x": 5}}),
+    )
+    .await;
     assert_eq!(r.meta.unwrap()["ui"]["resourceUri"], "ui://widget/card.html");
 
     // A grant reaches the project's sessions, and only them.

@@ -98,10 +98,23 @@ mod tests {
     #[test]
     fn a_template_is_read_from_any_key_hosts_read() {
         let t = |v: Value| template(Some(&object(v))).map(str::to_string);
-        assert_eq!(t(json!({ "ui": { "resourceUri": "ui://a.html" } })).as_deref(), Some("ui://a.html"));
-        assert_eq!(t(json!({ "ui/resourceUri": "ui://b.html" })).as_deref(), Some("ui://b.html"));
-        assert_eq!(t(json!({ "openai/outputTemplate": "ui://c.html" })).as_deref(), Some("ui://c.html"));
-        assert_eq!(t(json!({ "openai/outputTemplate": "https://x/c.html" })), None, "only ui:// resources");
+        assert_eq!(
+            t(json!({ "ui": { "resourceUri": "ui://a.html" } })).as_deref(),
+            Some("ui://a.html")
+        );
+        assert_eq!(
+            t(json!({ "ui/resourceUri": "ui://b.html" })).as_deref(),
+            Some("ui://b.html")
+        );
+        assert_eq!(
+            t(json!({ "openai/outputTemplate": "ui://c.html" })).as_deref(),
+            Some("ui://c.html")
+        );
+        assert_eq!(
+            t(json!({ "openai/outputTemplate": "https://x/c.html" })),
+            None,
+            "only ui:// resources"
+        );
         assert_eq!(t(json!({ "ui": { "visibility": ["app"] } })), None);
         assert_eq!(template(None), None);
     }

@@ -151,7 +151,8 @@ impl View {
     /// The direct name of the tool behind `key`, if the caller may use it.
     pub fn direct_name(&self, key: &str) -> Option<&str> {
         let ordinal = *self.snapshot.by_key.get(key)? as usize;
-        self.allows(&self.snapshot.entries[ordinal]).then(|| self.snapshot.direct[ordinal].as_str())
+        self.allows(&self.snapshot.entries[ordinal])
+            .then(|| self.snapshot.direct[ordinal].as_str())
     }
 
     /// The key of the tool a client calls `name`, if the caller may use it:
@@ -160,11 +161,20 @@ impl View {
     /// server's names). With `apps_only`, only tools listed for Apps answer.
     pub fn key_of_name(&self, name: &str, apps_only: bool) -> Option<&str> {
         let callable = |e: &&Entry| (!apps_only || e.for_apps()) && self.allows(e);
-        let direct = self.snapshot.by_direct.get(name).map(|&i| &self.snapshot.entries[i as usize]);
+        let direct = self
+            .snapshot
+            .by_direct
+            .get(name)
+            .map(|&i| &self.snapshot.entries[i as usize]);
         if let Some(entry) = direct.filter(callable) {
             return Some(entry.key.as_str());
         }
-        let mut named = self.snapshot.entries.iter().filter(|e| e.tool.name == name).filter(callable);
+        let mut named = self
+            .snapshot
+            .entries
+            .iter()
+            .filter(|e| e.tool.name == name)
+            .filter(callable);
         match (named.next(), named.next()) {
             (Some(only), None) => Some(only.key.as_str()),
             _ => None,

@@ -78,9 +78,7 @@ mod tests {
 
     fn annotated(call: AppCall) -> Value {
         let mut result = CallToolResult::success(vec![ContentBlock::text("ok")]);
-        result.meta = Some(
-            serde_json::from_value(json!({ "ui": { "resourceUri": "ui://widget/a.html" } })).unwrap(),
-        );
+        result.meta = Some(serde_json::from_value(json!({ "ui": { "resourceUri": "ui://widget/a.html" } })).unwrap());
         call.annotate(&mut result);
         serde_json::to_value(result.meta.unwrap()).unwrap()
     }
