@@ -205,6 +205,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Whether the tool behind `key` carries an MCP App, whoever asks (a
+    /// lookup, before a caller's view is built).
+    pub fn has_app(&self, key: &str) -> bool {
+        self.by_key.get(key).is_some_and(|&i| self.entries[i as usize].has_app)
+    }
+
     /// The definition of the tool named `name` in direct exposure, whoever
     /// may call it: what rmcp checks a 2026-07-28 request's `Mcp-Param-*`
     /// headers against (the call itself checks the caller).

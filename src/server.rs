@@ -335,14 +335,15 @@ impl ServerHandler for Upstream {
         let caller = self.caller(&ctx).await;
         // Where apps are listed, their URIs are in their server's namespace.
         let namespaced = caller.as_ref().is_ok_and(|c| c.project.names_tools());
+        // Most tools carry no App: one lookup, and no view built for them.
         let app_call = |key: &str, direct: bool| match &caller {
-            Ok(c) => AppCall::of(
+            Ok(c) if self.gateway.catalog().snapshot().has_app(key) => AppCall::of(
                 &self.gateway.catalog().visible_to(c.grants.clone()),
                 key,
                 direct,
                 namespaced,
             ),
-            Err(_) => None,
+            _ => None,
         };
         let (meta_tool, app) = match request.name.as_ref() {
             DISCOVERY => (DISCOVERY, None),
