@@ -75,15 +75,6 @@ impl ClientHandler for Client {
             .enable_sampling()
             .enable_tasks()
             .build();
-        // MCP Apps, beside the tasks extension `enable_tasks` declared: the
-        // gateway lists App tools to hosts that render them, so a server that
-        // offers its Apps (or their MCP Apps form) only to such hosts offers
-        // them here.
-        let apps = serde_json::json!({ "mimeTypes": [crate::wire::MCP_APP_MIME] });
-        if let Some(apps) = apps.as_object() {
-            let extensions = info.capabilities.extensions.get_or_insert_with(Default::default);
-            extensions.insert(crate::wire::MCP_APPS_EXTENSION.to_string(), apps.clone());
-        }
         info
     }
 
