@@ -313,11 +313,8 @@ impl ServerHandler for Upstream {
         if caller.project.names_tools() {
             self.gateway.wait_for_starting(&caller.grants, None).await;
             let view = self.gateway.catalog().visible_to(caller.grants.clone());
-            tools.extend(if exposure.lists_tools() {
-                view.direct_tools()
-            } else {
-                view.direct_apps()
-            });
+            // On the meta exposure only the tools listed for Apps.
+            tools.extend(view.direct_tools(!exposure.lists_tools()));
         }
         Ok(ListToolsResult::with_all_items(tools))
     }

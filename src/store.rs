@@ -281,37 +281,24 @@ impl Store {
 
     /// Sets a project's search strategy (`None`: catalog off).
     pub fn set_search(&self, project: &str, optimization: Option<Search>) -> Result<Project, Error> {
-        let p = self.require_project(project)?;
-        self.with(|c| {
-            c.execute(
-                "UPDATE projects SET optimization = ?1 WHERE id = ?2",
-                args![optimization.map(Search::as_str), p.id],
-            )
-        })?;
-        self.require_project(project)
+        self.set_setting(project, "optimization", optimization.map(Search::as_str))
     }
 
     /// Sets how a project's clients see the tools.
     pub fn set_exposure(&self, project: &str, exposure: Exposure) -> Result<Project, Error> {
-        let p = self.require_project(project)?;
-        self.with(|c| {
-            c.execute(
-                "UPDATE projects SET exposure = ?1 WHERE id = ?2",
-                args![exposure.as_str(), p.id],
-            )
-        })?;
-        self.require_project(project)
+        self.set_setting(project, "exposure", Some(exposure.as_str()))
     }
 
     /// Sets whether a project on the `meta` exposure lists its Apps.
     pub fn set_apps(&self, project: &str, apps: Apps) -> Result<Project, Error> {
+        self.set_setting(project, "apps", Some(apps.as_str()))
+    }
+
+    /// Sets one of a project's settings; `column` is always one of ours.
+    fn set_setting(&self, project: &str, column: &'static str, value: Option<&str>) -> Result<Project, Error> {
         let p = self.require_project(project)?;
-        self.with(|c| {
-            c.execute(
-                "UPDATE projects SET apps = ?1 WHERE id = ?2",
-                args![apps.as_str(), p.id],
-            )
-        })?;
+        let sql = format!("UPDATE projects SET {column} = ?1 WHERE id = ?2");
+        self.with(|c| c.execute(&sql, args![value, p.id]))?;
         self.require_project(project)
     }
 

@@ -45,8 +45,9 @@ fn mime_and_text(contents: &ResourceContents) -> (String, String) {
     }
 }
 
-#[tokio::test]
-async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromium() {
+/// A gateway before a fake Index API of 8 people, whose project `p` may use
+/// `index`, and the token of the Index user `me`, signed in.
+async fn signed_in_gateway() -> (FakeIndex, Gateway, String) {
     let fake = FakeIndex::start(8).await;
     let index_as = common::oauth::jwt_provider();
     let gw = Gateway::start_knowing_url(|url| {
@@ -59,6 +60,12 @@ async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromiu
     gw.cli(&["project", "create", "p"]);
     gw.cli(&["grant", "--project", "p", "--server", "index"]);
     let token = index_as.token("me", &gw.url, "mcp:tools privy:token:exchange").await;
+    (fake, gw, token)
+}
+
+#[tokio::test]
+async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromium() {
+    let (_fake, gw, token) = signed_in_gateway().await;
     let client = gw.client_with_token(&token).await.unwrap();
     let result = eventually(Duration::from_secs(10), "a discover_filter result", || async {
         let r = execute(
@@ -177,18 +184,7 @@ async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromiu
 /// the fake Index API answers on this runtime while node runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_index_apps_render_in_real_hosts_on_the_default_exposure() {
-    let fake = FakeIndex::start(8).await;
-    let index_as = common::oauth::jwt_provider();
-    let gw = Gateway::start_knowing_url(|url| {
-        format!(
-            "{ANONYMOUS}{}",
-            fake.signed_in_config(url, &index_as.issuer, &[], "me", "")
-        )
-    })
-    .await;
-    gw.cli(&["project", "create", "p"]);
-    gw.cli(&["grant", "--project", "p", "--server", "index"]);
-    let token = index_as.token("me", &gw.url, "mcp:tools privy:token:exchange").await;
+    let (_fake, gw, token) = signed_in_gateway().await;
     let client = gw.client_with_token(&token).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();

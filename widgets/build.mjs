@@ -20,9 +20,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 const apps = [
   {
     src: 'index', dist: 'dist', name: 'index-widgets', css: 'widget.css', js: 'widget.js', inline: true, prefix: '',
-    pages: { 'index-discover': 'discover.html', 'index-connections': 'connections.html', 'intent-display': 'intents.html' },
+    // One page template (page.html), filled in for each view.
+    pages: {
+      'index-discover': { source: 'page.html', fill: { view: 'discover', title: 'Index Discover', loading: 'Loading discovery cards…' } },
+      'index-connections': { source: 'page.html', fill: { view: 'connections', title: 'Index Connections', loading: 'Loading connections…' } },
+      'intent-display': { source: 'page.html', fill: { view: 'intents', title: 'Intent Display', loading: 'Loading intents…' } },
+    },
   },
-  { src: 'console', dist: join('dist', 'console'), name: 'console', css: 'console.css', js: 'console.js', inline: false, prefix: '/console/assets/', pages: { console: 'index.html' } },
+  { src: 'console', dist: join('dist', 'console'), name: 'console', css: 'console.css', js: 'console.js', inline: false, prefix: '/console/assets/', pages: { console: { source: 'index.html', fill: {} } } },
 ];
 
 const hash = (text) => createHash('sha256').update(text).digest('hex').slice(0, 10);
@@ -38,8 +43,11 @@ function outputs(app) {
   const link = `<link rel="stylesheet" href="${app.css}">`;
   const script = `<script src="${app.js}"></script>`;
   const out = { [cssFile]: css, [jsFile]: js };
-  for (const [page, source] of Object.entries(app.pages)) {
-    const html = read(source);
+  for (const [page, { source, fill }] of Object.entries(app.pages)) {
+    const html = read(source).replace(/\{\{(\w+)\}\}/g, (_, key) => {
+      if (!(key in fill)) throw new Error(`${app.src}/${source} asks for {{${key}}}, which ${page} does not fill`);
+      return fill[key];
+    });
     if (!html.includes(link) || !html.includes(script)) throw new Error(`${app.src}/${source} must link ${app.css} and ${app.js}`);
     out[`${page}.html`] = html
       .replace(link, `<link rel="stylesheet" href="${app.prefix}${cssFile}">`)

@@ -38,10 +38,8 @@ impl View {
         allowed(&self.access, &self.grants, entry)
     }
 
-    /// Whether discovery shows `entry`: the caller may use it, and it is not
-    /// for its App alone (hosts keep such a tool from the model, so does discovery).
     fn discoverable(&self, entry: &Entry) -> bool {
-        !entry.app_only && self.allows(entry)
+        discoverable(&self.access, &self.grants, entry)
     }
 
     /// Changes whenever the set of tools this caller may use, or any of
@@ -108,10 +106,7 @@ impl View {
     /// The index's filter for this view: what discovery may show.
     pub fn filter(&self) -> search::bm25::Visible {
         let (snapshot, grants, access) = (self.snapshot.clone(), self.grants.clone(), self.access.clone());
-        Arc::new(move |ordinal| {
-            let entry = &snapshot.entries[ordinal as usize];
-            !entry.app_only && allowed(&access, &grants, entry)
-        })
+        Arc::new(move |ordinal| discoverable(&access, &grants, &snapshot.entries[ordinal as usize]))
     }
 
     /// Whether hybrid search can run on this view (tool embeddings computed).
@@ -124,26 +119,16 @@ impl View {
         self.snapshot.entries.iter().filter(|e| self.discoverable(e))
     }
 
-    /// The tools this caller may use, each under its direct name, in catalog order.
-    pub fn direct_tools(&self) -> Vec<Tool> {
+    /// The tools this caller may use, each under its direct name, in catalog
+    /// order; with `apps_only`, those that carry an MCP App or are for one
+    /// alone: what the `meta` exposure lists beside the meta-tools, so that
+    /// hosts render them.
+    pub fn direct_tools(&self, apps_only: bool) -> Vec<Tool> {
         self.snapshot
             .entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| self.allows(e))
-            .map(|(i, _)| self.snapshot.direct_definition(i))
-            .collect()
-    }
-
-    /// The tools this caller may use that carry an MCP App or are for one
-    /// alone, each under its direct name, in catalog order: what the `meta`
-    /// exposure lists beside the meta-tools, so that hosts render them.
-    pub fn direct_apps(&self) -> Vec<Tool> {
-        self.snapshot
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.for_apps() && self.allows(e))
+            .filter(|(_, e)| (!apps_only || e.for_apps()) && self.allows(e))
             .map(|(i, _)| self.snapshot.direct_definition(i))
             .collect()
     }
@@ -192,6 +177,13 @@ impl View {
     pub fn sees_server(&self, server: &str) -> bool {
         self.grants.sees_server(server)
     }
+}
+
+/// Whether discovery shows `entry` to a caller with `access` and `grants`:
+/// they may use it, and it is not for its App alone (hosts keep such a tool
+/// from the model, and so does discovery).
+fn discoverable(access: &[Access], grants: &Grants, entry: &Entry) -> bool {
+    !entry.app_only && allowed(access, grants, entry)
 }
 
 /// Whether a caller with `access` (per server) and `grants` may use `entry`.
