@@ -21,7 +21,7 @@ use mcp_gateway::credentials::Vault;
 use mcp_gateway::oauth::Verifier;
 use mcp_gateway::store::{self, Store};
 
-#[path = "../tests/common/oauth.rs"]
+#[path = "../tests/suite/common/oauth.rs"]
 mod oauth;
 
 fn bench(c: &mut Criterion) {

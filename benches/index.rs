@@ -4,9 +4,9 @@
 //! Run: `cargo bench --bench index`.
 
 mod common;
-#[path = "../tests/fake_index/mod.rs"]
+#[path = "../tests/suite/fake_index/mod.rs"]
 mod fake_index;
-#[path = "../tests/common/oauth.rs"]
+#[path = "../tests/suite/common/oauth.rs"]
 mod oauth;
 
 use std::process::Command;

@@ -26,7 +26,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
 
 mod common;
-#[path = "../tests/common/postgres.rs"]
+#[path = "../tests/suite/common/postgres.rs"]
 mod postgres;
 
 use common::{spawn, spawn_with};

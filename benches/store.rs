@@ -13,7 +13,7 @@ use mcp_gateway::auth::Authenticator;
 use mcp_gateway::config::StoreLocation;
 use mcp_gateway::store::{self, Store};
 
-#[path = "../tests/common/postgres.rs"]
+#[path = "../tests/suite/common/postgres.rs"]
 mod postgres;
 
 fn bench(c: &mut Criterion) {

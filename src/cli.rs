@@ -16,7 +16,7 @@ use tracing::info;
 use crate::auth::{self, Caller};
 use crate::config::{self, Config, McpServersFile};
 use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
-use crate::server::{self, Upstream};
+use crate::launch::Launch;
 
 mod admin;
 mod archive;
@@ -25,9 +25,6 @@ mod eval;
 mod model;
 mod servers;
 mod tools;
-
-/// How long in-flight requests may take to finish once shutdown starts.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// An MCP gateway: many downstream MCP servers behind two tools,
 /// `tool_discovery` (search) and `tool_execute` (run).
@@ -429,19 +426,7 @@ async fn serve(
     http: Option<SocketAddr>,
     stdio: bool,
 ) -> anyhow::Result<ExitCode> {
-    let mut running = Gateway::start(&config, CancellationToken::new())?;
-    running.fetch_missing_model();
-    let stop_watching = CancellationToken::new();
-    if let Some(path) = path {
-        let watch = crate::reload::watch(path, running.gateway.clone(), config.clone(), stop_watching.clone());
-        tokio::spawn(watch);
-    }
-    let session_token = std::env::var(auth::TOKEN_ENV).ok().filter(|t| !t.is_empty());
-    let stdio_upstream = Upstream::new(running.gateway.clone(), session_token);
-    // HTTP callers bring their own token; the stdio session's never applies to them.
-    let upstream = Upstream::new(running.gateway.clone(), None);
-    let stop_serving = CancellationToken::new();
-    let listener = match http {
+    let http = match http {
         Some(addr) => Some(
             tokio::net::TcpListener::bind(addr)
                 .await
@@ -449,48 +434,23 @@ async fn serve(
         ),
         None => None,
     };
-    info!(
-        config = %config.source,
-        servers = config.enabled_servers().count(),
-        audit = config.audit.as_str(),
-        "mcp-gateway starting"
-    );
-
-    let http_task = listener.map(|l| {
-        let (upstream, gateway, http_config, ct) = (
-            upstream.clone(),
-            running.gateway.clone(),
-            config.http.clone(),
-            stop_serving.clone(),
-        );
-        tokio::spawn(async move {
-            let console = crate::console::router(gateway.clone());
-            server::serve_http(upstream, gateway, console, l, &http_config, ct).await
-        })
-    });
-    let stdio_done = async {
-        if stdio {
-            if let Err(e) = server::serve_stdio(stdio_upstream.clone(), stop_serving.clone()).await {
-                tracing::error!(error = %e, "stdio transport failed");
-            }
-        } else {
-            std::future::pending::<()>().await;
-        }
+    let launch = Launch {
+        config,
+        watch: path,
+        http,
+        stdio: stdio.then(|| std::env::var(auth::TOKEN_ENV).ok().filter(|t| !t.is_empty())),
+        fetch_model: true,
     };
-    tokio::select! {
-        _ = shutdown_signal() => info!("signal received; shutting down"),
-        _ = stdio_done => info!("stdin closed; shutting down"),
-    }
-    stop_watching.cancel();
-    stop_serving.cancel();
-    if let Some(task) = http_task {
-        match tokio::time::timeout(SHUTDOWN_GRACE, task).await {
-            Ok(Ok(Err(e))) => tracing::error!(error = %e, "http server failed"),
-            Err(_) => tracing::warn!("in-flight HTTP requests did not finish within the grace period"),
-            _ => {}
+    let shutdown = CancellationToken::new();
+    let launched = launch.start(shutdown.clone())?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = shutdown_signal() => info!("signal received; shutting down"),
+            _ = shutdown.cancelled() => return,
         }
-    }
-    running.shutdown().await;
+        shutdown.cancel();
+    });
+    launched.wait().await;
     // The exporter's blocking client must not be dropped on an async thread.
     let _ = tokio::task::spawn_blocking(crate::traces::flush).await;
     info!("stopped");

@@ -9,9 +9,13 @@
 //!
 //! # Layout
 //! One-way layers, top to bottom; a module imports only from the layers below
-//! its own (`tests/layers.rs` keeps this, docs/src/layout.md has the detail).
+//! its own (`tests/suite/layers.rs` keeps this, docs/src/layout.md has the detail).
 //!
-//! **Edge.** [`cli`]: the command line (and `main.rs`); it hands the HTTP face the console's routes.
+//! **Edge.** [`cli`]: the command line (and `main.rs`).
+//!
+//! **Entry.** [`launch`]: the whole gateway started in one call (the core, the config
+//! watcher, stdio and HTTP with the console's routes) and stopped in order; `serve` and the
+//! in-process test harness both start it.
 //!
 //! **Faces.**
 //! * [`server`]: the upstream MCP server over stdio and streamable HTTP: the tool face;
@@ -76,6 +80,7 @@ pub mod downstream;
 pub mod eval;
 pub mod gateway;
 pub mod index;
+pub mod launch;
 pub mod leaks;
 pub mod learning;
 pub mod mask;

@@ -106,7 +106,7 @@ fn build_meta_tools() -> Vec<Tool> {
         // openai-agents cannot make an open object strict, pydantic-ai closes
         // it to `{}`, google-genai drops its openness (and crashes on
         // `additionalProperties: true`). Each field is nullable, so a strict
-        // model can leave out what it does not use (tests/interop.rs runs
+        // model can leave out what it does not use (tests/suite/interop.rs runs
         // the real converters; docs/src/getting-started.md, "Agent frameworks").
         schema(json!({
             "type": "object",

@@ -542,7 +542,7 @@ fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
 
 /// A throwaway PostgreSQL cluster, once per test binary (shared with the integration tests).
 #[cfg(test)]
-#[path = "../tests/common/postgres.rs"]
+#[path = "../tests/suite/common/postgres.rs"]
 pub(crate) mod test_cluster;
 
 /// A fresh store on each engine: a SQLite file, and a database of its own

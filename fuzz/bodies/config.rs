@@ -1,7 +1,7 @@
 // Config parsing: any text is a valid `Config` or an `Error` that names the
 // file; never a panic. Seeds: `gateway.toml` and the README's examples.
 //
-// Shared by fuzz/fuzz_targets and tests/fuzz_seeds.rs (which runs the seeds).
+// Shared by fuzz/fuzz_targets and tests/suite/fuzz_seeds.rs (which runs the seeds).
 
 use mcp_gateway::config::{Config, Error};
 

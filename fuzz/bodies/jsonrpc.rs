@@ -4,7 +4,7 @@
 // (`benches/data/catalog`) for `tool_discovery`, and the tool's inputSchema
 // check for `tool_execute`. Nothing may panic.
 //
-// Shared by fuzz/fuzz_targets and tests/fuzz_seeds.rs (which runs the seeds).
+// Shared by fuzz/fuzz_targets and tests/suite/fuzz_seeds.rs (which runs the seeds).
 
 use std::sync::{Arc, LazyLock};
 

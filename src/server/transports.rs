@@ -93,7 +93,9 @@ pub async fn serve_http(
         .with_allowed_hosts(http.allowed_hosts.clone())
         .with_allowed_origins(http.allowed_origins.clone())
         .with_cancellation_token(ct.child_token());
-    tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
+    // Tasks of this face, awaited before it returns.
+    let tasks = tokio_util::task::TaskTracker::new();
+    tasks.spawn(upstream.clone().announce_changes(ct.child_token()));
     let sessions = Arc::new(Sessions::new(http.max_sessions, http.max_sessions_per_caller));
     let service: StreamableHttpService<Upstream, Sessions> =
         StreamableHttpService::new(move || Ok(upstream.for_session()), sessions.clone(), config);
@@ -113,7 +115,7 @@ pub async fn serve_http(
         // and the operator console (which checks its own credentials).
         .merge(resource_metadata(gateway_for_ops.clone()))
         .merge(pages)
-        .merge(operations(gateway_for_ops))
+        .merge(operations(gateway_for_ops, &tasks, ct.child_token()))
         .merge(crate::index::widget::router())
         // Every route answers only the configured hosts and origins.
         .layer(axum::middleware::from_fn_with_state(Hosts::new(http), hosts::check));
@@ -124,6 +126,8 @@ pub async fn serve_http(
          the console is at http://{addr}/console (`mcp-gateway token issue --admin` opens it)"
     );
     connections::serve(listener, app, http, ct).await;
+    tasks.close();
+    tasks.wait().await;
     Ok(())
 }
 
@@ -154,16 +158,18 @@ fn resource_metadata(gateway: Gateway) -> axum::Router {
 /// connection; 503 otherwise, with the
 /// details, so a load balancer drains a replica whose store is down) and
 /// `GET /metrics` (Prometheus text).
-fn operations(gateway: Gateway) -> axum::Router {
+fn operations(gateway: Gateway, tasks: &tokio_util::task::TaskTracker, ct: CancellationToken) -> axum::Router {
     use axum::response::IntoResponse;
     use axum::routing::get;
     let metrics = crate::telemetry::install();
     let upkeep = metrics.clone();
-    tokio::spawn(async move {
+    tasks.spawn(async move {
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(10));
         loop {
-            tick.tick().await;
-            upkeep.run_upkeep();
+            tokio::select! {
+                _ = tick.tick() => upkeep.run_upkeep(),
+                _ = ct.cancelled() => break,
+            }
         }
     });
     let ready = move || {

@@ -1,5 +1,5 @@
 // The operator console in Debian's headless Chromium, driven by
-// playwright-core against a real gateway that tests/console.rs started:
+// playwright-core against a real gateway that tests/suite/console.rs started:
 // $CONSOLE_URL (http://127.0.0.1:PORT), $ADMIN_TOKEN, $PROJECT_TOKEN (a
 // project token, refused), $HEALTHY / $FAILING (server names), $GRANT_TO
 // (a project without grants), $PLAY_PROJECT and $PLAY_QUERY (a playground
@@ -17,7 +17,7 @@ import { chromium } from 'playwright-core';
 const here = dirname(fileURLToPath(import.meta.url));
 const env = (name) => {
   const v = process.env[name];
-  assert.ok(v, `$${name} is set (tests/console.rs runs this file)`);
+  assert.ok(v, `$${name} is set (tests/suite/console.rs runs this file)`);
   return v;
 };
 const base = env('CONSOLE_URL');

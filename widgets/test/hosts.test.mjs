@@ -1,6 +1,6 @@
 // The gateway's MCP Apps rendered the way real hosts render them, in Debian's
 // headless Chromium (driven by playwright-core), against a real gateway that
-// tests/widget.rs starts in front of a fake Index API. Two hosts:
+// tests/suite/widget.rs starts in front of a fake Index API. Two hosts:
 //
 // - an MCP Apps host on the official host side, @modelcontextprotocol/ext-apps
 //   (test/hosts/mcp-apps.js): a client advertising the MCP Apps extension,
@@ -130,7 +130,7 @@ async function shoot(page, name) {
 
 function required(name) {
   const value = process.env[name];
-  assert.ok(value, `$${name} is not set: tests/widget.rs runs this file against a gateway it starts (see the top of ${fileURLToPath(import.meta.url)})`);
+  assert.ok(value, `$${name} is not set: tests/suite/widget.rs runs this file against a gateway it starts (see the top of ${fileURLToPath(import.meta.url)})`);
   return value;
 }
 

@@ -8,7 +8,7 @@
 // test/snapshots/<snapshot>.html (UPDATE_SNAPSHOTS=1 rewrites them). The pager
 // must call back by the name the host listed, as the gateway's
 // `_meta["mcp-gateway/callTool"]` says. $WIDGET_REAL_RESULT, when set, is a
-// real discover_filter result (tests/widget.rs makes one) to render too.
+// real discover_filter result (tests/suite/widget.rs makes one) to render too.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';

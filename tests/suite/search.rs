@@ -3,7 +3,7 @@
 //! answer well, slowly, with 500s, with garbage, or with tools the caller may
 //! not see.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

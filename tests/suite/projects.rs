@@ -1,9 +1,9 @@
 //! Projects, tokens, grants and rules, end to end over HTTP with the real
 //! binary, on a real SQLite file and (the tests marked `on_both_engines!`)
 //! on a real PostgreSQL database too. The audit log's guarantees are in
-//! `tests/audit.rs`.
+//! `tests/suite/audit.rs`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

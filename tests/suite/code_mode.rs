@@ -4,7 +4,7 @@
 //! (what a project may not see is unknown, each call has an audit row
 //! under the script's request id); cancelling the script cancels its calls.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

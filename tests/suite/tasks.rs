@@ -5,7 +5,7 @@
 //! cannot use the id; a client without the extension gets the final result,
 //! the gateway having polled for it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

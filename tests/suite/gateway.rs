@@ -1,7 +1,7 @@
 //! End to end: the real binary on 127.0.0.1, real downstream MCP servers
 //! (the demo server with its test tools), the rmcp client upstream.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! (`oidc-provider`), and the official TypeScript SDK as the client that
 //! runs the whole sign-in with no human.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

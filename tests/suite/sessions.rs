@@ -4,7 +4,7 @@
 //! caller's sessions are capped; session ids and payloads stay out of the
 //! log even at `RUST_LOG=debug`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::StatusCode;

@@ -2,7 +2,7 @@
 //! gateway without a restart and without dropping calls to servers the edit
 //! leaves alone.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

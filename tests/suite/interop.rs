@@ -2,7 +2,7 @@
 //! as a downstream, and the official MCP Python SDK as the upstream client.
 //! `scripts/setup` installs both into `tests/interop/` (npm ci, a venv).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The command line, run as a user would: check, import, servers, search, call, serve.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, Write};
 use std::process::{Command, Output, Stdio};
@@ -460,7 +460,7 @@ fn every_json_output_uses_camel_case_keys() {
             "echo",
             "--json",
         ],
-        // `audit tail --json` is checked where calls have been made (tests/projects.rs).
+        // `audit tail --json` is checked where calls have been made (tests/suite/projects.rs).
         vec!["servers", "--json"],
         vec!["search", "echo the arguments", "--json"],
     ];

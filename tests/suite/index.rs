@@ -2,8 +2,8 @@
 //! an MCP client over HTTP, and a fake Index Network on loopback that
 //! follows the Protocol API's contract and misbehaves on demand.
 
-mod common;
-mod fake_index;
+use crate::common;
+use crate::fake_index;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! (widgets/test/console.test.mjs), then checked against what MCP clients
 //! get; and its access rules (admin tokens, OAuth admin scope, CSRF, origin).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

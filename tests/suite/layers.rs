@@ -17,6 +17,7 @@ use regex::Regex;
 /// `lib.rs` and docs/src/layout.md.
 const LAYERS: &[(&str, &[&str])] = &[
     ("edge", &["cli"]),
+    ("entry", &["launch"]),
     ("faces", &["server", "console", "reload", "eval"]),
     ("use cases", &["gateway", "operator"]),
     ("ranking", &["rank"]),
@@ -300,7 +301,7 @@ fn every_import_points_down_the_layers() {
     }
     assert!(
         unplaced.is_empty(),
-        "modules with no layer (place them in LAYERS in tests/layers.rs and in lib.rs's layout): {unplaced:?}"
+        "modules with no layer (place them in LAYERS in tests/suite/layers.rs and in lib.rs's layout): {unplaced:?}"
     );
     assert!(
         upward.is_empty(),

@@ -4,7 +4,7 @@
 //! server (`oidc-provider`) in front of an OAuth-protected MCP server, and
 //! `mcp-gateway login` with its browser played headless.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,8 +3,8 @@
 //! built page renders a real `discover_filter` result in headless Chromium
 //! (widgets/test/widget.test.mjs, run by node with playwright-core).
 
-mod common;
-mod fake_index;
+use crate::common;
+use crate::fake_index;
 
 use std::time::Duration;
 

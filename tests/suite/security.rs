@@ -7,7 +7,7 @@
 //! slow to send their headers or body are closed without holding the
 //! listener (issue #41).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

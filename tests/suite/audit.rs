@@ -2,7 +2,7 @@
 //! SQLite file: every answered call has its row, under load, behind a locked
 //! store, on a full disk, and across a crash in mid-call.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! collector ships in Debian), and one trace goes client → gateway →
 //! downstream through `_meta.traceparent`.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

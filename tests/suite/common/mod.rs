@@ -2,6 +2,7 @@
 //! config, watch its log, and talk MCP to it with the rmcp client.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod in_process;
 pub mod oauth;
 pub mod postgres;
 pub mod projects;

@@ -3,7 +3,7 @@
 //! typos, a binary file and a broken UTF-8 file), then searches through the
 //! running gateway's `tool_execute`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! lexical search misses, embeddings cached across restarts, and what happens
 //! when the model is missing or broken.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

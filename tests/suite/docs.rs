@@ -5,7 +5,7 @@
 //! `mcp-gateway check` accepts, so an example cannot rot. A block fenced as
 //! ```toml,ignore is not run (none is: an example stands alone, or is made to).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;

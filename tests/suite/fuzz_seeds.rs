@@ -6,11 +6,11 @@
 use std::path::Path;
 
 mod jsonrpc {
-    include!("../fuzz/bodies/jsonrpc.rs");
+    include!("../../fuzz/bodies/jsonrpc.rs");
 }
 
 mod config {
-    include!("../fuzz/bodies/config.rs");
+    include!("../../fuzz/bodies/config.rs");
 }
 
 fn seeds(target: &str) -> Vec<Vec<u8>> {

@@ -5,7 +5,7 @@
 //! any failed check that its baseline (`conformance/expected-failures*.yml`)
 //! does not list, and on any listed one that passes.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! the replica meanwhile; a stateless client's execute on one replica learns
 //! from its discovery on the other.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::sync::Arc;

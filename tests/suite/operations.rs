@@ -1,7 +1,7 @@
 //! Operating the gateway: health and readiness, Prometheus metrics, and
 //! progress and cancellation passing through `tool_execute`.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -350,7 +350,7 @@ async fn a_servers_url_password_and_api_key_are_masked_everywhere() {
 /// answer to a subscription it does not offer) stays at debug.
 #[tokio::test]
 async fn a_first_start_on_the_shipped_config_is_short_and_says_what_next() {
-    let gw = Gateway::start(include_str!("../gateway.toml")).await;
+    let gw = Gateway::start(include_str!("../../gateway.toml")).await;
     gw.wait_log("downstream server running server=demo", Duration::from_secs(20))
         .await
         .unwrap_or_else(|| panic!("the demo server came up:\n{}", gw.log()));

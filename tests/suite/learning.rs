@@ -4,7 +4,7 @@
 //! nothing, another project learns nothing, the audit log links the two
 //! calls, and `project reset-learning` forgets.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! vanishing servers harm nobody else; tool lists follow their changes; and
 //! the first calls after start wait for servers still starting.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -1,0 +1,91 @@
+//! The whole gateway started in this process, as `serve --http 127.0.0.1:0`
+//! starts it (`mcp_gateway::launch`), and spoken to over MCP with the rmcp
+//! client: no binary to spawn, no log to read for the port, and the store
+//! and catalog at hand for assertions.
+
+use std::time::Duration;
+
+use mcp_gateway::config::Config;
+use mcp_gateway::gateway::Gateway;
+use mcp_gateway::launch::{Launch, Launched};
+use mcp_gateway::store::AuditRow;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+use tokio_util::sync::CancellationToken;
+
+/// A gateway running in this process on `127.0.0.1:0`.
+pub struct InProcess {
+    launched: Option<Launched>,
+    shutdown: CancellationToken,
+    /// Where the URL clients connect to: `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// The config's folder: its store beside it.
+    pub dir: tempfile::TempDir,
+}
+
+impl InProcess {
+    /// Writes `config` to a temp dir, loads it as `serve` would, and serves
+    /// streamable HTTP on a free port. The model is never fetched.
+    pub async fn start(config: &str) -> InProcess {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gateway.toml");
+        std::fs::write(&path, config).unwrap();
+        let config = Config::load(Some(&path)).expect("a valid config");
+        let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let shutdown = CancellationToken::new();
+        let launch = Launch {
+            config,
+            watch: None,
+            http: Some(http),
+            stdio: None,
+            fetch_model: false,
+        };
+        let launched = launch.start(shutdown.clone()).expect("the gateway starts");
+        let url = format!("http://{}/mcp", launched.http_addr().expect("HTTP is served"));
+        InProcess {
+            launched: Some(launched),
+            shutdown,
+            url,
+            dir,
+        }
+    }
+
+    /// The core: its store, catalog and registry.
+    pub fn gateway(&self) -> &Gateway {
+        self.launched.as_ref().expect("running").gateway()
+    }
+
+    /// An MCP client over streamable HTTP.
+    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str()))
+            .await
+            .expect("client connects")
+    }
+
+    /// One request's audit rows: a script's own row first, then its inner calls.
+    pub fn rows_of(&self, request_id: &str) -> Vec<AuditRow> {
+        self.gateway().store().audit_request(request_id).unwrap()
+    }
+
+    /// The newest `n` audit rows, newest last.
+    pub fn last_rows(&self, n: usize) -> Vec<AuditRow> {
+        self.gateway().store().audit_tail(None, n).unwrap()
+    }
+
+    /// Stops as `serve` does on SIGTERM, and waits until every task it started has ended.
+    pub async fn stop(mut self) {
+        self.shutdown.cancel();
+        let launched = self.launched.take().expect("running");
+        tokio::time::timeout(Duration::from_secs(30), launched.wait())
+            .await
+            .expect("the gateway stops within 30 s");
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        // A test that ended early: the runtime drops the tasks with it.
+        self.shutdown.cancel();
+    }
+}

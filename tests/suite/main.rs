@@ -1,0 +1,35 @@
+//! The test suite, one binary: each module was a test binary of its own,
+//! each linking tantivy, QuickJS, the tokenizer and OpenTelemetry again.
+
+#[macro_use]
+mod common;
+mod fake_index;
+
+mod archive;
+mod audit;
+mod cli;
+mod code_mode;
+mod conformance;
+mod console;
+mod credentials;
+mod docs;
+mod downstreams;
+mod fuzz_seeds;
+mod gateway;
+mod index;
+mod interop;
+mod layers;
+mod learning;
+mod oauth;
+mod one_call;
+mod operations;
+mod projects;
+mod reload;
+mod replicas;
+mod search;
+mod security;
+mod semantic;
+mod sessions;
+mod tasks;
+mod traces;
+mod widget;

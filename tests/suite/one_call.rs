@@ -1,0 +1,210 @@
+//! The one-call path (`gateway/call.rs`), in process: every kind of answer
+//! leaves exactly one audit row with its outcome, strict audit withholds an
+//! answer whose row cannot be written, and a script's inner calls are rows
+//! of their own under its request. Needs nothing but this crate's binary
+//! (the demo server's child process).
+
+use std::time::Duration;
+
+use mcp_gateway::store::{AuditRow, Outcome};
+use serde_json::{Value, json};
+
+use crate::common::in_process::InProcess;
+use crate::common::*;
+
+/// The demo server's test tools (`fail`, `sleep`), one with a short timeout.
+fn config(extra: &str) -> String {
+    format!("{ANONYMOUS}{}{extra}", chaos_server("demo", "timeout_ms = 1000"))
+}
+
+/// (meta-tool, key, outcome) of a row, for whole-table assertions.
+fn summary(row: &AuditRow) -> (String, Option<String>, Outcome) {
+    (row.meta_tool.clone(), row.tool_key.clone(), row.outcome)
+}
+
+#[tokio::test]
+async fn every_kind_of_answer_leaves_one_row_with_its_outcome() {
+    let gw = InProcess::start(&config("")).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:calculate").await;
+    let before = gw.last_rows(1000).len();
+
+    // Each answer, and what its row must say. Strict audit (the default):
+    // the row is durable before the answer leaves, so it is there at once.
+    let cases: Vec<(Value, Option<&str>, Outcome, &str)> = vec![
+        (
+            json!({"toolKey": "demo:calculate", "arguments": {"expression": "6*7"}}),
+            Some("demo:calculate"),
+            Outcome::Ok,
+            "",
+        ),
+        (
+            json!({"toolKey": "demo:fail", "arguments": {"message": "no"}}),
+            Some("demo:fail"),
+            Outcome::ToolError,
+            "",
+        ),
+        (
+            json!({"toolKey": "demo:calculate", "arguments": {"expression": 7}}),
+            Some("demo:calculate"),
+            Outcome::Failed,
+            "TOOL_VALIDATION_ERROR",
+        ),
+        (
+            json!({"toolKey": "demo:nope", "arguments": {}}),
+            Some("demo:nope"),
+            Outcome::Denied,
+            "TOOL_NOT_FOUND",
+        ),
+        (
+            json!({"toolKey": "demo:sleep", "arguments": {"ms": 5000}}),
+            Some("demo:sleep"),
+            Outcome::Timeout,
+            "TOOL_EXECUTION_TIMEOUT",
+        ),
+    ];
+    for (i, (args, key, outcome, code)) in cases.iter().enumerate() {
+        let r = call(&client, "tool_execute", args.clone()).await;
+        if code.is_empty() {
+            assert!(
+                r.structured_content.is_some() || !r.content.is_empty(),
+                "case {i}: {r:?}"
+            );
+        } else {
+            assert_eq!(error_code(&r), *code, "case {i}");
+        }
+        let rows = gw.last_rows(1000);
+        assert_eq!(
+            rows.len(),
+            before + i + 1,
+            "case {i}: one new row, written before the answer"
+        );
+        let row = rows.last().unwrap();
+        assert_eq!(
+            summary(row),
+            ("tool_execute".into(), key.map(String::from), *outcome),
+            "case {i}"
+        );
+    }
+
+    let found = discover(&client, json!("hash some text")).await;
+    let row = gw.last_rows(1).pop().unwrap();
+    assert_eq!(summary(&row), ("tool_discovery".into(), None, Outcome::Ok));
+    assert_eq!(
+        row.result_count,
+        Some(found.len() as u64),
+        "a discovery counts its results"
+    );
+    assert_eq!(
+        gw.last_rows(1000).len(),
+        before + cases.len() + 1,
+        "and nothing else was written"
+    );
+    gw.stop().await;
+}
+
+/// Strict audit: an answer whose outcome row the store will not take is
+/// withheld, with the code that says why, and the row lands once it does.
+#[tokio::test]
+async fn an_answer_whose_row_cannot_be_written_is_withheld_and_the_row_kept() {
+    let gw = InProcess::start(&config("")).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:calculate").await;
+    let store = gw.dir.path().join("mcp-gateway.db");
+    let db = rusqlite::Connection::open(&store).unwrap();
+    db.execute_batch(
+        "CREATE TRIGGER refuse_outcomes BEFORE INSERT ON audit_log
+         WHEN NEW.tool_key = 'demo:calculate' AND NEW.outcome <> 'started'
+         BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
+    )
+    .unwrap();
+
+    let r = execute(&client, "demo:calculate", json!({"expression": "6*7"})).await;
+    assert_eq!(error_code(&r), "AUDIT_UNAVAILABLE");
+    assert!(
+        !text(&r).contains("42"),
+        "the result is not in the withheld answer: {}",
+        text(&r)
+    );
+    let started: Vec<_> = gw.last_rows(5).iter().map(summary).collect();
+    assert!(
+        started.contains(&("tool_execute".into(), Some("demo:calculate".into()), Outcome::Started)),
+        "the call is on record as started: {started:?}"
+    );
+
+    db.execute_batch("DROP TRIGGER refuse_outcomes").unwrap();
+    let row = eventually(Duration::from_secs(15), "the held row", || async {
+        gw.last_rows(5)
+            .into_iter()
+            .find(|r| r.tool_key.as_deref() == Some("demo:calculate") && r.outcome == Outcome::Ok)
+    })
+    .await;
+    assert_eq!(gw.rows_of(&row.request_id).len(), 1, "one row per call");
+    gw.stop().await;
+}
+
+/// Refused before it runs: a store that will not take a call's `started`
+/// row refuses the call at once, and the server never sees it.
+#[tokio::test]
+async fn a_call_whose_start_cannot_be_recorded_is_refused_and_never_runs() {
+    let gw = InProcess::start(&config("")).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:stats").await;
+    let db = rusqlite::Connection::open(gw.dir.path().join("mcp-gateway.db")).unwrap();
+    db.execute_batch(
+        "CREATE TRIGGER refuse_starts BEFORE INSERT ON audit_log
+         WHEN NEW.outcome = 'started' BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
+    )
+    .unwrap();
+    let r = execute(&client, "demo:echo", json!({})).await;
+    assert_eq!(error_code(&r), "AUDIT_UNAVAILABLE");
+    db.execute_batch("DROP TRIGGER refuse_starts").unwrap();
+
+    let stats = execute(&client, "demo:stats", json!({})).await;
+    assert_eq!(
+        stats.structured_content.unwrap()["calls"],
+        json!(0),
+        "the refused echo never reached the server (stats counts the calls before it)"
+    );
+    gw.stop().await;
+}
+
+/// A script's row leads its request, and each call it made is a row of its
+/// own (`ID.1`, `ID.2`) with its own outcome.
+#[tokio::test]
+async fn a_scripts_inner_calls_are_rows_of_their_own_under_its_request() {
+    let gw = InProcess::start(&config("")).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:calculate").await;
+    let r = call(
+        &client,
+        "tool_execute",
+        json!({"script": "const a = await tools.call('demo:calculate', { expression: '6*7' }); \
+                          const b = await tools.call('demo:fail', {}); \
+                          return [a.structuredContent.result, b.isError];"}),
+    )
+    .await;
+    assert_eq!(r.structured_content.unwrap()["result"], json!([42, true]));
+
+    let script = gw.last_rows(1).pop().unwrap();
+    assert_eq!(
+        (script.tool_key.as_deref(), script.outcome, script.result_count),
+        (None, Outcome::Ok, Some(2)),
+        "the script's own row is written last, when it ends"
+    );
+    let rows: Vec<_> = gw
+        .rows_of(&script.request_id)
+        .iter()
+        .map(|r| (r.request_id.clone(), r.tool_key.clone(), r.outcome))
+        .collect();
+    let id = &script.request_id;
+    assert_eq!(
+        rows,
+        [
+            (id.clone(), None, Outcome::Ok),
+            (format!("{id}.1"), Some("demo:calculate".into()), Outcome::Ok),
+            (format!("{id}.2"), Some("demo:fail".into()), Outcome::ToolError),
+        ]
+    );
+    gw.stop().await;
+}
