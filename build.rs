@@ -23,7 +23,7 @@ fn embed(dist: &Path, out: &str) {
         .collect();
     files.sort();
     let mut code = format!(
-        "/// Every file of `{}`: `(name, contents)`.\npub const FILES: &[(&str, &[u8])] = &[\n",
+        "/// Every file of `{}`: `(name, contents)`.\npub(crate) const FILES: &[(&str, &[u8])] = &[\n",
         dist.display()
     );
     for path in files {

@@ -77,42 +77,42 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("checks");
     g.bench_function("access generation (the one read every request makes)", |b| {
-        b.iter(|| store.access_generation().unwrap())
+        b.iter(|| store.access_generation().unwrap());
     });
     g.bench_function("credentials: unchanged generation (cached)", |b| {
         b.to_async(&rt)
-            .iter(|| async { vault.for_server(&with, &remote, generation).await.unwrap() })
+            .iter(|| async { vault.for_server(&with, &remote, generation).await.unwrap() });
     });
     g.bench_function(
         "credentials: after a change, project without its own (one indexed read)",
         |b| {
             b.to_async(&rt)
-                .iter(|| async { vault.for_server(&without, &remote, after_a_change()).await.unwrap() })
+                .iter(|| async { vault.for_server(&without, &remote, after_a_change()).await.unwrap() });
         },
     );
     g.bench_function(
         "credentials: after a change, project with a header (read, fingerprint, cached open)",
         |b| {
             b.to_async(&rt)
-                .iter(|| async { vault.for_server(&with, &remote, after_a_change()).await.unwrap() })
+                .iter(|| async { vault.for_server(&with, &remote, after_a_change()).await.unwrap() });
         },
     );
     g.bench_function("authenticate (sqlite lookup + hash compare)", |b| {
-        b.iter(|| store.authenticate(&token).unwrap().unwrap())
+        b.iter(|| store.authenticate(&token).unwrap().unwrap());
     });
     g.bench_function("caller (token, project hint, grants; unchanged generation)", |b| {
-        b.iter(|| auth.caller(Some(&token), Some("p")).unwrap())
+        b.iter(|| auth.caller(Some(&token), Some("p")).unwrap());
     });
     g.bench_function("oauth: verify an RS256 JWT (cached JWKS)", |b| {
-        b.to_async(&rt).iter(|| async { verifier.verify(&jwt).await.unwrap() })
+        b.to_async(&rt).iter(|| async { verifier.verify(&jwt).await.unwrap() });
     });
     g.bench_function("oauth: caller from a JWT (verify, map, project, grants)", |b| {
         b.to_async(&rt)
-            .iter(|| async { auth.authenticate(Some(&jwt), Some("p")).await.unwrap() })
+            .iter(|| async { auth.authenticate(Some(&jwt), Some("p")).await.unwrap() });
     });
     g.bench_function("audit row queued", |b| {
         b.to_async(&rt)
-            .iter(|| async { store.audit(store::audit_row("r", "tool_execute")).await })
+            .iter(|| async { store.audit(store::audit_row("r", "tool_execute")).await });
     });
     g.finish();
     store.close();

@@ -309,21 +309,21 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(5));
     g.bench_function("find_files/tool_by_tool", |b| {
         b.to_async(&rt)
-            .iter(|| async { tasks.find_files_by_tool(&client, &mut Cost::default()).await })
+            .iter(|| async { tasks.find_files_by_tool(&client, &mut Cost::default()).await });
     });
     let body = tasks.find_files_script();
     g.bench_function("find_files/script", |b| {
         b.to_async(&rt)
-            .iter(|| async { script(&client, &body, &mut Cost::default()).await })
+            .iter(|| async { script(&client, &body, &mut Cost::default()).await });
     });
     let body = tasks.sum_script();
     g.bench_function("sum_structured/tool_by_tool", |b| {
         b.to_async(&rt)
-            .iter(|| async { tasks.sum_by_tool(&client, &mut Cost::default()).await })
+            .iter(|| async { tasks.sum_by_tool(&client, &mut Cost::default()).await });
     });
     g.bench_function("sum_structured/script", |b| {
         b.to_async(&rt)
-            .iter(|| async { script(&client, &body, &mut Cost::default()).await })
+            .iter(|| async { script(&client, &body, &mut Cost::default()).await });
     });
     g.finish();
 
@@ -339,7 +339,7 @@ fn bench(c: &mut Criterion) {
                 &mut Cost::default(),
             )
             .await
-        })
+        });
     });
     g.bench_function("script_one_call", |b| {
         b.to_async(&rt).iter(|| async {
@@ -349,11 +349,11 @@ fn bench(c: &mut Criterion) {
                 &mut Cost::default(),
             )
             .await
-        })
+        });
     });
     g.bench_function("script_return_1", |b| {
         b.to_async(&rt)
-            .iter(|| async { script(&client, "return 1;", &mut Cost::default()).await })
+            .iter(|| async { script(&client, "return 1;", &mut Cost::default()).await });
     });
     // The sandbox alone: a runtime with its limits, the prelude, `return 1`, teardown.
     let limits = sandbox::Limits {
@@ -367,7 +367,7 @@ fn bench(c: &mut Criterion) {
     };
     let cancel = Arc::new(AtomicBool::new(false));
     g.bench_function("sandbox_start_and_return_1", |b| {
-        b.iter(|| sandbox::run("return 1;", &limits, &mut NoHost, &cancel))
+        b.iter(|| sandbox::run("return 1;", &limits, &mut NoHost, &cancel));
     });
     g.finish();
     drop(child);

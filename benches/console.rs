@@ -42,7 +42,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("usage");
     group.sample_size(10);
     group.bench_function("week, nothing rolled up", |b| {
-        b.iter(|| store.usage(UsageRange::Week, None, None, chrono::Utc::now()).unwrap())
+        b.iter(|| store.usage(UsageRange::Week, None, None, chrono::Utc::now()).unwrap());
     });
     let rolled = Instant::now();
     let rows = store.roll_up_usage().unwrap();
@@ -55,7 +55,7 @@ fn bench(c: &mut Criterion) {
         let calls = store.usage(range, None, None, chrono::Utc::now()).unwrap().calls;
         eprintln!("{name}: {calls} calls in range");
         group.bench_function(format!("{name}, all projects"), |b| {
-            b.iter(|| store.usage(range, None, None, chrono::Utc::now()).unwrap())
+            b.iter(|| store.usage(range, None, None, chrono::Utc::now()).unwrap());
         });
     }
     group.bench_function("week, one project", |b| {
@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion) {
             store
                 .usage(UsageRange::Week, Some(3), None, chrono::Utc::now())
                 .unwrap()
-        })
+        });
     });
     group.finish();
 }

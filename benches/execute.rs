@@ -96,19 +96,19 @@ fn bench(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(5));
     g.bench_function("direct/stdio", |b| {
         b.to_async(&rt)
-            .iter(|| async { demo_stdio.call_tool(direct("6*7")).await.unwrap() })
+            .iter(|| async { demo_stdio.call_tool(direct("6*7")).await.unwrap() });
     });
     g.bench_function("gateway/stdio", |b| {
         b.to_async(&rt)
-            .iter(|| async { gw_stdio.call_tool(via_gateway("6*7")).await.unwrap() })
+            .iter(|| async { gw_stdio.call_tool(via_gateway("6*7")).await.unwrap() });
     });
     g.bench_function("direct/http", |b| {
         b.to_async(&rt)
-            .iter(|| async { demo_http.call_tool(direct("6*7")).await.unwrap() })
+            .iter(|| async { demo_http.call_tool(direct("6*7")).await.unwrap() });
     });
     g.bench_function("gateway/http", |b| {
         b.to_async(&rt)
-            .iter(|| async { gw_http.call_tool(via_gateway("6*7")).await.unwrap() })
+            .iter(|| async { gw_http.call_tool(via_gateway("6*7")).await.unwrap() });
     });
     g.finish();
 }

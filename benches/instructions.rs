@@ -62,7 +62,9 @@ const AUDIT_SETTLE: Duration = Duration::from_millis(80);
 /// Callgrind dumps its counters on entering this and [`instructions_stop`]
 /// (`--dump-before`: a dump covers and restarts every thread's count, where
 /// `--zero-before` would restart only the calling thread's). Their bodies
-/// differ, so the linker cannot fold the two into one symbol.
+/// differ, so the linker cannot fold the two into one symbol. Unmangled
+/// names are unsafe by the language (they could clash); callgrind needs them.
+#[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn instructions_start(case: &str) {
@@ -70,6 +72,7 @@ pub fn instructions_start(case: &str) {
 }
 
 /// See [`instructions_start`].
+#[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn instructions_stop(case: &str) {

@@ -305,7 +305,7 @@ async fn main() {
             " (tool_execute and tool_discovery alternating)"
         }
     );
-    println!("gateway RSS: {} KiB before, {} KiB after", rss_before, rss_after);
+    println!("gateway RSS: {rss_before} KiB before, {rss_after} KiB after");
     let samples = sampler.await.unwrap();
     println!("gateway RSS (MiB) every {} s: {samples:?}", seconds.div_ceil(10).max(1));
 }

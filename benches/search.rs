@@ -125,7 +125,7 @@ fn bench(c: &mut Criterion) {
     let query = QueryVector::new(&pseudo_unit(384, 999_999));
     let blend = Blend::default();
     g.bench_function("meanings pulls, 10k remembered", |b| {
-        b.iter(|| full.pulls(&query, NOW, &blend))
+        b.iter(|| full.pulls(&query, NOW, &blend));
     });
     g.sample_size(10);
     for n in [1_000, 10_000, 50_000] {
@@ -145,7 +145,7 @@ fn bench(c: &mut Criterion) {
                     prior: None,
                 };
                 mcp_gateway::rank::local::bm25(v, &request)
-            })
+            });
         });
     }
     g.finish();

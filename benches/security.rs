@@ -37,7 +37,7 @@ fn bench(c: &mut Criterion) {
         "labels": ["enhancement", "tasks"], "draft": false
     });
     g.bench_function("scan tool_execute arguments (6 fields)", |b| {
-        b.iter(|| leaks::scan(&arguments))
+        b.iter(|| leaks::scan(&arguments));
     });
     let page = "Results for 'raft leader election': 12 documents, newest first. ".repeat(64);
     g.bench_function("screen a 4 KiB text result", |b| b.iter(|| leaks::redact_text(&page)));
@@ -53,7 +53,7 @@ fn bench(c: &mut Criterion) {
                 .iter()
                 .map(|(s, tools)| tools.iter().map(|t| scan::scan(s, t, &neighbours).len()).sum::<usize>())
                 .sum::<usize>()
-        })
+        });
     });
     let dir = tempfile::tempdir().unwrap();
     let security = Security::new(
@@ -62,7 +62,7 @@ fn bench(c: &mut Criterion) {
     );
     security.review(&listings).unwrap(); // first sight: everything pinned
     g.bench_function("review 1,764 pinned tools (a catalog rebuild)", |b| {
-        b.iter(|| security.review(&listings).unwrap())
+        b.iter(|| security.review(&listings).unwrap());
     });
     g.finish();
 }

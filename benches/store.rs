@@ -40,25 +40,25 @@ fn bench(c: &mut Criterion) {
         let (_, token) = store.issue_token("p", "bench").unwrap();
         let auth = Authenticator::new(store.clone(), None, None);
         g.bench_function(format!("{engine}: access generation (every request)"), |b| {
-            b.iter(|| store.access_generation().unwrap())
+            b.iter(|| store.access_generation().unwrap());
         });
         g.bench_function(format!("{engine}: caller, generation unchanged (every request)"), |b| {
-            b.iter(|| auth.caller(Some(&token), Some("p")).unwrap())
+            b.iter(|| auth.caller(Some(&token), Some("p")).unwrap());
         });
         g.bench_function(format!("{engine}: authenticate a token (after a change)"), |b| {
-            b.iter(|| store.authenticate(&token).unwrap().unwrap())
+            b.iter(|| store.authenticate(&token).unwrap().unwrap());
         });
         // Each request a second after the last: always within the budget.
         let now = std::cell::Cell::new(0i64);
         g.bench_function(format!("{engine}: shared rate budget taken"), |b| {
             b.iter(|| {
                 now.set(now.get() + 1000);
-                store.take_rate("bench", now.get(), 100, 0).unwrap().unwrap()
-            })
+                store.take_rate("bench", now.get(), 100, 0).unwrap().unwrap();
+            });
         });
         g.bench_function(format!("{engine}: audit row queued"), |b| {
             b.to_async(&rt)
-                .iter(|| async { store.audit(store::audit_row("r", "tool_execute")).await })
+                .iter(|| async { store.audit(store::audit_row("r", "tool_execute")).await });
         });
         store.close();
     }

@@ -719,6 +719,7 @@ mod tests {
     /// teaches its terms and meaning once, however often the tool runs and
     /// whichever replica runs it.
     #[tokio::test]
+    #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
     async fn an_execute_on_another_replica_follows_the_discovery_through_the_store() {
         let (_dir, at) = crate::store::test_database();
         let (one, two) = (

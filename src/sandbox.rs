@@ -592,6 +592,9 @@ struct Heap {
     state: Rc<State>,
 }
 
+// The allocator QuickJS gets is unsafe by its trait: the one place outside
+// the encoder crate where the workspace allows unsafe code.
+#[allow(unsafe_code)]
 impl Heap {
     fn admit(&mut self, size: usize) -> bool {
         let fits = self.used.saturating_add(size) <= self.limit;
@@ -612,6 +615,7 @@ impl Heap {
 
 // SAFETY: every pointer comes from, and goes back to, RustAllocator; this
 // only counts their sizes and refuses allocations past the limit.
+#[allow(unsafe_code)]
 unsafe impl Allocator for Heap {
     fn alloc(&mut self, size: usize) -> *mut u8 {
         if !self.admit(size) {

@@ -545,15 +545,58 @@ fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
 #[path = "../tests/suite/common/postgres.rs"]
 pub(crate) mod test_cluster;
 
-/// A fresh store on each engine: a SQLite file, and a database of its own
-/// on the test binary's PostgreSQL cluster. Store tests run on both.
+/// A fresh SQLite store in a folder of its own.
 #[cfg(test)]
-pub(crate) fn test_stores() -> Vec<(tempfile::TempDir, Store)> {
-    let file = tempfile::tempdir().unwrap();
-    let sqlite = Store::open(&file.path().join("gw.db")).unwrap();
-    let (dir, at) = test_database();
-    vec![(file, sqlite), (dir, Store::open_at(&at).unwrap())]
+pub(crate) fn sqlite_test_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("gw.db")).unwrap();
+    (dir, store)
 }
+
+/// A fresh store on its own database of the test binary's PostgreSQL cluster.
+#[cfg(test)]
+pub(crate) fn postgres_test_store() -> (tempfile::TempDir, Store) {
+    let (dir, at) = test_database();
+    let store = Store::open_at(&at).unwrap();
+    (dir, store)
+}
+
+/// One store test on each engine: `each_engine!(NAME)` beside `fn NAME((dir,
+/// s): (TempDir, Store))` (or `each_engine!(async NAME)` beside an async
+/// one) defines `NAME::sqlite`, which runs anywhere, and `NAME::postgres`,
+/// which needs PostgreSQL, so only the full tier runs it (`cargo test --
+/// --include-ignored`, docs/src/contributing.md).
+#[cfg(test)]
+macro_rules! each_engine {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name($crate::store::sqlite_test_store())
+            }
+            #[test]
+            #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
+            fn postgres() {
+                super::$name($crate::store::postgres_test_store())
+            }
+        }
+    };
+    (async $name:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name($crate::store::sqlite_test_store()).await
+            }
+            #[tokio::test]
+            #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
+            async fn postgres() {
+                super::$name($crate::store::postgres_test_store()).await
+            }
+        }
+    };
+}
+#[cfg(test)]
+pub(crate) use each_engine;
 
 /// A fresh database on the test binary's PostgreSQL cluster, for stores
 /// that share it as replicas do (and the folder their key file would be in).

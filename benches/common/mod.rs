@@ -4,20 +4,20 @@
 use tokio::io::AsyncBufReadExt;
 
 /// The binary cargo built for the benches.
-pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
 
 /// Bench gateways never fetch a missing embedding model (its download and
 /// embedding would load the machine being measured): port 9 refuses at once.
-pub const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
+pub(crate) const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
 
 /// Starts `mcp-gateway ARGS` (a command that prints "listening on http://…" on
 /// stderr) and returns that URL with the child, which dies with its handle.
-pub async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
+pub(crate) async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
     spawn_with(args, &[]).await
 }
 
 /// [`spawn`] with extra environment variables.
-pub async fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (String, tokio::process::Child) {
+pub(crate) async fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (String, tokio::process::Child) {
     let mut child = tokio::process::Command::new(BIN)
         .args(args)
         .envs(env.iter().copied())

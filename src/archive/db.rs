@@ -36,7 +36,7 @@ CREATE INDEX IF NOT EXISTS citations_target ON citations(target_id);
 ";
 
 /// Opens (and creates, for the indexer) the database.
-pub fn open(path: &Path, write: bool) -> Result<Connection, rusqlite::Error> {
+pub(super) fn open(path: &Path, write: bool) -> Result<Connection, rusqlite::Error> {
     let conn = if write {
         Connection::open(path)?
     } else {
@@ -59,7 +59,7 @@ pub fn open(path: &Path, write: bool) -> Result<Connection, rusqlite::Error> {
 
 /// What the indexer knows of a document from the last run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Known {
+pub(super) struct Known {
     /// Its id.
     pub id: String,
     /// Bytes.
@@ -71,7 +71,7 @@ pub struct Known {
 }
 
 /// Every indexed document by path.
-pub fn known(conn: &Connection) -> Result<std::collections::HashMap<String, Known>, rusqlite::Error> {
+pub(super) fn known(conn: &Connection) -> Result<std::collections::HashMap<String, Known>, rusqlite::Error> {
     let mut stmt = conn.prepare("SELECT path, id, size, mtime_ns, hash FROM documents")?;
     let rows = stmt.query_map([], |r| {
         Ok((
@@ -121,17 +121,17 @@ fn citations_where(conn: &Connection, column: &str, id: &str) -> Result<Vec<Cita
 }
 
 /// What `id` cites.
-pub fn citing(conn: &Connection, id: &str) -> Result<Vec<Citation>, rusqlite::Error> {
+pub(super) fn citing(conn: &Connection, id: &str) -> Result<Vec<Citation>, rusqlite::Error> {
     citations_where(conn, "source_id", id)
 }
 
 /// What cites `id`.
-pub fn cited_by(conn: &Connection, id: &str) -> Result<Vec<Citation>, rusqlite::Error> {
+pub(super) fn cited_by(conn: &Connection, id: &str) -> Result<Vec<Citation>, rusqlite::Error> {
     citations_where(conn, "target_id", id)
 }
 
 /// A document's title, for graph nodes outside the results.
-pub fn title(conn: &Connection, id: &str) -> Result<Option<String>, rusqlite::Error> {
+pub(super) fn title(conn: &Connection, id: &str) -> Result<Option<String>, rusqlite::Error> {
     let mut stmt = conn.prepare_cached("SELECT title FROM documents WHERE id = ?1")?;
     let mut rows = stmt.query(params![id])?;
     rows.next()?.map(|r| r.get(0)).transpose()

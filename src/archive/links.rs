@@ -6,13 +6,13 @@
 use std::collections::HashMap;
 
 /// Confidence of a link that names a document exactly.
-pub const EXACT: f64 = 1.0;
+pub(super) const EXACT: f64 = 1.0;
 /// Confidence of a link that matches a document's URL only loosely.
-pub const LOOSE: f64 = 0.8;
+pub(super) const LOOSE: f64 = 0.8;
 
 /// Every archived document by path and by source URL.
 #[derive(Debug, Default)]
-pub struct Resolver {
+pub(super) struct Resolver {
     by_path: HashMap<String, String>,
     by_url: HashMap<String, String>,
     by_loose_url: HashMap<String, String>,
@@ -20,7 +20,7 @@ pub struct Resolver {
 
 impl Resolver {
     /// Learns a document: its id, archive path (`archive/dir/file.md`) and source URL.
-    pub fn add(&mut self, id: &str, path: &str, source_url: Option<&str>) {
+    pub(super) fn add(&mut self, id: &str, path: &str, source_url: Option<&str>) {
         self.by_path.insert(path.to_string(), id.to_string());
         if let Some(url) = source_url {
             self.by_url.insert(without_fragment(url).to_string(), id.to_string());
@@ -29,7 +29,7 @@ impl Resolver {
     }
 
     /// The document a link in the document at `from` points to, with confidence.
-    pub fn resolve(&self, from: &str, url: &str) -> Option<(String, f64)> {
+    pub(super) fn resolve(&self, from: &str, url: &str) -> Option<(String, f64)> {
         if url.contains("://") {
             if let Some(id) = self.by_url.get(without_fragment(url)) {
                 return Some((id.clone(), EXACT));
@@ -50,7 +50,7 @@ fn without_fragment(url: &str) -> &str {
 }
 
 /// `HTTPS://www.Example.com/a/?q=1#x` → `example.com/a`.
-pub fn loose(url: &str) -> String {
+pub(super) fn loose(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let rest = rest.split(['#', '?']).next().unwrap_or(rest);
     let (host, path) = rest.split_once('/').unwrap_or((rest, ""));

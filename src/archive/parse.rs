@@ -14,7 +14,7 @@ use crate::text::{one_line, truncate};
 
 /// What kind of file this is, by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     /// `.md`, `.markdown`
     Markdown,
     /// `.txt`
@@ -25,7 +25,7 @@ pub enum Kind {
 
 impl Kind {
     /// The kind of a file name, or `None` for files the archive does not read.
-    pub fn of(name: &str) -> Option<Kind> {
+    pub(super) fn of(name: &str) -> Option<Kind> {
         let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
         match ext.as_str() {
             "md" | "markdown" => Some(Kind::Markdown),
@@ -38,7 +38,7 @@ impl Kind {
 
 /// A link found in a document.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Link {
+pub(super) struct Link {
     /// As written (absolute URL or relative path).
     pub url: String,
     /// The sentence around it.
@@ -47,7 +47,7 @@ pub struct Link {
 
 /// A parsed document.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Parsed {
+pub(super) struct Parsed {
     /// Title from metadata, a first heading, or the file name.
     pub title: String,
     /// Where it was saved from.
@@ -62,7 +62,7 @@ pub struct Parsed {
 
 /// Why a file is skipped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Unreadable {
+pub(super) enum Unreadable {
     /// NUL bytes: not text.
     #[error("binary content")]
     Binary,
@@ -72,7 +72,7 @@ pub enum Unreadable {
 }
 
 /// Parses `bytes` of a file of `kind`; `stem` is the fallback title.
-pub fn parse(bytes: &[u8], kind: Kind, stem: &str) -> Result<Parsed, Unreadable> {
+pub(super) fn parse(bytes: &[u8], kind: Kind, stem: &str) -> Result<Parsed, Unreadable> {
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(Unreadable::Binary);
     }

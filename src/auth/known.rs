@@ -16,11 +16,11 @@ use crate::access::{Grants, Project};
 /// distinct valid tokens costs store reads, never memory).
 const MAX_TOKENS: usize = 10_000;
 /// How often a token's use is recorded at most (`last_used_at` is for people).
-pub const RECORD_USE_EVERY: Duration = Duration::from_secs(60);
+pub(super) const RECORD_USE_EVERY: Duration = Duration::from_secs(60);
 
 /// Callers resolved at one access generation.
 #[derive(Debug, Default)]
-pub struct Known {
+pub(super) struct Known {
     generation: i64,
     /// Gateway tokens that matched, by the SHA-256 of the whole token.
     tokens: HashMap<[u8; 32], KnownToken>,
@@ -38,13 +38,13 @@ struct KnownToken {
 }
 
 /// The key a token is remembered by; the token itself is not kept.
-pub fn token_key(token: &str) -> [u8; 32] {
+pub(super) fn token_key(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
 impl Known {
     /// Starts over when the store's generation moved past what is known.
-    pub fn follow(&mut self, generation: i64) {
+    pub(super) fn follow(&mut self, generation: i64) {
         if generation != self.generation {
             *self = Known {
                 generation,
@@ -54,13 +54,13 @@ impl Known {
     }
 
     /// The generation what is known was read at.
-    pub fn generation(&self) -> i64 {
+    pub(super) fn generation(&self) -> i64 {
         self.generation
     }
 
     /// A remembered token's id and project, and whether its use is due to be
     /// recorded again (then it counts as recorded now).
-    pub fn token(&mut self, key: &[u8; 32], now: Instant) -> Option<(i64, Project, bool)> {
+    pub(super) fn token(&mut self, key: &[u8; 32], now: Instant) -> Option<(i64, Project, bool)> {
         let t = self.tokens.get_mut(key)?;
         let due = now.duration_since(t.recorded) >= RECORD_USE_EVERY;
         if due {
@@ -70,7 +70,7 @@ impl Known {
     }
 
     /// Remembers a token the store accepted (its use was just recorded).
-    pub fn remember_token(&mut self, key: [u8; 32], id: i64, project: &Project, now: Instant) {
+    pub(super) fn remember_token(&mut self, key: [u8; 32], id: i64, project: &Project, now: Instant) {
         if self.tokens.len() >= MAX_TOKENS {
             self.tokens.clear();
         }
@@ -86,22 +86,22 @@ impl Known {
     }
 
     /// A remembered project.
-    pub fn project(&self, name: &str) -> Option<Project> {
+    pub(super) fn project(&self, name: &str) -> Option<Project> {
         self.projects.get(name).cloned()
     }
 
     /// Remembers a project that exists.
-    pub fn remember_project(&mut self, project: &Project) {
+    pub(super) fn remember_project(&mut self, project: &Project) {
         self.projects.insert(project.name.clone(), project.clone());
     }
 
     /// A project's remembered grants.
-    pub fn grants(&self, project_id: i64) -> Option<Arc<Grants>> {
+    pub(super) fn grants(&self, project_id: i64) -> Option<Arc<Grants>> {
         self.grants.get(&project_id).cloned()
     }
 
     /// Remembers a project's grants.
-    pub fn remember_grants(&mut self, project_id: i64, grants: Arc<Grants>) {
+    pub(super) fn remember_grants(&mut self, project_id: i64, grants: Arc<Grants>) {
         self.grants.insert(project_id, grants);
     }
 }

@@ -264,7 +264,7 @@ fn search_word(s: Option<Search>) -> &'static str {
 }
 
 /// Runs a `project` command.
-pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode> {
     let store = open(config)?;
     match cmd {
         ProjectCommand::Create { name, search, json } => {
@@ -403,7 +403,7 @@ pub fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<ExitCode>
 }
 
 /// Runs a `token` command.
-pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
     let store = open(config)?;
     match cmd {
         TokenCommand::Issue {
@@ -485,7 +485,7 @@ pub fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `grant` (`allow = true`) or `revoke`.
-pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitCode> {
+pub(super) fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitCode> {
     if !config.servers.iter().any(|s| s.name == a.server) {
         eprintln!(
             "note: no server named '{}' in {}; the grant applies once one is configured",
@@ -511,7 +511,7 @@ pub fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Result<ExitC
 }
 
 /// Runs an `audit` command.
-pub fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
     let store = open(config)?;
     let (project, request, lines, json) = match cmd {
         AuditCommand::Tail {

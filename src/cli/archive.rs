@@ -58,7 +58,7 @@ fn archives(config: &Config) -> anyhow::Result<Arc<ArchivesConfig>> {
 }
 
 /// Runs an `archive` command.
-pub fn run(config: &Config, command: ArchiveCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn run(config: &Config, command: ArchiveCommand) -> anyhow::Result<ExitCode> {
     let archives = archives(config)?;
     match command {
         ArchiveCommand::Index { json } => index(&archives, json),

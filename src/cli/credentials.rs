@@ -189,7 +189,7 @@ fn check_kind(server: &ServerConfig, kind: CredentialKind, name: &str, value: &s
 }
 
 /// Runs a `secret` command.
-pub fn secret(config: &Config, cmd: SecretCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn secret(config: &Config, cmd: SecretCommand) -> anyhow::Result<ExitCode> {
     let store = open_store(config)?;
     match cmd {
         SecretCommand::Set { target, header, env } => {
@@ -264,7 +264,7 @@ pub fn secret(config: &Config, cmd: SecretCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `login`.
-pub async fn login(config: &Config, args: LoginArgs) -> anyhow::Result<ExitCode> {
+pub(super) async fn login(config: &Config, args: LoginArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(config)?;
     if args.status {
         return status(&store, args.project.as_deref(), args.json);
@@ -349,7 +349,7 @@ fn status(store: &Store, project_filter: Option<&str>, json: bool) -> anyhow::Re
 }
 
 /// Runs `logout`: forgets the project's tokens for the server.
-pub fn logout(config: &Config, args: LogoutArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn logout(config: &Config, args: LogoutArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(config)?;
     let p = project(&store, &args.project)?;
     if store.remove_credential(p.id, &args.server, CredentialKind::OAuth, None)? == 0 {

@@ -29,7 +29,7 @@ pub enum ModelCommand {
 }
 
 /// Runs a `model` command.
-pub async fn run(config: &Config, command: ModelCommand) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(config: &Config, command: ModelCommand) -> anyhow::Result<ExitCode> {
     let ModelCommand::Install { dir, from, force } = command;
     let configured = config.semantic.clone().unwrap_or_else(|| SemanticConfig {
         model_dir: semantic::DEFAULT_MODEL_DIR.into(),
@@ -71,7 +71,7 @@ pub async fn run(config: &Config, command: ModelCommand) -> anyhow::Result<ExitC
     match tokio::task::spawn_blocking(move || semantic::Semantic::load(&check)).await? {
         Ok(model) => println!("loaded: {}-dimensional embeddings; hybrid search is ready", model.dim()),
         Err(semantic::Error::NotBuilt) => {
-            println!("this build has no semantic search: build with `--features semantic` to use the model")
+            println!("this build has no semantic search: build with `--features semantic` to use the model");
         }
         Err(e) => return Err(e.into()),
     }

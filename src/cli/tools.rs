@@ -41,7 +41,7 @@ pub enum ToolsCommand {
 }
 
 /// Runs a `tools` subcommand.
-pub fn run(config: &Config, command: ToolsCommand) -> anyhow::Result<ExitCode> {
+pub(super) fn run(config: &Config, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     let store = Store::open_at(&config.store)?;
     match command {
         ToolsCommand::Changes { server, json } => {

@@ -2,7 +2,7 @@
 
 /// The path of the running gateway binary, always defined, so the shipped
 /// config can start the built-in demo server wherever the binary lives.
-pub const SELF_EXE_VAR: &str = "MCP_GATEWAY_EXE";
+pub(super) const SELF_EXE_VAR: &str = "MCP_GATEWAY_EXE";
 
 /// Replaces `${VAR}` and `${VAR:-default}` from the environment; `$$` is a literal `$`.
 ///

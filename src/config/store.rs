@@ -82,7 +82,7 @@ impl StoreLocation {
 /// `postgresql://` URL, `sqlite:PATH`, or a path. Any other URL scheme is
 /// refused rather than taken for a folder; the value itself is not repeated,
 /// as a database URL may hold a password.
-pub fn locate(value: &str, base: &Path) -> Result<StoreLocation, String> {
+pub(super) fn locate(value: &str, base: &Path) -> Result<StoreLocation, String> {
     if value.starts_with("postgres://") || value.starts_with("postgresql://") {
         return Ok(StoreLocation::Postgres {
             url: value.to_string(),

@@ -35,14 +35,14 @@ const MAX_SESSIONS: usize = 1024;
 
 /// An operator, as the console knows them for one request.
 #[derive(Debug, Clone)]
-pub struct Admin {
+pub(super) struct Admin {
     /// Who, for the admin log.
     pub actor: Actor,
 }
 
 /// Why a console request was refused.
 #[derive(Debug, thiserror::Error)]
-pub enum Denied {
+pub(super) enum Denied {
     /// No credential, or one that is unknown, revoked or expired.
     #[error("sign in with an admin token (mcp-gateway token issue --admin)")]
     NoCredential,
@@ -77,7 +77,7 @@ struct Session {
 
 /// Open console sessions, by the SHA-256 of their cookie value.
 #[derive(Default)]
-pub struct Sessions(Mutex<HashMap<[u8; 32], Session>>);
+pub(super) struct Sessions(Mutex<HashMap<[u8; 32], Session>>);
 
 impl std::fmt::Debug for Sessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -134,7 +134,7 @@ fn check_origin(headers: &HeaderMap) -> Result<(), Denied> {
 impl Sessions {
     /// Who `token` is, if an operator: an admin token, or an OAuth token
     /// with the admin scope. A project token is refused with 403.
-    pub async fn identify(gateway: &Gateway, token: &str) -> Result<(Actor, Duration), Denied> {
+    pub(super) async fn identify(gateway: &Gateway, token: &str) -> Result<(Actor, Duration), Denied> {
         let token = token.trim();
         if let Some(id) = gateway.store().authenticate_admin(token)? {
             return Ok((Actor::AdminToken(id), ADMIN_SESSION));
@@ -169,7 +169,7 @@ impl Sessions {
     }
 
     /// Opens a session for `token`: the cookie's value and the CSRF token.
-    pub async fn open(
+    pub(super) async fn open(
         &self,
         gateway: &Gateway,
         headers: &HeaderMap,
@@ -199,7 +199,7 @@ impl Sessions {
     }
 
     /// Ends the session the request carries.
-    pub fn close(&self, headers: &HeaderMap) {
+    pub(super) fn close(&self, headers: &HeaderMap) {
         if let Some(value) = text(headers, header::COOKIE).and_then(|c| cookie(c, COOKIE)) {
             self.0.lock().expect("console sessions lock").remove(&digest(value));
         }
@@ -208,7 +208,7 @@ impl Sessions {
     /// The operator behind a request, and the session's CSRF token when it
     /// came with a session. Changes (any method but GET) must be same-origin
     /// and, with a session, carry its CSRF token.
-    pub async fn admit(
+    pub(super) async fn admit(
         &self,
         gateway: &Gateway,
         method: &Method,
@@ -253,7 +253,7 @@ impl Sessions {
 }
 
 /// `Set-Cookie` for a new session (`None`: the one that ends it).
-pub fn set_cookie(value: Option<&str>) -> String {
+pub(super) fn set_cookie(value: Option<&str>) -> String {
     match value {
         Some(v) => format!(
             "{COOKIE}={v}; Path=/console; HttpOnly; SameSite=Strict; Max-Age={}",

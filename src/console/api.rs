@@ -32,13 +32,13 @@ const TOP_TOOLS: usize = 10;
 type Answer = Result<Response, ApiError>;
 
 /// `{"error": {"code", "message"}}` with `status`.
-pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
+pub(super) fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
 }
 
 /// A request the API refused or could not answer.
 #[derive(Debug)]
-pub struct ApiError {
+pub(super) struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
@@ -122,12 +122,12 @@ fn server_row(console: &Console, server: &Downstream) -> Value {
 }
 
 /// `GET /console/api/session`: who is signed in, and the CSRF token for changes.
-pub async fn session(Extension(admin): Extension<Admin>, Extension(csrf): Extension<Option<String>>) -> Answer {
+pub(super) async fn session(Extension(admin): Extension<Admin>, Extension(csrf): Extension<Option<String>>) -> Answer {
     ok(json!({ "actor": admin.actor.to_string(), "csrf": csrf }))
 }
 
 /// `GET /console/api/overview`: servers, projects, search, recent actions.
-pub async fn overview(State(console): State<Console>) -> Answer {
+pub(super) async fn overview(State(console): State<Console>) -> Answer {
     let store = console.gateway.store();
     let servers: Vec<Value> = console
         .gateway
@@ -164,7 +164,7 @@ pub async fn overview(State(console): State<Console>) -> Answer {
 
 /// `GET /console/api/requests/{id}`: one request's audit rows; for a
 /// script, its own row and then its inner calls (`ID.1`, `ID.2`…).
-pub async fn request(State(console): State<Console>, Path(id): Path<String>) -> Answer {
+pub(super) async fn request(State(console): State<Console>, Path(id): Path<String>) -> Answer {
     bounded("request id", &id, MAX_REQUEST_ID_BYTES).map_err(|e| bad_request(&e.to_string()))?;
     let rows = console.gateway.store().audit_request(&id).map_err(store_error)?;
     if rows.is_empty() {
@@ -176,7 +176,7 @@ pub async fn request(State(console): State<Console>, Path(id): Path<String>) -> 
 /// `GET /console/api/servers/{name}`: the server and its tools, each with
 /// its tags, what the rules and the security review decided, and the
 /// projects that may see it.
-pub async fn server(State(console): State<Console>, Path(name): Path<String>) -> Answer {
+pub(super) async fn server(State(console): State<Console>, Path(name): Path<String>) -> Answer {
     let gateway = &console.gateway;
     let server = gateway
         .registry()
@@ -221,7 +221,7 @@ pub async fn server(State(console): State<Console>, Path(name): Path<String>) ->
 }
 
 /// `POST /console/api/servers/{name}/{restart|relist}`.
-pub async fn server_action(
+pub(super) async fn server_action(
     State(console): State<Console>,
     Extension(admin): Extension<Admin>,
     Path((name, action)): Path<(String, String)>,
@@ -253,7 +253,7 @@ pub async fn server_action(
 
 /// `GET /console/api/projects/{name}`: search, grants, tokens, credential
 /// names (never values), and the servers a grant may name.
-pub async fn project(State(console): State<Console>, Path(name): Path<String>) -> Answer {
+pub(super) async fn project(State(console): State<Console>, Path(name): Path<String>) -> Answer {
     let store = console.gateway.store();
     let p = store
         .project(&name)
@@ -283,7 +283,7 @@ pub async fn project(State(console): State<Console>, Path(name): Path<String>) -
 /// A grant or revocation, as the page sends it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GrantBody {
+pub(super) struct GrantBody {
     server: String,
     #[serde(default)]
     tool: Option<String>,
@@ -291,7 +291,7 @@ pub struct GrantBody {
 }
 
 /// `POST /console/api/projects/{name}/grants`.
-pub async fn grant(
+pub(super) async fn grant(
     State(console): State<Console>,
     Extension(admin): Extension<Admin>,
     Path(name): Path<String>,
@@ -313,13 +313,13 @@ pub async fn grant(
 /// A token to issue.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TokenBody {
+pub(super) struct TokenBody {
     #[serde(default)]
     label: String,
 }
 
 /// `POST /console/api/projects/{name}/tokens`: the secret, shown this once.
-pub async fn issue_token(
+pub(super) async fn issue_token(
     State(console): State<Console>,
     Extension(admin): Extension<Admin>,
     Path(name): Path<String>,
@@ -331,7 +331,7 @@ pub async fn issue_token(
 }
 
 /// `POST /console/api/tokens/{id}/revoke`.
-pub async fn revoke_token(
+pub(super) async fn revoke_token(
     State(console): State<Console>,
     Extension(admin): Extension<Admin>,
     Path(id): Path<i64>,
@@ -343,12 +343,12 @@ pub async fn revoke_token(
 /// A search strategy to set.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SearchBody {
+pub(super) struct SearchBody {
     search: String,
 }
 
 /// `POST /console/api/projects/{name}/search`.
-pub async fn set_search(
+pub(super) async fn set_search(
     State(console): State<Console>,
     Extension(admin): Extension<Admin>,
     Path(name): Path<String>,
@@ -364,7 +364,7 @@ pub async fn set_search(
 
 /// `?range=hour|day|week&project=NAME&tool=KEY`.
 #[derive(Debug, Deserialize)]
-pub struct UsageQuery {
+pub(super) struct UsageQuery {
     range: Option<String>,
     project: Option<String>,
     tool: Option<String>,
@@ -372,7 +372,7 @@ pub struct UsageQuery {
 
 /// `GET /console/api/usage`: calls over time, per tool and per project (of
 /// one project or tool, when given), with the charts drawn.
-pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) -> Answer {
+pub(super) async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) -> Answer {
     let range = match q.range.as_deref() {
         None => UsageRange::Day,
         Some(word) => UsageRange::parse(word).ok_or_else(|| bad_request("range is one of hour, day, week"))?,
@@ -425,7 +425,7 @@ pub async fn usage(State(console): State<Console>, Query(q): Query<UsageQuery>) 
 /// A playground search: a project, and `tool_discovery`'s own arguments.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SearchPlay {
+pub(super) struct SearchPlay {
     project: String,
     arguments: serde_json::Map<String, Value>,
 }
@@ -433,7 +433,7 @@ pub struct SearchPlay {
 /// `POST /console/api/search`: what `tool_discovery` answers the project
 /// (the same function, so the same answer), and the tools that would match
 /// but the project cannot see, marked hidden.
-pub async fn search(State(console): State<Console>, Json(body): Json<SearchPlay>) -> Answer {
+pub(super) async fn search(State(console): State<Console>, Json(body): Json<SearchPlay>) -> Answer {
     let gateway = &console.gateway;
     let caller = gateway.caller_for_project(&body.project).map_err(store_error)?;
     let args = DiscoverArgs::parse(Some(body.arguments)).map_err(|e| bad_request(&e))?;

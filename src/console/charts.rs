@@ -18,7 +18,7 @@ use crate::text::escape_html as escape;
 
 /// Calls per bucket as stacked bars, with the total in `data-total` and
 /// each bar's counts in its title (what a pointer over it shows).
-pub fn calls_over_time(series: &[Bucket], label: &str) -> String {
+pub(super) fn calls_over_time(series: &[Bucket], label: &str) -> String {
     let max = series.iter().map(|b| b.calls).max().unwrap_or(0).max(1);
     let total: u64 = series.iter().map(|b| b.calls).sum();
     let plot = (HEIGHT - AXIS) as f64;
@@ -66,7 +66,7 @@ pub fn calls_over_time(series: &[Bucket], label: &str) -> String {
 }
 
 /// Horizontal bars of `value(row)` for the first `limit` rows (those with a value).
-pub fn top_bars(rows: &[UsageRow], value: impl Fn(&UsageRow) -> u64, limit: usize, label: &str) -> String {
+pub(super) fn top_bars(rows: &[UsageRow], value: impl Fn(&UsageRow) -> u64, limit: usize, label: &str) -> String {
     let shown: Vec<(&UsageRow, u64)> = rows
         .iter()
         .map(|r| (r, value(r)))

@@ -319,7 +319,7 @@ mod redirect {
     use tokio::sync::mpsc;
 
     /// Serves until the authorization server sends the browser back; the full callback URL.
-    pub async fn wait(listener: TcpListener) -> std::io::Result<String> {
+    pub(super) async fn wait(listener: TcpListener) -> std::io::Result<String> {
         let base = format!("http://{}", listener.local_addr()?);
         let (tx, mut rx) = mpsc::channel::<String>(1);
         let app = axum::Router::new()

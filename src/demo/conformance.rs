@@ -17,10 +17,10 @@ use serde_json::{Map, Value, json};
 const PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 /// The resource the subscription scenarios watch.
-pub const WATCHED: &str = "test://watched-resource";
+pub(super) const WATCHED: &str = "test://watched-resource";
 
 /// The scenarios' direct resources.
-pub fn resources() -> Vec<Resource> {
+pub(super) fn resources() -> Vec<Resource> {
     [
         (
             "test://static-text",
@@ -52,7 +52,7 @@ pub fn resources() -> Vec<Resource> {
 }
 
 /// The scenarios' resource template.
-pub fn templates() -> Vec<ResourceTemplate> {
+pub(super) fn templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new("test://template/{id}/data", "template-data")
             .with_description("Data for one id")
@@ -61,7 +61,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// Reads one of the scenarios' resources, or `None`.
-pub fn read(uri: &str) -> Option<ReadResourceResult> {
+pub(super) fn read(uri: &str) -> Option<ReadResourceResult> {
     let contents = match uri {
         "test://static-text" => {
             ResourceContents::text("This is the content of the static text resource.", uri).with_mime_type("text/plain")
@@ -78,7 +78,7 @@ pub fn read(uri: &str) -> Option<ReadResourceResult> {
 }
 
 /// The scenarios' prompts.
-pub fn prompts() -> Vec<Prompt> {
+pub(super) fn prompts() -> Vec<Prompt> {
     let required = |name: &str, description: &str| {
         PromptArgument::new(name)
             .with_description(description)
@@ -113,7 +113,7 @@ const INPUT_REQUIRED_PROMPT: &str = "test_input_required_result_prompt";
 
 /// `prompts/get` of one of the scenarios' prompts, or `None`: the input
 /// prompt asks for context first, then answers with it.
-pub fn get_prompt(request: &GetPromptRequestParams) -> Option<GetPromptResponse> {
+pub(super) fn get_prompt(request: &GetPromptRequestParams) -> Option<GetPromptResponse> {
     if request.name != INPUT_REQUIRED_PROMPT {
         return prompt(&request.name, &request.arguments.clone().unwrap_or_default()).map(Into::into);
     }

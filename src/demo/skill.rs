@@ -5,13 +5,13 @@
 use rmcp::model::{ReadResourceResult, ResourceContents, Skill, SkillFrontmatter, SkillResource, SkillResources};
 
 /// Where the skill's `SKILL.md` is.
-pub const URI: &str = "skill://demo/arithmetic/SKILL.md";
+pub(super) const URI: &str = "skill://demo/arithmetic/SKILL.md";
 
 const BODY: &str = "---\nname: arithmetic\ndescription: Work through sums one step at a time with calculate\n---\n\n\
 Use `calculate` for each step of a sum, and say each intermediate result.\n";
 
 /// The skill as `skills/list` and `skills/get` give it.
-pub fn skill() -> Skill {
+pub(super) fn skill() -> Skill {
     Skill::new(
         URI,
         SkillFrontmatter::new("arithmetic", "Work through sums one step at a time with calculate"),
@@ -20,6 +20,6 @@ pub fn skill() -> Skill {
 }
 
 /// `resources/read` of the skill's file.
-pub fn read() -> ReadResourceResult {
+pub(super) fn read() -> ReadResourceResult {
     ReadResourceResult::new(vec![ResourceContents::text(BODY, URI).with_mime_type("text/markdown")])
 }

@@ -45,7 +45,7 @@ fn confirmation() -> InputRequests {
 
 /// The tasks this server runs, by id.
 #[derive(Debug, Default)]
-pub struct Tasks(Mutex<HashMap<String, Running>>);
+pub(super) struct Tasks(Mutex<HashMap<String, Running>>);
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -53,7 +53,7 @@ fn now() -> String {
 
 impl Tasks {
     /// Starts a task that completes after `ms` (and a confirmation, if it `asks`).
-    pub fn start(&self, ms: u64, asks: bool) -> CreateTaskResult {
+    pub(super) fn start(&self, ms: u64, asks: bool) -> CreateTaskResult {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).unwrap_or_default();
         let id = format!("demo-task-{}", crate::text::hex(&bytes));
@@ -75,7 +75,7 @@ impl Tasks {
     }
 
     /// `tasks/get`.
-    pub fn get(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
+    pub(super) fn get(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
         let tasks = self.0.lock().expect("tasks lock");
         let task = tasks
             .get(id)
@@ -108,7 +108,7 @@ impl Tasks {
     }
 
     /// `tasks/update`: the confirmation an asking task waits for.
-    pub fn update(&self, id: &str, responses: InputResponses) -> Result<(), ErrorData> {
+    pub(super) fn update(&self, id: &str, responses: InputResponses) -> Result<(), ErrorData> {
         let mut tasks = self.0.lock().expect("tasks lock");
         let task = tasks
             .get_mut(id)
@@ -121,7 +121,7 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: a task still working ends cancelled.
-    pub fn cancel(&self, id: &str) -> Result<(), ErrorData> {
+    pub(super) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
         let mut tasks = self.0.lock().expect("tasks lock");
         let task = tasks
             .get_mut(id)

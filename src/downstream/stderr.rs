@@ -25,7 +25,7 @@ const LINE_BYTES: usize = 8 * 1024;
 
 /// The newest stderr lines of one server, across its restarts.
 #[derive(Debug, Default)]
-pub struct Tail(Mutex<VecDeque<String>>);
+pub(super) struct Tail(Mutex<VecDeque<String>>);
 
 impl Tail {
     fn push(&self, line: &str) {
@@ -41,7 +41,7 @@ impl Tail {
     }
 
     /// The kept lines, oldest first.
-    pub fn lines(&self) -> Vec<String> {
+    pub(super) fn lines(&self) -> Vec<String> {
         self.0.lock().expect("stderr tail lock").iter().cloned().collect()
     }
 }

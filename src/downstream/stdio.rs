@@ -20,13 +20,13 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{ChildStdin, ChildStdout};
 
 /// Key of the synthetic error's `data` that holds the size of the refused answer.
-pub const OVERSIZED_BYTES: &str = "mcp-gateway/oversizedBytes";
+pub(super) const OVERSIZED_BYTES: &str = "mcp-gateway/oversizedBytes";
 
 /// How long a child gets to exit after its stdin closes, and again after SIGTERM.
 const EXIT_WAIT: Duration = Duration::from_secs(3);
 
 /// A running child and the MCP transport over its stdio.
-pub struct ChildTransport {
+pub(super) struct ChildTransport {
     child: Option<Box<dyn ChildWrapper>>,
     io: AsyncRwTransport<RoleClient, LineGuard<ChildStdout>, ChildStdin>,
 }
@@ -34,7 +34,7 @@ pub struct ChildTransport {
 impl ChildTransport {
     /// Takes a spawned child's stdin and stdout; answers longer than `limit`
     /// bytes become errors.
-    pub fn new(mut child: Box<dyn ChildWrapper>, limit: usize) -> io::Result<Self> {
+    pub(super) fn new(mut child: Box<dyn ChildWrapper>, limit: usize) -> io::Result<Self> {
         let stdin = child.inner_mut().stdin().take();
         let stdout = child.inner_mut().stdout().take();
         let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
@@ -45,7 +45,7 @@ impl ChildTransport {
     }
 
     /// The child's process id (its process group's, too).
-    pub fn id(&self) -> Option<u32> {
+    pub(super) fn id(&self) -> Option<u32> {
         self.child.as_ref()?.id()
     }
 }
@@ -93,7 +93,7 @@ impl Drop for ChildTransport {
 /// line longer than `limit` that answers a request (rmcp skips such a line),
 /// it adds a JSON-RPC error with the same `id`, so the call ends now, with a
 /// reason, instead of at its timeout.
-pub struct LineGuard<R> {
+pub(super) struct LineGuard<R> {
     inner: R,
     limit: usize,
     line: LineScan,
@@ -105,7 +105,7 @@ pub struct LineGuard<R> {
 
 impl<R> LineGuard<R> {
     /// Guards `inner`; lines longer than `limit` bytes are refused.
-    pub fn new(inner: R, limit: usize) -> Self {
+    pub(super) fn new(inner: R, limit: usize) -> Self {
         Self {
             inner,
             limit,

@@ -100,7 +100,7 @@ pub enum ExecuteError {
 }
 
 /// The code of a call refused, or an answer withheld, for want of its audit row.
-pub const AUDIT_UNAVAILABLE: &str = "AUDIT_UNAVAILABLE";
+pub(super) const AUDIT_UNAVAILABLE: &str = "AUDIT_UNAVAILABLE";
 
 impl ExecuteError {
     /// The engine spec's error code.

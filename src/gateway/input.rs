@@ -22,7 +22,7 @@ use crate::ratelimit::Budget;
 use crate::store::Outcome;
 
 /// Rounds a downstream may ask for before the call gives up (as the SDKs' clients do).
-pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+pub(super) const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 impl Gateway {
     /// `tool_execute`, with a 2026 downstream's input rounds driven here
@@ -89,7 +89,7 @@ fn unanswered(mut answer: Answer, key: &str, why: String) -> Answer {
 /// Puts every input request of `asked` to the client over `peer`; the
 /// answers by key, or why they could not be had (a capability the client
 /// did not declare, a refusal, no answer in time).
-pub async fn ask(peer: &Peer<RoleServer>, asked: &InputRequiredResult) -> Result<InputResponses, String> {
+pub(super) async fn ask(peer: &Peer<RoleServer>, asked: &InputRequiredResult) -> Result<InputResponses, String> {
     let mut answers = InputResponses::new();
     for (key, request) in asked.input_requests.iter().flatten() {
         let (request, what) = match request {

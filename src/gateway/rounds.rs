@@ -43,7 +43,7 @@ struct State {
 /// A call whose downstream may ask mid-call, run as a task of its own so it
 /// can wait between rounds; dropping it cancels the call downstream.
 #[derive(Debug)]
-pub struct Call {
+pub(super) struct Call {
     task: JoinHandle<Result<CallToolResponse, downstream::Error>>,
     asked: mpsc::Receiver<Asked>,
 }
@@ -56,7 +56,7 @@ impl Drop for Call {
 
 impl Call {
     /// Starts `call` on `target`; its mid-call requests come back from [`Rounds::next`].
-    pub fn start(
+    pub(super) fn start(
         target: Arc<Downstream>,
         params: rmcp::model::CallToolRequestParams,
         mut origin: downstream::CallOrigin,
@@ -82,7 +82,7 @@ struct Waiting {
 
 /// Calls waiting for their callers' input.
 #[derive(Debug, Default, Clone)]
-pub struct Rounds {
+pub(super) struct Rounds {
     waiting: Arc<Mutex<HashMap<u64, Waiting>>>,
     next: Arc<AtomicU64>,
 }
@@ -102,7 +102,7 @@ impl Rounds {
     /// Runs `call` until it ends, or until its downstream asks: then parks it
     /// and answers with the request as an input request, under a state that
     /// `key` seals for this project, caller (`subject`) and tool.
-    pub async fn next(
+    pub(super) async fn next(
         &self,
         mut call: Call,
         key: &Key,
@@ -149,7 +149,7 @@ impl Rounds {
     /// The parked call a retry's `state` names, with the caller's answer
     /// passed on to its downstream; `None` when the state is not the
     /// gateway's (a 2026 downstream's own, passed through untouched).
-    pub fn resume(
+    pub(super) fn resume(
         &self,
         key: &Key,
         project_id: i64,

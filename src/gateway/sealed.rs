@@ -12,7 +12,7 @@ use crate::secrets::Key;
 
 /// What a sealed string is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
+pub(super) enum Purpose {
     /// A downstream task's id (`tasks.rs`).
     Task,
     /// The `requestState` of a call waiting for its caller's input (`rounds.rs`).
@@ -37,13 +37,13 @@ impl Purpose {
     }
 
     /// Whether `text` looks like one of these (it may still fail to open).
-    pub fn marks(self, text: &str) -> bool {
+    pub(super) fn marks(self, text: &str) -> bool {
         text.starts_with(self.prefix())
     }
 }
 
 /// `<prefix><key id>_<base64url(nonce, ciphertext, tag)>`.
-pub fn seal<T: Serialize>(key: &Key, purpose: Purpose, project_id: i64, value: &T) -> String {
+pub(super) fn seal<T: Serialize>(key: &Key, purpose: Purpose, project_id: i64, value: &T) -> String {
     let plain = serde_json::to_vec(value).expect("sealed values serialize");
     let bytes = key.seal(&purpose.aad(project_id), &plain);
     format!(
@@ -56,7 +56,7 @@ pub fn seal<T: Serialize>(key: &Key, purpose: Purpose, project_id: i64, value: &
 
 /// What `text` seals, if this key sealed it for this project and purpose;
 /// forged, altered, other projects' and other purposes' strings are all `None`.
-pub fn open<T: DeserializeOwned>(key: &Key, purpose: Purpose, project_id: i64, text: &str) -> Option<T> {
+pub(super) fn open<T: DeserializeOwned>(key: &Key, purpose: Purpose, project_id: i64, text: &str) -> Option<T> {
     let (key_id, body) = text.strip_prefix(purpose.prefix())?.split_once('_')?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body).ok()?;
     let plain = key.open(key_id, &purpose.aad(project_id), &bytes).ok()?;

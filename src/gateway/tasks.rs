@@ -25,7 +25,7 @@ const POLL_MAX: Duration = Duration::from_secs(2);
 
 /// What a gateway task id seals.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Sealed {
+pub(super) struct Sealed {
     /// The tool whose call created the task.
     #[serde(rename = "k")]
     pub tool_key: String,

@@ -21,7 +21,7 @@ const INTRO_CHARS: usize = 200;
 /// Intents listed per card.
 const INTENTS_SHOWN: usize = 5;
 /// Matches named in the summary line.
-pub const NAMES_SHOWN: usize = 3;
+pub(super) const NAMES_SHOWN: usize = 3;
 /// Longest name in the summary line.
 const NAME_CHARS: usize = 40;
 
@@ -30,7 +30,7 @@ static MARKDOWN_LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\]\n]
 
 /// Removes what must not reach the model: the e-mail field, and addresses
 /// inside introductions, intents and reasonings.
-pub fn redact(m: &mut Match) {
+pub(super) fn redact(m: &mut Match) {
     m.user.email = None;
     if let Some(intro) = &mut m.user.intro {
         *intro = hide_emails(intro);
@@ -48,7 +48,7 @@ pub fn redact(m: &mut Match) {
 
 /// One match, ready to render.
 #[derive(Debug, Clone, Serialize)]
-pub struct Card {
+pub(super) struct Card {
     /// Who.
     pub header: Header,
     /// Why they match.
@@ -65,7 +65,7 @@ pub struct Card {
 /// Card header.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Header {
+pub(super) struct Header {
     /// The person's name.
     pub title: String,
     /// Their introduction, shortened.
@@ -90,7 +90,7 @@ pub struct Header {
 /// Card body.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Body {
+pub(super) struct Body {
     /// The shared intents as a numbered list.
     pub context: String,
     /// Key figures.
@@ -103,7 +103,7 @@ pub struct Body {
 
 /// A labelled figure.
 #[derive(Debug, Clone, Serialize)]
-pub struct Stat {
+pub(super) struct Stat {
     /// What it counts.
     pub label: String,
     /// The figure.
@@ -112,7 +112,7 @@ pub struct Stat {
 
 /// A suggested next step.
 #[derive(Debug, Clone, Serialize)]
-pub struct Action {
+pub(super) struct Action {
     /// Button text.
     pub label: String,
     /// What it does.
@@ -125,7 +125,7 @@ pub struct Action {
 
 /// The card of `m`; `check` is its VibeCheck. `avatar_allowed` says whether
 /// the widget may load an `https` avatar URL (its origin is declared).
-pub fn card(m: &Match, check: &VibeCheck, avatar_allowed: impl Fn(&str) -> bool) -> Card {
+pub(super) fn card(m: &Match, check: &VibeCheck, avatar_allowed: impl Fn(&str) -> bool) -> Card {
     let user = &m.user;
     let title = one_line(&hide_emails(user.name.trim()));
     let title = if title.is_empty() {
@@ -206,7 +206,7 @@ pub fn card(m: &Match, check: &VibeCheck, avatar_allowed: impl Fn(&str) -> bool)
             .avatar
             .as_deref()
             .map(str::trim)
-            .filter(|a| a.starts_with("data:image/") || avatar_allowed(*a))
+            .filter(|a| a.starts_with("data:image/") || avatar_allowed(a))
             .map(str::to_string),
         user_id: user.id.clone(),
         title,
@@ -311,7 +311,7 @@ fn markup(header: &Header, context: &str, stats: &[Stat], vibecheck: &str) -> St
 }
 
 /// `"Ada Lovelace"` → `"AL"`; `"ada"` → `"A"`.
-pub fn initials(name: &str) -> String {
+pub(super) fn initials(name: &str) -> String {
     name.split_whitespace()
         .filter_map(|w| w.chars().find(|c| c.is_alphanumeric()))
         .take(2)
@@ -322,7 +322,7 @@ pub fn initials(name: &str) -> String {
 /// Where to go from this page: flags, page numbers, and the exact arguments
 /// for the neighbouring pages (with the resolved intent IDs, so following a
 /// page never creates intents again).
-pub fn page_hint(pagination: &Pagination, arguments: &Value) -> Value {
+pub(super) fn page_hint(pagination: &Pagination, arguments: &Value) -> Value {
     let page = pagination.page;
     let with_page = |p: u64| {
         let mut a = arguments.clone();
@@ -341,7 +341,7 @@ pub fn page_hint(pagination: &Pagination, arguments: &Value) -> Value {
 
 /// What the summary line reports.
 #[derive(Debug, Clone)]
-pub struct Facts {
+pub(super) struct Facts {
     /// Intents created from the input (`None`: existing intents were used).
     pub generated: Option<usize>,
     /// Intents matched from.
@@ -364,7 +364,7 @@ pub struct Facts {
 /// `Ada, Grace and Alan`, or `Ada, Grace, Alan and 9 more`: the first
 /// [`NAMES_SHOWN`] of `total` matches, each on one line, cut to
 /// [`NAME_CHARS`] and Markdown-escaped (a name cannot become a link).
-pub fn first_names(names: &[String], total: usize) -> String {
+pub(super) fn first_names(names: &[String], total: usize) -> String {
     let shown: Vec<String> = names
         .iter()
         .take(NAMES_SHOWN)
@@ -392,7 +392,7 @@ fn escape_markdown(text: &str) -> String {
 }
 
 /// `Generated 2 intents · Found 3 matches · page 1 (more on page 2) · VibeCheck …`.
-pub fn summary(f: &Facts) -> String {
+pub(super) fn summary(f: &Facts) -> String {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut parts = Vec::new();
     match f.generated {

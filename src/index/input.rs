@@ -10,15 +10,15 @@ use crate::text::truncate;
 use crate::validate::Checker;
 
 /// Most IDs accepted per filter field.
-pub const MAX_FILTER_ITEMS: usize = 20;
+pub(super) const MAX_FILTER_ITEMS: usize = 20;
 /// Page size when none is given.
-pub const DEFAULT_LIMIT: u64 = 50;
+pub(super) const DEFAULT_LIMIT: u64 = 50;
 /// The `sources[].type` values the Protocol API accepts (`discovery_form` is refused there).
-pub const SOURCE_TYPES: [&str; 3] = ["file", "integration", "link"];
+pub(super) const SOURCE_TYPES: [&str; 3] = ["file", "integration", "link"];
 
 /// Conversation input to turn into intents (`extract_intent`, or chaining in `discover_filter`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct IntentInput {
+pub(super) struct IntentInput {
     /// The text to extract intents from.
     pub full_input_text: String,
     /// The user's own words, used as the instruction.
@@ -31,7 +31,7 @@ pub struct IntentInput {
 
 /// One `sources[]` filter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Source {
+pub(super) struct Source {
     /// `file`, `integration` or `link`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -41,7 +41,7 @@ pub struct Source {
 
 /// A validated `discover_filter` call.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct FilterInput {
+pub(super) struct FilterInput {
     /// Existing intents, deduplicated; empty means "chain from `intent_input`".
     pub intent_ids: Vec<String>,
     /// Only these users.
@@ -66,7 +66,7 @@ pub struct FilterInput {
 
 /// A validated `discover_connections` call.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConnectionsInput {
+pub(super) struct ConnectionsInput {
     /// What the user is looking for.
     pub text: String,
     /// How many people to return.
@@ -109,7 +109,7 @@ fn intent_input(c: &mut Checker<'_>, text_required: bool) -> IntentInput {
 }
 
 /// Checks `extract_intent` arguments.
-pub fn extract_intent(args: &Map<String, Value>) -> Result<IntentInput, Vec<String>> {
+pub(super) fn extract_intent(args: &Map<String, Value>) -> Result<IntentInput, Vec<String>> {
     let mut c = Checker::new(args);
     let input = intent_input(&mut c, true);
     c.finish(input)
@@ -117,7 +117,7 @@ pub fn extract_intent(args: &Map<String, Value>) -> Result<IntentInput, Vec<Stri
 
 /// Checks `discover_filter` arguments. With both `intentIds` and
 /// `intentInput`, the IDs win and the input is dropped (no chaining).
-pub fn discover_filter(args: &Map<String, Value>) -> Result<FilterInput, Vec<String>> {
+pub(super) fn discover_filter(args: &Map<String, Value>) -> Result<FilterInput, Vec<String>> {
     let mut c = Checker::new(args);
     let mut intent_ids = uuids(&mut c, "intentIds").unwrap_or_default();
     dedup(&mut intent_ids);
@@ -196,7 +196,10 @@ fn sources(c: &mut Checker<'_>) -> Option<Vec<Source>> {
 }
 
 /// Checks `discover_connections` arguments; `default_max` applies when `maxConnections` is absent.
-pub fn discover_connections(args: &Map<String, Value>, default_max: u64) -> Result<ConnectionsInput, Vec<String>> {
+pub(super) fn discover_connections(
+    args: &Map<String, Value>,
+    default_max: u64,
+) -> Result<ConnectionsInput, Vec<String>> {
     let mut c = Checker::new(args);
     let text = c.string("text").unwrap_or_default();
     if text.trim().is_empty() {
@@ -207,7 +210,7 @@ pub fn discover_connections(args: &Map<String, Value>, default_max: u64) -> Resu
 }
 
 /// `8-4-4-4-12` hexadecimal, any version (what express-validator's `isUUID()` accepts).
-pub fn is_uuid(s: &str) -> bool {
+pub(super) fn is_uuid(s: &str) -> bool {
     let groups: Vec<&str> = s.split('-').collect();
     groups.len() == 5
         && groups
@@ -223,7 +226,7 @@ fn dedup(ids: &mut Vec<String>) {
 
 /// The `/discover/new` payload: the user's instruction, then one headed
 /// section per piece of input, each cut to its limit.
-pub fn intent_payload(input: &IntentInput, limits: PayloadLimits) -> String {
+pub(super) fn intent_payload(input: &IntentInput, limits: PayloadLimits) -> String {
     let mut parts = Vec::new();
     if let Some(raw) = input.raw_text.as_deref().filter(|t| !t.trim().is_empty()) {
         parts.push(format!(

@@ -15,9 +15,9 @@ use super::IndexConfig;
 use super::input::Source;
 
 /// The scope a token needs before it may be exchanged.
-pub const EXCHANGE_SCOPE: &str = "privy:token:exchange";
+pub(super) const EXCHANGE_SCOPE: &str = "privy:token:exchange";
 /// Header carrying the gateway's request id to the Protocol API.
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
+pub(super) const REQUEST_ID_HEADER: &str = "x-request-id";
 /// How the token exchange is named in messages.
 const EXCHANGE: &str = "Token exchange";
 /// Longest backend body quoted in an error or a log line, in characters.
@@ -28,7 +28,7 @@ const SNIPPET_WINDOW: usize = 4096;
 /// Why a Protocol API call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub(super) enum Error {
     /// The upstream request carried no bearer token.
     #[error(
         "not signed in to Index Network: connect to this gateway with an access token from Index Network's authorization server (OAuth sign-in; the gateway's [index] oauth_issuer); a gateway token is never sent to Index"
@@ -78,7 +78,7 @@ pub enum Error {
 
 impl Error {
     /// Worth retrying: network trouble, timeouts, 5xx and 429.
-    pub fn is_transient(&self) -> bool {
+    pub(super) fn is_transient(&self) -> bool {
         match self {
             Error::Timeout { .. } | Error::Network { .. } => true,
             Error::Status { status, .. } => *status >= 500 || *status == 429,
@@ -87,7 +87,7 @@ impl Error {
     }
 
     /// The wait the backend asked for, if any.
-    pub fn retry_after(&self) -> Option<Duration> {
+    pub(super) fn retry_after(&self) -> Option<Duration> {
         match self {
             Error::Status { retry_after, .. } => *retry_after,
             _ => None,
@@ -95,7 +95,7 @@ impl Error {
     }
 
     /// Whether the caller must authenticate (again).
-    pub fn needs_auth(&self) -> bool {
+    pub(super) fn needs_auth(&self) -> bool {
         match self {
             Error::MissingAuth | Error::Scope => true,
             Error::Status { status, what, .. } => *status == 401 || (*what == EXCHANGE && (400..500).contains(status)),
@@ -106,7 +106,7 @@ impl Error {
 
 /// What the token exchange gives back.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub(super) struct Session {
     /// Bearer for the Protocol API.
     pub access_token: String,
     /// The Index user behind it (their own matches get no VibeCheck).
@@ -144,7 +144,7 @@ impl Scopes {
 /// One intent, as `/discover/new` and `/discover/filter` return it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Intent {
+pub(super) struct Intent {
     /// Its UUID.
     pub id: String,
     /// The intent text.
@@ -163,7 +163,7 @@ pub struct Intent {
 /// `/discover/new`'s answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Extracted {
+pub(super) struct Extracted {
     /// The intents created (may be empty).
     pub intents: Vec<Intent>,
     /// Files read.
@@ -179,7 +179,7 @@ pub struct Extracted {
 
 /// A matched person.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct User {
+pub(super) struct User {
     /// Their UUID.
     pub id: String,
     /// Display name.
@@ -195,7 +195,7 @@ pub struct User {
 /// One of the caller's intents that connects to a match.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MatchedIntent {
+pub(super) struct MatchedIntent {
     /// The intent.
     pub intent: Intent,
     /// Stake behind this connection.
@@ -209,7 +209,7 @@ pub struct MatchedIntent {
 /// One discovery result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Match {
+pub(super) struct Match {
     /// Who.
     pub user: User,
     /// Total stake over all connecting intents.
@@ -226,7 +226,7 @@ pub struct Match {
 /// Page position.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Pagination {
+pub(super) struct Pagination {
     /// 1-based page.
     pub page: u64,
     /// Page size.
@@ -239,7 +239,7 @@ pub struct Pagination {
 
 /// `/discover/filter`'s answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Filtered {
+pub(super) struct Filtered {
     /// Matches, best first.
     pub results: Vec<Match>,
     /// Where this page is.
@@ -252,7 +252,7 @@ pub struct Filtered {
 /// The `/discover/filter` request body; absent fields are left out.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FilterRequest<'a> {
+pub(super) struct FilterRequest<'a> {
     /// Intents to match from.
     pub intent_ids: &'a [String],
     /// Only these users.
@@ -296,14 +296,14 @@ struct VibeCheckResponse {
 
 /// A client of one Protocol API deployment.
 #[derive(Debug, Clone)]
-pub struct Protocol {
+pub(super) struct Protocol {
     http: reqwest::Client,
     config: std::sync::Arc<IndexConfig>,
 }
 
 impl Protocol {
     /// A client for `config` (which must have its URLs).
-    pub fn new(config: std::sync::Arc<IndexConfig>) -> Self {
+    pub(super) fn new(config: std::sync::Arc<IndexConfig>) -> Self {
         let http = reqwest::Client::builder()
             .user_agent(concat!("mcp-gateway/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -316,7 +316,7 @@ impl Protocol {
     }
 
     /// Exchanges the caller's bearer token for a Protocol API token.
-    pub async fn exchange(&self, bearer: Option<&str>, request_id: &str) -> Result<Session, Error> {
+    pub(super) async fn exchange(&self, bearer: Option<&str>, request_id: &str) -> Result<Session, Error> {
         let bearer = bearer.ok_or(Error::MissingAuth)?;
         let request = self
             .http
@@ -348,7 +348,7 @@ impl Protocol {
     }
 
     /// `POST /discover/new` (multipart, field `payload`).
-    pub async fn discover_new(&self, session: &Session, payload: String) -> Result<Extracted, Error> {
+    pub(super) async fn discover_new(&self, session: &Session, payload: String) -> Result<Extracted, Error> {
         let form = reqwest::multipart::Form::new().text("payload", payload);
         let request = self.authorized(session, &self.url("/discover/new")).multipart(form);
         let call = Call {
@@ -363,7 +363,7 @@ impl Protocol {
 
     /// `POST /discover/filter` (at `[index] discover_filter_url`), timed for
     /// `mcp_gateway_index_filter_seconds`.
-    pub async fn discover_filter(&self, session: &Session, body: &FilterRequest<'_>) -> Result<Filtered, Error> {
+    pub(super) async fn discover_filter(&self, session: &Session, body: &FilterRequest<'_>) -> Result<Filtered, Error> {
         let request = self.authorized(session, &self.config.discover_filter_url).json(body);
         let call = Call {
             what: "Discover filter",
@@ -380,7 +380,7 @@ impl Protocol {
     }
 
     /// `POST /synthesis/vibecheck`, once. `""` is a valid answer (nothing to say).
-    pub async fn vibecheck(
+    pub(super) async fn vibecheck(
         &self,
         session: &Session,
         target_user_id: &str,

@@ -18,7 +18,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 /// How one VibeCheck went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(super) enum Status {
     /// A synthesis came back.
     Ok,
     /// The backend had nothing to say (an empty synthesis with status 200).
@@ -32,7 +32,7 @@ pub enum Status {
 /// One entry of `vibechecks`, aligned with `results`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct VibeCheck {
+pub(super) struct VibeCheck {
     /// The match.
     pub target_user_id: String,
     /// The text, `""` unless [`Status::Ok`].
@@ -46,14 +46,14 @@ pub struct VibeCheck {
 
 impl VibeCheck {
     /// Whether the card should say the synthesis is unavailable.
-    pub fn unavailable(&self) -> bool {
+    pub(super) fn unavailable(&self) -> bool {
         matches!(self.status, Status::Empty | Status::Failed)
     }
 }
 
 /// Pool settings.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(super) struct Settings {
     /// Calls in flight.
     pub concurrency: usize,
     /// Pause after each call, per worker.
@@ -66,7 +66,7 @@ pub struct Settings {
 
 /// Totals for the invocation's log line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(super) struct Tally {
     /// Syntheses received (including empty ones).
     pub success: usize,
     /// Matches left without a synthesis after every retry.
@@ -76,7 +76,7 @@ pub struct Tally {
 }
 
 /// Runs VibeCheck for every match except the caller, in `results` order.
-pub async fn run_all(
+pub(super) async fn run_all(
     protocol: &Protocol,
     session: &Session,
     results: &[Match],

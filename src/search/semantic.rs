@@ -499,6 +499,7 @@ pub(crate) mod with_model {
     }
 
     #[test]
+    #[ignore = "full tier: needs the embedding model (scripts/setup)"]
     fn paraphrases_are_close_and_unrelated_text_is_far() {
         let dir = tempfile::tempdir().unwrap();
         let s = load(&dir.path().join("c.db"));
@@ -522,6 +523,7 @@ pub(crate) mod with_model {
     }
 
     #[test]
+    #[ignore = "full tier: needs the embedding model (scripts/setup)"]
     fn tool_vectors_come_from_memory_then_disk_then_the_model() {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("c.db");
@@ -567,6 +569,7 @@ pub(crate) mod with_model {
     }
 
     #[test]
+    #[ignore = "full tier: needs the embedding model (scripts/setup)"]
     fn a_corrupt_or_mismatched_model_fails_at_load() {
         let dir = tempfile::tempdir().unwrap();
         let model = installed_model();

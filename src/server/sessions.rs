@@ -20,13 +20,13 @@ use sha2::{Digest, Sha256};
 use crate::auth::Caller;
 
 /// A session unused this long may be closed to make room for a new one.
-pub const EVICTABLE_AFTER: Duration = Duration::from_secs(60);
+pub(super) const EVICTABLE_AFTER: Duration = Duration::from_secs(60);
 
 /// Who a session belongs to: a project, and for OAuth callers the subject.
 /// Gateway tokens and anonymous access name only a project, so any of the
 /// project's tokens (a rotated one too) is the same caller.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Owner {
+pub(super) struct Owner {
     project: i64,
     /// The OAuth issuer and subject.
     subject: Option<(String, String)>,
@@ -34,7 +34,7 @@ pub struct Owner {
 
 impl Owner {
     /// The caller as a session owner.
-    pub fn of(caller: &Caller) -> Self {
+    pub(super) fn of(caller: &Caller) -> Self {
         let subject = match (&caller.issuer, &caller.subject) {
             (Some(issuer), Some(subject)) => Some((issuer.clone(), subject.clone())),
             _ => None,
@@ -48,7 +48,7 @@ impl Owner {
 
 /// Why a new session was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Full {
+pub(super) enum Full {
     /// The caller holds its limit of sessions, none idle.
     #[error(
         "this caller already holds {0} open sessions, none idle for {secs} s ([http] max_sessions_per_caller); end unused sessions with HTTP DELETE",
@@ -98,7 +98,7 @@ impl Book {
 
 /// rmcp's local session manager, with each session's owner beside it.
 #[derive(Debug)]
-pub struct Sessions {
+pub(super) struct Sessions {
     inner: LocalSessionManager,
     book: Mutex<Book>,
     max_total: usize,
@@ -107,14 +107,14 @@ pub struct Sessions {
 
 /// A place for one more session, held until its id is known ([`Admission::bind`]) or dropped.
 #[derive(Debug)]
-pub struct Admission {
+pub(super) struct Admission {
     sessions: Arc<Sessions>,
     owner: Option<Owner>,
 }
 
 impl Admission {
     /// The admitted session got `id`: it is `owner`'s from now on.
-    pub fn bind(mut self, id: SessionId) {
+    pub(super) fn bind(mut self, id: SessionId) {
         let Some(owner) = self.owner.take() else { return };
         let mut book = self.sessions.book();
         release(&mut book, &owner);
@@ -149,7 +149,7 @@ fn release(book: &mut Book, owner: &Owner) {
 
 impl Sessions {
     /// At most `max_total` sessions, and `max_per_caller` for any one caller.
-    pub fn new(max_total: usize, max_per_caller: usize) -> Self {
+    pub(super) fn new(max_total: usize, max_per_caller: usize) -> Self {
         Self {
             inner: LocalSessionManager::default(),
             book: Mutex::default(),
@@ -164,7 +164,7 @@ impl Sessions {
 
     /// Room for one more session of `owner`: the idlest sessions over a
     /// limit are closed first; when none is idle enough, it is refused.
-    pub async fn admit(self: &Arc<Self>, owner: Owner) -> Result<Admission, Full> {
+    pub(super) async fn admit(self: &Arc<Self>, owner: Owner) -> Result<Admission, Full> {
         loop {
             let evict = {
                 let mut book = self.book();
@@ -199,7 +199,7 @@ impl Sessions {
     }
 
     /// Whether session `id` is `owner`'s; marks it used if so.
-    pub fn claim(&self, id: &str, owner: &Owner) -> bool {
+    pub(super) fn claim(&self, id: &str, owner: &Owner) -> bool {
         let mut book = self.book();
         match book.held.get_mut(id) {
             Some(held) if &held.owner == owner => {
@@ -212,7 +212,7 @@ impl Sessions {
 }
 
 /// A session id as logs may show it: a hash prefix, enough to correlate.
-pub fn tag(id: &str) -> String {
+pub(super) fn tag(id: &str) -> String {
     let digest = Sha256::digest(id.as_bytes());
     digest[..4].iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -176,39 +176,37 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[test]
-    fn admin_tokens_open_only_while_live_and_are_not_project_tokens() {
-        for (_dir, s) in crate::store::test_stores() {
-            let (info, secret) = s.issue_admin_token("ops").unwrap();
-            assert!(secret.starts_with(ADMIN_TOKEN_PREFIX));
-            assert_eq!(s.authenticate_admin(&secret).unwrap(), Some(info.id));
-            assert_eq!(s.authenticate_admin(&format!("{secret}x")).unwrap(), None);
-            assert_eq!(
-                s.authenticate(&secret).unwrap(),
-                None,
-                "an admin token is no project token"
-            );
-            s.create_project("p", None).unwrap();
-            let (_, project_token) = s.issue_token("p", "").unwrap();
-            assert_eq!(s.authenticate_admin(&project_token).unwrap(), None);
-            assert!(s.revoke_admin_token(info.id).unwrap());
-            assert!(!s.admin_token_live(info.id).unwrap());
-            assert_eq!(s.authenticate_admin(&secret).unwrap(), None);
-            assert!(s.admin_tokens().unwrap()[0].revoked_at.is_some());
-        }
+    crate::store::each_engine!(admin_tokens_open_only_while_live_and_are_not_project_tokens);
+    fn admin_tokens_open_only_while_live_and_are_not_project_tokens(
+        (_dir, s): (tempfile::TempDir, crate::store::Store),
+    ) {
+        let (info, secret) = s.issue_admin_token("ops").unwrap();
+        assert!(secret.starts_with(ADMIN_TOKEN_PREFIX));
+        assert_eq!(s.authenticate_admin(&secret).unwrap(), Some(info.id));
+        assert_eq!(s.authenticate_admin(&format!("{secret}x")).unwrap(), None);
+        assert_eq!(
+            s.authenticate(&secret).unwrap(),
+            None,
+            "an admin token is no project token"
+        );
+        s.create_project("p", None).unwrap();
+        let (_, project_token) = s.issue_token("p", "").unwrap();
+        assert_eq!(s.authenticate_admin(&project_token).unwrap(), None);
+        assert!(s.revoke_admin_token(info.id).unwrap());
+        assert!(!s.admin_token_live(info.id).unwrap());
+        assert_eq!(s.authenticate_admin(&secret).unwrap(), None);
+        assert!(s.admin_tokens().unwrap()[0].revoked_at.is_some());
     }
 
-    #[test]
-    fn actions_are_kept_newest_first() {
-        for (_dir, s) in crate::store::test_stores() {
-            s.record_admin_action("cli", "grant", "project p, server a", None)
-                .unwrap();
-            s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x"))
-                .unwrap();
-            let actions = s.admin_actions(10).unwrap();
-            assert_eq!(actions.len(), 2);
-            assert_eq!(actions[0].action, "token.revoke");
-            assert_eq!(actions[1].actor, "cli");
-        }
+    crate::store::each_engine!(actions_are_kept_newest_first);
+    fn actions_are_kept_newest_first((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+        s.record_admin_action("cli", "grant", "project p, server a", None)
+            .unwrap();
+        s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x"))
+            .unwrap();
+        let actions = s.admin_actions(10).unwrap();
+        assert_eq!(actions.len(), 2);
+        assert_eq!(actions[0].action, "token.revoke");
+        assert_eq!(actions[1].actor, "cli");
     }
 }

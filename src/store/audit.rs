@@ -580,82 +580,76 @@ mod tests {
         assert_eq!(batch.len(), 2, "both rows are retried");
     }
 
-    #[tokio::test]
-    async fn a_request_is_found_with_its_inner_calls_only() {
-        for (_dir, s) in crate::store::test_stores() {
-            s.set_durable_audit(true);
-            // Written as a script's are: its calls first, its own row when it ends.
-            for id in [
-                "r7.1", "r70", "r7.10", "r7x.1", "r7.2", "r8.1", "a_b.1", "axb.1", "a_b", "r7",
-            ] {
-                s.audit_durable(row(id, Outcome::Ok), Duration::from_secs(5))
-                    .await
-                    .unwrap();
-            }
-            let found =
-                |id: &str| -> Vec<String> { s.audit_request(id).unwrap().into_iter().map(|r| r.request_id).collect() };
-            assert_eq!(found("r7"), ["r7", "r7.1", "r7.2", "r7.10"], "{}", s.shown());
-            assert_eq!(
-                found("a_b"),
-                ["a_b", "a_b.1"],
-                "`_` is a character here, not a wildcard"
-            );
-            assert!(found("nobody").is_empty());
-        }
-    }
-
-    #[tokio::test]
-    async fn one_row_per_call_however_often_its_batch_is_written() {
-        for (_dir, s) in crate::store::test_stores() {
-            let wait = Duration::from_secs(5);
-            s.set_durable_audit(true);
-            s.audit_durable(row("c1", Outcome::Started), wait).await.unwrap();
-            let rows = |id: &str| -> Vec<(String, i64)> {
-                s.with(|c| {
-                    c.all(
-                        "SELECT outcome, id FROM audit_log WHERE request_id = ?1",
-                        args![id],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                })
-                .unwrap()
-            };
-            let started = rows("c1");
-            assert_eq!(started.len(), 1);
-            assert_eq!(started[0].0, "started", "committed before the durable write returned");
-            s.audit_durable(row("c1", Outcome::Ok), wait).await.unwrap();
-            let done = rows("c1");
-            assert_eq!(done.len(), 1, "{}: {done:?}", s.shown());
-            assert_eq!(done[0].0, "ok");
-            assert!(done[0].1 > started[0].1, "a new id, so the usage rollup counts it");
-            // A batch retried after its commit's answer was lost writes nothing twice.
-            let batch = [Write::Audit(Box::new(row("c1", Outcome::Ok)), None)];
-            s.with(|c| insert_batch(c, &batch)).unwrap();
-            s.with(|c| insert_batch(c, &batch)).unwrap();
-            assert_eq!(rows("c1").len(), 1, "{}", s.shown());
-        }
-    }
-
-    #[tokio::test]
-    async fn audit_rows_are_flushed_on_close() {
-        for (_dir, s) in crate::store::test_stores() {
-            for i in 0..1000 {
-                let mut row = audit_row(&format!("r{i}"), "tool_execute");
-                row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };
-                s.audit(row).await;
-            }
-            s.close();
-            let n: i64 = s
-                .with(|c| c.one("SELECT count(*) FROM audit_log", &[], |r| r.get(0)))
+    crate::store::each_engine!(async a_request_is_found_with_its_inner_calls_only);
+    async fn a_request_is_found_with_its_inner_calls_only((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+        s.set_durable_audit(true);
+        // Written as a script's are: its calls first, its own row when it ends.
+        for id in [
+            "r7.1", "r70", "r7.10", "r7x.1", "r7.2", "r8.1", "a_b.1", "axb.1", "a_b", "r7",
+        ] {
+            s.audit_durable(row(id, Outcome::Ok), Duration::from_secs(5))
+                .await
                 .unwrap();
-            assert_eq!(n, 1000, "{}", s.shown());
-            let tail = s.audit_tail(None, 2).unwrap();
-            assert_eq!(
-                tail.iter()
-                    .map(|r| (r.request_id.as_str(), r.outcome))
-                    .collect::<Vec<_>>(),
-                [("r998", Outcome::Ok), ("r999", Outcome::Timeout)]
-            );
         }
+        let found =
+            |id: &str| -> Vec<String> { s.audit_request(id).unwrap().into_iter().map(|r| r.request_id).collect() };
+        assert_eq!(found("r7"), ["r7", "r7.1", "r7.2", "r7.10"], "{}", s.shown());
+        assert_eq!(
+            found("a_b"),
+            ["a_b", "a_b.1"],
+            "`_` is a character here, not a wildcard"
+        );
+        assert!(found("nobody").is_empty());
+    }
+
+    crate::store::each_engine!(async one_row_per_call_however_often_its_batch_is_written);
+    async fn one_row_per_call_however_often_its_batch_is_written((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+        let wait = Duration::from_secs(5);
+        s.set_durable_audit(true);
+        s.audit_durable(row("c1", Outcome::Started), wait).await.unwrap();
+        let rows = |id: &str| -> Vec<(String, i64)> {
+            s.with(|c| {
+                c.all(
+                    "SELECT outcome, id FROM audit_log WHERE request_id = ?1",
+                    args![id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+            })
+            .unwrap()
+        };
+        let started = rows("c1");
+        assert_eq!(started.len(), 1);
+        assert_eq!(started[0].0, "started", "committed before the durable write returned");
+        s.audit_durable(row("c1", Outcome::Ok), wait).await.unwrap();
+        let done = rows("c1");
+        assert_eq!(done.len(), 1, "{}: {done:?}", s.shown());
+        assert_eq!(done[0].0, "ok");
+        assert!(done[0].1 > started[0].1, "a new id, so the usage rollup counts it");
+        // A batch retried after its commit's answer was lost writes nothing twice.
+        let batch = [Write::Audit(Box::new(row("c1", Outcome::Ok)), None)];
+        s.with(|c| insert_batch(c, &batch)).unwrap();
+        s.with(|c| insert_batch(c, &batch)).unwrap();
+        assert_eq!(rows("c1").len(), 1, "{}", s.shown());
+    }
+
+    crate::store::each_engine!(async audit_rows_are_flushed_on_close);
+    async fn audit_rows_are_flushed_on_close((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+        for i in 0..1000 {
+            let mut row = audit_row(&format!("r{i}"), "tool_execute");
+            row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };
+            s.audit(row).await;
+        }
+        s.close();
+        let n: i64 = s
+            .with(|c| c.one("SELECT count(*) FROM audit_log", &[], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(n, 1000, "{}", s.shown());
+        let tail = s.audit_tail(None, 2).unwrap();
+        assert_eq!(
+            tail.iter()
+                .map(|r| (r.request_id.as_str(), r.outcome))
+                .collect::<Vec<_>>(),
+            [("r998", Outcome::Ok), ("r999", Outcome::Timeout)]
+        );
     }
 }

@@ -14,7 +14,7 @@ use crate::config::StoreLocation;
 
 /// An open store's engine.
 #[derive(Debug)]
-pub enum Engine {
+pub(super) enum Engine {
     /// One SQLite file; one connection, taken in turn.
     Sqlite {
         /// The file.
@@ -28,7 +28,7 @@ pub enum Engine {
 
 impl Engine {
     /// Opens the store at `at` and brings its schema up to date.
-    pub fn open(at: &StoreLocation) -> Result<Self, Error> {
+    pub(super) fn open(at: &StoreLocation) -> Result<Self, Error> {
         match at {
             StoreLocation::File(path) => {
                 let mut conn = sqlite::open(path)?;
@@ -51,7 +51,7 @@ impl Engine {
     /// a thread with a connection of its own checkpoints it every second
     /// instead, without blocking the writer (PASSIVE), until the returned
     /// sender drops. PostgreSQL has nothing to do.
-    pub fn checkpoint_apart(&self) -> Result<Option<std::sync::mpsc::Sender<()>>, Error> {
+    pub(super) fn checkpoint_apart(&self) -> Result<Option<std::sync::mpsc::Sender<()>>, Error> {
         let Self::Sqlite { path, conn } = self else {
             return Ok(None);
         };
@@ -84,7 +84,7 @@ impl Engine {
 
     /// The same store through a connection of its own (the writer thread's,
     /// long reads'), so they never wait behind requests' statements.
-    pub fn another(&self) -> Result<Self, Error> {
+    pub(super) fn another(&self) -> Result<Self, Error> {
         match self {
             Self::Sqlite { path, .. } => Ok(Self::Sqlite {
                 path: path.clone(),
@@ -96,7 +96,7 @@ impl Engine {
     }
 
     /// Where the store is, for messages (never a password).
-    pub fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         match self {
             Self::Sqlite { path, .. } => path.display().to_string(),
             Self::Postgres(pg) => pg.shown().to_string(),
@@ -104,7 +104,7 @@ impl Engine {
     }
 
     /// Runs `f` on a connection.
-    pub fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
         match self {
             Self::Sqlite { conn, .. } => f(&*conn.lock().expect("store connection lock")),
             Self::Postgres(pg) => pg.with(f),
@@ -112,7 +112,7 @@ impl Engine {
     }
 
     /// Runs `f` in one transaction, committed when it returns `Ok`.
-    pub fn transaction<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) fn transaction<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
         match self {
             // IMMEDIATE: take the write lock first, so two processes never
             // deadlock upgrading a read.
@@ -122,7 +122,7 @@ impl Engine {
     }
 
     /// Runs `f`, which only reads, on one consistent snapshot of the store.
-    pub fn snapshot<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) fn snapshot<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
         match self {
             // DEFERRED: a read transaction, which writers do not wait for.
             Self::Sqlite { conn, .. } => in_sqlite_transaction(conn, TransactionBehavior::Deferred, f),

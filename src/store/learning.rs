@@ -147,11 +147,11 @@ mod tests {
     use super::*;
     use crate::access::Search;
 
-    #[tokio::test]
-    async fn uses_add_up_per_project_and_reset_forgets_one_project() {
-        for (_dir, s) in crate::store::test_stores() {
-            uses_add_up(&s).await;
-        }
+    crate::store::each_engine!(async uses_add_up_per_project_and_reset_forgets_one_project);
+    async fn uses_add_up_per_project_and_reset_forgets_one_project(
+        (_dir, s): (tempfile::TempDir, crate::store::Store),
+    ) {
+        uses_add_up(&s).await;
     }
 
     async fn uses_add_up(s: &Store) {

@@ -227,97 +227,93 @@ mod tests {
         panic!("never: {what}");
     }
 
-    #[tokio::test]
-    async fn meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset() {
-        for (_dir, s) in crate::store::test_stores() {
-            let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
-            let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
-            s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
-            // The same discovery's lesson again (another replica): not counted.
-            s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
-            s.learn(lesson(a.id, "d2", meaning("w:f", "forecast", 1.0))).await;
-            s.learn(lesson(b.id, "d3", meaning("w:f", "other", 1.0))).await;
-            eventually("b's lesson", || s.meanings(b.id, 0.0).unwrap().len() == 1).await;
-            let got = s.meanings(a.id, 0.0).unwrap();
-            assert_eq!(got.len(), 1);
-            assert_eq!((got[0].weight, got[0].query.as_deref()), (2.0, Some("forecast")));
-            assert_eq!(got[0].vector, meaning("", "", 0.0).vector);
-            let terms = s.learned(a.id, 0.0).unwrap();
-            assert_eq!(terms[0].weight, 2.0, "the term prior is claimed once per discovery too");
+    crate::store::each_engine!(async meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset);
+    async fn meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset(
+        (_dir, s): (tempfile::TempDir, crate::store::Store),
+    ) {
+        let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
+        let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
+        s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
+        // The same discovery's lesson again (another replica): not counted.
+        s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
+        s.learn(lesson(a.id, "d2", meaning("w:f", "forecast", 1.0))).await;
+        s.learn(lesson(b.id, "d3", meaning("w:f", "other", 1.0))).await;
+        eventually("b's lesson", || s.meanings(b.id, 0.0).unwrap().len() == 1).await;
+        let got = s.meanings(a.id, 0.0).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].weight, got[0].query.as_deref()), (2.0, Some("forecast")));
+        assert_eq!(got[0].vector, meaning("", "", 0.0).vector);
+        let terms = s.learned(a.id, 0.0).unwrap();
+        assert_eq!(terms[0].weight, 2.0, "the term prior is claimed once per discovery too");
 
-            for i in 0..PER_TOOL + 3 {
-                s.learn(lesson(a.id, &format!("e{i}"), meaning("w:g", &format!("q{i}"), 1.0)))
-                    .await;
-            }
-            let last = format!("q{}", PER_TOOL + 2);
-            eventually("the last lesson", || {
-                s.meanings(a.id, 0.0).unwrap().iter().any(|m| m.query_key == last)
-            })
-            .await;
-            let g: Vec<String> = s
-                .meanings(a.id, 0.0)
-                .unwrap()
-                .into_iter()
-                .filter(|m| m.tool_key == "w:g")
-                .map(|m| m.query_key)
-                .collect();
-            assert_eq!(g.len(), PER_TOOL as usize);
-            assert_eq!(g[0], last, "newest first");
-            assert!(!g.contains(&"q2".to_string()), "the oldest went");
-
-            assert!(s.reset_learning("a").unwrap().meanings > 0);
-            assert!(s.meanings(a.id, 0.0).unwrap().is_empty());
-            assert_eq!(s.meanings(b.id, 0.0).unwrap().len(), 1, "b keeps its own");
+        for i in 0..PER_TOOL + 3 {
+            s.learn(lesson(a.id, &format!("e{i}"), meaning("w:g", &format!("q{i}"), 1.0)))
+                .await;
         }
+        let last = format!("q{}", PER_TOOL + 2);
+        eventually("the last lesson", || {
+            s.meanings(a.id, 0.0).unwrap().iter().any(|m| m.query_key == last)
+        })
+        .await;
+        let g: Vec<String> = s
+            .meanings(a.id, 0.0)
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.tool_key == "w:g")
+            .map(|m| m.query_key)
+            .collect();
+        assert_eq!(g.len(), PER_TOOL as usize);
+        assert_eq!(g[0], last, "newest first");
+        assert!(!g.contains(&"q2".to_string()), "the oldest went");
+
+        assert!(s.reset_learning("a").unwrap().meanings > 0);
+        assert!(s.meanings(a.id, 0.0).unwrap().is_empty());
+        assert_eq!(s.meanings(b.id, 0.0).unwrap().len(), 1, "b keeps its own");
     }
 
-    #[tokio::test]
-    async fn decayed_rows_are_pruned_and_not_loaded() {
-        for (_dir, s) in crate::store::test_stores() {
-            let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
-            s.learn(lesson(a.id, "d1", meaning("w:old", "old", 0.01))).await;
-            s.learn(lesson(a.id, "d2", meaning("w:new", "new", 5.0))).await;
-            eventually("both", || s.learned(a.id, 0.0).unwrap().len() == 2).await;
-            // Read above the floor: the decayed row is not loaded.
-            assert_eq!(s.learned(a.id, 0.5).unwrap().len(), 1);
-            assert_eq!(s.meanings(a.id, 0.5).unwrap().len(), 1);
-            s.prune_learning(a.id, 0.5);
-            eventually("pruned", || s.learned(a.id, 0.0).unwrap().len() == 1).await;
-            let kept = s.meanings(a.id, 0.0).unwrap();
-            assert_eq!(kept.len(), 1);
-            assert_eq!(kept[0].tool_key, "w:new");
-            assert_eq!(s.learned(a.id, 0.0).unwrap()[0].tool_key, "w:new");
-        }
+    crate::store::each_engine!(async decayed_rows_are_pruned_and_not_loaded);
+    async fn decayed_rows_are_pruned_and_not_loaded((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+        let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
+        s.learn(lesson(a.id, "d1", meaning("w:old", "old", 0.01))).await;
+        s.learn(lesson(a.id, "d2", meaning("w:new", "new", 5.0))).await;
+        eventually("both", || s.learned(a.id, 0.0).unwrap().len() == 2).await;
+        // Read above the floor: the decayed row is not loaded.
+        assert_eq!(s.learned(a.id, 0.5).unwrap().len(), 1);
+        assert_eq!(s.meanings(a.id, 0.5).unwrap().len(), 1);
+        s.prune_learning(a.id, 0.5);
+        eventually("pruned", || s.learned(a.id, 0.0).unwrap().len() == 1).await;
+        let kept = s.meanings(a.id, 0.0).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].tool_key, "w:new");
+        assert_eq!(s.learned(a.id, 0.0).unwrap()[0].tool_key, "w:new");
     }
 
-    #[tokio::test]
-    async fn links_are_read_newest_first_by_session_and_expire() {
-        for (_dir, s) in crate::store::test_stores() {
-            let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
-            let link = |id: &str, session: &str, at: i64| Link {
-                request_id: id.into(),
-                project_id: a.id,
-                session: session.into(),
-                at,
-                asked: "{}".into(),
-                results: "[]".into(),
-                vectors: Some(vec![1, 2, 3, 4, 5]),
-            };
-            let t = 1_800_000_000_000;
-            s.link(link("d1", "s", t)).await;
-            s.link(link("d2", "s", t + 10)).await;
-            s.link(link("d3", "other", t + 20)).await;
-            eventually("three links", || s.links(a.id, "other", 0, 4).unwrap().len() == 1).await;
-            let got = s.links(a.id, "s", t - 60, 4).unwrap();
-            assert_eq!(
-                got.iter().map(|l| l.request_id.as_str()).collect::<Vec<_>>(),
-                ["d2", "d1"]
-            );
-            assert_eq!(got[0], link("d2", "s", t + 10));
-            assert_eq!(s.links(a.id, "s", t + 5, 4).unwrap().len(), 1, "since");
-            // A link an hour later expires the old ones.
-            s.link(link("d4", "s", t + 3_600_000)).await;
-            eventually("expired", || s.links(a.id, "s", 0, 4).unwrap().len() == 1).await;
-        }
+    crate::store::each_engine!(async links_are_read_newest_first_by_session_and_expire);
+    async fn links_are_read_newest_first_by_session_and_expire((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+        let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
+        let link = |id: &str, session: &str, at: i64| Link {
+            request_id: id.into(),
+            project_id: a.id,
+            session: session.into(),
+            at,
+            asked: "{}".into(),
+            results: "[]".into(),
+            vectors: Some(vec![1, 2, 3, 4, 5]),
+        };
+        let t = 1_800_000_000_000;
+        s.link(link("d1", "s", t)).await;
+        s.link(link("d2", "s", t + 10)).await;
+        s.link(link("d3", "other", t + 20)).await;
+        eventually("three links", || s.links(a.id, "other", 0, 4).unwrap().len() == 1).await;
+        let got = s.links(a.id, "s", t - 60, 4).unwrap();
+        assert_eq!(
+            got.iter().map(|l| l.request_id.as_str()).collect::<Vec<_>>(),
+            ["d2", "d1"]
+        );
+        assert_eq!(got[0], link("d2", "s", t + 10));
+        assert_eq!(s.links(a.id, "s", t + 5, 4).unwrap().len(), 1, "since");
+        // A link an hour later expires the old ones.
+        s.link(link("d4", "s", t + 3_600_000)).await;
+        eventually("expired", || s.links(a.id, "s", 0, 4).unwrap().len() == 1).await;
     }
 }

@@ -217,43 +217,43 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[test]
-    fn holds_wait_until_approved_or_rejected_and_move_the_generation() {
-        for (_dir, s) in crate::store::test_stores() {
-            let g0 = s.review_generation().unwrap();
-            let pin = NewPin {
-                server: "fs",
-                tool: "read",
-                hash: "h1",
-                definition: "{\"d\":1}",
-            };
-            s.pin_tools(&[pin]).unwrap();
-            assert!(s.review_generation().unwrap() > g0);
-            assert!(s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap());
-            let g1 = s.review_generation().unwrap();
-            assert!(
-                !s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap(),
-                "already held"
-            );
-            assert_eq!(s.review_generation().unwrap(), g1, "an unchanged hold writes nothing");
-            let pins = s.pins().unwrap();
-            assert_eq!(pins["fs"].pinned["read"], "h1");
-            assert_eq!(pins["fs"].reviews["read"], ("h2".to_string(), ReviewState::Held));
-            let r = &s.reviews(None).unwrap()[0];
-            assert_eq!(
-                (r.pinned.as_deref(), r.definition.as_str()),
-                (Some("{\"d\":1}"), "{\"d\":2}")
-            );
-            assert_eq!(r.reasons, ["changed"]);
+    crate::store::each_engine!(holds_wait_until_approved_or_rejected_and_move_the_generation);
+    fn holds_wait_until_approved_or_rejected_and_move_the_generation(
+        (_dir, s): (tempfile::TempDir, crate::store::Store),
+    ) {
+        let g0 = s.review_generation().unwrap();
+        let pin = NewPin {
+            server: "fs",
+            tool: "read",
+            hash: "h1",
+            definition: "{\"d\":1}",
+        };
+        s.pin_tools(&[pin]).unwrap();
+        assert!(s.review_generation().unwrap() > g0);
+        assert!(s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap());
+        let g1 = s.review_generation().unwrap();
+        assert!(
+            !s.hold_tool("fs", "read", "h2", "{\"d\":2}", &["changed"]).unwrap(),
+            "already held"
+        );
+        assert_eq!(s.review_generation().unwrap(), g1, "an unchanged hold writes nothing");
+        let pins = s.pins().unwrap();
+        assert_eq!(pins["fs"].pinned["read"], "h1");
+        assert_eq!(pins["fs"].reviews["read"], ("h2".to_string(), ReviewState::Held));
+        let r = &s.reviews(None).unwrap()[0];
+        assert_eq!(
+            (r.pinned.as_deref(), r.definition.as_str()),
+            (Some("{\"d\":1}"), "{\"d\":2}")
+        );
+        assert_eq!(r.reasons, ["changed"]);
 
-            assert!(s.reject_tool("fs", "read").unwrap());
-            assert_eq!(s.pins().unwrap()["fs"].reviews["read"].1, ReviewState::Rejected);
-            assert!(s.approve_tool("fs", "read").unwrap());
-            let pins = s.pins().unwrap();
-            assert_eq!(pins["fs"].pinned["read"], "h2");
-            assert!(pins["fs"].reviews.is_empty());
-            assert!(!s.approve_tool("fs", "read").unwrap(), "nothing waits");
-            assert!(!s.reject_tool("fs", "nothing").unwrap());
-        }
+        assert!(s.reject_tool("fs", "read").unwrap());
+        assert_eq!(s.pins().unwrap()["fs"].reviews["read"].1, ReviewState::Rejected);
+        assert!(s.approve_tool("fs", "read").unwrap());
+        let pins = s.pins().unwrap();
+        assert_eq!(pins["fs"].pinned["read"], "h2");
+        assert!(pins["fs"].reviews.is_empty());
+        assert!(!s.approve_tool("fs", "read").unwrap(), "nothing waits");
+        assert!(!s.reject_tool("fs", "nothing").unwrap());
     }
 }

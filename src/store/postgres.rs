@@ -28,7 +28,7 @@ const POOL_SIZE: usize = 16;
 
 /// A PostgreSQL store.
 #[derive(Clone)]
-pub struct Postgres {
+pub(super) struct Postgres {
     inner: Arc<Inner>,
 }
 
@@ -60,7 +60,7 @@ impl std::fmt::Debug for Postgres {
 impl Postgres {
     /// A pool for the database at `url` (`postgres://user:password@host:port/db`);
     /// connects once to say early whether it can.
-    pub fn connect(url: &str) -> Result<Self, Error> {
+    pub(super) fn connect(url: &str) -> Result<Self, Error> {
         let shown = crate::mask::url(url);
         let refused = |reason: String| Error::Open {
             path: shown.clone(),
@@ -114,7 +114,7 @@ impl Postgres {
     }
 
     /// The URL without its password.
-    pub fn shown(&self) -> &str {
+    pub(super) fn shown(&self) -> &str {
         &self.inner.shown
     }
 
@@ -162,7 +162,7 @@ impl Postgres {
     }
 
     /// Runs `f` on a connection of the pool.
-    pub fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T, Error>) -> Result<T, Error> {
         let client = self.client()?;
         f(&Statements {
             client: &client,
@@ -171,12 +171,12 @@ impl Postgres {
     }
 
     /// Runs `f` in a transaction, committed when it returns `Ok`.
-    pub fn transaction<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) fn transaction<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, Error>) -> Result<T, Error> {
         self.run_in(IsolationLevel::ReadCommitted, false, f)
     }
 
     /// Runs `f` in a read-only transaction that sees one snapshot throughout.
-    pub fn snapshot<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) fn snapshot<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, Error>) -> Result<T, Error> {
         self.run_in(IsolationLevel::RepeatableRead, true, f)
     }
 
@@ -203,14 +203,14 @@ impl Postgres {
 }
 
 /// A transaction in progress (rolled back when dropped uncommitted).
-pub struct Transaction<'a> {
+pub(super) struct Transaction<'a> {
     tx: deadpool_postgres::Transaction<'a>,
     pg: &'a Postgres,
 }
 
 impl Transaction<'_> {
     /// Statements in this transaction.
-    pub fn sql(&self) -> Statements<'_, deadpool_postgres::Transaction<'_>> {
+    pub(super) fn sql(&self) -> Statements<'_, deadpool_postgres::Transaction<'_>> {
         Statements {
             client: &self.tx,
             pg: self.pg,
@@ -218,13 +218,13 @@ impl Transaction<'_> {
     }
 
     /// Runs several `;`-separated statements without arguments (a migration).
-    pub fn batch(&self, sql: &str) -> Result<(), Error> {
+    pub(super) fn batch(&self, sql: &str) -> Result<(), Error> {
         self.pg.block(async { Ok(self.tx.batch_execute(sql).await?) })
     }
 }
 
 /// Statements on a connection or in a transaction.
-pub struct Statements<'a, C: ?Sized> {
+pub(super) struct Statements<'a, C: ?Sized> {
     client: &'a C,
     pg: &'a Postgres,
 }

@@ -42,6 +42,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     #[test]
+    #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
     fn a_budget_is_shared_by_every_gateway_on_the_store() {
         let (_dir, at) = crate::store::test_database();
         let (a, b) = (

@@ -10,7 +10,7 @@ use super::Error;
 
 /// One argument or column.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(super) enum Value {
     /// SQL NULL.
     Null,
     /// Any integer; booleans as 0 and 1.
@@ -24,7 +24,7 @@ pub enum Value {
 }
 
 /// What can be passed as an argument.
-pub trait ToValue {
+pub(super) trait ToValue {
     /// The argument.
     fn to_value(&self) -> Value;
 }
@@ -103,7 +103,7 @@ macro_rules! args {
 pub(crate) use args;
 
 /// What a column can be read as.
-pub trait FromValue: Sized {
+pub(super) trait FromValue: Sized {
     /// The value as `Self`, if it is one.
     fn from_value(value: &Value) -> Option<Self>;
 }
@@ -168,11 +168,11 @@ impl FromValue for Vec<u8> {
 
 /// One row of an answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row(pub(super) Vec<Value>);
+pub(super) struct Row(pub(super) Vec<Value>);
 
 impl Row {
     /// Column `i` as `T`.
-    pub fn get<T: FromValue>(&self, i: usize) -> Result<T, Error> {
+    pub(super) fn get<T: FromValue>(&self, i: usize) -> Result<T, Error> {
         let value = self.0.get(i).unwrap_or(&Value::Null);
         T::from_value(value).ok_or_else(|| {
             Error::Column(format!(
@@ -183,7 +183,7 @@ impl Row {
     }
 
     /// Column `i` as text, without a copy (empty for NULL).
-    pub fn text(&self, i: usize) -> &str {
+    pub(super) fn text(&self, i: usize) -> &str {
         match self.0.get(i) {
             Some(Value::Text(s)) => s,
             _ => "",
@@ -192,7 +192,7 @@ impl Row {
 }
 
 /// A connection, or a transaction on one.
-pub trait Sql {
+pub(super) trait Sql {
     /// Runs a query; every row of its answer.
     fn query(&self, sql: &str, args: &[Value]) -> Result<Vec<Row>, Error>;
     /// Runs a statement; how many rows it changed.
@@ -201,7 +201,7 @@ pub trait Sql {
 
 impl dyn Sql + '_ {
     /// The first row of the answer, read by `f`, if there is one.
-    pub fn row<T>(
+    pub(super) fn row<T>(
         &self,
         sql: &str,
         args: &[Value],
@@ -211,7 +211,12 @@ impl dyn Sql + '_ {
     }
 
     /// The first row of an answer that always has one (a count, a singleton).
-    pub fn one<T>(&self, sql: &str, args: &[Value], f: impl FnOnce(&Row) -> Result<T, Error>) -> Result<T, Error> {
+    pub(super) fn one<T>(
+        &self,
+        sql: &str,
+        args: &[Value],
+        f: impl FnOnce(&Row) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         self.row(sql, args, f)?.ok_or_else(|| {
             Error::Column(format!(
                 "no row from: {}",
@@ -221,7 +226,12 @@ impl dyn Sql + '_ {
     }
 
     /// Every row of the answer, each read by `f`.
-    pub fn all<T>(&self, sql: &str, args: &[Value], f: impl FnMut(&Row) -> Result<T, Error>) -> Result<Vec<T>, Error> {
+    pub(super) fn all<T>(
+        &self,
+        sql: &str,
+        args: &[Value],
+        f: impl FnMut(&Row) -> Result<T, Error>,
+    ) -> Result<Vec<T>, Error> {
         self.query(sql, args)?.iter().map(f).collect()
     }
 }

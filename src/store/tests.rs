@@ -9,43 +9,39 @@ fn store() -> (tempfile::TempDir, Store) {
     (dir, s)
 }
 
-#[test]
-fn tokens_authenticate_until_revoked_and_are_stored_hashed() {
-    for (dir, s) in test_stores() {
-        s.create_project("alpha", Some(Search::Bm25)).unwrap();
-        let (info, secret) = s.issue_token("alpha", "ci").unwrap();
-        assert!(secret.starts_with("mgw_"));
-        let (id, project) = s.authenticate(&secret).unwrap().expect("valid token");
-        assert_eq!((id, project.name.as_str()), (info.id, "alpha"));
+each_engine!(tokens_authenticate_until_revoked_and_are_stored_hashed);
+fn tokens_authenticate_until_revoked_and_are_stored_hashed((dir, s): (tempfile::TempDir, crate::store::Store)) {
+    s.create_project("alpha", Some(Search::Bm25)).unwrap();
+    let (info, secret) = s.issue_token("alpha", "ci").unwrap();
+    assert!(secret.starts_with("mgw_"));
+    let (id, project) = s.authenticate(&secret).unwrap().expect("valid token");
+    assert_eq!((id, project.name.as_str()), (info.id, "alpha"));
 
-        let mistyped = format!("{}x", &secret[..secret.len() - 1]);
-        for bad in [mistyped.as_str(), "mgw_999_abc", "garbage", ""] {
-            assert!(s.authenticate(bad).unwrap().is_none(), "{bad}");
-        }
-        assert!(s.revoke_token(info.id).unwrap());
-        assert!(s.authenticate(&secret).unwrap().is_none());
-        assert!(!s.revoke_token(info.id).unwrap(), "revoking twice is a no-op");
+    let mistyped = format!("{}x", &secret[..secret.len() - 1]);
+    for bad in [mistyped.as_str(), "mgw_999_abc", "garbage", ""] {
+        assert!(s.authenticate(bad).unwrap().is_none(), "{bad}");
+    }
+    assert!(s.revoke_token(info.id).unwrap());
+    assert!(s.authenticate(&secret).unwrap().is_none());
+    assert!(!s.revoke_token(info.id).unwrap(), "revoking twice is a no-op");
 
-        let secret_part = secret.rsplit('_').next().unwrap();
-        let stored: Vec<Vec<u8>> = s
-            .with(|c| c.all("SELECT secret_hash FROM tokens", &[], |r| r.get(0)))
-            .unwrap();
-        assert_eq!(stored, [sha256(secret_part).to_vec()], "only the hash is kept");
-        s.close();
-        if let Ok(bytes) = std::fs::read(dir.path().join("gw.db")) {
-            assert!(
-                !bytes.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()),
-                "the secret is not in the file"
-            );
-        }
+    let secret_part = secret.rsplit('_').next().unwrap();
+    let stored: Vec<Vec<u8>> = s
+        .with(|c| c.all("SELECT secret_hash FROM tokens", &[], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(stored, [sha256(secret_part).to_vec()], "only the hash is kept");
+    s.close();
+    if let Ok(bytes) = std::fs::read(dir.path().join("gw.db")) {
+        assert!(
+            !bytes.windows(secret_part.len()).any(|w| w == secret_part.as_bytes()),
+            "the secret is not in the file"
+        );
     }
 }
 
-#[test]
-fn grants_whole_servers_and_tool_overrides() {
-    for (_dir, s) in test_stores() {
-        grants_on(&s);
-    }
+each_engine!(grants_whole_servers_and_tool_overrides);
+fn grants_whole_servers_and_tool_overrides((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    grants_on(&s);
 }
 
 fn grants_on(s: &Store) {
@@ -68,11 +64,9 @@ fn grants_on(s: &Store) {
     assert!(!Grants::from_permissions(s.permissions(p.id).unwrap()).allows("fs", "read_file"));
 }
 
-#[test]
-fn projects_are_unique_and_found_by_name_or_id() {
-    for (_dir, s) in test_stores() {
-        projects_on(&s);
-    }
+each_engine!(projects_are_unique_and_found_by_name_or_id);
+fn projects_are_unique_and_found_by_name_or_id((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    projects_on(&s);
 }
 
 fn projects_on(s: &Store) {

@@ -484,46 +484,44 @@ mod tests {
         assert_eq!(usage.projects.iter().find(|p| p.name == "2").unwrap().calls, 2);
     }
 
-    #[test]
-    fn the_store_reads_only_the_window_and_counts_each_row_once() {
-        for (_dir, s) in crate::store::test_stores() {
-            let now = Utc::now();
-            let insert = |ago: Duration, outcome: &str| {
-                let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-                s.with(|c| {
-                    c.execute(
-                        "INSERT INTO audit_log (at, request_id, project_id, meta_tool, tool_key, outcome, latency_ms)
-                         VALUES (?1, ?3, 1, 'tool_execute', 'a:x', ?2, 3)",
-                        args![at, outcome, format!("r-{at}-{outcome}")],
-                    )
-                })
-                .unwrap();
-            };
-            insert(Duration::minutes(5), "ok");
-            insert(Duration::hours(3), "failed");
-            insert(Duration::days(3), "ok");
-            assert_eq!(s.usage(UsageRange::Hour, None, None, now).unwrap().calls, 1);
-            let day = s.usage(UsageRange::Day, Some(1), None, now).unwrap();
-            assert_eq!((day.calls, day.errors), (2, 1));
-            assert_eq!(s.usage(UsageRange::Day, Some(2), None, now).unwrap().calls, 0);
+    crate::store::each_engine!(the_store_reads_only_the_window_and_counts_each_row_once);
+    fn the_store_reads_only_the_window_and_counts_each_row_once((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+        let now = Utc::now();
+        let insert = |ago: Duration, outcome: &str| {
+            let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            s.with(|c| {
+                c.execute(
+                    "INSERT INTO audit_log (at, request_id, project_id, meta_tool, tool_key, outcome, latency_ms)
+                     VALUES (?1, ?3, 1, 'tool_execute', 'a:x', ?2, 3)",
+                    args![at, outcome, format!("r-{at}-{outcome}")],
+                )
+            })
+            .unwrap();
+        };
+        insert(Duration::minutes(5), "ok");
+        insert(Duration::hours(3), "failed");
+        insert(Duration::days(3), "ok");
+        assert_eq!(s.usage(UsageRange::Hour, None, None, now).unwrap().calls, 1);
+        let day = s.usage(UsageRange::Day, Some(1), None, now).unwrap();
+        assert_eq!((day.calls, day.errors), (2, 1));
+        assert_eq!(s.usage(UsageRange::Day, Some(2), None, now).unwrap().calls, 0);
 
-            // Rolled up, then more rows (one of them late, for an hour already
-            // rolled up): the rollups and the fresh rows each count once.
-            assert_eq!(s.roll_up_usage().unwrap(), 3);
-            insert(Duration::minutes(1), "timeout");
-            insert(Duration::hours(3), "ok");
-            let week = s.usage(UsageRange::Week, None, None, now).unwrap();
-            assert_eq!((week.calls, week.errors), (5, 2));
-            assert_eq!(week.tools[0].timeouts, 1);
-            assert_eq!(s.roll_up_usage().unwrap(), 2);
-            assert_eq!(s.roll_up_usage().unwrap(), 0);
-            let again = s.usage(UsageRange::Week, None, None, now).unwrap();
-            assert_eq!(again, week);
-            assert_eq!(again.projects[0].name, "1");
-            assert_eq!(s.usage(UsageRange::Day, None, None, now).unwrap().calls, 4);
-            assert_eq!(s.usage(UsageRange::Week, None, Some("a:x"), now).unwrap().calls, 5);
-            assert_eq!(s.usage(UsageRange::Week, None, Some("a:y"), now).unwrap().calls, 0);
-            assert_eq!(s.usage(UsageRange::Hour, Some(1), Some("a:x"), now).unwrap().calls, 2);
-        }
+        // Rolled up, then more rows (one of them late, for an hour already
+        // rolled up): the rollups and the fresh rows each count once.
+        assert_eq!(s.roll_up_usage().unwrap(), 3);
+        insert(Duration::minutes(1), "timeout");
+        insert(Duration::hours(3), "ok");
+        let week = s.usage(UsageRange::Week, None, None, now).unwrap();
+        assert_eq!((week.calls, week.errors), (5, 2));
+        assert_eq!(week.tools[0].timeouts, 1);
+        assert_eq!(s.roll_up_usage().unwrap(), 2);
+        assert_eq!(s.roll_up_usage().unwrap(), 0);
+        let again = s.usage(UsageRange::Week, None, None, now).unwrap();
+        assert_eq!(again, week);
+        assert_eq!(again.projects[0].name, "1");
+        assert_eq!(s.usage(UsageRange::Day, None, None, now).unwrap().calls, 4);
+        assert_eq!(s.usage(UsageRange::Week, None, Some("a:x"), now).unwrap().calls, 5);
+        assert_eq!(s.usage(UsageRange::Week, None, Some("a:y"), now).unwrap().calls, 0);
+        assert_eq!(s.usage(UsageRange::Hour, Some(1), Some("a:x"), now).unwrap().calls, 2);
     }
 }

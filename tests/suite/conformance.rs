@@ -24,6 +24,7 @@ fn fixtures() -> String {
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs the official conformance suite (scripts/setup)"]
 async fn the_official_conformance_suite_passes_all_that_applies_to_a_gateway() {
     let gw = Gateway::start(&fixtures()).await;
     let client = gw.client().await;

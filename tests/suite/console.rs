@@ -44,6 +44,7 @@ async fn results(client: &rmcp::service::RunningService<rmcp::RoleClient, ()>, q
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs Node.js and Chromium (scripts/setup)"]
 async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
     // `other` is granted to no project: its tools are what the playground marks hidden.
     let other = format!(
@@ -241,6 +242,7 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn only_operators_get_in_and_changes_need_the_consoles_own_page() {
     let provider = common::oauth::jwt_provider();
     let gw = Gateway::start_knowing_url(|url| {

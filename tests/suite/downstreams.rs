@@ -20,7 +20,7 @@ async fn wait_until_usable(client: &Client, server: &str) {
         let r = execute(client, &key, json!({"expression": "2+2"})).await;
         (r.is_error == Some(false)).then_some(())
     })
-    .await
+    .await;
 }
 
 #[tokio::test]

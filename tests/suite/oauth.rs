@@ -62,6 +62,7 @@ async fn initialize(gw: &Gateway, token: Option<&str>) -> (u16, String) {
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn an_oauth_only_client_signs_in_through_the_authorization_server_and_uses_its_tools() {
     let provider = jwt_provider();
     let gw = gateway(jwt_issuer(provider)).await;
@@ -132,6 +133,7 @@ async fn an_oauth_only_client_signs_in_through_the_authorization_server_and_uses
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn refused_tokens_get_the_status_and_challenge_the_spec_names() {
     let provider = jwt_provider();
     let gw = gateway(jwt_issuer(provider)).await;
@@ -237,6 +239,7 @@ async fn refused_tokens_get_the_status_and_challenge_the_spec_names() {
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn signing_keys_rotate_without_a_restart() {
     // A provider of its own: rotating keys must not disturb the other tests.
     let provider = Box::leak(Box::new(common::oauth::Provider::start_own()));
@@ -272,6 +275,7 @@ async fn signing_keys_rotate_without_a_restart() {
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn two_oauth_subjects_in_two_projects_stay_isolated() {
     let provider = jwt_provider();
     let gw = gateway(jwt_issuer(provider)).await;
@@ -310,6 +314,7 @@ async fn two_oauth_subjects_in_two_projects_stay_isolated() {
 /// A session is its OAuth subject's: carol, of alice's project, cannot use
 /// alice's session; alice can, with any of her tokens.
 #[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn a_session_is_its_subjects_even_within_a_project() {
     let provider = jwt_provider();
     let gw = gateway(jwt_issuer(provider)).await;
@@ -348,6 +353,7 @@ async fn a_session_is_its_subjects_even_within_a_project() {
 }
 
 #[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn opaque_tokens_are_checked_by_introspection() {
     let provider = opaque_provider();
     let (id, secret) = register_introspection_client(provider).await;

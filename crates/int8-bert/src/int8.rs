@@ -38,7 +38,7 @@ const PARALLEL_FROM: usize = 1 << 20;
 
 /// A linear layer, `y = x · Wᵀ + b`, with `W` as int8 codes.
 #[derive(Debug)]
-pub struct Linear {
+pub(crate) struct Linear {
     inputs: usize,
     /// `inputs` rounded up to [`LANES`].
     stride: usize,
@@ -55,7 +55,7 @@ pub struct Linear {
 impl Linear {
     /// A layer from `weight` (`bias.len()` rows of `inputs`, row-major, as
     /// PyTorch stores a `Linear`) and `bias`.
-    pub fn new(weight: &[f32], bias: Vec<f32>, inputs: usize) -> Self {
+    pub(crate) fn new(weight: &[f32], bias: Vec<f32>, inputs: usize) -> Self {
         let outputs = bias.len();
         assert_eq!(weight.len(), outputs * inputs, "weight is outputs × inputs");
         let stride = inputs.div_ceil(LANES) * LANES;
@@ -78,7 +78,7 @@ impl Linear {
     }
 
     /// `x` (rows of `inputs`, row-major) through the layer: rows of `outputs`.
-    pub fn forward(&self, x: &[f32]) -> Vec<f32> {
+    pub(crate) fn forward(&self, x: &[f32]) -> Vec<f32> {
         let rows = x.len() / self.inputs;
         let tokens = Activations::new(x, self.inputs, self.stride);
         let parallel = rows * self.outputs * self.inputs >= PARALLEL_FROM;
@@ -217,7 +217,7 @@ mod avx2 {
     /// As [`super::products_portable`], [`OUT_BLOCK`] outputs × [`ROW_BLOCK`]
     /// rows at a time; outputs left over go to the portable loop.
     #[target_feature(enable = "avx2")]
-    pub fn products(codes: Codes, rows: Range<usize>, outputs: Range<usize>, dots: &mut [i32]) {
+    pub(super) fn products(codes: Codes, rows: Range<usize>, outputs: Range<usize>, dots: &mut [i32]) {
         let Codes {
             tokens,
             weights,

@@ -11,6 +11,10 @@
 //! - [`vectors`]: int8 unit-vector rows, for the word embeddings and for
 //!   scanning tool vectors by cosine.
 
+// The one crate of the workspace where unsafe is the point: the AVX2 kernel
+// and its feature check. Each block says why it holds.
+#![allow(unsafe_code)]
+
 #[cfg(feature = "encoder")]
 pub mod bert;
 #[cfg(feature = "encoder")]

@@ -13,14 +13,14 @@ use super::{Error, Key};
 const OPEN_TRIES: u32 = 100;
 
 /// The cache file.
-pub struct Cache {
+pub(super) struct Cache {
     conn: Mutex<Connection>,
     path: String,
 }
 
 impl Cache {
     /// Opens (or creates) the cache at `path`.
-    pub fn open(path: &Path) -> Result<Self, Error> {
+    pub(super) fn open(path: &Path) -> Result<Self, Error> {
         let shown = path.display().to_string();
         let fail = |e: &dyn std::fmt::Display| Error::Cache {
             path: shown.clone(),
@@ -69,7 +69,7 @@ impl Cache {
     }
 
     /// The cached vectors of `keys`, `None` where missing (or of another length than `dim`).
-    pub fn get(&self, keys: &[Key], dim: usize) -> Result<Vec<Option<Vec<f32>>>, Error> {
+    pub(super) fn get(&self, keys: &[Key], dim: usize) -> Result<Vec<Option<Vec<f32>>>, Error> {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let mut stmt = conn
             .prepare_cached("SELECT vector FROM embeddings WHERE key = ?1")
@@ -87,7 +87,7 @@ impl Cache {
     }
 
     /// Stores `vectors` under `keys`, in one transaction.
-    pub fn put(&self, keys: &[Key], vectors: &[Vec<f32>]) -> Result<(), Error> {
+    pub(super) fn put(&self, keys: &[Key], vectors: &[Vec<f32>]) -> Result<(), Error> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let tx = conn.transaction().map_err(|e| self.fail(e))?;
         {

@@ -15,7 +15,7 @@ use int8_bert::{Config, Encoder};
 const MAX_TOKENS: usize = 128;
 
 /// A loaded model, ready to embed.
-pub struct Model {
+pub(super) struct Model {
     encoder: Encoder,
     tokenizer: Tokenizer,
     dim: usize,
@@ -25,7 +25,7 @@ pub struct Model {
 impl Model {
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`.
     /// Any mismatch between them is an error here, not at the first query.
-    pub fn load(dir: &Path) -> Result<Self, Error> {
+    pub(super) fn load(dir: &Path) -> Result<Self, Error> {
         let bad = |reason: String| Error::Model {
             dir: dir.display().to_string(),
             reason,
@@ -69,17 +69,17 @@ impl Model {
     }
 
     /// Length of every embedding.
-    pub fn dim(&self) -> usize {
+    pub(super) fn dim(&self) -> usize {
         self.dim
     }
 
     /// Tokens read per text (the rest is cut).
-    pub fn max_tokens(&self) -> usize {
+    pub(super) fn max_tokens(&self) -> usize {
         self.max_tokens
     }
 
     /// One unit vector per text, in order.
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
+    pub(super) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }

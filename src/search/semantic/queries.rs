@@ -19,7 +19,7 @@ pub fn normalise(query: &str) -> String {
 
 /// A bounded map from normalised query to its unit vector.
 #[derive(Debug)]
-pub struct QueryCache {
+pub(super) struct QueryCache {
     young: HashMap<String, Arc<[f32]>>,
     old: HashMap<String, Arc<[f32]>>,
     per_generation: usize,
@@ -27,7 +27,7 @@ pub struct QueryCache {
 
 impl QueryCache {
     /// Holds between `capacity / 2` and `capacity` queries.
-    pub fn new(capacity: usize) -> Self {
+    pub(super) fn new(capacity: usize) -> Self {
         Self {
             young: HashMap::new(),
             old: HashMap::new(),
@@ -36,7 +36,7 @@ impl QueryCache {
     }
 
     /// The vector of `key` (normalised), if kept; a hit counts as a use.
-    pub fn get(&mut self, key: &str) -> Option<Arc<[f32]>> {
+    pub(super) fn get(&mut self, key: &str) -> Option<Arc<[f32]>> {
         if let Some(v) = self.young.get(key) {
             return Some(v.clone());
         }
@@ -46,7 +46,7 @@ impl QueryCache {
     }
 
     /// Keeps `vector` for `key` (normalised).
-    pub fn insert(&mut self, key: String, vector: Arc<[f32]>) {
+    pub(super) fn insert(&mut self, key: String, vector: Arc<[f32]>) {
         if self.young.len() >= self.per_generation {
             self.old = std::mem::take(&mut self.young);
         }

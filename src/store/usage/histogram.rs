@@ -7,7 +7,7 @@ const BUCKETS: usize = 124;
 
 /// Counts per latency bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Histogram(Box<[u32; BUCKETS]>);
+pub(super) struct Histogram(Box<[u32; BUCKETS]>);
 
 impl Default for Histogram {
     fn default() -> Self {
@@ -37,20 +37,20 @@ fn middle(i: usize) -> u64 {
 
 impl Histogram {
     /// Counts one call of `ms`.
-    pub fn add(&mut self, ms: u64) {
+    pub(super) fn add(&mut self, ms: u64) {
         let i = bucket(u32::try_from(ms).unwrap_or(u32::MAX));
         self.0[i] = self.0[i].saturating_add(1);
     }
 
     /// Adds every count of `other`.
-    pub fn merge(&mut self, other: &Histogram) {
+    pub(super) fn merge(&mut self, other: &Histogram) {
         for (mine, theirs) in self.0.iter_mut().zip(other.0.iter()) {
             *mine = mine.saturating_add(*theirs);
         }
     }
 
     /// The nearest-rank `p`th percentile, as the middle of its bucket (0 when empty).
-    pub fn percentile(&self, p: u64) -> u64 {
+    pub(super) fn percentile(&self, p: u64) -> u64 {
         let total: u64 = self.0.iter().map(|&c| u64::from(c)).sum();
         if total == 0 {
             return 0;
@@ -67,7 +67,7 @@ impl Histogram {
     }
 
     /// The sparse form kept in `usage_hours.latencies`.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(super) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         for (i, &c) in self.0.iter().enumerate().filter(|(_, c)| **c > 0) {
             out.push(i as u8);
@@ -77,7 +77,7 @@ impl Histogram {
     }
 
     /// Reads [`Histogram::encode`]'s form; a malformed tail is ignored.
-    pub fn decode(bytes: &[u8]) -> Self {
+    pub(super) fn decode(bytes: &[u8]) -> Self {
         let mut h = Self::default();
         for pair in bytes.chunks_exact(5) {
             let i = pair[0] as usize;

@@ -15,7 +15,7 @@ use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
 /// A gateway running in this process on `127.0.0.1:0`.
-pub struct InProcess {
+pub(crate) struct InProcess {
     launched: Option<Launched>,
     shutdown: CancellationToken,
     /// Where the URL clients connect to: `http://127.0.0.1:PORT/mcp`.
@@ -27,7 +27,7 @@ pub struct InProcess {
 impl InProcess {
     /// Writes `config` to a temp dir, loads it as `serve` would, and serves
     /// streamable HTTP on a free port. The model is never fetched.
-    pub async fn start(config: &str) -> InProcess {
+    pub(crate) async fn start(config: &str) -> InProcess {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("gateway.toml");
         std::fs::write(&path, config).unwrap();
@@ -52,29 +52,29 @@ impl InProcess {
     }
 
     /// The core: its store, catalog and registry.
-    pub fn gateway(&self) -> &Gateway {
+    pub(crate) fn gateway(&self) -> &Gateway {
         self.launched.as_ref().expect("running").gateway()
     }
 
     /// An MCP client over streamable HTTP.
-    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+    pub(crate) async fn client(&self) -> RunningService<RoleClient, ()> {
         ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str()))
             .await
             .expect("client connects")
     }
 
     /// One request's audit rows: a script's own row first, then its inner calls.
-    pub fn rows_of(&self, request_id: &str) -> Vec<AuditRow> {
+    pub(crate) fn rows_of(&self, request_id: &str) -> Vec<AuditRow> {
         self.gateway().store().audit_request(request_id).unwrap()
     }
 
     /// The newest `n` audit rows, newest last.
-    pub fn last_rows(&self, n: usize) -> Vec<AuditRow> {
+    pub(crate) fn last_rows(&self, n: usize) -> Vec<AuditRow> {
         self.gateway().store().audit_tail(None, n).unwrap()
     }
 
     /// Stops as `serve` does on SIGTERM, and waits until every task it started has ended.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         self.shutdown.cancel();
         let launched = self.launched.take().expect("running");
         tokio::time::timeout(Duration::from_secs(30), launched.wait())

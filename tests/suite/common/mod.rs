@@ -2,10 +2,10 @@
 //! config, watch its log, and talk MCP to it with the rmcp client.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
-pub mod in_process;
-pub mod oauth;
-pub mod postgres;
-pub mod projects;
+pub(crate) mod in_process;
+pub(crate) mod oauth;
+pub(crate) mod postgres;
+pub(crate) mod projects;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -22,24 +22,27 @@ use tokio::io::AsyncBufReadExt;
 /// The gateway binary cargo built for these tests. Every gateway they start
 /// runs as on a machine without network for its model: `serve` would fetch
 /// a missing embedding model, and each test's config sits in its own folder.
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     static OFFLINE: std::sync::Once = std::sync::Once::new();
     OFFLINE.call_once(|| {
         // SAFETY: set once, before this process spawns the children that read
         // it; nothing in the tests reads the environment from C code meanwhile.
-        unsafe { std::env::set_var("MCP_GATEWAY_MODEL_URL", OFFLINE_MODEL_URL) };
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("MCP_GATEWAY_MODEL_URL", OFFLINE_MODEL_URL);
+        };
     });
     env!("CARGO_BIN_EXE_mcp-gateway")
 }
 
 /// Where test gateways "fetch" a missing model: port 9 (discard) refuses at once.
-pub const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
+pub(crate) const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
 
 /// Lets callers without a token in, as project "local" (granted every server).
-pub const ANONYMOUS: &str = "[auth]\nallow_anonymous = true\nanonymous_project = \"local\"\n\n";
+pub(crate) const ANONYMOUS: &str = "[auth]\nallow_anonymous = true\nanonymous_project = \"local\"\n\n";
 
 /// A `[[servers]]` entry running the demo server with its test tools.
-pub fn chaos_server(name: &str, extra: &str) -> String {
+pub(crate) fn chaos_server(name: &str, extra: &str) -> String {
     format!(
         "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\n{extra}\n",
         bin()
@@ -48,7 +51,7 @@ pub fn chaos_server(name: &str, extra: &str) -> String {
 
 /// Like [`chaos_server`], for a server that starts `secs` seconds late, as
 /// `npx -y` fetching a package does.
-pub fn slow_server(name: &str, secs: u64, extra: &str) -> String {
+pub(crate) fn slow_server(name: &str, secs: u64, extra: &str) -> String {
     format!(
         "[[servers]]\nname = \"{name}\"\ncommand = \"sh\"\nargs = [\"-c\", \"sleep {secs}; exec '{}' demo-server --chaos\"]\n{extra}\n",
         bin()
@@ -56,7 +59,7 @@ pub fn slow_server(name: &str, secs: u64, extra: &str) -> String {
 }
 
 /// A running gateway process. Dropping it sends SIGTERM.
-pub struct Gateway {
+pub(crate) struct Gateway {
     child: tokio::process::Child,
     /// `http://127.0.0.1:PORT/mcp`.
     pub url: String,
@@ -69,7 +72,7 @@ pub struct Gateway {
 
 /// Which engine holds a test gateway's store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
+pub(crate) enum Engine {
     /// A SQLite file beside the config (the default).
     Sqlite,
     /// A database of its own on this test binary's PostgreSQL cluster.
@@ -77,7 +80,8 @@ pub enum Engine {
 }
 
 /// Runs an async test body once per engine: `on_both_engines!(name, body)`
-/// defines tests `name::sqlite` and `name::postgres` calling `body(Engine)`.
+/// defines tests `name::sqlite` and `name::postgres` calling `body(Engine)`;
+/// the second needs PostgreSQL, so only the full tier runs it.
 #[macro_export]
 macro_rules! on_both_engines {
     ($name:ident, $body:ident) => {
@@ -87,6 +91,7 @@ macro_rules! on_both_engines {
                 super::$body($crate::common::Engine::Sqlite).await
             }
             #[tokio::test]
+            #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
             async fn postgres() {
                 super::$body($crate::common::Engine::Postgres).await
             }
@@ -96,13 +101,13 @@ macro_rules! on_both_engines {
 
 impl Gateway {
     /// Writes `config` to a temp dir and runs `mcp-gateway serve --http 127.0.0.1:0` on it.
-    pub async fn start(config: &str) -> Gateway {
+    pub(crate) async fn start(config: &str) -> Gateway {
         Self::start_with(config, &[]).await
     }
 
     /// Like [`Gateway::start`], with its store on `engine` (the CLI commands
     /// of [`Gateway::cli`] reach the same store).
-    pub async fn start_on(engine: Engine, config: &str) -> Gateway {
+    pub(crate) async fn start_on(engine: Engine, config: &str) -> Gateway {
         match engine {
             Engine::Sqlite => Self::start(config).await,
             Engine::Postgres => {
@@ -113,14 +118,14 @@ impl Gateway {
     }
 
     /// Like [`Gateway::start`], with extra environment variables.
-    pub async fn start_with(config: &str, env: &[(&str, &str)]) -> Gateway {
+    pub(crate) async fn start_with(config: &str, env: &[(&str, &str)]) -> Gateway {
         Self::start_at("127.0.0.1:0", config, env).await
     }
 
     /// Starts on a port known before the config is written, for configs that
     /// name the gateway's own URL (the OAuth audience): `config` gets
     /// `http://127.0.0.1:PORT/mcp`.
-    pub async fn start_knowing_url(config: impl FnOnce(&str) -> String) -> Gateway {
+    pub(crate) async fn start_knowing_url(config: impl FnOnce(&str) -> String) -> Gateway {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -172,12 +177,12 @@ impl Gateway {
     }
 
     /// Everything the gateway wrote to stderr so far.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
 
     /// Waits for a log line containing `needle`; returns it.
-    pub async fn wait_log(&self, needle: &str, timeout: Duration) -> Option<String> {
+    pub(crate) async fn wait_log(&self, needle: &str, timeout: Duration) -> Option<String> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(line) = self.log().lines().find(|l| l.contains(needle)) {
@@ -191,12 +196,12 @@ impl Gateway {
     }
 
     /// The config file this gateway runs on.
-    pub fn config_path(&self) -> PathBuf {
+    pub(crate) fn config_path(&self) -> PathBuf {
         self.dir.path().join("gateway.toml")
     }
 
     /// Runs an `mcp-gateway` command against this gateway's config (and so its store).
-    pub fn cli(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn cli(&self, args: &[&str]) -> std::process::Output {
         let out = self.cli_output(args);
         assert!(
             out.status.success(),
@@ -207,7 +212,7 @@ impl Gateway {
     }
 
     /// Like [`Gateway::cli`], for a command that may fail.
-    pub fn cli_output(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn cli_output(&self, args: &[&str]) -> std::process::Output {
         std::process::Command::new(bin())
             .args(args)
             .arg("--config")
@@ -219,13 +224,13 @@ impl Gateway {
     }
 
     /// Issues a token for `project` and returns its secret.
-    pub fn issue_token(&self, project: &str) -> String {
+    pub(crate) fn issue_token(&self, project: &str) -> String {
         let out = self.cli(&["token", "issue", "--project", project]);
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
     /// An MCP client that sends `Authorization: Bearer <token>`.
-    pub async fn client_with_token(
+    pub(crate) async fn client_with_token(
         &self,
         token: &str,
     ) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
@@ -236,7 +241,7 @@ impl Gateway {
     }
 
     /// `GET /readyz`, as JSON (whatever the status code).
-    pub async fn readyz(&self) -> Value {
+    pub(crate) async fn readyz(&self) -> Value {
         reqwest::get(self.url.replace("/mcp", "/readyz"))
             .await
             .unwrap()
@@ -246,7 +251,7 @@ impl Gateway {
     }
 
     /// `GET /metrics`, Prometheus text.
-    pub async fn metrics(&self) -> String {
+    pub(crate) async fn metrics(&self) -> String {
         reqwest::get(self.url.replace("/mcp", "/metrics"))
             .await
             .unwrap()
@@ -256,19 +261,19 @@ impl Gateway {
     }
 
     /// The gateway's process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id().unwrap()
     }
 
     /// An MCP client (legacy `initialize` lifecycle, as most clients today).
-    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+    pub(crate) async fn client(&self) -> RunningService<RoleClient, ()> {
         ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str()))
             .await
             .expect("client connects")
     }
 
     /// Sends SIGTERM and waits for the process to exit.
-    pub async fn stop(&mut self) -> std::process::ExitStatus {
+    pub(crate) async fn stop(&mut self) -> std::process::ExitStatus {
         signal(self.pid(), nix::sys::signal::Signal::SIGTERM);
         tokio::time::timeout(Duration::from_secs(30), self.child.wait())
             .await
@@ -286,7 +291,7 @@ impl Drop for Gateway {
 }
 
 /// A demo server over streamable HTTP on `addr` (with `extra` arguments); returns it and its URL.
-pub async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Child, String) {
+pub(crate) async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Child, String) {
     let mut demo = tokio::process::Command::new(bin())
         .args(["demo-server", "--chaos", "--http", addr])
         .args(extra)
@@ -302,12 +307,12 @@ pub async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Child, St
 }
 
 /// Sends a signal to a process.
-pub fn signal(pid: u32, sig: nix::sys::signal::Signal) {
+pub(crate) fn signal(pid: u32, sig: nix::sys::signal::Signal) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
 }
 
 /// Calls a meta-tool.
-pub async fn call<S: Service<RoleClient>>(
+pub(crate) async fn call<S: Service<RoleClient>>(
     client: &RunningService<RoleClient, S>,
     tool: &str,
     args: Value,
@@ -317,14 +322,17 @@ pub async fn call<S: Service<RoleClient>>(
 }
 
 /// `tool_discovery` results for `query`.
-pub async fn discover<S: Service<RoleClient>>(client: &RunningService<RoleClient, S>, query: Value) -> Vec<Value> {
+pub(crate) async fn discover<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    query: Value,
+) -> Vec<Value> {
     let r = call(client, "tool_discovery", json!({ "query": query })).await;
     assert_ne!(r.is_error, Some(true), "discovery failed: {r:?}");
     r.structured_content.unwrap()["results"].as_array().unwrap().clone()
 }
 
 /// `tool_execute` of `key` with `arguments`.
-pub async fn execute<S: Service<RoleClient>>(
+pub(crate) async fn execute<S: Service<RoleClient>>(
     client: &RunningService<RoleClient, S>,
     key: &str,
     arguments: Value,
@@ -338,17 +346,17 @@ pub async fn execute<S: Service<RoleClient>>(
 }
 
 /// Waits until `tool_discovery` finds `key` (`server:tool`).
-pub async fn wait_for_tool<S: Service<RoleClient>>(client: &RunningService<RoleClient, S>, key: &str) {
+pub(crate) async fn wait_for_tool<S: Service<RoleClient>>(client: &RunningService<RoleClient, S>, key: &str) {
     let (server, tool) = key.split_once(':').unwrap();
     eventually(Duration::from_secs(20), key, || async {
         let results = discover(client, json!([tool, server])).await;
         results.iter().any(|r| r["toolKey"] == key).then_some(())
     })
-    .await
+    .await;
 }
 
 /// The `error.code` of a gateway error result.
-pub fn error_code(r: &CallToolResult) -> String {
+pub(crate) fn error_code(r: &CallToolResult) -> String {
     assert_eq!(r.is_error, Some(true), "expected an error: {r:?}");
     r.structured_content
         .as_ref()
@@ -358,7 +366,7 @@ pub fn error_code(r: &CallToolResult) -> String {
 }
 
 /// The first text block of a result.
-pub fn text(r: &CallToolResult) -> String {
+pub(crate) fn text(r: &CallToolResult) -> String {
     r.content
         .iter()
         .find_map(|c| c.as_text().map(|t| t.text.clone()))
@@ -366,7 +374,7 @@ pub fn text(r: &CallToolResult) -> String {
 }
 
 /// Polls `f` until it returns `Some`, or panics after `timeout` with `what`.
-pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut f: F) -> T
+pub(crate) async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut f: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
@@ -382,7 +390,7 @@ where
 }
 
 /// Child process ids of `pid` (from /proc).
-pub fn children_of(pid: u32) -> Vec<u32> {
+pub(crate) fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -401,7 +409,7 @@ pub fn children_of(pid: u32) -> Vec<u32> {
 }
 
 /// Whether a process exists and is not a zombie.
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
             let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
@@ -412,7 +420,7 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// Path of a file in the repository.
-pub fn repo_path(relative: &str) -> PathBuf {
+pub(crate) fn repo_path(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
@@ -420,7 +428,7 @@ pub fn repo_path(relative: &str) -> PathBuf {
 /// `config` and plays its browser as `user` (`browser.mjs`): sign-in page,
 /// consent, redirect back to the command's loopback listener. Returns the
 /// command's stdout; panics with its stderr when it fails.
-pub async fn login(config: &std::path::Path, server: &str, project: &str, user: &str) -> String {
+pub(crate) async fn login(config: &std::path::Path, server: &str, project: &str, user: &str) -> String {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(bin())
         .args([
@@ -483,7 +491,7 @@ pub async fn login(config: &std::path::Path, server: &str, project: &str, user: 
 }
 
 /// Two chaos servers, `alpha` (calls time out after 1.5 s) and `beta`, open to anonymous callers.
-pub fn two_servers() -> String {
+pub(crate) fn two_servers() -> String {
     format!(
         "{ANONYMOUS}{}{}",
         chaos_server("alpha", "timeout_ms = 1500"),
@@ -494,7 +502,7 @@ pub fn two_servers() -> String {
 /// A gateway whose one server, `remote`, is an HTTP demo server started with
 /// `demo_args`; `settings` go into its `[[servers]]` entry. Returns once its
 /// tools are found.
-pub async fn gateway_before_http_demo(
+pub(crate) async fn gateway_before_http_demo(
     demo_args: &[&str],
     settings: &str,
 ) -> (tokio::process::Child, Gateway, RunningService<RoleClient, ()>) {
@@ -510,7 +518,7 @@ pub async fn gateway_before_http_demo(
 
 /// `mcp-gateway serve` over stdio on `config`: the client, the gateway's pid,
 /// and the folder holding the config (kept while the gateway runs).
-pub async fn stdio_gateway(config: &str) -> (RunningService<RoleClient, ()>, u32, tempfile::TempDir) {
+pub(crate) async fn stdio_gateway(config: &str) -> (RunningService<RoleClient, ()>, u32, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gateway.toml");
     std::fs::write(&path, config).unwrap();

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 /// A running provider.
-pub struct Provider {
+pub(crate) struct Provider {
     /// `http://127.0.0.1:PORT`, exactly as tokens carry it in `iss`.
     pub issuer: String,
     _child: Child,
@@ -18,32 +18,32 @@ pub struct Provider {
 }
 
 /// The provider issuing JWT access tokens.
-pub fn jwt_provider() -> &'static Provider {
+pub(crate) fn jwt_provider() -> &'static Provider {
     static P: OnceLock<Provider> = OnceLock::new();
     P.get_or_init(|| Provider::start(&[]))
 }
 
 /// A second, separate provider (another issuer, its own keys).
-pub fn other_provider() -> &'static Provider {
+pub(crate) fn other_provider() -> &'static Provider {
     static P: OnceLock<Provider> = OnceLock::new();
     P.get_or_init(|| Provider::start(&[]))
 }
 
 /// The provider issuing opaque access tokens (checked by introspection).
-pub fn opaque_provider() -> &'static Provider {
+pub(crate) fn opaque_provider() -> &'static Provider {
     static P: OnceLock<Provider> = OnceLock::new();
     P.get_or_init(|| Provider::start(&["--format", "opaque"]))
 }
 
 /// A provider whose access tokens live 20 s: rmcp refreshes a token with
 /// under 30 s left, so every call through a sign-in refreshes first.
-pub fn short_lived_provider() -> &'static Provider {
+pub(crate) fn short_lived_provider() -> &'static Provider {
     static P: OnceLock<Provider> = OnceLock::new();
     P.get_or_init(|| Provider::start(&["--access-ttl", "20"]))
 }
 
 /// The folder of the node scripts.
-pub fn scripts() -> std::path::PathBuf {
+pub(crate) fn scripts() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oauth")
 }
 
@@ -56,7 +56,7 @@ fn log_file() -> Stdio {
 }
 
 /// Seconds since the epoch.
-pub fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -65,7 +65,7 @@ pub fn now() -> u64 {
 
 impl Provider {
     /// A provider of the caller's own (for tests that change its keys).
-    pub fn start_own() -> Provider {
+    pub(crate) fn start_own() -> Provider {
         Self::start(&[])
     }
 
@@ -110,7 +110,7 @@ impl Provider {
 
     /// A JWT with exactly `claims`, signed with the provider's current key
     /// (or `kid`); `alg: "none"` gives an unsigned one.
-    pub async fn mint(&self, claims: Value) -> String {
+    pub(crate) async fn mint(&self, claims: Value) -> String {
         self.admin("mint", json!({ "claims": claims })).await["token"]
             .as_str()
             .unwrap()
@@ -118,7 +118,7 @@ impl Provider {
     }
 
     /// An unsigned (`alg: none`) token with `claims`.
-    pub async fn mint_unsigned(&self, claims: Value) -> String {
+    pub(crate) async fn mint_unsigned(&self, claims: Value) -> String {
         self.admin("mint", json!({ "claims": claims, "alg": "none" })).await["token"]
             .as_str()
             .unwrap()
@@ -126,7 +126,7 @@ impl Provider {
     }
 
     /// The claims of an ordinary access token for `subject` at `audience`.
-    pub fn claims(&self, subject: &str, audience: &str, scope: &str) -> Value {
+    pub(crate) fn claims(&self, subject: &str, audience: &str, scope: &str) -> Value {
         json!({
             "iss": self.issuer, "sub": subject, "aud": audience, "scope": scope,
             "iat": now(), "exp": now() + 600, "jti": format!("{subject}-{}", now()),
@@ -134,12 +134,12 @@ impl Provider {
     }
 
     /// A valid token for `subject` at `audience` with `scope`.
-    pub async fn token(&self, subject: &str, audience: &str, scope: &str) -> String {
+    pub(crate) async fn token(&self, subject: &str, audience: &str, scope: &str) -> String {
         self.mint(self.claims(subject, audience, scope)).await
     }
 
     /// Adds a signing key that signs from now on; the old ones stay published.
-    pub async fn rotate(&self) -> String {
+    pub(crate) async fn rotate(&self) -> String {
         self.admin("rotate", json!({})).await["kid"]
             .as_str()
             .unwrap()
@@ -147,12 +147,12 @@ impl Provider {
     }
 
     /// Unpublishes every key but the newest.
-    pub async fn drop_old_keys(&self) {
+    pub(crate) async fn drop_old_keys(&self) {
         self.admin("drop-old", json!({})).await;
     }
 
     /// Revokes every grant `login` made, as an administrator would: their refresh tokens stop working.
-    pub async fn revoke(&self, login: &str) {
+    pub(crate) async fn revoke(&self, login: &str) {
         self.admin("revoke", json!({ "login": login })).await;
     }
 }

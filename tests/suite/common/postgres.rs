@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A running cluster.
-pub struct Cluster {
+pub(crate) struct Cluster {
     bin: PathBuf,
     dir: PathBuf,
     port: u16,
@@ -69,13 +69,13 @@ fn free_port() -> u16 {
 
 impl Cluster {
     /// The cluster this test binary shares.
-    pub fn shared() -> &'static Cluster {
+    pub(crate) fn shared() -> &'static Cluster {
         static SHARED: OnceLock<Cluster> = OnceLock::new();
         SHARED.get_or_init(Cluster::start_new)
     }
 
     /// A cluster of its own (for a test that stops and starts it).
-    pub fn start_new() -> Cluster {
+    pub(crate) fn start_new() -> Cluster {
         let bin = bin_dir();
         let root = std::env::temp_dir().join(format!("mcp-gateway-pg-{}-{}", std::process::id(), free_port()));
         std::fs::create_dir_all(&root).unwrap();
@@ -130,7 +130,7 @@ impl Cluster {
     }
 
     /// Starts (or starts again) the server and waits until it answers.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         let options = format!(
             "-p {} -c listen_addresses=127.0.0.1 -k {} -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
             self.port,
@@ -171,7 +171,7 @@ impl Cluster {
     }
 
     /// Stops the server (fast shutdown: sessions are cut, nothing committed is lost).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         let _ = self
             .command("pg_ctl")
             .args(["-D", "data", "-m", "fast", "-w", "stop"])
@@ -211,17 +211,17 @@ impl Cluster {
     }
 
     /// The port it listens on.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// The folder of the cluster (its `server.log` is there).
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// A new empty database; its URL.
-    pub fn database(&self) -> String {
+    pub(crate) fn database(&self) -> String {
         let name = format!("t{}", self.databases.fetch_add(1, Ordering::Relaxed));
         let created = self
             .command("createdb")
@@ -237,12 +237,12 @@ impl Cluster {
     }
 
     /// The URL of database `name`.
-    pub fn url(&self, name: &str) -> String {
+    pub(crate) fn url(&self, name: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
     }
 
     /// Runs `sql` in database `name` with psql; its output.
-    pub fn psql(&self, name: &str, sql: &str) -> String {
+    pub(crate) fn psql(&self, name: &str, sql: &str) -> String {
         let out = self
             .command("psql")
             .args([

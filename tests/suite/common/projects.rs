@@ -8,10 +8,10 @@ use serde_json::json;
 
 use super::*;
 
-pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+pub(crate) type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// Two servers, no anonymous access, a rule hiding `crash` and tagging the demo's math.
-pub fn config() -> String {
+pub(crate) fn config() -> String {
     format!(
         "{}{}[[rules]]\npattern = [\"crash\"]\nenabled = false\n\n[[rules]]\npattern = [\"/^(calculate|convert_.*)$/\"]\ntags = [\"math\"]\n",
         chaos_server("red", "env = { DEMO_ACCOUNT = \"red\" }"),
@@ -20,17 +20,17 @@ pub fn config() -> String {
 }
 
 /// Projects `one` (all of red) and `two` (blue, plus red:calculate only), a token each.
-pub async fn two_projects() -> (Gateway, String, String) {
+pub(crate) async fn two_projects() -> (Gateway, String, String) {
     two_projects_on(Engine::Sqlite).await
 }
 
 /// [`two_projects`] with the store on `engine`.
-pub async fn two_projects_on(engine: Engine) -> (Gateway, String, String) {
+pub(crate) async fn two_projects_on(engine: Engine) -> (Gateway, String, String) {
     two_projects_at(engine, "").await
 }
 
 /// [`two_projects_on`] with `toml` before the servers (a `[store]` setting, say).
-pub async fn two_projects_at(engine: Engine, toml: &str) -> (Gateway, String, String) {
+pub(crate) async fn two_projects_at(engine: Engine, toml: &str) -> (Gateway, String, String) {
     let gw = Gateway::start_on(engine, &format!("{toml}{}", config())).await;
     gw.cli(&["project", "create", "one"]);
     gw.cli(&["project", "create", "two"]);
@@ -41,7 +41,7 @@ pub async fn two_projects_at(engine: Engine, toml: &str) -> (Gateway, String, St
     (gw, t1, t2)
 }
 
-pub async fn keys(client: &Client, query: &str) -> BTreeSet<String> {
+pub(crate) async fn keys(client: &Client, query: &str) -> BTreeSet<String> {
     let r = call(client, "tool_discovery", json!({"query": query, "maxResults": 50})).await;
     r.structured_content.unwrap()["results"]
         .as_array()
@@ -52,11 +52,12 @@ pub async fn keys(client: &Client, query: &str) -> BTreeSet<String> {
 }
 
 /// Every tool of the demo mentions one of these words.
-pub const EVERYTHING: &str = "arithmetic text tool time temperature hash base64 sleep fail echo crash garbage stats";
+pub(crate) const EVERYTHING: &str =
+    "arithmetic text tool time temperature hash base64 sleep fail echo crash garbage stats";
 
-pub async fn wait_ready(client: &Client, key: &str) {
+pub(crate) async fn wait_ready(client: &Client, key: &str) {
     eventually(Duration::from_secs(20), key, || async {
         keys(client, EVERYTHING).await.contains(key).then_some(())
     })
-    .await
+    .await;
 }

@@ -26,19 +26,19 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 /// The caller's Index user.
-pub const ME: &str = "00000000-0000-4000-8000-000000000001";
+pub(crate) const ME: &str = "00000000-0000-4000-8000-000000000001";
 /// The caller's two existing intents.
-pub const INTENT_A: &str = "10000000-0000-4000-8000-00000000000a";
-pub const INTENT_B: &str = "10000000-0000-4000-8000-00000000000b";
+pub(crate) const INTENT_A: &str = "10000000-0000-4000-8000-00000000000a";
+pub(crate) const INTENT_B: &str = "10000000-0000-4000-8000-00000000000b";
 
 /// The id of the `n`-th other user (0-based).
-pub fn user_id(n: usize) -> String {
+pub(crate) fn user_id(n: usize) -> String {
     format!("00000000-0000-4000-8000-{:012}", n + 2)
 }
 
 /// What one route does wrong.
 #[derive(Debug, Clone, Default)]
-pub struct Fault {
+pub(crate) struct Fault {
     /// Wait before answering.
     pub delay: Duration,
     /// Answer this status instead (with `{ error }`).
@@ -82,7 +82,7 @@ struct Stake {
 
 /// A VibeCheck failure for one target: `remaining` answers of `status`.
 #[derive(Debug, Clone)]
-pub struct VibeFailure {
+pub(crate) struct VibeFailure {
     pub remaining: usize,
     pub status: u16,
     pub retry_after: Option<u64>,
@@ -118,7 +118,7 @@ struct Data {
 
 /// The fake service. Cloning shares it.
 #[derive(Clone)]
-pub struct FakeIndex {
+pub(crate) struct FakeIndex {
     data: Arc<Mutex<Data>>,
     in_flight: Arc<AtomicUsize>,
     peak: Arc<AtomicUsize>,
@@ -129,7 +129,7 @@ pub struct FakeIndex {
 impl FakeIndex {
     /// Starts on 127.0.0.1:0 with `others` users who each share a stake with
     /// one of the caller's intents; user `n` has stake `1000 - n`.
-    pub async fn start(others: usize) -> FakeIndex {
+    pub(crate) async fn start(others: usize) -> FakeIndex {
         let mut data = Data {
             fresh_matches: 3,
             ..Data::default()
@@ -165,7 +165,7 @@ impl FakeIndex {
                 avatar: (n % 2 == 0).then(|| format!("https://cdn.example.com/avatars/{n}.png")),
                 intro: Some(format!("Builder number {n}; reach me at person{n}@example.com")),
             });
-            let theirs = format!("20000000-0000-4000-8000-{:012}", n);
+            let theirs = format!("20000000-0000-4000-8000-{n:012}");
             data.intents.push(Intent {
                 id: theirs.clone(),
                 user: id,
@@ -200,7 +200,7 @@ impl FakeIndex {
     }
 
     /// The `[index]` section pointing at this fake, plus `extra` lines.
-    pub fn config(&self, extra: &str) -> String {
+    pub(crate) fn config(&self, extra: &str) -> String {
         format!(
             "[index]\nprotocol_api_url = \"{0}/api\"\ntoken_exchange_url = \"{0}/token/privy/access-token\"\n{extra}\n",
             self.base
@@ -212,7 +212,7 @@ impl FakeIndex {
     /// at `gateway_url` trusting it and `others`, `subject` mapped to project
     /// `p`, and `[index]` pointing at this fake with `oauth_issuer = issuer`
     /// plus `index_extra`. The fake trusts the same issuer.
-    pub fn signed_in_config(
+    pub(crate) fn signed_in_config(
         &self,
         gateway_url: &str,
         issuer: &str,
@@ -235,22 +235,22 @@ impl FakeIndex {
     /// Index's own authorization server: as the real exchange does
     /// (`validateToken(['privy:token:exchange'])`), only access tokens it
     /// signed, unexpired, with that scope and a `jti`, are exchanged.
-    pub fn trust(&self, issuer: &str) {
+    pub(crate) fn trust(&self, issuer: &str) {
         self.data.lock().unwrap().issuer = Some(issuer.into());
     }
 
     /// Every bearer token the exchange was shown, in order.
-    pub fn bearers(&self) -> Vec<String> {
+    pub(crate) fn bearers(&self) -> Vec<String> {
         self.data.lock().unwrap().bearers.clone()
     }
 
     /// Makes `route` (`exchange`, `new`, `filter`, `vibecheck`) misbehave.
-    pub fn fault(&self, route: &'static str, fault: Fault) {
+    pub(crate) fn fault(&self, route: &'static str, fault: Fault) {
         self.data.lock().unwrap().faults.insert(route, fault);
     }
 
     /// VibeCheck for `user` fails `times` times with `status`.
-    pub fn fail_vibecheck(&self, user: &str, times: usize, status: u16, retry_after: Option<u64>) {
+    pub(crate) fn fail_vibecheck(&self, user: &str, times: usize, status: u16, retry_after: Option<u64>) {
         self.data.lock().unwrap().vibe_failures.insert(
             user.into(),
             VibeFailure {
@@ -264,7 +264,7 @@ impl FakeIndex {
 
     /// VibeCheck for `user` fails `times` times with `status` and a
     /// `Retry-After` HTTP date `ahead` of the moment it answers.
-    pub fn fail_vibecheck_until(&self, user: &str, times: usize, status: u16, ahead: Duration) {
+    pub(crate) fn fail_vibecheck_until(&self, user: &str, times: usize, status: u16, ahead: Duration) {
         self.data.lock().unwrap().vibe_failures.insert(
             user.into(),
             VibeFailure {
@@ -277,39 +277,39 @@ impl FakeIndex {
     }
 
     /// VibeCheck for `user` answers `""` with status 200.
-    pub fn empty_synthesis(&self, user: &str) {
+    pub(crate) fn empty_synthesis(&self, user: &str) {
         self.data.lock().unwrap().empty_synthesis.insert(user.into());
     }
 
     /// `user` is already connected to the caller (hidden by `excludeDiscovered`).
-    pub fn connect(&self, user: &str) {
+    pub(crate) fn connect(&self, user: &str) {
         self.data.lock().unwrap().connected.insert(user.into());
     }
 
     /// Puts the caller among the results (as a misbehaving backend might).
-    pub fn include_self(&self) {
+    pub(crate) fn include_self(&self) {
         self.data.lock().unwrap().include_self = true;
     }
 
     /// `/discover/new` derives no intents.
-    pub fn no_intents(&self) {
+    pub(crate) fn no_intents(&self) {
         self.data.lock().unwrap().no_intents = true;
     }
 
     /// Matches of intents made by `/discover/new` appear after `delay`, with `users` people.
-    pub fn fresh_matches(&self, delay: Duration, users: usize) {
+    pub(crate) fn fresh_matches(&self, delay: Duration, users: usize) {
         let mut d = self.data.lock().unwrap();
         d.fresh_delay = delay;
         d.fresh_matches = users;
     }
 
     /// Requests received by `route`.
-    pub fn calls(&self, route: &str) -> usize {
+    pub(crate) fn calls(&self, route: &str) -> usize {
         self.data.lock().unwrap().calls.get(route).copied().unwrap_or(0)
     }
 
     /// When VibeCheck was called for `user`.
-    pub fn vibe_calls(&self, user: &str) -> Vec<Instant> {
+    pub(crate) fn vibe_calls(&self, user: &str) -> Vec<Instant> {
         self.data
             .lock()
             .unwrap()
@@ -320,32 +320,32 @@ impl FakeIndex {
     }
 
     /// Every VibeCheck target seen.
-    pub fn vibe_targets(&self) -> HashSet<String> {
+    pub(crate) fn vibe_targets(&self) -> HashSet<String> {
         self.data.lock().unwrap().vibe_calls.keys().cloned().collect()
     }
 
     /// Most VibeChecks in flight at once.
-    pub fn peak_vibechecks(&self) -> usize {
+    pub(crate) fn peak_vibechecks(&self) -> usize {
         self.peak.load(Ordering::SeqCst)
     }
 
     /// `X-Request-Id` values seen.
-    pub fn request_ids(&self) -> HashSet<String> {
+    pub(crate) fn request_ids(&self) -> HashSet<String> {
         self.data.lock().unwrap().request_ids.clone()
     }
 
     /// `/discover/new` payloads seen.
-    pub fn payloads(&self) -> Vec<String> {
+    pub(crate) fn payloads(&self) -> Vec<String> {
         self.data.lock().unwrap().payloads.clone()
     }
 
     /// `/discover/filter` bodies seen.
-    pub fn filter_bodies(&self) -> Vec<Value> {
+    pub(crate) fn filter_bodies(&self) -> Vec<Value> {
         self.data.lock().unwrap().filter_bodies.clone()
     }
 
     /// `/synthesis/vibecheck` bodies seen.
-    pub fn vibe_bodies(&self) -> Vec<Value> {
+    pub(crate) fn vibe_bodies(&self) -> Vec<Value> {
         self.data.lock().unwrap().vibe_bodies.clone()
     }
 
@@ -542,7 +542,7 @@ async fn discover_new(State(fake): State<FakeIndex>, headers: HeaderMap, mut for
             created_at: "2025-12-02T10:00:00.000Z".into(),
         });
         for n in 0..d.fresh_matches {
-            let theirs = format!("20000000-0000-4000-8000-{:012}", n);
+            let theirs = format!("20000000-0000-4000-8000-{n:012}");
             d.stakes.push(Stake {
                 intents: vec![id.clone(), theirs],
                 stake: 5000.0 - n as f64,
