@@ -100,3 +100,33 @@ async fn a_wait_for_first_connections_is_bounded_and_skips_servers_past_theirs()
     within(began, Duration::ZERO);
     assert!(startup.is_empty(), "{startup:?}");
 }
+
+/// A call reads the servers' states, then the change count; a server seen
+/// in a new state must have its change counted already, or the call trusts
+/// a catalog that misses it (#43: a cold start's first call answered from
+/// an empty catalog). Two threads race on it many times: with the count
+/// taken after the state is published, this fails within a few thousand.
+#[test]
+fn a_state_is_never_seen_before_its_change_is_counted() {
+    const CHANGES: u32 = 200_000;
+    let registry = unsupervised(&[("demo", 30_000)]);
+    let server = registry.get("demo").unwrap();
+    let changed = registry.changed().clone();
+    let base = changed.count();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for _ in 0..CHANGES {
+                server.publish_change(&changed, |s| s.restarts += 1);
+            }
+        });
+        let mut seen = 0;
+        while seen < CHANGES {
+            seen = server.state().restarts;
+            let counted = changed.count() - base;
+            assert!(
+                counted >= u64::from(seen),
+                "state {seen} seen with {counted} changes counted"
+            );
+        }
+    });
+}

@@ -470,3 +470,69 @@ async fn agent_frameworks_schema_converters_keep_the_meta_tools_usable() {
     let r = call(&client, "tool_execute", scripted).await;
     assert_eq!(r.structured_content.unwrap()["result"], 42);
 }
+
+/// The README's MCP Inspector lines, run as written (in the Inspector's
+/// CLI mode, which takes the same arguments as its web UI), each list the
+/// two meta-tools. The Inspector has a `--config` of its own: the line
+/// the README once showed, without `--`, is refused by it.
+#[tokio::test]
+#[ignore = "full tier: needs the MCP Inspector (scripts/setup)"]
+async fn the_readmes_inspector_command_lines_reach_the_gateway() {
+    let inspector = installed("tests/interop/node_modules/.bin/mcp-inspector", "the MCP Inspector");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(&config, format!("{ANONYMOUS}{}", chaos_server("demo", ""))).unwrap();
+    // The Inspector needs Node.js 22; npm's `node` package puts it beside it.
+    let path = format!(
+        "{}:{}",
+        inspector.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |args: Vec<String>| {
+        let mut all = vec!["--cli".to_string(), "--method".into(), "tools/list".into()];
+        all.extend(args);
+        std::process::Command::new(&inspector)
+            .env("PATH", &path)
+            .args(&all)
+            .output()
+            .unwrap()
+    };
+    let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
+    let lines: Vec<Vec<String>> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("npx @modelcontextprotocol/inspector "))
+        .map(|l| {
+            l.replace("/path/to/mcp-gateway", bin())
+                .replace("/path/to/gateway.toml", config.to_str().unwrap())
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "the README shows two ways: after `--`, and by MCP_GATEWAY_CONFIG"
+    );
+    for line in lines {
+        let out = run(line.clone());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("\"tool_discovery\"") && stdout.contains("\"tool_execute\""),
+            "{line:?}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let bare = run(vec![
+        bin().into(),
+        "serve".into(),
+        "--config".into(),
+        config.to_str().unwrap().into(),
+    ]);
+    let said = String::from_utf8_lossy(&bare.stdout) + String::from_utf8_lossy(&bare.stderr);
+    assert!(
+        !bare.status.success() && said.contains("--config cannot be combined"),
+        "the Inspector takes a bare --config as its own: {said}"
+    );
+}

@@ -326,6 +326,7 @@ mod with_model {
     /// other words, quoting the request that taught it, in the project that
     /// taught it only; `reset-learning` forgets it.
     #[tokio::test(flavor = "multi_thread")]
+    #[ignore = "full tier: needs the embedding model (scripts/setup)"]
     async fn a_request_in_other_words_finds_what_an_earlier_one_taught() {
         let cache = tempfile::tempdir().unwrap();
         let semantic = format!(
