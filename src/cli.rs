@@ -16,7 +16,7 @@ use tracing::info;
 use crate::auth::{self, Caller};
 use crate::config::{self, Config, McpServersFile};
 use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
-use crate::launch::Launch;
+use crate::launch::{Launch, Stdio};
 
 mod admin;
 mod archive;
@@ -438,7 +438,9 @@ async fn serve(
         config,
         watch: path,
         http,
-        stdio: stdio.then(|| std::env::var(auth::TOKEN_ENV).ok().filter(|t| !t.is_empty())),
+        stdio: stdio.then(|| Stdio {
+            token: std::env::var(auth::TOKEN_ENV).ok().filter(|t| !t.is_empty()),
+        }),
         fetch_model: true,
     };
     let shutdown = CancellationToken::new();

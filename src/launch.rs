@@ -29,11 +29,17 @@ pub struct Launch {
     pub watch: Option<PathBuf>,
     /// Streamable HTTP at `/mcp` (and the console, health, metrics) on this bound listener.
     pub http: Option<TcpListener>,
-    /// MCP over this process's stdin and stdout: `Some` with the stdio
-    /// session's token (`MCP_GATEWAY_TOKEN`, which never applies to HTTP callers).
-    pub stdio: Option<Option<String>>,
+    /// MCP over this process's stdin and stdout.
+    pub stdio: Option<Stdio>,
     /// Fetch a missing embedding model in the background (`serve` does).
     pub fetch_model: bool,
+}
+
+/// The stdio session.
+#[derive(Debug, Default)]
+pub struct Stdio {
+    /// Its token (`MCP_GATEWAY_TOKEN`); HTTP callers bring their own.
+    pub token: Option<String>,
 }
 
 /// A started gateway: its bound address, its core, and every task it spawned.
@@ -89,7 +95,7 @@ impl Launch {
                 server::serve_http(upstream, gateway, console, listener, &http_config, ct).await
             })
         });
-        if let Some(token) = stdio {
+        if let Some(Stdio { token }) = stdio {
             let (upstream, ct, shutdown) = (
                 Upstream::new(gateway, token),
                 stop_serving.child_token(),
