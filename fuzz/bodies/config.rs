@@ -5,7 +5,7 @@
 
 use mcp_gateway::config::{Config, Error};
 
-pub(super) fn one(text: &str) {
+pub(crate) fn one(text: &str) {
     match Config::parse(text, "fuzz.toml", std::path::Path::new("/tmp")) {
         Ok(_) => {}
         Err(e) => assert!(matches!(e, Error::Parse { .. } | Error::Invalid { .. }) && e.to_string().contains("fuzz.toml"), "{e}"),

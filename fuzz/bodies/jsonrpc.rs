@@ -36,7 +36,7 @@ static VIEW: LazyLock<View> = LazyLock::new(|| {
     View::new(Arc::new(snapshot), Arc::new(Grants::all_of(servers.iter().map(|(s, _)| s.as_str()))))
 });
 
-pub(super) fn one(body: &[u8]) {
+pub(crate) fn one(body: &[u8]) {
     let Ok(envelope) = mcp_gateway::server::parse_jsonrpc(body) else { return };
     if !envelope.is_request() {
         return;
