@@ -54,8 +54,9 @@ pub struct Launched {
 }
 
 impl Launch {
-    /// Starts the core and the faces. `shutdown` stops everything; closing
-    /// stdin, when stdio is served, cancels it too.
+    /// Starts the core and the faces, on the current Tokio runtime.
+    /// `shutdown` stops everything; closing stdin, when stdio is served,
+    /// cancels it too.
     pub fn start(self, shutdown: CancellationToken) -> Result<Launched, StartError> {
         let Launch {
             config,
@@ -135,9 +136,10 @@ impl Launched {
     }
 
     /// Waits for shutdown, then stops in order: the faces (in-flight HTTP
-    /// requests get [`SHUTDOWN_GRACE`]), the watcher, the downstreams (each
-    /// its own grace), and the audit log, flushed. Returns once every task
-    /// it spawned has ended.
+    /// requests get [`SHUTDOWN_GRACE`], and any still running after it are
+    /// left to the runtime), the watcher, the downstreams (each its own
+    /// grace), and the audit log, flushed. Every other task it spawned has
+    /// ended when this returns.
     pub async fn wait(self) {
         self.shutdown.cancelled().await;
         self.stop_serving.cancel();
