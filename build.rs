@@ -8,7 +8,10 @@ use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
-    let dist = Path::new(env!("CARGO_MANIFEST_DIR")).join("widgets/dist");
+    // Read as the script runs, not baked in when it is compiled: a build
+    // script shared by two checkouts (one target dir) embeds its own's.
+    let root = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dist = Path::new(&root).join("widgets/dist");
     embed(&dist, "widgets.rs");
     embed(&dist.join("console"), "console.rs");
 }
