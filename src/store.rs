@@ -545,9 +545,13 @@ fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
 #[path = "../tests/suite/common/postgres.rs"]
 pub(crate) mod test_cluster;
 
+/// A store for a test, and the folder it (or its key file) is in.
+#[cfg(test)]
+pub(crate) type TestStore = (tempfile::TempDir, Store);
+
 /// A fresh SQLite store in a folder of its own.
 #[cfg(test)]
-pub(crate) fn sqlite_test_store() -> (tempfile::TempDir, Store) {
+pub(crate) fn sqlite_test_store() -> TestStore {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
     (dir, store)
@@ -555,14 +559,14 @@ pub(crate) fn sqlite_test_store() -> (tempfile::TempDir, Store) {
 
 /// A fresh store on its own database of the test binary's PostgreSQL cluster.
 #[cfg(test)]
-pub(crate) fn postgres_test_store() -> (tempfile::TempDir, Store) {
+pub(crate) fn postgres_test_store() -> TestStore {
     let (dir, at) = test_database();
     let store = Store::open_at(&at).unwrap();
     (dir, store)
 }
 
 /// One store test on each engine: `each_engine!(NAME)` beside `fn NAME((dir,
-/// s): (TempDir, Store))` (or `each_engine!(async NAME)` beside an async
+/// s): TestStore)` (or `each_engine!(async NAME)` beside an async
 /// one) defines `NAME::sqlite`, which runs anywhere, and `NAME::postgres`,
 /// which needs PostgreSQL, so only the full tier runs it (`cargo test --
 /// --include-ignored`, docs/src/contributing.md).

@@ -177,9 +177,7 @@ mod tests {
     use super::*;
 
     crate::store::each_engine!(admin_tokens_open_only_while_live_and_are_not_project_tokens);
-    fn admin_tokens_open_only_while_live_and_are_not_project_tokens(
-        (_dir, s): (tempfile::TempDir, crate::store::Store),
-    ) {
+    fn admin_tokens_open_only_while_live_and_are_not_project_tokens((_dir, s): crate::store::TestStore) {
         let (info, secret) = s.issue_admin_token("ops").unwrap();
         assert!(secret.starts_with(ADMIN_TOKEN_PREFIX));
         assert_eq!(s.authenticate_admin(&secret).unwrap(), Some(info.id));
@@ -199,7 +197,7 @@ mod tests {
     }
 
     crate::store::each_engine!(actions_are_kept_newest_first);
-    fn actions_are_kept_newest_first((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    fn actions_are_kept_newest_first((_dir, s): crate::store::TestStore) {
         s.record_admin_action("cli", "grant", "project p, server a", None)
             .unwrap();
         s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x"))

@@ -581,7 +581,7 @@ mod tests {
     }
 
     crate::store::each_engine!(async a_request_is_found_with_its_inner_calls_only);
-    async fn a_request_is_found_with_its_inner_calls_only((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    async fn a_request_is_found_with_its_inner_calls_only((_dir, s): crate::store::TestStore) {
         s.set_durable_audit(true);
         // Written as a script's are: its calls first, its own row when it ends.
         for id in [
@@ -603,7 +603,7 @@ mod tests {
     }
 
     crate::store::each_engine!(async one_row_per_call_however_often_its_batch_is_written);
-    async fn one_row_per_call_however_often_its_batch_is_written((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    async fn one_row_per_call_however_often_its_batch_is_written((_dir, s): crate::store::TestStore) {
         let wait = Duration::from_secs(5);
         s.set_durable_audit(true);
         s.audit_durable(row("c1", Outcome::Started), wait).await.unwrap();
@@ -633,7 +633,7 @@ mod tests {
     }
 
     crate::store::each_engine!(async audit_rows_are_flushed_on_close);
-    async fn audit_rows_are_flushed_on_close((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    async fn audit_rows_are_flushed_on_close((_dir, s): crate::store::TestStore) {
         for i in 0..1000 {
             let mut row = audit_row(&format!("r{i}"), "tool_execute");
             row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };

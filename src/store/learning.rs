@@ -148,9 +148,7 @@ mod tests {
     use crate::access::Search;
 
     crate::store::each_engine!(async uses_add_up_per_project_and_reset_forgets_one_project);
-    async fn uses_add_up_per_project_and_reset_forgets_one_project(
-        (_dir, s): (tempfile::TempDir, crate::store::Store),
-    ) {
+    async fn uses_add_up_per_project_and_reset_forgets_one_project((_dir, s): crate::store::TestStore) {
         uses_add_up(&s).await;
     }
 

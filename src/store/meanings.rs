@@ -228,9 +228,7 @@ mod tests {
     }
 
     crate::store::each_engine!(async meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset);
-    async fn meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset(
-        (_dir, s): (tempfile::TempDir, crate::store::Store),
-    ) {
+    async fn meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset((_dir, s): crate::store::TestStore) {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
         s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
@@ -272,7 +270,7 @@ mod tests {
     }
 
     crate::store::each_engine!(async decayed_rows_are_pruned_and_not_loaded);
-    async fn decayed_rows_are_pruned_and_not_loaded((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    async fn decayed_rows_are_pruned_and_not_loaded((_dir, s): crate::store::TestStore) {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         s.learn(lesson(a.id, "d1", meaning("w:old", "old", 0.01))).await;
         s.learn(lesson(a.id, "d2", meaning("w:new", "new", 5.0))).await;
@@ -289,7 +287,7 @@ mod tests {
     }
 
     crate::store::each_engine!(async links_are_read_newest_first_by_session_and_expire);
-    async fn links_are_read_newest_first_by_session_and_expire((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    async fn links_are_read_newest_first_by_session_and_expire((_dir, s): crate::store::TestStore) {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         let link = |id: &str, session: &str, at: i64| Link {
             request_id: id.into(),

@@ -218,9 +218,7 @@ mod tests {
     use super::*;
 
     crate::store::each_engine!(holds_wait_until_approved_or_rejected_and_move_the_generation);
-    fn holds_wait_until_approved_or_rejected_and_move_the_generation(
-        (_dir, s): (tempfile::TempDir, crate::store::Store),
-    ) {
+    fn holds_wait_until_approved_or_rejected_and_move_the_generation((_dir, s): crate::store::TestStore) {
         let g0 = s.review_generation().unwrap();
         let pin = NewPin {
             server: "fs",

@@ -3,14 +3,8 @@
 use super::*;
 use crate::access::Grants;
 
-fn store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(&dir.path().join("gw.db")).unwrap();
-    (dir, s)
-}
-
 each_engine!(tokens_authenticate_until_revoked_and_are_stored_hashed);
-fn tokens_authenticate_until_revoked_and_are_stored_hashed((dir, s): (tempfile::TempDir, crate::store::Store)) {
+fn tokens_authenticate_until_revoked_and_are_stored_hashed((dir, s): crate::store::TestStore) {
     s.create_project("alpha", Some(Search::Bm25)).unwrap();
     let (info, secret) = s.issue_token("alpha", "ci").unwrap();
     assert!(secret.starts_with("mgw_"));
@@ -40,11 +34,7 @@ fn tokens_authenticate_until_revoked_and_are_stored_hashed((dir, s): (tempfile::
 }
 
 each_engine!(grants_whole_servers_and_tool_overrides);
-fn grants_whole_servers_and_tool_overrides((_dir, s): (tempfile::TempDir, crate::store::Store)) {
-    grants_on(&s);
-}
-
-fn grants_on(s: &Store) {
+fn grants_whole_servers_and_tool_overrides((_dir, s): crate::store::TestStore) {
     let p = s.create_project("p", Some(Search::Bm25)).unwrap();
     s.set_permission("p", "fs", None, true).unwrap();
     s.set_permission("p", "fs", Some("delete_file"), false).unwrap();
@@ -65,11 +55,7 @@ fn grants_on(s: &Store) {
 }
 
 each_engine!(projects_are_unique_and_found_by_name_or_id);
-fn projects_are_unique_and_found_by_name_or_id((_dir, s): (tempfile::TempDir, crate::store::Store)) {
-    projects_on(&s);
-}
-
-fn projects_on(s: &Store) {
+fn projects_are_unique_and_found_by_name_or_id((_dir, s): crate::store::TestStore) {
     let p = s.create_project("alpha", None).unwrap();
     assert!(matches!(s.create_project("alpha", None), Err(Error::ProjectExists(_))));
     assert_eq!(s.project(&p.id.to_string()).unwrap().unwrap().name, "alpha");
@@ -91,7 +77,7 @@ fn corrupt_files_are_refused_clearly() {
 
 #[test]
 fn a_locked_file_is_refused_clearly() {
-    let (dir, s) = store();
+    let (dir, s) = sqlite_test_store();
     let path = dir.path().join("gw.db");
     let holder = rusqlite::Connection::open(&path).unwrap();
     holder.execute_batch("BEGIN EXCLUSIVE").unwrap();

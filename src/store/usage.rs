@@ -485,7 +485,7 @@ mod tests {
     }
 
     crate::store::each_engine!(the_store_reads_only_the_window_and_counts_each_row_once);
-    fn the_store_reads_only_the_window_and_counts_each_row_once((_dir, s): (tempfile::TempDir, crate::store::Store)) {
+    fn the_store_reads_only_the_window_and_counts_each_row_once((_dir, s): crate::store::TestStore) {
         let now = Utc::now();
         let insert = |ago: Duration, outcome: &str| {
             let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use crate::common::in_process::InProcess;
 use crate::common::*;
 
-/// The demo server's test tools (`fail`, `sleep`), one with a short timeout.
-fn config(extra: &str) -> String {
-    format!("{ANONYMOUS}{}{extra}", chaos_server("demo", "timeout_ms = 1000"))
+/// The demo server with its test tools (`fail`, `sleep`), calls timed out after 1 s.
+fn config() -> String {
+    format!("{ANONYMOUS}{}", chaos_server("demo", "timeout_ms = 1000"))
 }
 
 /// (meta-tool, key, outcome) of a row, for whole-table assertions.
@@ -24,7 +24,7 @@ fn summary(row: &AuditRow) -> (String, Option<String>, Outcome) {
 
 #[tokio::test]
 async fn every_kind_of_answer_leaves_one_row_with_its_outcome() {
-    let gw = InProcess::start(&config("")).await;
+    let gw = InProcess::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
     let before = gw.last_rows(1000).len();
@@ -107,7 +107,7 @@ async fn every_kind_of_answer_leaves_one_row_with_its_outcome() {
 /// withheld, with the code that says why, and the row lands once it does.
 #[tokio::test]
 async fn an_answer_whose_row_cannot_be_written_is_withheld_and_the_row_kept() {
-    let gw = InProcess::start(&config("")).await;
+    let gw = InProcess::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
     let store = gw.dir.path().join("mcp-gateway.db");
@@ -147,7 +147,7 @@ async fn an_answer_whose_row_cannot_be_written_is_withheld_and_the_row_kept() {
 /// row refuses the call at once, and the server never sees it.
 #[tokio::test]
 async fn a_call_whose_start_cannot_be_recorded_is_refused_and_never_runs() {
-    let gw = InProcess::start(&config("")).await;
+    let gw = InProcess::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:stats").await;
     let db = rusqlite::Connection::open(gw.dir.path().join("mcp-gateway.db")).unwrap();
@@ -173,7 +173,7 @@ async fn a_call_whose_start_cannot_be_recorded_is_refused_and_never_runs() {
 /// own (`ID.1`, `ID.2`) with its own outcome.
 #[tokio::test]
 async fn a_scripts_inner_calls_are_rows_of_their_own_under_its_request() {
-    let gw = InProcess::start(&config("")).await;
+    let gw = InProcess::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
     let r = call(

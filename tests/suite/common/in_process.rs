@@ -9,9 +9,8 @@ use mcp_gateway::config::Config;
 use mcp_gateway::gateway::Gateway;
 use mcp_gateway::launch::{Launch, Launched};
 use mcp_gateway::store::AuditRow;
+use rmcp::RoleClient;
 use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
 /// A gateway running in this process on `127.0.0.1:0`.
@@ -58,9 +57,7 @@ impl InProcess {
 
     /// An MCP client over streamable HTTP.
     pub(crate) async fn client(&self) -> RunningService<RoleClient, ()> {
-        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str()))
-            .await
-            .expect("client connects")
+        super::connect(&self.url).await
     }
 
     /// One request's audit rows: a script's own row first, then its inner calls.

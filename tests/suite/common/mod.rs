@@ -267,9 +267,7 @@ impl Gateway {
 
     /// An MCP client (legacy `initialize` lifecycle, as most clients today).
     pub(crate) async fn client(&self) -> RunningService<RoleClient, ()> {
-        ().serve(StreamableHttpClientTransport::from_uri(self.url.as_str()))
-            .await
-            .expect("client connects")
+        connect(&self.url).await
     }
 
     /// Sends SIGTERM and waits for the process to exit.
@@ -309,6 +307,13 @@ pub(crate) async fn http_demo(addr: &str, extra: &[&str]) -> (tokio::process::Ch
 /// Sends a signal to a process.
 pub(crate) fn signal(pid: u32, sig: nix::sys::signal::Signal) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig);
+}
+
+/// An MCP client of the gateway at `url` (legacy `initialize` lifecycle).
+pub(crate) async fn connect(url: &str) -> RunningService<RoleClient, ()> {
+    ().serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .expect("client connects")
 }
 
 /// Calls a meta-tool.
