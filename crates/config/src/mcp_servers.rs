@@ -175,7 +175,7 @@ pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use crate::Config;
     use std::path::Path;
 
     #[test]

@@ -173,7 +173,7 @@ mod tests {
         if std::env::var_os(DB_ENV).is_some() {
             return; // the variable wins over the file, by design
         }
-        let parse = |toml: &str| crate::config::Config::parse(toml, "g.toml", Path::new("/etc/gw"));
+        let parse = |toml: &str| crate::Config::parse(toml, "g.toml", Path::new("/etc/gw"));
         let config = parse("[store]\nurl = \"postgres://gw@db/gw\"\n").unwrap();
         assert_eq!(
             config.store,
@@ -196,7 +196,7 @@ mod tests {
             url: None,
             audit: AuditMode::default(),
         };
-        let invalid = |key: &str, m: String| crate::config::Error::Env {
+        let invalid = |key: &str, m: String| crate::Error::Env {
             var: "test",
             message: format!("{key}: {m}"),
         };

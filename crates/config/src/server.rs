@@ -341,7 +341,7 @@ pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig,
                 _ => {
                     return Err(field_err(
                         "url",
-                        format!("'{}' is not an http:// or https:// URL", crate::mask::url(&url)),
+                        format!("'{}' is not an http:// or https:// URL", vocab::mask::url(&url)),
                     ));
                 }
             }

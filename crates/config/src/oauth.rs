@@ -1,6 +1,6 @@
 //! `[auth.oauth]`: the authorization servers whose access tokens the gateway
 //! accepts, the audience and scopes it requires, and how a token maps to a
-//! project. Parsed and checked here; verified per request by [`crate::oauth`].
+//! project. Parsed and checked here; verified per request by the gateway's `oauth` module.
 
 use std::time::Duration;
 

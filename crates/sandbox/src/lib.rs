@@ -713,5 +713,4 @@ fn describe(e: &CaughtError<'_>) -> String {
 }
 
 #[cfg(test)]
-#[path = "sandbox/tests.rs"]
 mod tests;

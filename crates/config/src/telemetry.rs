@@ -40,7 +40,7 @@ pub fn validate(raw: RawTelemetry) -> Result<Option<TelemetryConfig>, String> {
 /// The spans' URL for `endpoint`: a collector's base URL gets `/v1/traces`,
 /// a URL that already names it is kept. Only http and https.
 pub fn traces_url(endpoint: &str) -> Result<String, String> {
-    let shown = || crate::mask::url(endpoint);
+    let shown = || vocab::mask::url(endpoint);
     let url = url::Url::parse(endpoint.trim()).map_err(|e| format!("not a URL ({e}): '{}'", shown()))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!("must be an http or https URL (OTLP/HTTP), not '{}'", shown()));

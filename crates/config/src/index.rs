@@ -131,7 +131,7 @@ impl IndexConfig {
                     _ => {
                         return Err((
                             key.into(),
-                            format!("'{}' is not an http:// or https:// URL", crate::mask::url(&value)),
+                            format!("'{}' is not an http:// or https:// URL", vocab::mask::url(&value)),
                         ));
                     }
                 }
@@ -300,7 +300,7 @@ pub fn avatar_origin(value: &str) -> Result<String, String> {
     let bad = || {
         format!(
             "'{}' is not an https:// origin (a scheme and a host, no path), e.g. https://avatars.example.com",
-            crate::mask::url(value)
+            vocab::mask::url(value)
         )
     };
     let trimmed = value.trim().trim_end_matches('/');

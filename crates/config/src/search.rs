@@ -129,7 +129,7 @@ pub(super) fn validate(raw: RawSearch, base: &Path, invalid: &impl Invalid) -> R
                 _ => {
                     return Err(bad(
                         "url",
-                        format!("'{}' is not an http:// or https:// URL", crate::mask::url(&url)),
+                        format!("'{}' is not an http:// or https:// URL", vocab::mask::url(&url)),
                     ));
                 }
             }

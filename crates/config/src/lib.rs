@@ -49,7 +49,7 @@ use store::RawStore;
 pub use store::{AuditMode, DB_ENV, StoreLocation};
 
 /// The default shipped with the binary, so `mcp-gateway serve` works anywhere.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../gateway.toml");
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../../gateway.toml");
 
 /// The environment variable that overrides `--config`.
 pub const CONFIG_ENV: &str = "MCP_GATEWAY_CONFIG";
