@@ -67,7 +67,7 @@
 //! **Vocabulary.** [`wire`] (meta-tool names, tool keys, `_meta` keys, request ids),
 //! [`text`], [`mask`].
 
-pub mod access;
+pub use store::access;
 pub mod archive;
 pub mod auth;
 pub mod catalog;
@@ -91,11 +91,11 @@ pub mod ratelimit;
 pub mod reload;
 pub use sandbox;
 pub mod search;
-pub mod secrets;
+pub use store::secrets;
 pub mod security;
 pub mod server;
 pub mod signature;
-pub mod store;
+pub use store;
 pub mod telemetry;
 pub use vocab::text;
 pub mod traces;

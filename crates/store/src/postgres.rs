@@ -61,7 +61,7 @@ impl Postgres {
     /// A pool for the database at `url` (`postgres://user:password@host:port/db`);
     /// connects once to say early whether it can.
     pub(super) fn connect(url: &str) -> Result<Self, Error> {
-        let shown = crate::mask::url(url);
+        let shown = vocab::mask::url(url);
         let refused = |reason: String| Error::Open {
             path: shown.clone(),
             reason,

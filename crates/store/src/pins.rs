@@ -217,8 +217,8 @@ impl Store {
 mod tests {
     use super::*;
 
-    crate::store::each_engine!(holds_wait_until_approved_or_rejected_and_move_the_generation);
-    fn holds_wait_until_approved_or_rejected_and_move_the_generation((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(holds_wait_until_approved_or_rejected_and_move_the_generation);
+    fn holds_wait_until_approved_or_rejected_and_move_the_generation((_dir, s): crate::TestStore) {
         let g0 = s.review_generation().unwrap();
         let pin = NewPin {
             server: "fs",

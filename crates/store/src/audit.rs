@@ -19,9 +19,9 @@ use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Error, Store, now};
-use crate::leaks;
-use crate::text::clip;
-use crate::wire::{MAX_REQUEST_ID_BYTES, MAX_SUBJECT_BYTES, MAX_TOOL_KEY_BYTES, MAX_TRAIL_BYTES};
+use vocab::leaks;
+use vocab::text::clip;
+use vocab::wire::{MAX_REQUEST_ID_BYTES, MAX_SUBJECT_BYTES, MAX_TOOL_KEY_BYTES, MAX_TRAIL_BYTES};
 
 /// Audit rows that may wait in memory before callers are slowed down.
 pub(super) const AUDIT_QUEUE: usize = 4096;
@@ -580,8 +580,8 @@ mod tests {
         assert_eq!(batch.len(), 2, "both rows are retried");
     }
 
-    crate::store::each_engine!(async a_request_is_found_with_its_inner_calls_only);
-    async fn a_request_is_found_with_its_inner_calls_only((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(async a_request_is_found_with_its_inner_calls_only);
+    async fn a_request_is_found_with_its_inner_calls_only((_dir, s): crate::TestStore) {
         s.set_durable_audit(true);
         // Written as a script's are: its calls first, its own row when it ends.
         for id in [
@@ -602,8 +602,8 @@ mod tests {
         assert!(found("nobody").is_empty());
     }
 
-    crate::store::each_engine!(async one_row_per_call_however_often_its_batch_is_written);
-    async fn one_row_per_call_however_often_its_batch_is_written((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(async one_row_per_call_however_often_its_batch_is_written);
+    async fn one_row_per_call_however_often_its_batch_is_written((_dir, s): crate::TestStore) {
         let wait = Duration::from_secs(5);
         s.set_durable_audit(true);
         s.audit_durable(row("c1", Outcome::Started), wait).await.unwrap();
@@ -632,8 +632,8 @@ mod tests {
         assert_eq!(rows("c1").len(), 1, "{}", s.shown());
     }
 
-    crate::store::each_engine!(async audit_rows_are_flushed_on_close);
-    async fn audit_rows_are_flushed_on_close((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(async audit_rows_are_flushed_on_close);
+    async fn audit_rows_are_flushed_on_close((_dir, s): crate::TestStore) {
         for i in 0..1000 {
             let mut row = audit_row(&format!("r{i}"), "tool_execute");
             row.outcome = if i % 2 == 0 { Outcome::Ok } else { Outcome::Timeout };

@@ -147,8 +147,8 @@ mod tests {
     use super::*;
     use crate::access::Search;
 
-    crate::store::each_engine!(async uses_add_up_per_project_and_reset_forgets_one_project);
-    async fn uses_add_up_per_project_and_reset_forgets_one_project((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(async uses_add_up_per_project_and_reset_forgets_one_project);
+    async fn uses_add_up_per_project_and_reset_forgets_one_project((_dir, s): crate::TestStore) {
         uses_add_up(&s).await;
     }
 

@@ -97,7 +97,7 @@ impl ToValue for Vec<u8> {
 /// The arguments of a statement: `args![a, b]`.
 macro_rules! args {
     ($($x:expr),* $(,)?) => {
-        &[$($crate::store::sql::ToValue::to_value(&$x)),*] as &[$crate::store::sql::Value]
+        &[$($crate::sql::ToValue::to_value(&$x)),*] as &[$crate::sql::Value]
     };
 }
 pub(crate) use args;

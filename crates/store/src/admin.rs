@@ -176,8 +176,8 @@ impl Store {
 mod tests {
     use super::*;
 
-    crate::store::each_engine!(admin_tokens_open_only_while_live_and_are_not_project_tokens);
-    fn admin_tokens_open_only_while_live_and_are_not_project_tokens((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(admin_tokens_open_only_while_live_and_are_not_project_tokens);
+    fn admin_tokens_open_only_while_live_and_are_not_project_tokens((_dir, s): crate::TestStore) {
         let (info, secret) = s.issue_admin_token("ops").unwrap();
         assert!(secret.starts_with(ADMIN_TOKEN_PREFIX));
         assert_eq!(s.authenticate_admin(&secret).unwrap(), Some(info.id));
@@ -196,8 +196,8 @@ mod tests {
         assert!(s.admin_tokens().unwrap()[0].revoked_at.is_some());
     }
 
-    crate::store::each_engine!(actions_are_kept_newest_first);
-    fn actions_are_kept_newest_first((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(actions_are_kept_newest_first);
+    fn actions_are_kept_newest_first((_dir, s): crate::TestStore) {
         s.record_admin_action("cli", "grant", "project p, server a", None)
             .unwrap();
         s.record_admin_action("admin-token:1", "token.revoke", "token #3", Some("x"))

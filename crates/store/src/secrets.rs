@@ -69,7 +69,7 @@ pub enum Error {
 pub fn random_hex() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)?;
-    Ok(crate::text::hex(&bytes))
+    Ok(vocab::text::hex(&bytes))
 }
 
 /// Compares in time independent of where the first difference is.
@@ -97,7 +97,8 @@ pub fn key_file(store: &Path) -> PathBuf {
 }
 
 impl Key {
-    pub(crate) fn from_bytes(bytes: &[u8], source_name: &str) -> Result<Self, Error> {
+    /// A key from its raw bytes; `source_name` says where they came from in errors.
+    pub fn from_bytes(bytes: &[u8], source_name: &str) -> Result<Self, Error> {
         let malformed = || Error::Malformed {
             source_name: source_name.to_string(),
         };
@@ -112,7 +113,7 @@ impl Key {
             .finalize();
         Ok(Self {
             key,
-            id: crate::text::hex(&digest[..6]),
+            id: vocab::text::hex(&digest[..6]),
         })
     }
 

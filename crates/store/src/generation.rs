@@ -23,7 +23,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use crate::access::Search;
-    use crate::store::{CredentialKind, Store};
+    use crate::{CredentialKind, Store};
 
     #[test]
     fn every_access_change_moves_the_generation_and_recording_use_does_not() {
@@ -71,7 +71,7 @@ mod tests {
     #[test]
     #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
     fn a_change_on_one_replica_is_seen_by_the_other() {
-        let (_dir, at) = crate::store::test_database();
+        let (_dir, at) = crate::test_database();
         let (a, b) = (Store::open_at(&at).unwrap(), Store::open_at(&at).unwrap());
         a.create_project("p", Some(Search::Bm25)).unwrap();
         let (token, secret) = a.issue_token("p", "ci").unwrap();

@@ -1,5 +1,5 @@
 //! Rows of sealed per-project credentials. The store keeps bytes it cannot
-//! read; sealing and opening are [`crate::credentials`]'s business.
+//! read; sealing and opening are the gateway's `credentials` module's business.
 
 use super::sql::args;
 use serde::Serialize;

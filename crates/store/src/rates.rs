@@ -44,10 +44,10 @@ mod tests {
     #[test]
     #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
     fn a_budget_is_shared_by_every_gateway_on_the_store() {
-        let (_dir, at) = crate::store::test_database();
+        let (_dir, at) = crate::test_database();
         let (a, b) = (
-            crate::store::Store::open_at(&at).unwrap(),
-            crate::store::Store::open_at(&at).unwrap(),
+            crate::Store::open_at(&at).unwrap(),
+            crate::Store::open_at(&at).unwrap(),
         );
         // 60 a minute with a burst of 3: three requests, on either replica, then a second's wait.
         let (interval, tolerance, t0) = (1000, 2000, 1_000_000);

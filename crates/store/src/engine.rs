@@ -10,7 +10,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::postgres::Postgres;
 use super::sql::Sql;
 use super::{Error, migrate, sqlite};
-use crate::config::StoreLocation;
+use config::StoreLocation;
 
 /// An open store's engine.
 #[derive(Debug)]

@@ -12,6 +12,7 @@
 //! every replica from its next request. Writes on the request path (audit
 //! rows, a token's last use) go to the writer thread ([`audit`]).
 
+pub mod access;
 mod admin;
 mod audit;
 mod credentials;
@@ -23,6 +24,7 @@ mod migrate;
 mod pins;
 mod postgres;
 mod rates;
+pub mod secrets;
 mod sql;
 mod sqlite;
 mod usage;
@@ -43,13 +45,13 @@ use sha2::Digest;
 use tokio::sync::mpsc;
 
 use crate::access::{Apps, Exposure, Permission, Project, Search};
-use crate::config::StoreLocation;
+use config::StoreLocation;
 use crate::secrets::constant_time_eq;
 use audit::{AUDIT_QUEUE, Write, WriterHealth, write_behind};
 use engine::Engine;
 use sql::{Row, Sql, args};
 
-pub use crate::config::DB_ENV;
+pub use config::DB_ENV;
 /// Prefix of every token, so a leaked one is recognisable (e.g. by secret scanners).
 pub const TOKEN_PREFIX: &str = "mgw_";
 
@@ -541,8 +543,8 @@ fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
 }
 
 /// A throwaway PostgreSQL cluster, once per test binary (shared with the integration tests).
-#[cfg(test)]
-#[path = "../tests/suite/common/postgres.rs"]
+#[cfg(any(test, feature = "test-support"))]
+#[path = "../../../tests/suite/common/postgres.rs"]
 pub(crate) mod test_cluster;
 
 /// A store for a test, and the folder it (or its key file) is in.
@@ -576,12 +578,12 @@ macro_rules! each_engine {
         mod $name {
             #[test]
             fn sqlite() {
-                super::$name($crate::store::sqlite_test_store())
+                super::$name($crate::sqlite_test_store())
             }
             #[test]
             #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
             fn postgres() {
-                super::$name($crate::store::postgres_test_store())
+                super::$name($crate::postgres_test_store())
             }
         }
     };
@@ -589,12 +591,12 @@ macro_rules! each_engine {
         mod $name {
             #[tokio::test]
             async fn sqlite() {
-                super::$name($crate::store::sqlite_test_store()).await
+                super::$name($crate::sqlite_test_store()).await
             }
             #[tokio::test]
             #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
             async fn postgres() {
-                super::$name($crate::store::postgres_test_store()).await
+                super::$name($crate::postgres_test_store()).await
             }
         }
     };
@@ -604,8 +606,8 @@ pub(crate) use each_engine;
 
 /// A fresh database on the test binary's PostgreSQL cluster, for stores
 /// that share it as replicas do (and the folder their key file would be in).
-#[cfg(test)]
-pub(crate) fn test_database() -> (tempfile::TempDir, StoreLocation) {
+#[cfg(any(test, feature = "test-support"))]
+pub fn test_database() -> (tempfile::TempDir, StoreLocation) {
     let dir = tempfile::tempdir().unwrap();
     let at = StoreLocation::Postgres {
         url: test_cluster::Cluster::shared().database(),

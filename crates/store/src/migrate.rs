@@ -18,40 +18,40 @@ use super::{Error, sqlite::explain};
 
 /// Every SQLite migration, in order. The store's schema version is the number applied.
 const MIGRATIONS: &[&str] = &[
-    include_str!("../../migrations/0001_init.sql"),
-    include_str!("../../migrations/0002_hybrid_search.sql"),
-    include_str!("../../migrations/0003_server_tools.sql"),
-    include_str!("../../migrations/0004_server_protocol.sql"),
-    include_str!("../../migrations/0005_audit_subject.sql"),
-    include_str!("../../migrations/0006_credentials.sql"),
-    include_str!("../../migrations/0007_access_generation.sql"),
-    include_str!("../../migrations/0008_search_learning.sql"),
-    include_str!("../../migrations/0009_tool_pins.sql"),
-    include_str!("../../migrations/0010_tool_exposure.sql"),
-    include_str!("../../migrations/0011_console.sql"),
-    include_str!("../../migrations/0012_rate_budgets.sql"),
-    include_str!("../../migrations/0013_audit_request_once.sql"),
-    include_str!("../../migrations/0014_query_meanings.sql"),
-    include_str!("../../migrations/0015_listed_apps.sql"),
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_hybrid_search.sql"),
+    include_str!("../migrations/0003_server_tools.sql"),
+    include_str!("../migrations/0004_server_protocol.sql"),
+    include_str!("../migrations/0005_audit_subject.sql"),
+    include_str!("../migrations/0006_credentials.sql"),
+    include_str!("../migrations/0007_access_generation.sql"),
+    include_str!("../migrations/0008_search_learning.sql"),
+    include_str!("../migrations/0009_tool_pins.sql"),
+    include_str!("../migrations/0010_tool_exposure.sql"),
+    include_str!("../migrations/0011_console.sql"),
+    include_str!("../migrations/0012_rate_budgets.sql"),
+    include_str!("../migrations/0013_audit_request_once.sql"),
+    include_str!("../migrations/0014_query_meanings.sql"),
+    include_str!("../migrations/0015_listed_apps.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
 const POSTGRES: &[&str] = &[
-    include_str!("../../migrations/postgres/0001_init.sql"),
-    include_str!("../../migrations/postgres/0002_hybrid_search.sql"),
-    include_str!("../../migrations/postgres/0003_server_tools.sql"),
-    include_str!("../../migrations/postgres/0004_server_protocol.sql"),
-    include_str!("../../migrations/postgres/0005_audit_subject.sql"),
-    include_str!("../../migrations/postgres/0006_credentials.sql"),
-    include_str!("../../migrations/postgres/0007_access_generation.sql"),
-    include_str!("../../migrations/postgres/0008_search_learning.sql"),
-    include_str!("../../migrations/postgres/0009_tool_pins.sql"),
-    include_str!("../../migrations/postgres/0010_tool_exposure.sql"),
-    include_str!("../../migrations/postgres/0011_console.sql"),
-    include_str!("../../migrations/postgres/0012_rate_budgets.sql"),
-    include_str!("../../migrations/postgres/0013_audit_request_once.sql"),
-    include_str!("../../migrations/postgres/0014_query_meanings.sql"),
-    include_str!("../../migrations/postgres/0015_listed_apps.sql"),
+    include_str!("../migrations/postgres/0001_init.sql"),
+    include_str!("../migrations/postgres/0002_hybrid_search.sql"),
+    include_str!("../migrations/postgres/0003_server_tools.sql"),
+    include_str!("../migrations/postgres/0004_server_protocol.sql"),
+    include_str!("../migrations/postgres/0005_audit_subject.sql"),
+    include_str!("../migrations/postgres/0006_credentials.sql"),
+    include_str!("../migrations/postgres/0007_access_generation.sql"),
+    include_str!("../migrations/postgres/0008_search_learning.sql"),
+    include_str!("../migrations/postgres/0009_tool_pins.sql"),
+    include_str!("../migrations/postgres/0010_tool_exposure.sql"),
+    include_str!("../migrations/postgres/0011_console.sql"),
+    include_str!("../migrations/postgres/0012_rate_budgets.sql"),
+    include_str!("../migrations/postgres/0013_audit_request_once.sql"),
+    include_str!("../migrations/postgres/0014_query_meanings.sql"),
+    include_str!("../migrations/postgres/0015_listed_apps.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).
@@ -217,7 +217,7 @@ mod tests {
     #[test]
     #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
     fn postgres_migrates_once_under_the_lock_and_refuses_a_newer_database() {
-        let cluster = crate::store::test_cluster::Cluster::shared();
+        let cluster = crate::test_cluster::Cluster::shared();
         let url = cluster.database();
         let replicas: Vec<_> = (0..4)
             .map(|_| {

@@ -192,7 +192,7 @@ pub(super) fn forget(tx: &dyn Sql, project_id: i64) -> Result<usize, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Search, Use};
+    use crate::{Search, Use};
 
     fn meaning(tool: &str, key: &str, weight: f64) -> Meaning {
         Meaning {
@@ -227,8 +227,8 @@ mod tests {
         panic!("never: {what}");
     }
 
-    crate::store::each_engine!(async meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset);
-    async fn meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(async meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset);
+    async fn meanings_add_up_keep_the_newest_per_tool_teach_once_and_reset((_dir, s): crate::TestStore) {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
         s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
@@ -269,8 +269,8 @@ mod tests {
         assert_eq!(s.meanings(b.id, 0.0).unwrap().len(), 1, "b keeps its own");
     }
 
-    crate::store::each_engine!(async decayed_rows_are_pruned_and_not_loaded);
-    async fn decayed_rows_are_pruned_and_not_loaded((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(async decayed_rows_are_pruned_and_not_loaded);
+    async fn decayed_rows_are_pruned_and_not_loaded((_dir, s): crate::TestStore) {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         s.learn(lesson(a.id, "d1", meaning("w:old", "old", 0.01))).await;
         s.learn(lesson(a.id, "d2", meaning("w:new", "new", 5.0))).await;
@@ -286,8 +286,8 @@ mod tests {
         assert_eq!(s.learned(a.id, 0.0).unwrap()[0].tool_key, "w:new");
     }
 
-    crate::store::each_engine!(async links_are_read_newest_first_by_session_and_expire);
-    async fn links_are_read_newest_first_by_session_and_expire((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(async links_are_read_newest_first_by_session_and_expire);
+    async fn links_are_read_newest_first_by_session_and_expire((_dir, s): crate::TestStore) {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         let link = |id: &str, session: &str, at: i64| Link {
             request_id: id.into(),

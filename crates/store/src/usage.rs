@@ -484,8 +484,8 @@ mod tests {
         assert_eq!(usage.projects.iter().find(|p| p.name == "2").unwrap().calls, 2);
     }
 
-    crate::store::each_engine!(the_store_reads_only_the_window_and_counts_each_row_once);
-    fn the_store_reads_only_the_window_and_counts_each_row_once((_dir, s): crate::store::TestStore) {
+    crate::each_engine!(the_store_reads_only_the_window_and_counts_each_row_once);
+    fn the_store_reads_only_the_window_and_counts_each_row_once((_dir, s): crate::TestStore) {
         let now = Utc::now();
         let insert = |ago: Duration, outcome: &str| {
             let at = (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);

@@ -4,7 +4,7 @@ use super::*;
 use crate::access::Grants;
 
 each_engine!(tokens_authenticate_until_revoked_and_are_stored_hashed);
-fn tokens_authenticate_until_revoked_and_are_stored_hashed((dir, s): crate::store::TestStore) {
+fn tokens_authenticate_until_revoked_and_are_stored_hashed((dir, s): crate::TestStore) {
     s.create_project("alpha", Some(Search::Bm25)).unwrap();
     let (info, secret) = s.issue_token("alpha", "ci").unwrap();
     assert!(secret.starts_with("mgw_"));
@@ -34,7 +34,7 @@ fn tokens_authenticate_until_revoked_and_are_stored_hashed((dir, s): crate::stor
 }
 
 each_engine!(grants_whole_servers_and_tool_overrides);
-fn grants_whole_servers_and_tool_overrides((_dir, s): crate::store::TestStore) {
+fn grants_whole_servers_and_tool_overrides((_dir, s): crate::TestStore) {
     let p = s.create_project("p", Some(Search::Bm25)).unwrap();
     s.set_permission("p", "fs", None, true).unwrap();
     s.set_permission("p", "fs", Some("delete_file"), false).unwrap();
@@ -55,7 +55,7 @@ fn grants_whole_servers_and_tool_overrides((_dir, s): crate::store::TestStore) {
 }
 
 each_engine!(projects_are_unique_and_found_by_name_or_id);
-fn projects_are_unique_and_found_by_name_or_id((_dir, s): crate::store::TestStore) {
+fn projects_are_unique_and_found_by_name_or_id((_dir, s): crate::TestStore) {
     let p = s.create_project("alpha", None).unwrap();
     assert!(matches!(s.create_project("alpha", None), Err(Error::ProjectExists(_))));
     assert_eq!(s.project(&p.id.to_string()).unwrap().unwrap().name, "alpha");
