@@ -473,7 +473,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let bench = Bench::load(&root.join("benches/data")).unwrap();
         let config = SemanticConfig {
-            model_dir: semantic::with_model::installed_model(),
+            model_dir: semantic::installed_model(),
             // Shared with a gateway run from the repo: same model, same texts, same keys.
             cache_path: root.join(semantic::DEFAULT_CACHE_PATH),
             auto_install: false,

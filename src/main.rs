@@ -1,3 +1,5 @@
+//! The `mcp-gateway` binary: parses the command line and runs it (see `cli`).
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -1,5 +1,5 @@
 //! Code mode's use case: a `tool_execute` with `script` runs it in the
-//! sandbox (`src/sandbox.rs`) on a thread of its own, and each of its
+//! sandbox (`crates/sandbox`) on a thread of its own, and each of its
 //! `tools.call`s is a `tool_execute` of the same caller through
 //! [`Gateway::answer_execute`]: the same view, rules, held tools, schema
 //! check, secret screening, credentials and progress. Each inner call has

@@ -1,3 +1,5 @@
+//! Tests of OAuth access tokens: JWTs against a JWKS, introspection, and the project they map to.
+
 use super::*;
 use crate::config::oauth::{IssuerConfig, ProjectMap};
 

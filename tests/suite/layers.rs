@@ -1,55 +1,214 @@
-//! The crate's one-way layers, kept by a test: every module imports only from
-//! layers below its own, and no import circle spans more than two files.
+//! The one-way layers, kept by a test: every module imports only from layers
+//! below its own, every workspace crate depends only on crates below it, and
+//! no import circle spans more than two files.
 //!
-//! It reads the source as `../shared/tools/modgraph.py` does: each file a
-//! node, an edge wherever a file names another module's path (`use crate::…`,
-//! `crate::…::x`, `super::…`), comments and `#[cfg(test)]` code left out.
-//! A new top-level module must be given a layer here, which is the point:
-//! placing it is a design decision, made once, in review.
+//! The layers are listed once, in docs/src/layout.md's table; this reads them
+//! from there. It reads the source as a reviewer would: each file a node, an
+//! edge wherever a file names another module's path (`use crate::…`,
+//! `crate::…::x`, `super::…`, or a path into another workspace crate),
+//! comments and `#[cfg(test)]` code left out. The gateway re-exports each
+//! crate where its modules once were (`pub use store;`, `pub use vocab::wire;`
+//! in src/lib.rs), so `crate::wire` is read as the vocab crate's `wire`.
+//! A new top-level module or crate must be given a layer in the table, which
+//! is the point: placing it is a design decision, made once, in review.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-/// Top to bottom. A module may import from any layer below its own, never
-/// from its own layer's other modules or from above. Mirrors the layout in
-/// `lib.rs` and docs/src/layout.md.
-const LAYERS: &[(&str, &[&str])] = &[
-    ("edge", &["cli"]),
-    ("entry", &["launch"]),
-    ("faces", &["server", "console", "reload", "eval"]),
-    ("use cases", &["gateway", "operator"]),
-    ("ranking", &["rank"]),
-    ("discovery", &["catalog", "learning", "credentials"]),
-    (
-        "guards and connections",
-        &["auth", "security", "ratelimit", "downstream"],
-    ),
-    ("built-ins", &["index", "archive", "demo"]),
-    ("engines", &["store", "search", "oauth", "traces", "sandbox"]),
-    ("access model", &["access"]),
-    ("config", &["config"]),
-    (
-        "ground",
-        &[
-            "secrets",
-            "leaks",
-            "uris",
-            "validate",
-            "watch",
-            "telemetry",
-            "signature",
-        ],
-    ),
-    ("vocabulary", &["wire", "text", "mask"]),
-];
+/// A module's path from the top of the tree: the gateway's modules by their
+/// own path (`["gateway", "call"]`), another crate's under its name
+/// (`["store", "audit"]`).
+pub(crate) type Key = Vec<String>;
 
-type Key = Vec<String>;
+/// One crate of the workspace: where its source is, the name its modules sit
+/// under (none for the gateway), and the workspace crates it depends on.
+#[derive(Debug)]
+pub(crate) struct Crate {
+    pub(crate) name: String,
+    pub(crate) src: PathBuf,
+    mount: Key,
+    deps: BTreeSet<String>,
+}
 
-/// Every non-test source file of `src`, by module path.
-fn modules(src: &Path) -> BTreeMap<Key, PathBuf> {
-    let mut files = Vec::new();
+/// Every non-test source file of the workspace, by module path, and what
+/// the gateway re-exports at its root.
+pub(crate) struct Tree {
+    pub(crate) root: PathBuf,
+    pub(crate) crates: Vec<Crate>,
+    pub(crate) mods: BTreeMap<Key, PathBuf>,
+    /// `pub use vocab::wire;` in the gateway's lib.rs: `wire` → `["vocab", "wire"]`.
+    aliases: BTreeMap<String, Key>,
+}
+
+/// A crate's name as Rust paths spell it.
+fn ident(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// The workspace crates a manifest names as `x = { path = … }`.
+fn path_deps(manifest: &str) -> BTreeSet<String> {
+    let dep = Regex::new(r#"(?m)^([\w-]+)\s*=\s*\{[^}\n]*\bpath\s*="#).unwrap();
+    let mut deps = BTreeSet::new();
+    let mut section = "";
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            section = line.trim();
+        } else if section == "[dependencies]"
+            && let Some(c) = dep.captures(line)
+        {
+            deps.insert(ident(&c[1]));
+        }
+    }
+    deps
+}
+
+impl Tree {
+    /// The workspace at `root`: the gateway in `src/`, the other crates in `crates/*/`.
+    pub(crate) fn read(root: &Path) -> Tree {
+        let manifest = |dir: &Path| std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let mut crates = vec![Crate {
+            name: "mcp_gateway".into(),
+            src: root.join("src"),
+            mount: Vec::new(),
+            deps: path_deps(&manifest(root)),
+        }];
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+            .map(|d| {
+                d.map(|e| e.unwrap().path())
+                    .filter(|p| p.join("Cargo.toml").is_file())
+                    .collect()
+            })
+            .unwrap_or_default();
+        dirs.sort();
+        for dir in dirs {
+            let name = ident(&dir.file_name().unwrap().to_string_lossy());
+            crates.push(Crate {
+                mount: vec![name.clone()],
+                name,
+                src: dir.join("src"),
+                deps: path_deps(&manifest(&dir)),
+            });
+        }
+        let mut mods = BTreeMap::new();
+        for krate in &crates {
+            for (rel, path) in files(&krate.src) {
+                let mut key = krate.mount.clone();
+                key.extend(rel);
+                mods.insert(key, path);
+            }
+        }
+        let reexport = Regex::new(r"(?m)^pub use (\w+)((?:::\w+)*);").unwrap();
+        let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap_or_default();
+        let aliases = reexport
+            .captures_iter(&lib)
+            .map(|c| {
+                let mut target = vec![c[1].to_string()];
+                target.extend(c[2].split("::").filter(|s| !s.is_empty()).map(String::from));
+                (target.last().unwrap().clone(), target)
+            })
+            .collect();
+        Tree {
+            root: root.to_path_buf(),
+            crates,
+            mods,
+            aliases,
+        }
+    }
+
+    /// The crate a file belongs to.
+    pub(crate) fn crate_of(&self, file: &Path) -> &Crate {
+        self.crates.iter().rev().find(|c| file.starts_with(&c.src)).unwrap()
+    }
+
+    /// A file's path from the workspace root, as the docs name it.
+    pub(crate) fn shown(&self, file: &Path) -> String {
+        file.strip_prefix(&self.root).unwrap().display().to_string()
+    }
+
+    /// The top-level module or crate a file belongs to: `gateway`, `store`, or
+    /// none for the gateway's lib.rs and main.rs.
+    pub(crate) fn top(&self, file: &Path) -> Option<&str> {
+        self.mods
+            .iter()
+            .find(|(_, f)| *f == file)
+            .and_then(|(k, _)| k.first())
+            .map(String::as_str)
+    }
+
+    /// A module path as it is written in `file` (its first segment `crate`,
+    /// `self`, `super` or a workspace crate's name), from the top of the tree.
+    fn resolve(&self, file_key: &Key, krate: &Crate, path: &str) -> Option<Key> {
+        let segments: Vec<&str> = path.split("::").collect();
+        let (base, rest): (Key, &[&str]) = match segments[0] {
+            "crate" => (krate.mount.clone(), &segments[1..]),
+            "self" => (file_key.clone(), &segments[1..]),
+            "super" => {
+                let ups = segments.iter().take_while(|s| **s == "super").count();
+                // A file `a/b.rs` is module a::b: `super` is a, `super::super` the crate.
+                (
+                    file_key[..file_key.len().saturating_sub(ups)].to_vec(),
+                    &segments[ups..],
+                )
+            }
+            // a crate it depends on, unless a child module of the file has the name
+            name if krate.deps.contains(name)
+                && !self
+                    .mods
+                    .contains_key(&[file_key.as_slice(), &[name.to_string()]].concat()) =>
+            {
+                let target = self.crates.iter().find(|c| c.name == name)?;
+                (target.mount.clone(), &segments[1..])
+            }
+            _ => return None,
+        };
+        let mut full = base;
+        full.extend(rest.iter().map(|s| s.to_string()));
+        // a module the gateway re-exports from a crate, named where it once was
+        if let Some(target) = full
+            .first()
+            .filter(|f| !self.mods.contains_key(&vec![f.to_string()]))
+            .and_then(|f| self.aliases.get(f))
+        {
+            full.splice(..1, target.iter().cloned());
+        }
+        Some(full)
+    }
+
+    /// Which files each file imports.
+    pub(crate) fn graph(&self) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+        let uses = Regex::new(r"\buse\s+([^;]+);").unwrap();
+        let names: Vec<&str> = self.crates.iter().map(|c| c.name.as_str()).collect();
+        let paths_re = Regex::new(&format!(r"\b((?:crate|{})(?:::\w+)+)", names.join("|"))).unwrap();
+        let super_paths = Regex::new(r"\b((?:super::)+\w+(?:::\w+)*)").unwrap();
+        let mut edges = BTreeMap::new();
+        for (key, file) in &self.mods {
+            let krate = self.crate_of(file);
+            let text = code(&std::fs::read_to_string(file).unwrap());
+            let mut paths: Vec<String> = uses.captures_iter(&text).flat_map(|c| expand(&c[1])).collect();
+            paths.extend(paths_re.captures_iter(&text).map(|c| c[1].to_string()));
+            paths.extend(super_paths.captures_iter(&text).map(|c| c[1].to_string()));
+            let mut targets = BTreeSet::new();
+            for path in paths {
+                let Some(full) = self.resolve(key, krate, &path) else {
+                    continue;
+                };
+                let target = (1..=full.len()).rev().find_map(|n| self.mods.get(&full[..n]));
+                if let Some(target) = target.filter(|t| *t != file) {
+                    targets.insert(target.clone());
+                }
+            }
+            edges.insert(file.clone(), targets);
+        }
+        edges
+    }
+}
+
+/// The Rust files under `src`, each with its module path within its crate
+/// (`lib.rs` and `main.rs` are the crate itself), test-only files left out.
+fn files(src: &Path) -> Vec<(Key, PathBuf)> {
+    let mut found = Vec::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -57,13 +216,13 @@ fn modules(src: &Path) -> BTreeMap<Key, PathBuf> {
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
+                found.push(path);
             }
         }
     }
-    let test_only = test_only_files(&files);
-    let mut mods = BTreeMap::new();
-    for path in files {
+    let test_only = test_only_files(&found);
+    let mut out = Vec::new();
+    for path in found {
         if test_only.contains(&path) {
             continue;
         }
@@ -76,9 +235,10 @@ fn modules(src: &Path) -> BTreeMap<Key, PathBuf> {
             }
             _ => {}
         }
-        mods.insert(key, path);
+        out.push((key, path));
     }
-    mods
+    out.sort();
+    out
 }
 
 /// Files declared as `#[cfg(test)] mod x;`: test code, like inline test modules.
@@ -157,44 +317,6 @@ fn expand(tree: &str) -> Vec<String> {
         .collect()
 }
 
-/// Which files each file imports.
-fn graph(mods: &BTreeMap<Key, PathBuf>) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
-    let uses = Regex::new(r"\buse\s+([^;]+);").unwrap();
-    let crate_paths = Regex::new(r"\b(crate(?:::\w+)+)").unwrap();
-    let super_paths = Regex::new(r"\b((?:super::)+\w+(?:::\w+)*)").unwrap();
-    let mut edges = BTreeMap::new();
-    for (key, file) in mods {
-        let text = code(&std::fs::read_to_string(file).unwrap());
-        let mut paths: Vec<String> = uses.captures_iter(&text).flat_map(|c| expand(&c[1])).collect();
-        paths.extend(crate_paths.captures_iter(&text).map(|c| c[1].to_string()));
-        paths.extend(super_paths.captures_iter(&text).map(|c| c[1].to_string()));
-        let mut targets = BTreeSet::new();
-        for path in paths {
-            let segments: Vec<&str> = path.split("::").collect();
-            let (base, rest): (Key, &[&str]) = match segments[0] {
-                "crate" => (Vec::new(), &segments[1..]),
-                "self" => (key.clone(), &segments[1..]),
-                "super" => {
-                    let ups = segments.iter().take_while(|s| **s == "super").count();
-                    // A file `a/b.rs` is module a::b: `super` is a, `super::super` the crate.
-                    (key[..key.len().saturating_sub(ups)].to_vec(), &segments[ups..])
-                }
-                _ => continue,
-            };
-            let target = (0..=rest.len()).rev().find_map(|n| {
-                let mut candidate = base.clone();
-                candidate.extend(rest[..n].iter().map(|s| s.to_string()));
-                mods.get(&candidate).filter(|_| !candidate.is_empty())
-            });
-            if let Some(target) = target.filter(|t| *t != file) {
-                targets.insert(target.clone());
-            }
-        }
-        edges.insert(file.clone(), targets);
-    }
-    edges
-}
-
 /// Strongly connected components with more than one file (Tarjan).
 fn circles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
     struct Walk<'a> {
@@ -253,74 +375,111 @@ fn circles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
     walk.out
 }
 
-fn layer_of(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|(_, mods)| mods.contains(&module))
+/// The layers, top to bottom, as docs/src/layout.md's table lists them: each
+/// row's name and the modules and crates (in backticks, outside brackets) it holds.
+pub(crate) fn layers(layout: &str) -> Vec<(String, Vec<String>)> {
+    let ticked = Regex::new(r"`([\w-]+)`").unwrap();
+    let aside = Regex::new(r"\([^)]*\)").unwrap();
+    let start = layout.find("| layer |").expect("layout.md has the layer table");
+    layout[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let modules = ticked
+                .captures_iter(&aside.replace_all(cells[2], ""))
+                .map(|c| ident(&c[1]))
+                .collect();
+            (cells[1].to_string(), modules)
+        })
+        .collect()
 }
 
-fn top_module(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel.iter().next().unwrap().to_string_lossy();
-    first.trim_end_matches(".rs").to_string()
+pub(crate) fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+pub(crate) fn layout_md(root: &Path) -> String {
+    std::fs::read_to_string(root.join("docs/src/layout.md")).unwrap()
 }
 
-#[test]
-fn every_import_points_down_the_layers() {
-    let src = src();
-    let mods = modules(&src);
+/// What breaks the layers in the tree at `root`: modules or crates with no
+/// layer, imports that point up or sideways, crates that depend on a crate
+/// not below them.
+fn breaches(root: &Path) -> Vec<String> {
+    let tree = Tree::read(root);
+    let layers = layers(&layout_md(root));
+    let layer_of = |module: &str| layers.iter().position(|(_, mods)| mods.iter().any(|m| m == module));
+    let mut out = Vec::new();
     let mut unplaced = BTreeSet::new();
-    let mut upward = Vec::new();
-    for (file, targets) in graph(&mods) {
-        let from = top_module(&src, &file);
-        if matches!(from.as_str(), "lib" | "main") {
-            continue;
-        }
-        let Some(from_layer) = layer_of(&from) else {
-            unplaced.insert(from);
+    for (file, targets) in tree.graph() {
+        let Some(from) = tree.top(&file) else {
+            continue; // the gateway's lib.rs and main.rs
+        };
+        let Some(from_layer) = layer_of(from) else {
+            unplaced.insert(from.to_string());
             continue;
         };
         for target in targets {
-            let to = top_module(&src, &target);
-            if to == from {
-                continue;
-            }
+            let to = tree.top(&target).unwrap_or_default();
             // Layers are listed top first: a lower layer has a larger index.
-            if layer_of(&to).is_some_and(|l| l <= from_layer) {
-                upward.push(format!(
+            if to != from && layer_of(to).is_some_and(|l| l <= from_layer) {
+                out.push(format!(
                     "{} imports {} ({} → {})",
-                    file.strip_prefix(&src).unwrap().display(),
-                    target.strip_prefix(&src).unwrap().display(),
-                    LAYERS[from_layer].0,
-                    LAYERS[layer_of(&to).unwrap()].0
+                    tree.shown(&file),
+                    tree.shown(&target),
+                    layers[from_layer].0,
+                    layers[layer_of(to).unwrap()].0
                 ));
             }
         }
     }
-    assert!(
-        unplaced.is_empty(),
-        "modules with no layer (place them in LAYERS in tests/suite/layers.rs and in lib.rs's layout): {unplaced:?}"
-    );
-    assert!(
-        upward.is_empty(),
-        "imports that point up or sideways:\n  {}",
-        upward.join("\n  ")
-    );
+    // The layers each crate's modules span, top and bottom (the gateway spans many).
+    let span = |krate: &Crate| {
+        let placed = tree.mods.iter().filter(|(_, f)| tree.crate_of(f).name == krate.name);
+        let found: Vec<usize> = placed
+            .filter_map(|(k, _)| k.first().and_then(|m| layer_of(m)))
+            .collect();
+        Some((*found.iter().min()?, *found.iter().max()?))
+    };
+    for krate in &tree.crates {
+        for dep in &krate.deps {
+            let Some(dep) = tree.crates.iter().find(|c| &c.name == dep) else {
+                continue;
+            };
+            match (span(krate), span(dep)) {
+                (Some((_, bottom)), Some((top, _))) if top > bottom => {}
+                (None, _) | (_, None) => {}
+                _ => out.push(format!(
+                    "crate {} depends on crate {}, which is not below it",
+                    krate.name, dep.name
+                )),
+            }
+        }
+    }
+    if !unplaced.is_empty() {
+        out.push(format!(
+            "modules or crates with no layer (give each a row's place in docs/src/layout.md): {unplaced:?}"
+        ));
+    }
+    out
+}
+
+#[test]
+fn every_import_and_every_crate_points_down_the_layers() {
+    let found = breaches(&workspace());
+    assert!(found.is_empty(), "the layers are broken:\n  {}", found.join("\n  "));
 }
 
 #[test]
 fn no_import_circle_spans_more_than_two_files() {
-    let src = src();
-    let too_large: Vec<String> = circles(&graph(&modules(&src)))
+    let tree = Tree::read(&workspace());
+    let too_large: Vec<String> = circles(&tree.graph())
         .into_iter()
         .filter(|c| c.len() > 2)
         .map(|c| {
-            let mut names: Vec<String> = c
-                .iter()
-                .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
-                .collect();
+            let mut names: Vec<String> = c.iter().map(|f| tree.shown(f)).collect();
             names.sort();
             names.join(", ")
         })
@@ -331,49 +490,88 @@ fn no_import_circle_spans_more_than_two_files() {
     );
 }
 
-/// The reader finds what it should: an upward import and a circle in a
-/// made-up tree are caught (so a green run is not a blind one).
+/// The reader finds what it should: an upward import, a circle, a crate
+/// that depends upward and a module with no layer, in a made-up workspace
+/// (so a green run is not a blind one).
 #[test]
-fn the_reader_sees_imports_and_circles() {
+fn the_reader_sees_imports_crates_and_circles() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path();
-    std::fs::create_dir_all(src.join("store")).unwrap();
-    std::fs::write(src.join("lib.rs"), "pub mod store;\npub mod gateway;\n").unwrap();
-    std::fs::write(
-        src.join("store.rs"),
-        "mod sql;\nuse crate::gateway::{self, Gateway};\n#[cfg(test)]\nmod tests { use crate::cli::X; }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("store/sql.rs"),
-        "use super::super::gateway::x;\n// use crate::cli;\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("gateway.rs"),
-        "fn f() { crate::store::sql::run(); crate::store::open(); }\n",
-    )
-    .unwrap();
-    let mods = modules(src);
-    let edges = graph(&mods);
-    let names = |f: &PathBuf| -> BTreeSet<String> {
-        edges[f]
-            .iter()
-            .map(|t| t.strip_prefix(src).unwrap().display().to_string())
-            .collect()
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     };
-    assert_eq!(names(&src.join("store.rs")), BTreeSet::from(["gateway.rs".to_string()]));
+    write("Cargo.toml", "[dependencies]\nlow = { path = \"crates/low\" }\n");
+    write(
+        "crates/low/Cargo.toml",
+        "[dependencies]\nhigh = { path = \"crates/high\" }\n",
+    );
+    write("crates/high/Cargo.toml", "[dependencies]\n");
+    write("crates/high/src/lib.rs", "");
+    write(
+        "crates/low/src/lib.rs",
+        "pub mod sql;\nfn f() { high::x(); }\n#[cfg(test)]\nmod tests { use low::cli::X; }\n",
+    );
+    write("crates/low/src/sql.rs", "use super::Thing;\n// use crate::cli;\n");
+    write(
+        "src/lib.rs",
+        "pub use low;\npub use low::sql;\npub mod gateway;\npub mod stray;\n",
+    );
+    write("src/gateway.rs", "fn f() { crate::sql::run(); low::open(); }\n");
+    write("src/stray.rs", "");
+    write(
+        "docs/src/layout.md",
+        "| layer | modules |\n| --- | --- |\n| top | `gateway` |\n| middle | `low` (crate) |\n| bottom | `high` (crate) |\n",
+    );
+    let tree = Tree::read(root);
+    let edges = tree.graph();
+    let names = |f: &str| -> BTreeSet<String> { edges[&root.join(f)].iter().map(|t| tree.shown(t)).collect() };
     assert_eq!(
-        names(&src.join("store/sql.rs")),
-        BTreeSet::from(["gateway.rs".to_string()])
+        names("src/gateway.rs"),
+        BTreeSet::from(["crates/low/src/lib.rs".to_string(), "crates/low/src/sql.rs".to_string()])
     );
     assert_eq!(
-        names(&src.join("gateway.rs")),
-        BTreeSet::from(["store.rs".to_string(), "store/sql.rs".to_string()])
+        names("crates/low/src/lib.rs"),
+        BTreeSet::from(["crates/high/src/lib.rs".to_string()])
     );
-    let found = circles(&edges);
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].len(), 3, "{found:?}");
+    assert_eq!(
+        names("crates/low/src/sql.rs"),
+        BTreeSet::from(["crates/low/src/lib.rs".to_string()]),
+        "super of a crate's module is the crate's root"
+    );
+    let found = breaches(root);
+    assert!(
+        found.iter().any(|b| b.contains("no layer") && b.contains("stray")),
+        "{found:?}"
+    );
+    write(
+        "crates/low/src/sql.rs",
+        "use super::gateway;\nfn f() { mcp_gateway::gateway::x(); }\n",
+    );
+    write(
+        "crates/low/Cargo.toml",
+        "[dependencies]\nhigh = { path = \"crates/high\" }\nmcp-gateway = { path = \"../..\" }\n",
+    );
+    let found = breaches(root);
+    assert!(
+        found
+            .iter()
+            .any(|b| b.starts_with("crates/low/src/sql.rs imports src/gateway.rs (middle → top)")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|b| b.contains("crate low depends on crate mcp_gateway")),
+        "{found:?}"
+    );
+    write("crates/low/src/lib.rs", "pub mod sql;\nuse crate::sql::y;\n");
+    write("crates/low/src/sql.rs", "use mcp_gateway::gateway;\n");
+    write("src/gateway.rs", "use crate::low::open;\n");
+    let circle = circles(&Tree::read(root).graph());
+    assert_eq!(circle.len(), 1, "{circle:?}");
+    assert_eq!(circle[0].len(), 3, "{circle:?}");
     assert_eq!(
         expand("crate::a::{b, c::{d, e}}"),
         ["crate::a::b", "crate::a::c::d", "crate::a::c::e"]

@@ -19,6 +19,7 @@ mod gateway;
 mod index;
 mod interop;
 mod layers;
+mod layout;
 mod learning;
 mod oauth;
 mod one_call;

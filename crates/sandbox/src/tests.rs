@@ -1,3 +1,5 @@
+//! The sandbox's tests: limits, the host's calls, and what a script cannot reach.
+
 use std::collections::VecDeque;
 
 use serde_json::json;

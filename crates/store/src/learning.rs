@@ -1,5 +1,5 @@
 //! What projects learned from use (`search_learning`, see
-//! `src/search/learning.rs`), and the salt of hashed query terms. Uses are
+//! the search crate's `learning.rs`), and the salt of hashed query terms. Uses are
 //! queued to the writer thread like audit rows; reading and resetting run
 //! inline.
 

@@ -45,9 +45,9 @@ use sha2::Digest;
 use tokio::sync::mpsc;
 
 use crate::access::{Apps, Exposure, Permission, Project, Search};
-use config::StoreLocation;
 use crate::secrets::constant_time_eq;
 use audit::{AUDIT_QUEUE, Write, WriterHealth, write_behind};
+use config::StoreLocation;
 use engine::Engine;
 use sql::{Row, Sql, args};
 

@@ -45,10 +45,7 @@ mod tests {
     #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
     fn a_budget_is_shared_by_every_gateway_on_the_store() {
         let (_dir, at) = crate::test_database();
-        let (a, b) = (
-            crate::Store::open_at(&at).unwrap(),
-            crate::Store::open_at(&at).unwrap(),
-        );
+        let (a, b) = (crate::Store::open_at(&at).unwrap(), crate::Store::open_at(&at).unwrap());
         // 60 a minute with a burst of 3: three requests, on either replica, then a second's wait.
         let (interval, tolerance, t0) = (1000, 2000, 1_000_000);
         assert_eq!(a.take_rate("tok:1", t0, interval, tolerance).unwrap(), Ok(()));

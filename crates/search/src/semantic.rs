@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-pub use crate::config::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, SemanticConfig};
+pub use config::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, SemanticConfig};
 
 mod cache;
 pub mod install;
@@ -403,7 +403,7 @@ pub fn tool_text(server: &str, name: &str, description: Option<&str>, params: &s
         text.push_str(" Parameters: ");
         text.push_str(params);
     }
-    crate::text::truncate(&text, MAX_TEXT_CHARS)
+    vocab::text::truncate(&text, MAX_TEXT_CHARS)
 }
 
 /// The hybrid score: `alpha` of BM25 relevance plus the rest of the cosine
@@ -467,6 +467,23 @@ mod tests {
     }
 }
 
+/// The model `scripts/setup` installs (or `MCP_GATEWAY_MODEL_DIR`), for tests with the real
+/// model; they fail, saying what to run, where it is missing.
+#[cfg(any(test, feature = "test-support"))]
+pub fn installed_model() -> PathBuf {
+    // the repository root, two folders above this crate
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("MCP_GATEWAY_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(DEFAULT_MODEL_DIR));
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no model in {}: run scripts/setup (it runs `mcp-gateway model install`)",
+        dir.display()
+    );
+    dir
+}
+
 /// Tests with the real model (`scripts/setup` installs it).
 #[cfg(all(test, feature = "semantic"))]
 pub(crate) mod with_model {
@@ -474,19 +491,6 @@ pub(crate) mod with_model {
 
     fn dot(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
-    }
-
-    /// The model `scripts/setup` installs (or `MCP_GATEWAY_MODEL_DIR`).
-    pub(crate) fn installed_model() -> PathBuf {
-        let dir = std::env::var_os("MCP_GATEWAY_MODEL_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_MODEL_DIR));
-        assert!(
-            dir.join("model.safetensors").is_file(),
-            "no model in {}: run scripts/setup (it runs `mcp-gateway model install`)",
-            dir.display()
-        );
-        dir
     }
 
     fn load(cache: &Path) -> Semantic {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{Ranked, Request};
-use crate::config::CloudConfig;
+use config::CloudConfig;
 
 /// Consecutive failures that open the circuit.
 pub const FAILURES_TO_OPEN: u32 = 3;
@@ -145,7 +145,7 @@ impl CloudSearch {
             if e.is_timeout() {
                 format!("no answer within {} ms", self.config.timeout.as_millis())
             } else {
-                format!("request failed: {}", crate::text::root_cause(&e))
+                format!("request failed: {}", vocab::text::root_cause(&e))
             }
         })?;
         let status = response.status();
@@ -155,7 +155,7 @@ impl CloudSearch {
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| format!("reading the answer failed: {}", crate::text::root_cause(&e)))?;
+            .map_err(|e| format!("reading the answer failed: {}", vocab::text::root_cause(&e)))?;
         if bytes.len() > MAX_RESPONSE_BYTES {
             return Err("the answer is larger than 4 MiB".into());
         }

@@ -3,7 +3,7 @@
 //! vectors), [`cloud`] (a remote `POST /catalog/search` client), and the
 //! term prior a project's use teaches ([`learning`]). Which tools a caller
 //! may see, and how the engines' scores are blended and fused for it, is
-//! [`crate::rank`]'s business.
+//! the gateway's `rank` module's business.
 
 pub mod bm25;
 pub mod cloud;

@@ -5,7 +5,7 @@
 //! that the result explains ("used 12 times for 'deploy'").
 //!
 //! Pure: the store keeps the counts, the gateway links executes to their
-//! discoveries, and [`crate::rank::local`] applies the boosts.
+//! discoveries, and the gateway's `rank::local` applies the boosts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -169,7 +169,7 @@ impl TermKeys {
                     .chain_update(salt)
                     .chain_update(term.as_bytes())
                     .finalize();
-                crate::text::hex(&digest[..16])
+                vocab::text::hex(&digest[..16])
             }
         }
     }

@@ -5,8 +5,8 @@
 //! meaning, so "what's the weather like tomorrow" finds the tool "forecast
 //! for Berlin" taught, with no word in common.
 //!
-//! Pure: the store keeps the rows, [`crate::learning`] teaches and loads,
-//! and the ranking ([`crate::rank::local`]) blends the pulls in.
+//! Pure: the store keeps the rows, the gateway's `learning` teaches and loads,
+//! and the ranking (the gateway's `rank::local`) blends the pulls in.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -273,7 +273,7 @@ pub fn explain(uses: f64, text: Option<&str>) -> String {
 
 /// `query` shortened for keeping.
 pub fn kept_text(query: &str) -> String {
-    crate::text::truncate(query.trim(), TEXT_CHARS)
+    vocab::text::truncate(query.trim(), TEXT_CHARS)
 }
 
 /// The combined learned lift of a tool: the term prior's and the meaning
@@ -286,7 +286,7 @@ pub fn combine(term: f32, meaning: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::learning::{HALF_LIFE_SECS, boosted};
+    use crate::learning::{HALF_LIFE_SECS, boosted};
 
     const NOW: i64 = 1_767_225_600 + 100 * 86_400;
 

