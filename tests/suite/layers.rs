@@ -168,7 +168,7 @@ impl Tree {
         // a module the gateway re-exports from a crate, named where it once was
         if let Some(target) = full
             .first()
-            .filter(|f| !self.mods.contains_key(&vec![f.to_string()]))
+            .filter(|f| !self.mods.contains_key(std::slice::from_ref(*f)))
             .and_then(|f| self.aliases.get(f))
         {
             full.splice(..1, target.iter().cloned());
