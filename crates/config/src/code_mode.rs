@@ -7,27 +7,27 @@ use std::time::Duration;
 use serde::Deserialize;
 
 /// Heap of a script's runtime, in MiB.
-pub const DEFAULT_MEMORY_MB: u32 = 64;
+pub(crate) const DEFAULT_MEMORY_MB: u32 = 64;
 /// JavaScript run time of a script (time waiting for tools not counted), in ms.
-pub const DEFAULT_CPU_MS: u64 = 2_000;
+pub(crate) const DEFAULT_CPU_MS: u64 = 2_000;
 /// Wall time of a script, its tool calls included, in ms.
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// JavaScript stack of a script, in KiB (a few thousand frames).
-pub const DEFAULT_STACK_KB: u32 = 512;
+pub(crate) const DEFAULT_STACK_KB: u32 = 512;
 /// Tool calls and searches in one script.
-pub const DEFAULT_MAX_CALLS: u32 = 200;
+pub(crate) const DEFAULT_MAX_CALLS: u32 = 200;
 /// Calls of one script in flight at once.
-pub const DEFAULT_PARALLEL: u32 = 8;
+pub(crate) const DEFAULT_PARALLEL: u32 = 8;
 /// Bytes of a script's logs and return value together.
-pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 256 * 1024;
+pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: u64 = 256 * 1024;
 
 /// Scripts running at once, gateway-wide (each holds a thread).
-pub const DEFAULT_MAX_SCRIPTS: u32 = 16;
+pub(crate) const DEFAULT_MAX_SCRIPTS: u32 = 16;
 /// Scripts running at once for one caller (a token, an OAuth subject, or
 /// an anonymous session).
-pub const DEFAULT_MAX_SCRIPTS_PER_CALLER: u32 = 4;
+pub(crate) const DEFAULT_MAX_SCRIPTS_PER_CALLER: u32 = 4;
 /// The heaps of all running scripts together, in MiB.
-pub const DEFAULT_MAX_MEMORY_MB: u32 = 512;
+pub(crate) const DEFAULT_MAX_MEMORY_MB: u32 = 512;
 
 /// Upper bounds a setting may not pass: a script is a request, not a job.
 const MAX_MEMORY_MB: u32 = 1024;

@@ -10,7 +10,7 @@ use toml::Spanned;
 /// `[http]`: the upstream streamable HTTP listener.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawHttp {
+pub(crate) struct RawHttp {
     /// `Host` header values accepted (DNS-rebinding protection).
     pub allowed_hosts: Option<Vec<String>>,
     /// `Origin` header values accepted from browsers (`http://localhost:*` style).

@@ -289,14 +289,14 @@ impl IndexConfig {
 
 /// `https://host[:port]` of an https URL (lower case, port 443 left out);
 /// None for any other scheme or text that is not a URL.
-pub fn https_origin(url: &str) -> Option<String> {
+pub(crate) fn https_origin(url: &str) -> Option<String> {
     let u = url::Url::parse(url.trim()).ok()?;
     (u.scheme() == "https" && u.host_str().is_some()).then(|| u.origin().ascii_serialization())
 }
 
 /// A configured avatar origin, normalised: `https://host[:port]`, or
 /// `https://*.host[:port]` for every subdomain (the CSP source forms hosts accept).
-pub fn avatar_origin(value: &str) -> Result<String, String> {
+pub(crate) fn avatar_origin(value: &str) -> Result<String, String> {
     let bad = || {
         format!(
             "'{}' is not an https:// origin (a scheme and a host, no path), e.g. https://avatars.example.com",

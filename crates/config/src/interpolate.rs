@@ -7,7 +7,7 @@ pub(super) const SELF_EXE_VAR: &str = "MCP_GATEWAY_EXE";
 /// Replaces `${VAR}` and `${VAR:-default}` from the environment; `$$` is a literal `$`.
 ///
 /// An unset variable without a default is an error naming it.
-pub fn interpolate(input: &str) -> Result<String, String> {
+pub(crate) fn interpolate(input: &str) -> Result<String, String> {
     interpolate_with(input, |name| {
         if name == SELF_EXE_VAR {
             if let Ok(v) = std::env::var(name) {

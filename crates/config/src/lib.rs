@@ -32,52 +32,53 @@ pub use security::SecurityConfig;
 pub use telemetry::TelemetryConfig;
 
 /// Cloud search timeout when `[search.cloud]` sets none.
-pub const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub use archives::{ArchivesConfig, RawArchives};
-pub use http::{HttpConfig, Rate, RawHttp};
-pub use index::{IndexConfig, RawIndex};
-pub use interpolate::interpolate;
-pub use mcp_servers::{McpServerEntry, McpServersFile, server_name, to_toml};
-pub use search::{
-    CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, LearningConfig, RawCloud, RawLearning, RawSearch, RawSemantic,
-    SemanticConfig,
-};
-use server::validate_server;
-pub use server::{Builtin, RawServer, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
+use http::RawHttp;
+pub use http::{HttpConfig, Rate};
+pub use index::IndexConfig;
+use index::RawIndex;
+use interpolate::interpolate;
+use mcp_servers::McpServerEntry;
+pub use mcp_servers::{McpServersFile, server_name, to_toml};
+use search::RawSearch;
+pub use search::{CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, LearningConfig, SemanticConfig};
+pub use server::{Builtin, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
+use server::{RawServer, validate_server};
 use store::RawStore;
 pub use store::{AuditMode, DB_ENV, StoreLocation};
 
 /// The default shipped with the binary, so `mcp-gateway serve` works anywhere.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../../../gateway.toml");
+pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../../../gateway.toml");
 
 /// The environment variable that overrides `--config`.
 pub const CONFIG_ENV: &str = "MCP_GATEWAY_CONFIG";
 
 /// Per-call timeout when a server sets none.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Largest tool result passed on when a server sets no `max_result_bytes`.
-pub const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024 * 1024;
 
 /// How long connecting and listing tools may take before a server counts as failed.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a call waits at most for servers still in their first
 /// connection when `[startup]` sets no `wait_ms`.
-pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a lazy server may sit without calls before it is stopped.
 pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-project connections a server runs at most, beside the shared one.
-pub const DEFAULT_MAX_INSTANCES: usize = 8;
+pub(crate) const DEFAULT_MAX_INSTANCES: usize = 8;
 
 /// How long any server's tool list is trusted before it is listed again,
 /// `list_changed` or not: a server may change its tools without telling
 /// (a 2026-07-28 server announces changes only on a subscription, and the
 /// SDKs drop the older way of announcing them), and a definition the model
 /// reads or runs must be at most this old.
-pub const DEFAULT_TOOLS_TTL: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_TOOLS_TTL: Duration = Duration::from_secs(300);
 
 /// Why a configuration was refused. Every message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +125,7 @@ pub enum Error {
 /// The file as written. Doc comments double as the configuration reference.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawConfig {
+pub(crate) struct RawConfig {
     /// Settings of the upstream HTTP listener.
     #[serde(default)]
     pub http: RawHttp,
@@ -163,7 +164,7 @@ pub struct RawConfig {
 /// `[startup]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawStartup {
+pub(crate) struct RawStartup {
     /// The longest a call waits for the servers its caller may see that are
     /// still in their first connection (default 10000; 0 answers at once).
     pub wait_ms: Option<u64>,
@@ -172,7 +173,7 @@ pub struct RawStartup {
 /// `[auth]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawAuth {
+pub(crate) struct RawAuth {
     /// Let callers without a token in, as `anonymous_project`.
     #[serde(default)]
     pub allow_anonymous: bool,
@@ -185,7 +186,7 @@ pub struct RawAuth {
 /// One `[[rules]]` entry.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawRule {
+pub(crate) struct RawRule {
     /// Globs, `/regex/flags`, `!negations`, matched against tool names in order.
     pub pattern: Spanned<Vec<String>>,
     /// Only tools of this server.
@@ -299,7 +300,7 @@ impl Config {
     }
 
     /// Validates a parsed file. `text` is only used to turn spans into line numbers.
-    pub fn from_raw(raw: RawConfig, source: &str, text: &str, base: &Path) -> Result<Self, Error> {
+    pub(crate) fn from_raw(raw: RawConfig, source: &str, text: &str, base: &Path) -> Result<Self, Error> {
         let invalid = |span: Span, key: String, message: String| Error::Invalid {
             path: source.to_string(),
             line: line_of(text, span.start),

@@ -60,7 +60,7 @@ impl McpServerEntry {
 
     /// Converts to a `[[servers]]` entry named `name`; `original` (its key
     /// in the file) becomes the title when it differs.
-    pub fn into_raw(self, name: Spanned<String>, original: &str) -> Result<RawServer, String> {
+    pub(crate) fn into_raw(self, name: Spanned<String>, original: &str) -> Result<RawServer, String> {
         self.check_kind()?;
         let title = (name.get_ref() != original).then(|| original.to_string());
         Ok(RawServer {

@@ -145,7 +145,7 @@ pub struct ProjectMap {
 
 /// Asymmetric algorithms only: HMAC would let anyone holding the (public)
 /// JWKS forge tokens, and `none` is no signature at all.
-pub const DEFAULT_ALGORITHMS: &[&str] = &[
+pub(crate) const DEFAULT_ALGORITHMS: &[&str] = &[
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
 ];
 

@@ -39,7 +39,7 @@ pub struct CloudConfig {
 /// `[search]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSearch {
+pub(crate) struct RawSearch {
     /// The cloud provider used by projects whose search is `cloud`.
     pub cloud: Option<Spanned<RawCloud>>,
     /// The local embedding model used by projects whose search is `hybrid`.
@@ -51,7 +51,7 @@ pub struct RawSearch {
 /// `[search.semantic]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSemantic {
+pub(crate) struct RawSemantic {
     /// Load the model if it is there (default true).
     pub enabled: Option<bool>,
     /// Model folder, relative to this file (default `data/models/all-MiniLM-L6-v2`).
@@ -65,7 +65,7 @@ pub struct RawSemantic {
 /// `[search.learning]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawLearning {
+pub(crate) struct RawLearning {
     /// Learn from each project's use (default true).
     pub enabled: Option<bool>,
     /// `"text"` (default) or `"hashed"`: how query terms are kept.
@@ -99,7 +99,7 @@ impl Default for LearningConfig {
 /// `[search.cloud]`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawCloud {
+pub(crate) struct RawCloud {
     /// Base URL; the gateway calls `{url}/catalog/search`.
     pub url: String,
     /// Bearer token (use `${ENV}`).

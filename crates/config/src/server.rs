@@ -20,7 +20,7 @@ use super::{
 /// One `[[servers]]` entry.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawServer {
+pub(crate) struct RawServer {
     /// Unique name; the prefix of every `toolKey` of this server (`name:tool`).
     pub name: Spanned<String>,
     /// A display name (e.g. the original `mcpServers` key); shown by

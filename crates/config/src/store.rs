@@ -16,7 +16,7 @@ const POSTGRES_KEY_HOME: &str = "mcp-gateway-postgres";
 /// `[store]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawStore {
+pub(crate) struct RawStore {
     /// SQLite file, relative to this config (default `mcp-gateway.db` beside it).
     pub path: Option<String>,
     /// A PostgreSQL database, `postgres://user:password@host:port/db` (`${VAR}` expands),

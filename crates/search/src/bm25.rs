@@ -574,7 +574,7 @@ pub fn relevance(score: f32) -> f32 {
 /// `read.file` all give `read file`; `HTMLParser` gives `HTML Parser`.
 /// Letters and digits stay together (`s3`, `ec2`, `oauth2`), and short words
 /// are never dropped: `ls`, `rm` and `db` mean something in tool names.
-pub fn split_identifiers(text: &str) -> String {
+pub(crate) fn split_identifiers(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len() + 8);
     for (i, &c) in chars.iter().enumerate() {

@@ -12,9 +12,9 @@ use super::{Ranked, Request};
 use config::CloudConfig;
 
 /// Consecutive failures that open the circuit.
-pub const FAILURES_TO_OPEN: u32 = 3;
+pub(crate) const FAILURES_TO_OPEN: u32 = 3;
 /// How long an open circuit skips the cloud before one trial call.
-pub const OPEN_FOR: Duration = Duration::from_secs(30);
+pub(crate) const OPEN_FOR: Duration = Duration::from_secs(30);
 /// Largest response body read.
 const MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
 

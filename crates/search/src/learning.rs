@@ -16,7 +16,7 @@ use super::meanings::{Blend, Meanings};
 use super::semantic::QueryVector;
 
 /// A use loses half its weight in this time.
-pub const HALF_LIFE_SECS: f64 = 30.0 * 86_400.0;
+pub(crate) const HALF_LIFE_SECS: f64 = 30.0 * 86_400.0;
 
 /// Weights are kept relative to this moment (2026-01-01T00:00:00Z), so adding
 /// a use is an addition and decay is applied once, on reading.

@@ -22,11 +22,11 @@ pub const PER_TOOL: usize = 32;
 pub const TOTAL: usize = 10_000;
 
 /// Characters of a query's text kept for the explanation.
-pub const TEXT_CHARS: usize = 80;
+pub(crate) const TEXT_CHARS: usize = 80;
 
 /// A remembered query whose (decayed) uses fall under this is forgotten:
 /// one use, after about four half-lives (four months).
-pub const MIN_USES: f64 = 0.05;
+pub(crate) const MIN_USES: f64 = 0.05;
 
 /// The blend, set once on the replayed history itself (`eval --replay
 /// --tune-meanings`: 72 settings, each scored by how often a replayed call

@@ -64,7 +64,7 @@ const QUERY_CACHE: usize = 1024;
 const MAX_TEXT_CHARS: usize = 2000;
 
 /// The files a model folder must have.
-pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+pub(crate) const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
 /// Why semantic search is not available, or failed.
 #[derive(Debug, thiserror::Error)]

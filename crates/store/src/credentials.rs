@@ -192,12 +192,4 @@ impl Store {
             )
         })
     }
-
-    /// Whether any credential is stored (a store without its key then says so).
-    pub fn has_credentials(&self) -> Result<bool, Error> {
-        self.with(|c| {
-            c.row("SELECT 1 FROM credentials LIMIT 1", &[], |_| Ok(()))
-                .map(|r| r.is_some())
-        })
-    }
 }

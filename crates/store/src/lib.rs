@@ -53,7 +53,7 @@ use sql::{Row, Sql, args};
 
 pub use config::DB_ENV;
 /// Prefix of every token, so a leaked one is recognisable (e.g. by secret scanners).
-pub const TOKEN_PREFIX: &str = "mgw_";
+pub(crate) const TOKEN_PREFIX: &str = "mgw_";
 
 /// Why the store refused.
 #[derive(Debug, thiserror::Error)]

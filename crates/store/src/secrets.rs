@@ -20,7 +20,7 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::Digest;
 
 /// Environment variable holding the key, Base64 (32 bytes); it takes precedence over the key file.
-pub const KEY_ENV: &str = "MCP_GATEWAY_SECRET_KEY";
+pub(crate) const KEY_ENV: &str = "MCP_GATEWAY_SECRET_KEY";
 /// Bytes of a key.
 const KEY_BYTES: usize = 32;
 

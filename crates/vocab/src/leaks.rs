@@ -188,7 +188,7 @@ pub fn find(text: &str) -> Vec<Leak> {
 /// no whitespace, high Shannon entropy (>= 3.0 bits/char) and a mix of at least two character
 /// classes among lower/upper/digit/symbol, and not a placeholder ("changeme", "xxxxxxxx",
 /// "<your-token>", "${VAR}", "****", "REDACTED"...).
-pub fn looks_like_secret(value: &str) -> bool {
+pub(crate) fn looks_like_secret(value: &str) -> bool {
     value.chars().count() >= MIN_SECRET_CHARS
         && !value.chars().any(char::is_whitespace)
         && !is_placeholder(value)

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// What a masked value reads as.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Whole words that make a key name a secret (too short or too common to match inside other words).
 const SECRET_WORDS: &str = "auth creds pass pwd session token";
@@ -32,7 +32,7 @@ const NOT_SECRET_PARTS: &str = "pagetoken nexttoken maxtokens tokencount tokenty
 /// x-api-key ...), normalising case and `-`/`_`/camelCase. Keys about paging or counting are not
 /// secrets: page_token, next_token, nextPageToken, cursor, max_tokens, token_count, tokens_used,
 /// token_type, etc.
-pub fn secret_like_name(key: &str) -> bool {
+pub(crate) fn secret_like_name(key: &str) -> bool {
     names_secret(key, "")
 }
 

