@@ -1,6 +1,6 @@
 //! Embeds the built widgets (`widgets/dist`, committed) so that `cargo build`
 //! needs no JavaScript toolchain: each file becomes `(name, bytes)` in
-//! `$OUT_DIR/widgets.rs`, read by `src/index/widget.rs`, and each file of
+//! `$OUT_DIR/widgets.rs`, read by `src/index_network/widget.rs`, and each file of
 //! the operator console (`widgets/dist/console`) in `$OUT_DIR/console.rs`,
 //! read by `src/console.rs`.
 

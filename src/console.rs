@@ -2,14 +2,14 @@
 //! usage, and a search playground, for people. One page (built from
 //! `widgets/src/console`, committed, embedded by `build.rs`) over a small
 //! JSON API (`console/api.rs`) that needs an operator's credential
-//! (`console/access.rs`); the charts are SVG drawn here (`console/charts.rs`).
+//! (`console/guard.rs`); the charts are SVG drawn here (`console/charts.rs`).
 //!
 //! The page loads nothing from elsewhere, and its CSP says so: scripts,
 //! styles and requests only from this origin, no inline code, no framing.
 
-mod access;
 mod api;
 mod charts;
+mod guard;
 
 use std::sync::Arc;
 
@@ -22,7 +22,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::json;
 
-pub use access::{COOKIE, CSRF_HEADER, cookie, same_origin};
+pub use guard::{COOKIE, CSRF_HEADER, cookie, same_origin};
 
 use crate::gateway::Gateway;
 
@@ -41,7 +41,7 @@ const PAGE: &str = "console.html";
 #[derive(Debug, Clone)]
 struct Console {
     gateway: Gateway,
-    sessions: Arc<access::Sessions>,
+    sessions: Arc<guard::Sessions>,
 }
 
 fn file(name: &str) -> Option<&'static [u8]> {
@@ -123,7 +123,7 @@ async fn sign_in(State(console): State<Console>, headers: HeaderMap, Json(body):
         Ok((admin, cookie, csrf)) => {
             tracing::info!(actor = %admin.actor, "console: signed in");
             let body = Json(json!({ "actor": admin.actor.to_string(), "csrf": csrf }));
-            hardened(([(header::SET_COOKIE, access::set_cookie(Some(&cookie)))], body).into_response())
+            hardened(([(header::SET_COOKIE, guard::set_cookie(Some(&cookie)))], body).into_response())
         }
         Err(denied) => hardened(denied.into_response()),
     }
@@ -132,7 +132,7 @@ async fn sign_in(State(console): State<Console>, headers: HeaderMap, Json(body):
 /// `DELETE /console/api/session`: signs out.
 async fn sign_out(State(console): State<Console>, headers: HeaderMap) -> Response {
     console.sessions.close(&headers);
-    hardened(([(header::SET_COOKIE, access::set_cookie(None))], StatusCode::NO_CONTENT).into_response())
+    hardened(([(header::SET_COOKIE, guard::set_cookie(None))], StatusCode::NO_CONTENT).into_response())
 }
 
 /// How often the audit log's new rows are rolled up for the day and week views.

@@ -23,7 +23,7 @@ pub mod demo;
 pub mod downstream;
 pub mod eval;
 pub mod gateway;
-pub mod index;
+pub mod index_network;
 pub mod launch;
 pub mod learning;
 pub mod oauth;

@@ -1,6 +1,6 @@
 //! Ranking: which of the tools a caller may see fit a query, best first.
 //!
-//! Providers, chosen per project (`projects.optimization`): [`Bm25`] (local,
+//! Providers, chosen per project (`projects.search`): [`Bm25`] (local,
 //! always available), [`Hybrid`] (BM25F blended with the local embedding
 //! model, when installed) and the cloud service (which falls back to the best
 //! local search). They rank a catalog [`View`], so nothing outside it can

@@ -21,11 +21,11 @@ use tokio_util::sync::DropGuard;
 use tracing::{Instrument, warn};
 
 mod apps;
+mod asks;
 mod errors;
 mod guard;
 mod hop;
 mod hosts;
-mod input;
 mod notify;
 mod passthrough;
 mod sessions;
@@ -207,11 +207,11 @@ impl Upstream {
                         peer: ctx.peer.clone(),
                         token,
                     }),
-                    ask: input::session_to_ask(&ctx).map(|peer| Asker::Session {
+                    ask: asks::session_to_ask(&ctx).map(|peer| Asker::Session {
                         peer: peer.clone(),
                         session: session.clone(),
                     }),
-                    input_requests: input::reads_input_requests(&ctx),
+                    input_requests: asks::reads_input_requests(&ctx),
                     tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
                 },
                 session,

@@ -114,7 +114,7 @@ mod tests {
         Project {
             id,
             name: format!("p{id}"),
-            optimization: None,
+            search: None,
             created_at: String::new(),
             exposure: Default::default(),
             apps: Default::default(),

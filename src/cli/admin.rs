@@ -134,7 +134,7 @@ impl From<AppsArg> for Apps {
     }
 }
 
-/// `projects.optimization` as the command line spells it.
+/// `projects.search` as the command line spells it.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SearchArg {
     /// Local BM25.
@@ -279,7 +279,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
                 "created project '{}' (id {}, search {})",
                 p.name,
                 p.id,
-                search_word(p.optimization)
+                search_word(p.search)
             );
             println!(
                 "next: mcp-gateway grant --project {} --server SERVER, then mcp-gateway token issue --project {}",
@@ -297,7 +297,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
                     "{:<6} {:<24} {:<7} {}",
                     p.id,
                     p.name,
-                    search_word(p.optimization),
+                    search_word(p.search),
                     p.created_at
                 );
             }
@@ -321,7 +321,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
                 "project {} (id {}), search {}, exposure {}, apps {}, created {}; learned from use: {learned} term-tool associations, {remembered} remembered requests",
                 p.name,
                 p.id,
-                search_word(p.optimization),
+                search_word(p.search),
                 p.exposure.as_str(),
                 p.apps.as_str(),
                 p.created_at
@@ -367,7 +367,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
             if json {
                 return print_json(&p);
             }
-            println!("project '{}' search: {}", p.name, search_word(p.optimization));
+            println!("project '{}' search: {}", p.name, search_word(p.search));
         }
         ProjectCommand::SetExposure {
             project,

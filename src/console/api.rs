@@ -1,4 +1,4 @@
-//! The console's JSON API (camelCase), behind [`super::access`]: what the
+//! The console's JSON API (camelCase), behind [`super::guard`]: what the
 //! page shows, and the operator's actions. Actions call [`crate::operator`],
 //! as the command line does, so they are recorded in the admin log.
 
@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Console;
-use super::access::Admin;
 use super::charts;
+use super::guard::Admin;
 use crate::access::{Grants, Search};
 use crate::config::Transport;
 use crate::downstream::{Downstream, Status};
@@ -147,7 +147,7 @@ pub(super) async fn overview(State(console): State<Console>) -> Answer {
                 .filter(|t| t.project_id == p.id && t.revoked_at.is_none())
                 .count();
             json!({
-                "id": p.id, "name": p.name, "search": p.optimization.map_or("off", Search::as_str),
+                "id": p.id, "name": p.name, "search": p.search.map_or("off", Search::as_str),
                 "exposure": p.exposure.as_str(), "apps": p.apps.as_str(), "liveTokens": live, "createdAt": p.created_at,
             })
         })
@@ -268,7 +268,7 @@ pub(super) async fn project(State(console): State<Console>, Path(name): Path<Str
         .collect();
     ok(json!({
         "project": {
-            "id": p.id, "name": p.name, "search": p.optimization.map_or("off", Search::as_str),
+            "id": p.id, "name": p.name, "search": p.search.map_or("off", Search::as_str),
             "exposure": p.exposure.as_str(), "apps": p.apps.as_str(), "createdAt": p.created_at,
         },
         "grants": store.permissions(p.id).map_err(store_error)?,

@@ -70,14 +70,14 @@ impl Gateway {
             Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
             Some(n) => return Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
         };
-        let starting = match caller.project.optimization {
+        let starting = match caller.project.search {
             Some(_) => self.wait_for_starting(&caller.grants, None).await,
             None => Vec::new(),
         };
         // A new process embeds its tools off the request path, from the
         // cache in milliseconds; a one-shot client asks once, at once, and
         // would only ever get BM25. Its first discovery waits for them, briefly.
-        if matches!(caller.project.optimization, Some(Search::Hybrid | Search::Cloud)) {
+        if matches!(caller.project.search, Some(Search::Hybrid | Search::Cloud)) {
             self.catalog.embedded(EMBEDDINGS_WAIT).await;
         }
         let view = self.catalog.visible_to(caller.grants.clone());
@@ -89,7 +89,7 @@ impl Gateway {
             // Local searches blend it in; the cloud ranks on its own.
             prior: self.learning.prior(caller),
         };
-        let (ranked, provider, notice) = match (caller.project.optimization, &self.cloud) {
+        let (ranked, provider, notice) = match (caller.project.search, &self.cloud) {
             (None, _) => {
                 let notice = format!(
                     "the tool catalog is off for project '{}'; an operator can turn it on with \

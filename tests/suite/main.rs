@@ -16,7 +16,7 @@ mod docs;
 mod downstreams;
 mod fuzz_seeds;
 mod gateway;
-mod index;
+mod index_network;
 mod interop;
 mod layers;
 mod layout;

@@ -9,7 +9,7 @@
 pub mod archives;
 pub mod code_mode;
 mod http;
-pub mod index;
+pub mod index_network;
 mod interpolate;
 mod mcp_servers;
 pub mod oauth;
@@ -37,8 +37,8 @@ pub(crate) const DEFAULT_CLOUD_TIMEOUT: Duration = Duration::from_secs(5);
 pub use archives::{ArchivesConfig, RawArchives};
 use http::RawHttp;
 pub use http::{HttpConfig, Rate};
-pub use index::IndexConfig;
-use index::RawIndex;
+pub use index_network::IndexConfig;
+use index_network::RawIndex;
 use interpolate::interpolate;
 use mcp_servers::McpServerEntry;
 pub use mcp_servers::{McpServersFile, server_name, to_toml};
@@ -408,9 +408,12 @@ fn configured_servers(
         if let Err(m) = check_server_name(&name) {
             return Err(invalid(span, format!("{key}.name"), m));
         }
-        if let Some(section) = [(index::SERVER_NAME, "[index]"), (archives::SERVER_NAME, "[archives]")]
-            .iter()
-            .find_map(|(builtin, section)| (name == *builtin).then_some(section))
+        if let Some(section) = [
+            (index_network::SERVER_NAME, "[index]"),
+            (archives::SERVER_NAME, "[archives]"),
+        ]
+        .iter()
+        .find_map(|(builtin, section)| (name == *builtin).then_some(section))
         {
             return Err(invalid(
                 span,
@@ -457,7 +460,7 @@ fn builtins(
     }
     if index.enabled {
         servers.push(ServerConfig::builtin(
-                index::SERVER_NAME,
+                index_network::SERVER_NAME,
                 "Index Network: find people to meet or collaborate with from what you want, offer or work on (intents, discovery, VibeCheck)",
                 index.timeout,
                 Builtin::Index(std::sync::Arc::new(index)),

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-/// Which search a project's `tool_discovery` uses (`projects.optimization`).
+/// Which search a project's `tool_discovery` uses (`projects.search`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Search {
@@ -69,7 +69,7 @@ pub struct Project {
     /// Unique name.
     pub name: String,
     /// Search strategy; `None` turns the tool catalog off.
-    pub optimization: Option<Search>,
+    pub search: Option<Search>,
     /// ISO 8601.
     pub created_at: String,
     /// How its clients see the tools.

@@ -185,7 +185,7 @@ impl Store {
     pub fn projects_with_credentials(&self, server: &str) -> Result<Vec<crate::access::Project>, Error> {
         self.with(|c| {
             c.all(
-                "SELECT id, name, optimization, created_at, exposure, apps FROM projects
+                "SELECT id, name, search, created_at, exposure, apps FROM projects
                  WHERE id IN (SELECT project_id FROM credentials WHERE server = ?1) ORDER BY id",
                 args![server],
                 super::project_row,

@@ -234,11 +234,11 @@ impl Store {
     }
 
     /// Creates a project.
-    pub fn create_project(&self, name: &str, optimization: Option<Search>) -> Result<Project, Error> {
+    pub fn create_project(&self, name: &str, search: Option<Search>) -> Result<Project, Error> {
         let inserted = self.with(|c| {
             c.execute(
-                "INSERT INTO projects (name, optimization) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
-                args![name, optimization.map(Search::as_str)],
+                "INSERT INTO projects (name, search) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+                args![name, search.map(Search::as_str)],
             )
         })?;
         if inserted == 0 {
@@ -251,7 +251,7 @@ impl Store {
     pub fn projects(&self) -> Result<Vec<Project>, Error> {
         self.with(|c| {
             c.all(
-                "SELECT id, name, optimization, created_at, exposure, apps FROM projects ORDER BY name",
+                "SELECT id, name, search, created_at, exposure, apps FROM projects ORDER BY name",
                 &[],
                 project_row,
             )
@@ -269,7 +269,7 @@ impl Store {
     pub fn project(&self, name_or_id: &str) -> Result<Option<Project>, Error> {
         self.with(|c| {
             c.row(
-                "SELECT id, name, optimization, created_at, exposure, apps FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
+                "SELECT id, name, search, created_at, exposure, apps FROM projects WHERE name = ?1 OR CAST(id AS TEXT) = ?1",
                 args![name_or_id],
                 project_row,
             )
@@ -282,8 +282,8 @@ impl Store {
     }
 
     /// Sets a project's search strategy (`None`: catalog off).
-    pub fn set_search(&self, project: &str, optimization: Option<Search>) -> Result<Project, Error> {
-        self.set_setting(project, "optimization", optimization.map(Search::as_str))
+    pub fn set_search(&self, project: &str, search: Option<Search>) -> Result<Project, Error> {
+        self.set_setting(project, "search", search.map(Search::as_str))
     }
 
     /// Sets how a project's clients see the tools.
@@ -360,7 +360,7 @@ impl Store {
         let presented = sha256(secret);
         let row = self.with(|c| {
             c.row(
-                "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.optimization, p.created_at, p.exposure, p.apps
+                "SELECT t.secret_hash, t.last_used_at, p.id, p.name, p.search, p.created_at, p.exposure, p.apps
                  FROM tokens t JOIN projects p ON p.id = t.project_id
                  WHERE t.id = ?1 AND t.revoked_at IS NULL",
                 args![id],
@@ -535,7 +535,7 @@ fn project_row_at(r: &Row, at: usize) -> Result<Project, Error> {
     Ok(Project {
         id: r.get(at)?,
         name: r.get(at + 1)?,
-        optimization: r.get::<Option<String>>(at + 2)?.as_deref().and_then(Search::from_word),
+        search: r.get::<Option<String>>(at + 2)?.as_deref().and_then(Search::from_word),
         created_at: r.get(at + 3)?,
         exposure: Exposure::from_word(r.text(at + 4)),
         apps: Apps::from_word(r.text(at + 5)),

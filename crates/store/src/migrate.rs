@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0013_audit_request_once.sql"),
     include_str!("../migrations/0014_query_meanings.sql"),
     include_str!("../migrations/0015_listed_apps.sql"),
+    include_str!("../migrations/0016_project_search.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -52,6 +53,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../migrations/postgres/0013_audit_request_once.sql"),
     include_str!("../migrations/postgres/0014_query_meanings.sql"),
     include_str!("../migrations/postgres/0015_listed_apps.sql"),
+    include_str!("../migrations/postgres/0016_project_search.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).
@@ -192,10 +194,10 @@ mod tests {
         let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
         assert_eq!(count("SELECT count(*) FROM tokens WHERE project_id = 7"), 1);
         assert_eq!(count("SELECT count(*) FROM tool_permissions WHERE project_id = 7"), 1);
-        conn.execute("UPDATE projects SET optimization = 'hybrid' WHERE id = 7", [])
+        conn.execute("UPDATE projects SET search = 'hybrid' WHERE id = 7", [])
             .unwrap();
         assert!(
-            conn.execute("UPDATE projects SET optimization = 'fast' WHERE id = 7", [])
+            conn.execute("UPDATE projects SET search = 'fast' WHERE id = 7", [])
                 .is_err()
         );
         // Foreign keys are enforced again: deleting the project cascades.

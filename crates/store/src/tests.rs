@@ -60,7 +60,7 @@ fn projects_are_unique_and_found_by_name_or_id((_dir, s): crate::TestStore) {
     assert!(matches!(s.create_project("alpha", None), Err(Error::ProjectExists(_))));
     assert_eq!(s.project(&p.id.to_string()).unwrap().unwrap().name, "alpha");
     assert_eq!(
-        s.set_search("alpha", Some(Search::Cloud)).unwrap().optimization,
+        s.set_search("alpha", Some(Search::Cloud)).unwrap().search,
         Some(Search::Cloud)
     );
     assert!(matches!(s.issue_token("nope", ""), Err(Error::NoProject(_))));

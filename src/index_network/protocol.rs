@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use tracing::warn;
 
 use super::IndexConfig;
-use super::input::Source;
+use super::args::Source;
 
 /// The scope a token needs before it may be exchanged.
 pub(super) const EXCHANGE_SCOPE: &str = "privy:token:exchange";

@@ -11,8 +11,8 @@
 //!   (`POST /synthesis/vibecheck`), as cards for chat and for the widget.
 //! * `discover_connections`: the same pipeline behind `{ text, maxConnections }`.
 
+mod args;
 mod cards;
-mod input;
 mod protocol;
 mod vibecheck;
 pub mod widget;
@@ -30,9 +30,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-pub use crate::config::index::{IndexConfig, SERVER_NAME};
+pub use crate::config::index_network::{IndexConfig, SERVER_NAME};
 use crate::wire::{CALLER_TOKEN_META, MCP_APPS_META, REQUEST_ID_META};
-use input::FilterInput;
+use args::FilterInput;
 use protocol::{Error, FilterRequest, Filtered, Protocol, Session};
 use widget::Widget;
 
@@ -52,9 +52,9 @@ pub struct IndexServer {
 
 /// A tool call with its arguments checked.
 enum Call {
-    Extract(input::IntentInput),
+    Extract(args::IntentInput),
     Filter(FilterInput),
-    Connections(input::ConnectionsInput),
+    Connections(args::ConnectionsInput),
 }
 
 /// Why a tool call failed; becomes an `isError` result.
@@ -106,7 +106,7 @@ impl IndexServer {
                 _ => unreachable!("schemas are objects"),
             }
         };
-        let uuids = |what: &str| json!({ "type": "array", "maxItems": input::MAX_FILTER_ITEMS, "description": what, "items": { "type": "string", "format": "uuid" } });
+        let uuids = |what: &str| json!({ "type": "array", "maxItems": args::MAX_FILTER_ITEMS, "description": what, "items": { "type": "string", "format": "uuid" } });
         let intent_input_props = json!({
             "fullInputText": { "type": "string", "description": "The text to extract intents from: what the user wants, offers or is working on" },
             "rawText": { "type": "string", "description": "The user's own words, used as the instruction" },
@@ -142,19 +142,19 @@ impl IndexServer {
                     "userIds": uuids("Only these users"),
                     "indexIds": uuids("Only within these indexes (communities)"),
                     "sources": {
-                        "type": "array", "maxItems": input::MAX_FILTER_ITEMS, "description": "Only intents that came from these sources",
+                        "type": "array", "maxItems": args::MAX_FILTER_ITEMS, "description": "Only intents that came from these sources",
                         "items": { "type": "object", "additionalProperties": false, "required": ["type", "id"], "properties": {
-                            "type": { "type": "string", "enum": input::SOURCE_TYPES },
+                            "type": { "type": "string", "enum": args::SOURCE_TYPES },
                             "id": { "type": "string", "format": "uuid" }
                         } }
                     },
                     "excludeDiscovered": { "type": "boolean", "description": "Leave out people already connected (default true)" },
                     "page": { "type": "integer", "minimum": 1, "description": "1-based page (default 1)" },
-                    "limit": { "type": "integer", "minimum": 1, "maximum": crate::config::index::MAX_LIMIT, "description": "Results per page (default 50)" },
+                    "limit": { "type": "integer", "minimum": 1, "maximum": crate::config::index_network::MAX_LIMIT, "description": "Results per page (default 50)" },
                     "intentInput": { "type": "object", "description": "Conversation input to extract intents from when no intentIds are given", "properties": intent_input_props, "required": ["fullInputText"], "additionalProperties": false },
                     "vibecheck": { "type": "object", "additionalProperties": false, "properties": {
                         "characterLimit": { "type": "integer", "minimum": 1, "description": "Longest synthesis, in characters" },
-                        "concurrency": { "type": "integer", "minimum": 1, "maximum": crate::config::index::MAX_CONCURRENCY, "description": "Syntheses generated in parallel (default 2)" }
+                        "concurrency": { "type": "integer", "minimum": 1, "maximum": crate::config::index_network::MAX_CONCURRENCY, "description": "Syntheses generated in parallel (default 2)" }
                     } }
                 }
             })),
@@ -172,7 +172,7 @@ impl IndexServer {
                 "required": ["text"],
                 "properties": {
                     "text": { "type": "string", "minLength": 1, "description": "What the user is looking for or working on" },
-                    "maxConnections": { "type": "integer", "minimum": 1, "maximum": crate::config::index::MAX_LIMIT, "description": "How many people to return (default 10)" }
+                    "maxConnections": { "type": "integer", "minimum": 1, "maximum": crate::config::index_network::MAX_LIMIT, "description": "How many people to return (default 10)" }
                 }
             })),
         );
@@ -182,8 +182,8 @@ impl IndexServer {
         vec![extract, filter, connections]
     }
 
-    async fn extract_intent(&self, input: input::IntentInput, session: Session) -> Result<CallToolResult, Failure> {
-        let payload = input::intent_payload(&input, self.config.payload_limits);
+    async fn extract_intent(&self, input: args::IntentInput, session: Session) -> Result<CallToolResult, Failure> {
+        let payload = args::intent_payload(&input, self.config.payload_limits);
         let extracted = self.protocol.discover_new(&session, payload).await?;
         info!(tool = "extract_intent", request_id = %session.request_id, intents = extracted.intents.len(), "index invocation");
         let text = if extracted.intents.is_empty() {
@@ -219,9 +219,9 @@ impl IndexServer {
     async fn intents_from(
         &self,
         session: &Session,
-        input: &input::IntentInput,
+        input: &args::IntentInput,
     ) -> Result<Vec<protocol::Intent>, Failure> {
-        let payload = input::intent_payload(input, self.config.payload_limits);
+        let payload = args::intent_payload(input, self.config.payload_limits);
         let extracted = self.protocol.discover_new(session, payload).await?;
         Ok(extracted.intents)
     }
@@ -358,13 +358,13 @@ impl IndexServer {
 
     async fn discover_connections(
         &self,
-        input: input::ConnectionsInput,
+        input: args::ConnectionsInput,
         session: Session,
     ) -> Result<CallToolResult, Failure> {
         let intents = self
             .intents_from(
                 &session,
-                &input::IntentInput {
+                &args::IntentInput {
                     full_input_text: input.text.clone(),
                     ..Default::default()
                 },
@@ -546,10 +546,10 @@ impl ServerHandler for IndexServer {
         let args = request.arguments.unwrap_or_default();
         // Arguments are checked before the token is spent on an exchange.
         let call = match name {
-            "extract_intent" => input::extract_intent(&args).map(Call::Extract),
-            "discover_filter" => input::discover_filter(&args).map(Call::Filter),
+            "extract_intent" => args::extract_intent(&args).map(Call::Extract),
+            "discover_filter" => args::discover_filter(&args).map(Call::Filter),
             "discover_connections" => {
-                input::discover_connections(&args, self.config.max_connections).map(Call::Connections)
+                args::discover_connections(&args, self.config.max_connections).map(Call::Connections)
             }
             other => return Err(ErrorData::invalid_params(format!("unknown tool '{other}'"), None)),
         };

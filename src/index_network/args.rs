@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::config::index::{MAX_CONCURRENCY, MAX_LIMIT, PayloadLimits};
+use crate::config::index_network::{MAX_CONCURRENCY, MAX_LIMIT, PayloadLimits};
 use crate::text::truncate;
 use crate::validate::Checker;
 

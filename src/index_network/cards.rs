@@ -450,7 +450,7 @@ pub(super) fn summary(f: &Facts) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::protocol::{Intent, MatchedIntent, User};
+    use crate::index_network::protocol::{Intent, MatchedIntent, User};
 
     fn a_match(name: &str, intents: usize) -> Match {
         Match {
