@@ -28,7 +28,7 @@ mod tasks;
 pub use args::{
     DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, MAX_QUERIES, MAX_QUERY_CHARS, MAX_RESULTS, OneOrMany, Retry, parse_args,
 };
-pub use audit::AUDIT_WAIT;
+pub use audit::{AUDIT_WAIT, AuditState};
 pub use call::{CallRequest, Refused};
 pub use discover::{Discovery, Found};
 pub use error::ExecuteError;
@@ -150,10 +150,58 @@ pub struct Answer {
     pub result: CallToolResponse,
     /// How it ended.
     pub outcome: Outcome,
+    /// The gateway's own error code, when it refused or failed the call itself.
+    pub code: Option<&'static str>,
     /// Results of a discovery.
     pub result_count: Option<u64>,
     /// What learning from use links to this call.
     pub trail: Trail,
+    /// Where the call's audit row stands.
+    pub audit: AuditState,
+}
+
+impl Answer {
+    /// An answer that ended as `outcome`, with nothing learned or counted.
+    pub(crate) fn new(result: impl Into<CallToolResponse>, outcome: Outcome) -> Self {
+        Answer {
+            result: result.into(),
+            outcome,
+            code: None,
+            result_count: None,
+            trail: Trail::default(),
+            audit: AuditState::Due,
+        }
+    }
+
+    /// The gateway's refusal of a call, under `code`.
+    pub(crate) fn refused(result: impl Into<CallToolResponse>, outcome: Outcome, code: &'static str) -> Self {
+        Answer {
+            code: Some(code),
+            ..Answer::new(result, outcome)
+        }
+    }
+
+    /// Arguments `tool` cannot take: refused, failed.
+    pub(crate) fn usage(tool: &str, message: &str) -> Self {
+        Answer::refused(
+            args::usage_error(tool, message),
+            Outcome::Failed,
+            args::INVALID_ARGUMENTS,
+        )
+    }
+
+    /// An execute's error as the caller reads it; `resolved` is the catalog's key the error is about.
+    pub(crate) fn failed(error: ExecuteError, resolved: Option<&str>) -> Self {
+        let (outcome, code) = (error.outcome(), error.code());
+        let audit = match error {
+            ExecuteError::NotAudited(_) => AuditState::StartRefused,
+            _ => AuditState::Due,
+        };
+        Answer {
+            audit,
+            ..Answer::refused(error.into_result_for(resolved), outcome, code)
+        }
+    }
 }
 
 impl Gateway {

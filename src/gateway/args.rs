@@ -197,9 +197,12 @@ impl ExecuteArgs {
 /// The answer to a meta-tool call whose arguments do not parse.
 pub(super) fn usage_error(tool: &str, message: &str) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(format!("invalid {tool} arguments: {message}"))]);
-    r.structured_content = Some(json!({ "error": { "code": "INVALID_ARGUMENTS", "message": message } }));
+    r.structured_content = Some(json!({ "error": { "code": INVALID_ARGUMENTS, "message": message } }));
     r
 }
+
+/// The code of a meta-tool call whose arguments it cannot take.
+pub(super) const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
 
 #[cfg(test)]
 mod tests {

@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::CallToolResponse;
-
-use super::{ExecuteError, Gateway, error};
+use super::{Answer, ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::config::AuditMode;
 use crate::learning::Trail;
@@ -16,35 +14,71 @@ use crate::store::{self, Outcome};
 /// answer withheld): a store restarting within it delays calls, not fails them.
 pub const AUDIT_WAIT: Duration = Duration::from_secs(10);
 
-impl Gateway {
-    /// One meta-tool call's audit row: IDs and counts, and what learning
-    /// from use links to it.
-    #[allow(clippy::too_many_arguments)]
-    pub fn audit_row(
-        request_id: &str,
-        caller: Option<&Caller>,
-        meta_tool: &str,
-        tool_key: Option<String>,
-        outcome: Outcome,
-        latency: Duration,
-        result_count: Option<u64>,
-        trail: Trail,
-    ) -> store::AuditRow {
+/// Where a call's audit row stands as its answer leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuditState {
+    /// Its outcome row is to be written; under strict audit the answer waits for it.
+    #[default]
+    Due,
+    /// The call was refused because its `started` row could not be written:
+    /// it ran nothing, so its own row is written behind.
+    StartRefused,
+    /// Its outcome row could not be written: the answer is withheld.
+    Withheld,
+}
+
+/// One meta-tool call's audit row, built up from what is known of it: IDs
+/// and counts, and what learning from use links to it.
+pub(super) struct Row(store::AuditRow);
+
+impl Row {
+    /// The row of `meta_tool`'s call `request_id`, failed until it says otherwise.
+    pub(super) fn new(request_id: &str, meta_tool: &str) -> Row {
         let mut row = store::audit_row(request_id, meta_tool);
-        row.project_id = caller.map(|c| c.project.id);
-        row.token_id = caller.and_then(|c| c.token_id);
-        row.tool_key = tool_key;
-        row.outcome = outcome;
-        row.latency_ms = latency.as_millis() as u64;
-        row.result_count = result_count;
-        row.subject = caller.and_then(|c| c.subject.clone());
-        row.issuer = caller.and_then(|c| c.issuer.clone());
-        row.query_terms = trail.query_terms;
-        row.ranked_keys = trail.ranked_keys;
-        (row.follows, row.rank) = trail.follows.unzip();
-        row
+        row.outcome = Outcome::Failed;
+        Row(row)
     }
 
+    /// Who called: project, token, OAuth subject and issuer.
+    pub(super) fn caller(mut self, caller: &Caller) -> Row {
+        self.0.project_id = Some(caller.project.id);
+        self.0.token_id = caller.token_id;
+        self.0.subject.clone_from(&caller.subject);
+        self.0.issuer.clone_from(&caller.issuer);
+        self
+    }
+
+    /// The tool the call names.
+    pub(super) fn key(mut self, key: Option<String>) -> Row {
+        self.0.tool_key = key;
+        self
+    }
+
+    pub(super) fn outcome(mut self, outcome: Outcome) -> Row {
+        self.0.outcome = outcome;
+        self
+    }
+
+    pub(super) fn latency(mut self, latency: Duration) -> Row {
+        self.0.latency_ms = latency.as_millis() as u64;
+        self
+    }
+
+    /// What the answer held, and what learning links to it.
+    pub(super) fn answered(mut self, result_count: Option<u64>, trail: Trail) -> Row {
+        self.0.result_count = result_count;
+        self.0.query_terms = trail.query_terms;
+        self.0.ranked_keys = trail.ranked_keys;
+        (self.0.follows, self.0.rank) = trail.follows.unzip();
+        self
+    }
+
+    pub(super) fn build(self) -> store::AuditRow {
+        self.0
+    }
+}
+
+impl Gateway {
     /// Writes an audit row. With `[store] audit = "strict"` and `answered`
     /// (a caller is about to read what the row records), it returns once the
     /// row is durable, or says why it is not, and the answer must then be
@@ -63,15 +97,11 @@ impl Gateway {
     }
 
     /// What the caller gets instead of an answer whose row was not written.
-    pub fn withhold(key: &str, why: store::Unwritten) -> CallToolResponse {
+    pub(super) fn withhold(key: &str, why: store::Unwritten) -> Answer {
         let key = key.to_string();
-        ExecuteError::AnswerWithheld { key, why }.into_result().into()
-    }
-
-    /// Whether `answer` is a call refused for want of its `started` row: it
-    /// ran nothing, so its own row need not be waited for.
-    pub fn refused_unaudited(answer: &CallToolResponse) -> bool {
-        matches!(answer, CallToolResponse::Complete(r)
-            if r.structured_content.as_ref().is_some_and(|s| s["error"]["code"] == error::AUDIT_UNAVAILABLE))
+        Answer {
+            audit: AuditState::Withheld,
+            ..Answer::failed(ExecuteError::AnswerWithheld { key, why }, None)
+        }
     }
 }

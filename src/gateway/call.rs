@@ -9,14 +9,14 @@ use rmcp::model::{CallToolResponse, JsonObject, ResultType};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+use super::audit::{AuditState, Row};
 use super::{Answer, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
 use crate::downstream::CallOrigin;
 use crate::leaks;
-use crate::learning::Trail;
 use crate::ratelimit::Budget;
 use crate::store::Outcome;
-use crate::wire::{DISCOVERY, REQUEST_ID_META, split_key};
+use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META, split_key};
 
 /// What a face knows of one call once its caller is known.
 #[derive(Debug)]
@@ -47,6 +47,20 @@ pub enum Refused {
     Cancelled,
 }
 
+/// One execute's context, built once its caller is known and handed down
+/// whole: to its input rounds, to a script, and to each of the script's calls.
+pub(super) struct Context<'a> {
+    pub(super) caller: &'a Caller,
+    /// The caller's `_meta` that travels on to the downstream, with the gateway's request id.
+    pub(super) meta: JsonObject,
+    /// Where the downstream's progress and questions go.
+    pub(super) origin: CallOrigin,
+    /// The session (learning links an execute to the discovery before it).
+    pub(super) session: &'a str,
+    /// What the face charged the request to; each call of a script is charged there too.
+    pub(super) budget: Option<&'a Budget>,
+}
+
 impl Gateway {
     /// `meta_tool` for `caller` (or the reason it has none), answered and
     /// audited. `request` builds the rest once the caller is known; when
@@ -67,17 +81,10 @@ impl Gateway {
                 info!(request_id, meta_tool, outcome = "denied", "refused caller");
                 crate::telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
                 // A refusal is an error either way: its row is not waited for.
-                let row = Self::audit_row(
-                    request_id,
-                    None,
-                    meta_tool,
-                    None,
-                    Outcome::Denied,
-                    started.elapsed(),
-                    None,
-                    Trail::default(),
-                );
-                let _ = self.audit(row, false).await;
+                let row = Row::new(request_id, meta_tool)
+                    .outcome(Outcome::Denied)
+                    .latency(started.elapsed());
+                let _ = self.audit(row.build(), false).await;
                 return Err(e.into());
             }
         };
@@ -90,29 +97,40 @@ impl Gateway {
             budget,
         } = request(&caller);
         let (answer, tool_key) = if meta_tool == DISCOVERY {
-            (
-                self.answer_discovery(&caller, arguments, &session, request_id).await,
-                None,
-            )
+            let answer = self.answer_discovery(&caller, arguments, &session, request_id).await;
+            (answer, None)
         } else {
-            let args = ExecuteArgs::parse(arguments).map(|args| ExecuteArgs { retry, ..args });
-            // A script's row has no key: its calls have rows of their own.
-            let key = args.as_ref().ok().map(|a| a.tool_key.clone()).filter(|k| !k.is_empty());
-            meta.insert(REQUEST_ID_META.into(), request_id.into());
-            tokio::select! {
-                a = self.answer_execute(&caller, args, Some(meta), origin, &session, budget.as_ref()) => (a, key),
-                // Dropping the call cancels it downstream.
-                _ = cancelled.cancelled() => {
-                    info!(request_id, "call cancelled by the client");
-                    let row = Self::audit_row(request_id, Some(&caller), meta_tool, key, Outcome::Failed, started.elapsed(), None, Trail::default());
-                    let _ = self.audit(row, false).await;
-                    return Err(Refused::Cancelled);
+            match ExecuteArgs::parse(arguments) {
+                Err(e) => (Answer::usage(EXECUTE, &e), None),
+                Ok(args) => {
+                    let args = ExecuteArgs { retry, ..args };
+                    // A script's row has no key: its calls have rows of their own.
+                    let key = Some(args.tool_key.clone()).filter(|k| !k.is_empty());
+                    meta.insert(REQUEST_ID_META.into(), request_id.into());
+                    let cx = Context {
+                        caller: &caller,
+                        meta,
+                        origin,
+                        session: &session,
+                        budget: budget.as_ref(),
+                    };
+                    tokio::select! {
+                        a = self.answer_execute(&cx, args) => (a, key),
+                        // Dropping the call cancels it downstream.
+                        _ = cancelled.cancelled() => {
+                            info!(request_id, "call cancelled by the client");
+                            let row = Row::new(request_id, meta_tool).caller(&caller).key(key).latency(started.elapsed());
+                            let _ = self.audit(row.build(), false).await;
+                            return Err(Refused::Cancelled);
+                        }
+                    }
                 }
             }
         };
         Ok(self
             .finish(meta_tool, request_id, &caller, tool_key, answer, started)
-            .await)
+            .await
+            .result)
     }
 
     /// An answered call's span fields, metric, access log line and audit
@@ -124,9 +142,9 @@ impl Gateway {
         request_id: &str,
         caller: &Caller,
         tool_key: Option<String>,
-        answer: Answer,
+        mut answer: Answer,
         started: Instant,
-    ) -> CallToolResponse {
+    ) -> Answer {
         let latency = started.elapsed();
         let span = tracing::Span::current();
         span.record("project", caller.project.id);
@@ -163,25 +181,23 @@ impl Gateway {
         );
         let key = tool_key.clone().unwrap_or_else(|| meta_tool.to_string());
         // A call refused for want of its `started` row ran nothing: its row is written behind.
-        let answered = !Self::refused_unaudited(&answer.result);
-        let row = Self::audit_row(
-            request_id,
-            Some(caller),
-            meta_tool,
-            tool_key,
-            answer.outcome,
-            latency,
-            answer.result_count,
-            answer.trail,
-        );
+        let answered = answer.audit != AuditState::StartRefused;
+        let row = Row::new(request_id, meta_tool)
+            .caller(caller)
+            .key(tool_key)
+            .outcome(answer.outcome)
+            .latency(latency)
+            .answered(answer.result_count, std::mem::take(&mut answer.trail));
         // No answer leaves before its row is durable (strict audit).
-        match self.audit(row, answered).await {
-            Ok(()) => complete(answer.result),
+        let mut answer = match self.audit(row.build(), answered).await {
+            Ok(()) => answer,
             Err(why) => {
                 warn!(request_id, meta_tool, error = %why, "answer withheld: its audit row was not written");
-                complete(Self::withhold(&key, why))
+                Self::withhold(&key, why)
             }
-        }
+        };
+        answer.result = complete(answer.result);
+        answer
     }
 }
 

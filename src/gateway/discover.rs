@@ -6,11 +6,10 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
 use serde::Serialize;
 
-use super::args::usage_error;
 use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, startup};
 use crate::access::Search;
 use crate::auth::Caller;
-use crate::learning::{Asked, Trail};
+use crate::learning::Asked;
 use crate::rank::{Bm25, Hybrid, SearchProvider};
 use crate::search::{self, Ranked};
 use crate::store::Outcome;
@@ -233,18 +232,12 @@ impl Gateway {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
                 r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
                 Answer {
-                    result: r.into(),
-                    outcome: Outcome::Ok,
                     result_count: Some(count),
                     trail,
+                    ..Answer::new(r, Outcome::Ok)
                 }
             }
-            Err(e) => Answer {
-                result: usage_error(DISCOVERY, &e).into(),
-                outcome: Outcome::Failed,
-                result_count: None,
-                trail: Trail::default(),
-            },
+            Err(e) => Answer::usage(DISCOVERY, &e),
         }
     }
 }

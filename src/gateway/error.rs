@@ -5,6 +5,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
 use crate::leaks::quote;
+use crate::store::Outcome;
 use crate::wire::split_key;
 use crate::{downstream, security};
 
@@ -103,6 +104,16 @@ pub enum ExecuteError {
 pub(super) const AUDIT_UNAVAILABLE: &str = "AUDIT_UNAVAILABLE";
 
 impl ExecuteError {
+    /// How a call that ended in this error is audited: refused (the caller
+    /// may not run it), timed out, or failed.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            ExecuteError::NotFound(_) | ExecuteError::Held { .. } | ExecuteError::Secret(_) => Outcome::Denied,
+            ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
+            _ => Outcome::Failed,
+        }
+    }
+
     /// The engine spec's error code.
     pub fn code(&self) -> &'static str {
         match self {

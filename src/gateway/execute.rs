@@ -1,17 +1,14 @@
 //! `tool_execute`: one call through the caller's view, its checks, its
 //! server's connection and the screening of what comes back.
 
-use std::time::Duration;
-
 use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::args::usage_error;
+use super::audit::Row;
+use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
-use crate::learning::Trail;
-use crate::ratelimit::Budget;
 use crate::store::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
 use crate::{credentials, downstream};
@@ -105,18 +102,11 @@ impl Gateway {
         // The trace a crash cannot erase: written, in strict mode durably,
         // before the server is called (its outcome row replaces it).
         if let Some(request_id) = &request_id {
-            let key = Some(entry.key.clone());
-            let row = Self::audit_row(
-                request_id,
-                Some(caller),
-                EXECUTE,
-                key,
-                Outcome::Started,
-                Duration::ZERO,
-                None,
-                Trail::default(),
-            );
-            self.audit(row, true).await.map_err(ExecuteError::NotAudited)?;
+            let row = Row::new(request_id, EXECUTE)
+                .caller(caller)
+                .key(Some(entry.key.clone()))
+                .outcome(Outcome::Started);
+            self.audit(row.build(), true).await.map_err(ExecuteError::NotAudited)?;
         }
         let called = if origin.input_requests.is_some() {
             // A 2025 downstream's mid-call requests come back as input requests (rounds.rs).
@@ -179,45 +169,25 @@ impl Gateway {
         Ok(result)
     }
 
-    /// `tool_execute` from raw arguments to the answer the caller sees, one
+    /// `tool_execute` from its arguments to the answer the caller sees, one
     /// round (see [`Gateway::answer_execute`] for the rounds).
-    pub(super) async fn answer_execute_once(
-        &self,
-        caller: &Caller,
-        args: Result<ExecuteArgs, String>,
-        meta: Option<JsonObject>,
-        origin: downstream::CallOrigin,
-        session: &str,
-        budget: Option<&Budget>,
-    ) -> Answer {
-        let usage = |tool, e: &str| Answer {
-            result: usage_error(tool, e).into(),
-            outcome: Outcome::Failed,
-            result_count: None,
-            trail: Trail::default(),
-        };
-        let mut args = match args {
-            Ok(a) => a,
-            Err(e) => return usage(EXECUTE, &e),
-        };
+    pub(super) async fn answer_execute_once(&self, cx: &Context<'_>, mut args: ExecuteArgs) -> Answer {
         if let Some(script) = args.script.take() {
-            return self.answer_script(caller, script, meta, origin, session, budget).await;
+            return self.answer_script(cx, script).await;
         }
         let tool_key = args.tool_key.clone();
-        let (result, outcome) = match self.execute(caller, args, meta, origin).await {
+        let mut answer = match self
+            .execute(cx.caller, args, Some(cx.meta.clone()), cx.origin.clone())
+            .await
+        {
             Ok(result) => {
                 let outcome = match &result {
                     CallToolResponse::Complete(r) if r.is_error == Some(true) => Outcome::ToolError,
                     _ => Outcome::Ok,
                 };
-                (result, outcome)
+                Answer::new(result, outcome)
             }
             Err(e) => {
-                let outcome = match &e {
-                    ExecuteError::NotFound(_) | ExecuteError::Held { .. } | ExecuteError::Secret(_) => Outcome::Denied,
-                    ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
-                    _ => Outcome::Failed,
-                };
                 // Keys are looked up exactly, so every error past the lookup
                 // is about the tool the caller's key names; an unknown key,
                 // or a server still starting, named no tool the caller sees.
@@ -225,21 +195,18 @@ impl Gateway {
                     ExecuteError::NotFound(_) | ExecuteError::Starting { .. } => None,
                     _ => Some(tool_key.as_str()),
                 };
-                (e.into_result_for(resolved).into(), outcome)
+                Answer::failed(e, resolved)
             }
         };
         // Only a finished, successful call teaches: not one still asking for input.
-        let succeeded = outcome == Outcome::Ok && matches!(result, CallToolResponse::Complete(_));
-        let trail = match outcome {
-            Outcome::Denied => Trail::default(),
-            _ => self.learning.executed(session, caller, &tool_key, succeeded).await,
-        };
-        Answer {
-            result,
-            outcome,
-            result_count: None,
-            trail,
+        let succeeded = answer.outcome == Outcome::Ok && matches!(answer.result, CallToolResponse::Complete(_));
+        if answer.outcome != Outcome::Denied {
+            answer.trail = self
+                .learning
+                .executed(cx.session, cx.caller, &tool_key, succeeded)
+                .await;
         }
+        answer
     }
 }
 

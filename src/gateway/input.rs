@@ -9,17 +9,14 @@
 //! downstream's question to a 2026 client, is `rounds.rs`.)
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResponse, InputRequest, InputRequiredResult, InputResponses, JsonObject, ServerRequest};
+use rmcp::model::{CallToolResponse, InputRequest, InputRequiredResult, InputResponses, ServerRequest};
 use rmcp::service::Peer;
 use tokio_util::sync::CancellationToken;
 use tracing::info;
 
+use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, Retry};
-use crate::auth::Caller;
-use crate::downstream::CallOrigin;
 use crate::downstream::asks::{self, Asker, Unanswered};
-use crate::ratelimit::Budget;
-use crate::store::Outcome;
 
 /// Rounds a downstream may ask for before the call gives up (as the SDKs' clients do).
 pub(super) const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
@@ -28,40 +25,23 @@ impl Gateway {
     /// `tool_execute`, with a 2026 downstream's input rounds driven here
     /// when the caller is a 2025 client; a 2026 client
     /// gets the `InputRequiredResult` as it is.
-    pub async fn answer_execute(
-        &self,
-        caller: &Caller,
-        args: Result<ExecuteArgs, String>,
-        meta: Option<JsonObject>,
-        origin: CallOrigin,
-        session: &str,
-        budget: Option<&Budget>,
-    ) -> Answer {
-        let again = args.clone();
-        let peer = match &origin.ask {
-            Some(Asker::Session { peer, .. }) => Some(peer.clone()),
-            _ => None,
-        };
-        let mut answer = self
-            .answer_execute_once(caller, args, meta.clone(), origin.clone(), session, budget)
-            .await;
-        let (Some(peer), Ok(mut args)) = (peer, again) else {
+    pub(super) async fn answer_execute(&self, cx: &Context<'_>, mut args: ExecuteArgs) -> Answer {
+        let mut answer = self.answer_execute_once(cx, args.clone()).await;
+        let Some(Asker::Session { peer, .. }) = &cx.origin.ask else {
             return answer;
         };
         for _ in 0..MAX_ROUNDS {
             let CallToolResponse::InputRequired(asked) = &answer.result else {
                 return answer;
             };
-            args.retry = match ask(&peer, asked).await {
+            args.retry = match ask(peer, asked).await {
                 Ok(answers) => Retry {
                     input_responses: Some(answers),
                     request_state: asked.request_state.clone(),
                 },
                 Err(why) => return unanswered(answer, &args.tool_key, why),
             };
-            answer = self
-                .answer_execute_once(caller, Ok(args.clone()), meta.clone(), origin.clone(), session, budget)
-                .await;
+            answer = self.answer_execute_once(cx, args.clone()).await;
         }
         match answer.result {
             CallToolResponse::InputRequired(_) => unanswered(
@@ -81,9 +61,10 @@ fn unanswered(mut answer: Answer, key: &str, why: String) -> Answer {
         key: key.to_string(),
         why,
     };
-    answer.result = error.into_result().into();
-    answer.outcome = Outcome::Failed;
-    answer
+    Answer {
+        trail: std::mem::take(&mut answer.trail),
+        ..Answer::failed(error, None)
+    }
 }
 
 /// Puts every input request of `asked` to the client over `peer`; the

@@ -16,17 +16,17 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::admission::Busy;
-use super::args::usage_error;
+use super::audit::{AuditState, Row};
+use super::call::Context;
 use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::auth::Caller;
 use crate::config::code_mode::CodeLimits;
 use crate::downstream::CallOrigin;
-use crate::learning::Trail;
 use crate::ratelimit::Budget;
 use crate::sandbox::{self, Call, Gone, Host, Refusal};
 use crate::store::{self, Outcome};
@@ -82,38 +82,22 @@ impl Gateway {
     /// `answer_execute`, and the compiler cannot infer `Send` around that cycle.
     pub(super) fn answer_script<'a>(
         &'a self,
-        caller: &'a Caller,
+        cx: &'a Context<'a>,
         script: String,
-        meta: Option<JsonObject>,
-        origin: CallOrigin,
-        session: &'a str,
-        budget: Option<&'a Budget>,
     ) -> Pin<Box<dyn Future<Output = Answer> + Send + 'a>> {
-        Box::pin(self.run_script(caller, script, meta, origin, session, budget))
+        Box::pin(self.run_script(cx, script))
     }
 
-    async fn run_script(
-        &self,
-        caller: &Caller,
-        script: String,
-        meta: Option<JsonObject>,
-        origin: CallOrigin,
-        session: &str,
-        budget: Option<&Budget>,
-    ) -> Answer {
-        let failed = |message: String| Answer {
-            result: usage_error(EXECUTE, &message).into(),
-            outcome: Outcome::Failed,
-            result_count: None,
-            trail: Trail::default(),
-        };
+    async fn run_script(&self, cx: &Context<'_>, script: String) -> Answer {
+        let (caller, session) = (cx.caller, cx.session);
+        let failed = |message: String| Answer::usage(EXECUTE, &message);
         let Some(limits) = self.security.code_mode(&caller.project.name) else {
             return failed(format!(
                 "scripts are off for project '{}' ([security.code_mode] enabled = false); call one tool per tool_execute with toolKey",
                 caller.project.name
             ));
         };
-        let mut meta = meta.unwrap_or_default();
+        let mut meta = cx.meta.clone();
         let parent = match meta.remove(REQUEST_ID_META).as_ref().and_then(Value::as_str) {
             Some(id) => id.to_string(),
             None => crate::wire::request_id(),
@@ -161,12 +145,19 @@ impl Gateway {
             tracing::error!(request_id = %parent, error = %e, "no thread for a script");
             return failed("the gateway could not start the script; try again".into());
         }
-        let origin = CallOrigin {
-            progress: origin.progress,
-            // A script's calls ask nobody mid-call, and wait for tasks themselves.
-            ask: None,
-            input_requests: None,
-            tasks: false,
+        let calls_cx = Context {
+            caller,
+            meta,
+            origin: CallOrigin {
+                progress: cx.origin.progress.clone(),
+                // A script's calls ask nobody mid-call, and wait for tasks themselves.
+                ask: None,
+                input_requests: None,
+                tasks: false,
+            },
+            session,
+            // Each call is charged to the script's budget as it starts, below.
+            budget: None,
         };
         type Inner<'a> = Pin<Box<dyn Future<Output = sandbox::Answer> + Send + 'a>>;
         let mut in_flight: FuturesUnordered<Inner<'_>> = FuturesUnordered::new();
@@ -179,12 +170,12 @@ impl Gateway {
             tokio::select! {
                 Some((id, call)) = requested.recv() => {
                     started_calls += 1;
-                    if let Some(refusal) = budget.and_then(over_budget) {
+                    if let Some(refusal) = cx.budget.and_then(over_budget) {
                         let _ = answers.send((id, Err(refusal)));
                         continue;
                     }
                     let request_id = format!("{parent}.{id}");
-                    let call = self.inner(caller, request_id, call, &meta, &origin, session);
+                    let call = self.inner(&calls_cx, request_id, call);
                     in_flight.push(Box::pin(async move { (id, call.await) }));
                 }
                 Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
@@ -227,15 +218,8 @@ impl Gateway {
 
     /// One `tools.call` or `tools.search` of a script, as its own
     /// `tool_execute` or `tool_discovery` with its own audit row.
-    async fn inner(
-        &self,
-        caller: &Caller,
-        request_id: String,
-        call: Call,
-        meta: &JsonObject,
-        origin: &CallOrigin,
-        session: &str,
-    ) -> Result<Value, Refusal> {
+    async fn inner(&self, cx: &Context<'_>, request_id: String, call: Call) -> Result<Value, Refusal> {
+        let caller = cx.caller;
         let started = Instant::now();
         let (meta_tool, key) = match &call {
             Call::Tool { key, .. } => (EXECUTE, Some(key.clone())),
@@ -252,31 +236,24 @@ impl Gateway {
         // A call cancelled with its script still gets its one row.
         let mut unfinished = Unfinished {
             gateway: self.clone(),
-            row: Some(Gateway::audit_row(
-                &request_id,
-                Some(caller),
-                meta_tool,
-                key.clone(),
-                Outcome::Failed,
-                Duration::ZERO,
-                None,
-                Trail::default(),
-            )),
+            row: Some(Row::new(&request_id, meta_tool).caller(caller).key(key.clone()).build()),
         };
         // A search's reply is its results; a call's is read from its answer.
         let (answer, searched) = match call {
             Call::Tool { key, arguments } => {
-                let mut meta = meta.clone();
+                let mut meta = cx.meta.clone();
                 meta.insert(REQUEST_ID_META.into(), request_id.clone().into());
+                let call_cx = Context {
+                    meta,
+                    origin: cx.origin.clone(),
+                    ..*cx
+                };
                 let args = ExecuteArgs {
                     tool_key: key,
                     arguments: Some(arguments),
                     ..Default::default()
                 };
-                let answer = self
-                    .answer_execute(caller, Ok(args), Some(meta), origin.clone(), session, None)
-                    .instrument(span.clone())
-                    .await;
+                let answer = self.answer_execute(&call_cx, args).instrument(span.clone()).await;
                 (answer, None)
             }
             Call::Search { query, limit } => {
@@ -299,10 +276,8 @@ impl Gateway {
                             })
                             .collect();
                         let answer = Answer {
-                            result: CallToolResult::success(Vec::new()).into(),
-                            outcome: Outcome::Ok,
                             result_count: Some(found.len() as u64),
-                            trail: Trail::default(),
+                            ..Answer::new(CallToolResult::success(Vec::new()), Outcome::Ok)
                         };
                         (answer, Some(Value::Array(found)))
                     }
@@ -311,15 +286,14 @@ impl Gateway {
             }
         };
         unfinished.row = None;
-        let outcome = answer.outcome;
         // The metric, access log line and audit row of any call (`call.rs`).
-        let response = self
+        let answer = self
             .finish(meta_tool, &request_id, caller, key, answer, started)
             .instrument(span)
             .await;
-        match (searched, Gateway::refused_unaudited(&response)) {
-            (Some(found), false) => Ok(found),
-            _ => reply(&response, outcome),
+        match (searched, answer.audit) {
+            (Some(found), AuditState::Due) => Ok(found),
+            _ => reply(&answer),
         }
     }
 }
@@ -337,12 +311,7 @@ fn busy_answer(busy: Busy) -> Answer {
     let message = busy.to_string();
     let mut result = CallToolResult::error(vec![ContentBlock::text(format!("{}: {message}", Busy::CODE))]);
     result.structured_content = Some(json!({ "error": { "code": Busy::CODE, "message": message } }));
-    Answer {
-        result: result.into(),
-        outcome: Outcome::Failed,
-        result_count: None,
-        trail: Trail::default(),
-    }
+    Answer::refused(result, Outcome::Failed, Busy::CODE)
 }
 
 /// The outcome of a script the gateway answers for from outside the
@@ -395,8 +364,8 @@ fn sandbox_limits(l: &CodeLimits) -> sandbox::Limits {
 /// with its text blocks joined as `text`; or, when the gateway refused or
 /// failed the call (or withheld its answer), a rejection with the code and
 /// message `tool_execute` gives.
-fn reply(response: &CallToolResponse, outcome: Outcome) -> Result<Value, Refusal> {
-    let CallToolResponse::Complete(result) = response else {
+fn reply(answer: &Answer) -> Result<Value, Refusal> {
+    let CallToolResponse::Complete(result) = &answer.result else {
         return Err(Refusal {
             code: "TOOL_INPUT_UNANSWERED".into(),
             message: "the tool asked for input mid-call, which a script cannot give; call it with tool_execute".into(),
@@ -407,38 +376,27 @@ fn reply(response: &CallToolResponse, outcome: Outcome) -> Result<Value, Refusal
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
         .collect();
-    let withheld = Gateway::refused_unaudited(response);
-    if matches!(outcome, Outcome::Ok | Outcome::ToolError) && !withheld {
+    if matches!(answer.outcome, Outcome::Ok | Outcome::ToolError) && answer.audit == AuditState::Due {
         let mut value = serde_json::to_value(result).unwrap_or_default();
         value["text"] = text.join("\n").into();
         return Ok(value);
     }
-    let code = result
-        .structured_content
-        .as_ref()
-        .and_then(|s| s["error"]["code"].as_str())
-        .unwrap_or("TOOL_EXECUTION_ERROR");
     Err(Refusal {
-        code: code.into(),
+        code: answer.code.unwrap_or("TOOL_EXECUTION_ERROR").into(),
         message: text.join("\n"),
     })
 }
 
 fn failed_answer(message: String) -> Answer {
-    Answer {
-        result: usage_error(DISCOVERY, &message).into(),
-        outcome: Outcome::Failed,
-        result_count: None,
-        trail: Trail::default(),
-    }
+    Answer::usage(DISCOVERY, &message)
 }
 
 /// The script's answer: `{result, logs, calls}` or `{error, logs, calls}`,
 /// as structured content and as its text twin.
 fn answer(outcome: sandbox::Outcome) -> Answer {
     let calls = outcome.calls;
-    let (mut body, result_outcome) = match outcome.result {
-        Ok(value) => (json!({ "result": value }), Outcome::Ok),
+    let (mut body, result_outcome, code) = match outcome.result {
+        Ok(value) => (json!({ "result": value }), Outcome::Ok, None),
         Err(e) => {
             let outcome = match e {
                 sandbox::Error::Timeout { .. } => Outcome::Timeout,
@@ -447,6 +405,7 @@ fn answer(outcome: sandbox::Outcome) -> Answer {
             (
                 json!({ "error": { "code": e.code(), "message": e.to_string() } }),
                 outcome,
+                Some(e.code()),
             )
         }
     };
@@ -461,10 +420,9 @@ fn answer(outcome: sandbox::Outcome) -> Answer {
     };
     result.structured_content = Some(body);
     Answer {
-        result: result.into(),
-        outcome: result_outcome,
+        code,
         result_count: Some(u64::from(calls)),
-        trail: Trail::default(),
+        ..Answer::new(result, result_outcome)
     }
 }
 
