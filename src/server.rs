@@ -32,7 +32,7 @@ mod sessions;
 mod skills;
 mod transports;
 
-pub use guard::{Envelope, RATE_LIMITED, SESSIONS_FULL, parse_jsonrpc};
+pub use guard::{Envelope, parse_jsonrpc};
 pub use transports::{serve_http, serve_stdio};
 
 use crate::auth::{self, Caller};
@@ -42,8 +42,8 @@ use crate::gateway::{CallRequest, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskR
 use crate::ratelimit::Budget;
 use crate::wire::{DISCOVERY, EXECUTE, request_id};
 use apps::AppCall;
-pub use errors::UNAUTHORIZED;
 use errors::auth_error;
+pub use errors::{RATE_LIMITED, SESSIONS_FULL, UNAUTHORIZED};
 use hop::{client_extension, forwardable_meta};
 use notify::{Listener, Notify};
 
@@ -416,7 +416,7 @@ impl ServerHandler for Upstream {
     ) -> Result<GetTaskResult, ErrorData> {
         match self.task(&ctx, &request.task_id, TaskRequest::Get).await? {
             TaskAnswer::State(state) => Ok(*state),
-            TaskAnswer::Done => Err(ErrorData::internal_error("tasks/get answered nothing", None)),
+            TaskAnswer::Done => Err(errors::unanswered_task("tasks/get")),
         }
     }
 

@@ -1,13 +1,15 @@
 //! Every error the upstream face answers, mapped to JSON-RPC in this one
-//! place: a refused caller, a cancelled call, an unknown tool, task, prompt
-//! or resource, and a downstream's own error as the caller should read it.
+//! place: a refused caller, a cancelled call, an unknown tool, task, prompt,
+//! skill or resource, a downstream's own error as the caller should read it,
+//! and the bare envelope the HTTP guard answers with before rmcp reads a
+//! message (a body that is not JSON-RPC, a missing credential, a rate).
 //!
 //! rmcp logs every error a handler returns, message and data whole (WARN
 //! "response error"), so a name, id or URI the caller sent is quoted here as
 //! any caller's string is ([`quote`]): short, on one line, no credential.
 
 use rmcp::model::{ErrorCode, ErrorData};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::auth;
 use crate::gateway::{ExecuteError, Refused};
@@ -16,6 +18,36 @@ use crate::wire::{DISCOVERY, EXECUTE, TooLong};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
 pub const UNAUTHORIZED: i32 = -32001;
+
+/// JSON-RPC error code (server-defined range) of a request over its caller's rate.
+pub const RATE_LIMITED: i32 = -32029;
+
+/// JSON-RPC error code (server-defined range) of an `initialize` over a session limit.
+pub const SESSIONS_FULL: i32 = -32030;
+
+/// JSON-RPC's own codes for a body that is not JSON, and JSON that is not a request.
+pub(super) const PARSE_ERROR: i32 = -32700;
+pub(super) const INVALID_REQUEST: i32 = -32600;
+
+/// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).
+pub(super) fn unanswerable(code: i32, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
+}
+
+/// Why well-formed JSON-RPC is still not an MCP message (a 30-digit id,
+/// invalid UTF-8 in a string, nesting past the limit), without echoing it.
+pub(super) fn unreadable(body: &[u8]) -> (i32, String) {
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Err(e) => (
+            PARSE_ERROR,
+            format!("parse error: the message is not valid JSON ({e})"),
+        ),
+        Ok(_) => (
+            INVALID_REQUEST,
+            "invalid request: not an MCP message (an id must be a string or an integer of at most 64 bits, and params must match the method)".to_string(),
+        ),
+    }
+}
 
 /// A caller that could not be authenticated; a store failure is the gateway's, not the caller's.
 pub(super) fn auth_error(e: auth::Error) -> ErrorData {
@@ -73,6 +105,27 @@ pub(super) fn unknown_prompt(name: &str) -> ErrorData {
     ErrorData::invalid_params(format!("unknown prompt '{}'", quote(name)), None)
 }
 
+/// A skill no server the caller may see has.
+pub(super) fn unknown_skill(uri: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("unknown skill '{}'", quote(uri)), None)
+}
+
+/// A prompt named bare that several of the caller's servers have.
+pub(super) fn ambiguous_prompt(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "several servers have a prompt '{}'; name it as server:prompt",
+            quote(name)
+        ),
+        None,
+    )
+}
+
+/// A task request the gateway took and answered with nothing.
+pub(super) fn unanswered_task(method: &str) -> ErrorData {
+    ErrorData::internal_error(format!("{method} answered nothing"), None)
+}
+
 /// A caller's string over its bound (`wire.rs`): invalid params, naming
 /// the field and the bound.
 pub(super) fn too_long(e: TooLong) -> ErrorData {
@@ -123,6 +176,8 @@ mod tests {
         for e in [
             unknown_tool(&name),
             unknown_prompt(&name),
+            unknown_skill(&name),
+            ambiguous_prompt(&name),
             unknown_resource(&name[..2000]),
             task_error(&name, ExecuteError::NotFound(String::new())),
         ] {

@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tracing::{info, warn};
 
-use super::UNAUTHORIZED;
+use super::errors::{
+    INVALID_REQUEST, PARSE_ERROR, RATE_LIMITED, SESSIONS_FULL, UNAUTHORIZED, unanswerable, unreadable,
+};
 use super::sessions::{Full, Owner, Sessions};
 use crate::auth;
 use crate::gateway::Gateway;
@@ -33,12 +35,6 @@ impl Guarded {
         }
     }
 }
-
-/// JSON-RPC error code (server-defined range) of a request over its caller's rate.
-pub const RATE_LIMITED: i32 = -32029;
-
-/// JSON-RPC error code (server-defined range) of an `initialize` over a session limit.
-pub const SESSIONS_FULL: i32 = -32030;
 
 /// The HTTP guard in front of rmcp, on every method of `/mcp`:
 /// * a POST whose body is not JSON-RPC gets the JSON-RPC error the spec
@@ -227,21 +223,6 @@ fn sessions_full(full: Full) -> axum::response::Response {
         .into_response()
 }
 
-/// Why well-formed JSON-RPC is still not an MCP message (a 30-digit id,
-/// invalid UTF-8 in a string, nesting past the limit), without echoing it.
-fn unreadable(body: &[u8]) -> (i32, String) {
-    match serde_json::from_slice::<serde_json::Value>(body) {
-        Err(e) => (
-            -32700,
-            format!("parse error: the message is not valid JSON ({e})"),
-        ),
-        Ok(_) => (
-            -32600,
-            "invalid request: not an MCP message (an id must be a string or an integer of at most 64 bits, and params must match the method)".to_string(),
-        ),
-    }
-}
-
 /// The HTTP answer to a refused caller: 401 for a missing or invalid token,
 /// 403 for a valid one that lacks a scope or maps to no project, 503 when
 /// the store or an authorization server is unreachable.
@@ -300,11 +281,6 @@ fn refusal(
             &message,
         ),
     }
-}
-
-/// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).
-pub(super) fn unanswerable(code: i32, message: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
 }
 
 /// What the guard reads of a JSON-RPC message. The rest is skipped without
@@ -369,24 +345,24 @@ impl Envelope<'_> {
 /// A request body's envelope, or what is wrong with it as a JSON-RPC error
 /// code and message.
 pub fn parse_jsonrpc(body: &[u8]) -> Result<Envelope<'_>, (i32, String)> {
-    let not_json = |e: serde_json::Error| (-32700, format!("parse error: the message is not JSON ({e})"));
+    let not_json = |e: serde_json::Error| (PARSE_ERROR, format!("parse error: the message is not JSON ({e})"));
     let invalid = "invalid request: expected a JSON-RPC 2.0 message with \"jsonrpc\": \"2.0\" and a \"method\"";
     if body.trim_ascii_start().starts_with(b"[") {
         // JSON-RPC batching was removed from MCP in 2025-06-18, and rmcp
         // answers none of the revisions that had it with a batch.
         serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(not_json)?;
         let message = "invalid request: JSON-RPC batches are not supported by this protocol revision; send each message on its own";
-        return Err((-32600, message.to_string()));
+        return Err((INVALID_REQUEST, message.to_string()));
     }
     let envelope: Envelope = serde_json::from_slice(body).map_err(|e| match e.classify() {
         // Well-formed JSON of the wrong shape (a number, a non-string method).
-        serde_json::error::Category::Data => (-32600, invalid.to_string()),
+        serde_json::error::Category::Data => (INVALID_REQUEST, invalid.to_string()),
         _ => not_json(e),
     })?;
     let valid = envelope.jsonrpc.as_deref() == Some("2.0")
         && (envelope.method.is_some() || envelope.result.0 || envelope.error.0);
     if !valid {
-        return Err((-32600, invalid.to_string()));
+        return Err((INVALID_REQUEST, invalid.to_string()));
     }
     Ok(envelope)
 }

@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use tracing::warn;
 
-use super::errors::{auth_error, downstream_error, too_long, unknown_prompt, unknown_resource};
+use super::errors::{ambiguous_prompt, auth_error, downstream_error, too_long, unknown_prompt, unknown_resource};
 use super::hop::{client_has_mcp_apps, forwardable_meta};
 use super::{SHARED_URI_PREFIX, Upstream};
 use crate::auth::Caller;
@@ -175,13 +175,7 @@ impl Upstream {
                 match (owners.next(), owners.next()) {
                     (Some((server, _)), None) => (server, name),
                     (Some(_), Some(_)) => {
-                        return Err(ErrorData::invalid_params(
-                            format!(
-                                "several servers have a prompt '{}'; name it as server:prompt",
-                                crate::leaks::quote(&name)
-                            ),
-                            None,
-                        ));
+                        return Err(ambiguous_prompt(&name));
                     }
                     _ => return Err(unknown()),
                 }

@@ -12,7 +12,7 @@ use rmcp::service::RequestContext;
 use tracing::warn;
 
 use super::Upstream;
-use super::errors::{auth_error, downstream_error};
+use super::errors::{auth_error, downstream_error, unknown_skill};
 use crate::uris;
 
 impl Upstream {
@@ -45,9 +45,8 @@ impl Upstream {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
         let caller = self.caller(ctx).await.map_err(auth_error)?;
-        let unknown = || ErrorData::invalid_params(format!("unknown skill '{}'", request.uri), None);
         let Ok((Some(server), original)) = self.resource_owner(&caller, &request.uri) else {
-            return Err(unknown());
+            return Err(unknown_skill(&request.uri));
         };
         let mut result = server.get_skill(&original).await.map_err(downstream_error)?;
         namespace(&mut result.skill, server.name());

@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::Upstream;
-use super::guard::{Guarded, guard, jsonrpc_shape_error, unanswerable};
+use super::errors::unanswerable;
+use super::guard::{Guarded, guard, jsonrpc_shape_error};
 use super::hosts::{self, Hosts};
 use super::sessions::Sessions;
 use crate::config::HttpConfig;
