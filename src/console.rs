@@ -25,6 +25,7 @@ use serde_json::json;
 pub use guard::{COOKIE, CSRF_HEADER, cookie, same_origin};
 
 use crate::gateway::Gateway;
+use crate::operator::Operator;
 
 mod built {
     include!(concat!(env!("OUT_DIR"), "/console.rs"));
@@ -42,6 +43,13 @@ const PAGE: &str = "console.html";
 struct Console {
     gateway: Gateway,
     sessions: Arc<guard::Sessions>,
+}
+
+impl Console {
+    /// What the console reads and changes goes through the operator's use case.
+    fn operator(&self) -> Operator<'_> {
+        Operator::new(self.gateway.store())
+    }
 }
 
 fn file(name: &str) -> Option<&'static [u8]> {
@@ -145,7 +153,7 @@ async fn roll_up_usage(gateway: Gateway) {
     loop {
         tick.tick().await;
         let store = gateway.store().clone();
-        match tokio::task::spawn_blocking(move || store.roll_up_usage()).await {
+        match tokio::task::spawn_blocking(move || Operator::new(&store).roll_up_usage()).await {
             Ok(Ok(rows)) if rows > 0 => tracing::debug!(rows, "audit rows rolled up for usage"),
             Ok(Ok(_)) => {}
             Ok(Err(e)) => tracing::warn!(error = %e, "rolling up usage failed; the console reads the rows instead"),

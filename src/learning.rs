@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::auth::Caller;
-use crate::config::LearningConfig;
+use crate::config::{LINK_WINDOW, LearningConfig};
 use crate::search::learning::{Learned, Prior, TermKeys, weight_of_use};
 use crate::search::meanings::{self, Blend, Meanings};
 use crate::search::semantic::{QueryVector, normalise_query};
@@ -26,8 +26,6 @@ use crate::store::{self, Store};
 /// Discoveries remembered per session: an agent may search a few times
 /// before it runs what one of them found.
 const RECENT: usize = 4;
-/// How long after a discovery an execute still counts as following it.
-const LINK_WINDOW: Duration = Duration::from_secs(30 * 60);
 /// Sessions remembered at most; past this the stale ones go, then all.
 const MAX_SESSIONS: usize = 10_000;
 /// On a store replicas share, how old a project's loaded prior may grow

@@ -1,9 +1,11 @@
-//! What operators change, in one place: the command line and the console
-//! both call these, and each change is recorded in the store's admin log
-//! (who, what, on what; never a secret).
+//! What operators read and change, in one place: the command line and the
+//! console both go through [`Operator`], and each change is recorded in the
+//! store's admin log (who, what, on what; never a secret).
 
-use crate::access::{Project, Search};
-use crate::store::{self, AdminTokenInfo, Store, TokenInfo};
+use std::collections::HashMap;
+
+use crate::access::{Grants, Permission, Project, Search};
+use crate::store::{self, AdminAction, AdminTokenInfo, AuditRow, CredentialInfo, Store, TokenInfo, Usage, UsageRange};
 
 /// Who made a change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,16 +33,195 @@ impl std::fmt::Display for Actor {
     }
 }
 
-/// Records an action that is not a store change (a server restarted from the console).
-pub fn record(
-    store: &Store,
-    actor: &Actor,
-    action: &str,
-    target: &str,
-    detail: Option<&str>,
-) -> Result<(), store::Error> {
-    tracing::info!(actor = %actor, action, target, "operator action");
-    store.record_admin_action(&actor.to_string(), action, target, detail)
+/// An operator's reads and changes over one store. The command line and the
+/// console both go through it, never around it to the store; each change is
+/// recorded with its actor.
+#[derive(Debug, Clone, Copy)]
+pub struct Operator<'a> {
+    store: &'a Store,
+}
+
+/// A project as an overview lists it.
+#[derive(Debug)]
+pub struct ProjectLine {
+    pub project: Project,
+    /// Tokens issued for it and not revoked.
+    pub live_tokens: usize,
+}
+
+/// One project as an operator inspects it: names and counts, never a
+/// secret or a credential's value.
+#[derive(Debug)]
+pub struct ProjectView {
+    pub project: Project,
+    pub grants: Vec<Permission>,
+    pub tokens: Vec<TokenInfo>,
+    pub credentials: Vec<CredentialInfo>,
+    /// Associations learning from use keeps for it.
+    pub learned_associations: usize,
+    /// Meanings of past queries it remembers.
+    pub remembered_meanings: u64,
+}
+
+impl<'a> Operator<'a> {
+    pub fn new(store: &'a Store) -> Self {
+        Operator { store }
+    }
+
+    /// Every project, with its live tokens counted.
+    pub fn projects(&self) -> Result<Vec<ProjectLine>, store::Error> {
+        let tokens = self.store.tokens(None)?;
+        let lines = self.store.projects()?.into_iter().map(|project| {
+            let live_tokens = tokens
+                .iter()
+                .filter(|t| t.project_id == project.id && t.revoked_at.is_none())
+                .count();
+            ProjectLine { project, live_tokens }
+        });
+        Ok(lines.collect())
+    }
+
+    /// One project by name or id, as [`ProjectView`] shows it.
+    pub fn project(&self, name: &str) -> Result<ProjectView, store::Error> {
+        let project = self
+            .store
+            .project(name)?
+            .ok_or_else(|| store::Error::NoProject(name.to_string()))?;
+        Ok(ProjectView {
+            grants: self.store.permissions(project.id)?,
+            tokens: self.store.tokens(Some(&project.name))?,
+            credentials: self.store.credential_list(Some(&project.name))?,
+            learned_associations: self.store.learned(project.id, 0.0)?.len(),
+            remembered_meanings: self.store.meaning_count(project.id)?,
+            project,
+        })
+    }
+
+    /// What each project may see, by name.
+    pub fn grants_by_project(&self) -> Result<Vec<(String, Grants)>, store::Error> {
+        let mut out = Vec::new();
+        for p in self.store.projects()? {
+            out.push((p.name, Grants::from_permissions(self.store.permissions(p.id)?)));
+        }
+        Ok(out)
+    }
+
+    /// The latest operators' actions, newest first.
+    pub fn recent_actions(&self, limit: usize) -> Result<Vec<AdminAction>, store::Error> {
+        self.store.admin_actions(limit)
+    }
+
+    /// Calls that started and have no outcome row yet, newest first.
+    pub fn started_calls(&self, limit: usize) -> Result<Vec<AuditRow>, store::Error> {
+        self.store.started_calls(limit)
+    }
+
+    /// One request's audit rows: a script's own row, then its inner calls.
+    pub fn request(&self, request_id: &str) -> Result<Vec<AuditRow>, store::Error> {
+        self.store.audit_request(request_id)
+    }
+
+    /// Calls over `range`, of one project or tool when given, with each
+    /// project named rather than numbered. It reads many rows: call it off the runtime.
+    pub fn usage(&self, range: UsageRange, project: Option<&str>, tool: Option<&str>) -> Result<Usage, store::Error> {
+        let project_id = match project {
+            Some(name) => Some(
+                self.store
+                    .project(name)?
+                    .ok_or_else(|| store::Error::NoProject(name.to_string()))?
+                    .id,
+            ),
+            None => None,
+        };
+        let names: HashMap<String, String> = self
+            .store
+            .projects()?
+            .into_iter()
+            .map(|p| (p.id.to_string(), p.name))
+            .collect();
+        let mut usage = self.store.usage(range, project_id, tool, chrono::Utc::now())?;
+        for row in &mut usage.projects {
+            if let Some(name) = names.get(&row.name) {
+                row.name.clone_from(name);
+            }
+        }
+        Ok(usage)
+    }
+
+    /// Keeps the hourly usage rollups current; the rows rolled up.
+    pub fn roll_up_usage(&self) -> Result<usize, store::Error> {
+        self.store.roll_up_usage()
+    }
+
+    /// Records an action that is not a store change (a server restarted from the console).
+    pub fn record(&self, actor: &Actor, action: &str, target: &str, detail: Option<&str>) -> Result<(), store::Error> {
+        tracing::info!(actor = %actor, action, target, "operator action");
+        self.store
+            .record_admin_action(&actor.to_string(), action, target, detail)
+    }
+
+    /// Grants (`allow`) or revokes a server or one tool. Revoking a whole
+    /// server drops its tool overrides and keeps an explicit deny.
+    pub fn grant(
+        &self,
+        actor: &Actor,
+        project: &str,
+        server: &str,
+        tool: Option<&str>,
+        allow: bool,
+    ) -> Result<(), store::Error> {
+        match (tool, allow) {
+            (None, false) => self.store.deny_server(project, server)?,
+            (tool, allow) => self.store.set_permission(project, server, tool, allow)?,
+        }
+        let action = if allow { "grant" } else { "revoke" };
+        self.record(actor, action, &grant_target(project, server, tool), None)
+    }
+
+    /// Issues a project token; the secret is returned once.
+    pub fn issue_token(&self, actor: &Actor, project: &str, label: &str) -> Result<(TokenInfo, String), store::Error> {
+        let issued = self.store.issue_token(project, label)?;
+        let target = format!("project {project}, token #{}", issued.0.id);
+        self.record(actor, "token.issue", &target, (!label.is_empty()).then_some(label))?;
+        Ok(issued)
+    }
+
+    /// Revokes a project token; refused from the next request on.
+    pub fn revoke_token(&self, actor: &Actor, id: i64) -> Result<(), store::Error> {
+        if !self.store.revoke_token(id)? {
+            return Err(store::Error::NoToken(id));
+        }
+        self.record(actor, "token.revoke", &format!("token #{id}"), None)
+    }
+
+    /// Sets a project's search (`None`: catalog off).
+    pub fn set_search(&self, actor: &Actor, project: &str, search: Option<Search>) -> Result<Project, store::Error> {
+        let p = self.store.set_search(project, search)?;
+        let word = search.map_or("off", Search::as_str);
+        self.record(actor, "project.search", &format!("project {}", p.name), Some(word))?;
+        Ok(p)
+    }
+
+    /// Issues an admin token; the secret is returned once.
+    pub fn issue_admin_token(&self, actor: &Actor, label: &str) -> Result<(AdminTokenInfo, String), store::Error> {
+        let issued = self.store.issue_admin_token(label)?;
+        let target = format!("admin token #{}", issued.0.id);
+        self.record(
+            actor,
+            "admin-token.issue",
+            &target,
+            (!label.is_empty()).then_some(label),
+        )?;
+        Ok(issued)
+    }
+
+    /// Revokes an admin token; its console sessions end at their next request.
+    pub fn revoke_admin_token(&self, actor: &Actor, id: i64) -> Result<(), store::Error> {
+        if !self.store.revoke_admin_token(id)? {
+            return Err(store::Error::NoToken(id));
+        }
+        self.record(actor, "admin-token.revoke", &format!("admin token #{id}"), None)
+    }
 }
 
 /// What a grant names: a whole server, or one of its tools.
@@ -49,91 +230,6 @@ fn grant_target(project: &str, server: &str, tool: Option<&str>) -> String {
         Some(t) => format!("project {project}, tool {server}:{t}"),
         None => format!("project {project}, server {server}"),
     }
-}
-
-/// Grants (`allow`) or revokes a server or one tool. Revoking a whole
-/// server drops its tool overrides and keeps an explicit deny.
-pub fn grant(
-    store: &Store,
-    actor: &Actor,
-    project: &str,
-    server: &str,
-    tool: Option<&str>,
-    allow: bool,
-) -> Result<(), store::Error> {
-    match (tool, allow) {
-        (None, false) => store.deny_server(project, server)?,
-        (tool, allow) => store.set_permission(project, server, tool, allow)?,
-    }
-    let action = if allow { "grant" } else { "revoke" };
-    record(store, actor, action, &grant_target(project, server, tool), None)
-}
-
-/// Issues a project token; the secret is returned once.
-pub fn issue_token(
-    store: &Store,
-    actor: &Actor,
-    project: &str,
-    label: &str,
-) -> Result<(TokenInfo, String), store::Error> {
-    let issued = store.issue_token(project, label)?;
-    record(
-        store,
-        actor,
-        "token.issue",
-        &format!("project {project}, token #{}", issued.0.id),
-        (!label.is_empty()).then_some(label),
-    )?;
-    Ok(issued)
-}
-
-/// Revokes a project token; refused from the next request on.
-pub fn revoke_token(store: &Store, actor: &Actor, id: i64) -> Result<(), store::Error> {
-    if !store.revoke_token(id)? {
-        return Err(store::Error::NoToken(id));
-    }
-    record(store, actor, "token.revoke", &format!("token #{id}"), None)
-}
-
-/// Sets a project's search (`None`: catalog off).
-pub fn set_search(
-    store: &Store,
-    actor: &Actor,
-    project: &str,
-    search: Option<Search>,
-) -> Result<Project, store::Error> {
-    let p = store.set_search(project, search)?;
-    let word = search.map_or("off", Search::as_str);
-    record(
-        store,
-        actor,
-        "project.search",
-        &format!("project {}", p.name),
-        Some(word),
-    )?;
-    Ok(p)
-}
-
-/// Issues an admin token; the secret is returned once.
-pub fn issue_admin_token(store: &Store, actor: &Actor, label: &str) -> Result<(AdminTokenInfo, String), store::Error> {
-    let issued = store.issue_admin_token(label)?;
-    let target = format!("admin token #{}", issued.0.id);
-    record(
-        store,
-        actor,
-        "admin-token.issue",
-        &target,
-        (!label.is_empty()).then_some(label),
-    )?;
-    Ok(issued)
-}
-
-/// Revokes an admin token; its console sessions end at their next request.
-pub fn revoke_admin_token(store: &Store, actor: &Actor, id: i64) -> Result<(), store::Error> {
-    if !store.revoke_admin_token(id)? {
-        return Err(store::Error::NoToken(id));
-    }
-    record(store, actor, "admin-token.revoke", &format!("admin token #{id}"), None)
 }
 
 #[cfg(test)]
@@ -145,11 +241,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("g.db")).unwrap();
         s.create_project("p", None).unwrap();
-        grant(&s, &Actor::AdminToken(4), "p", "srv", Some("t"), true).unwrap();
-        let (info, _) = issue_token(&s, &Actor::Cli, "p", "laptop").unwrap();
-        revoke_token(&s, &Actor::Cli, info.id).unwrap();
+        let op = Operator::new(&s);
+        op.grant(&Actor::AdminToken(4), "p", "srv", Some("t"), true).unwrap();
+        let (info, _) = op.issue_token(&Actor::Cli, "p", "laptop").unwrap();
+        op.revoke_token(&Actor::Cli, info.id).unwrap();
         assert!(matches!(
-            revoke_token(&s, &Actor::Cli, info.id),
+            op.revoke_token(&Actor::Cli, info.id),
             Err(store::Error::NoToken(_))
         ));
         let actions = s.admin_actions(10).unwrap();

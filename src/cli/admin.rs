@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::access::{Apps, Exposure, Search};
 use crate::config::Config;
-use crate::operator::{self, Actor};
+use crate::operator::{Actor, Operator};
 use crate::store::Store;
 
 /// `project …`.
@@ -363,7 +363,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
             }
         }
         ProjectCommand::SetSearch { project, search, json } => {
-            let p = operator::set_search(&store, &Actor::Cli, &project, search.into_search())?;
+            let p = Operator::new(&store).set_search(&Actor::Cli, &project, search.into_search())?;
             if json {
                 return print_json(&p);
             }
@@ -412,7 +412,7 @@ pub(super) fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCo
             json,
             ..
         } => {
-            let (info, secret) = operator::issue_admin_token(&store, &Actor::Cli, &label)?;
+            let (info, secret) = Operator::new(&store).issue_admin_token(&Actor::Cli, &label)?;
             if json {
                 return print_json(&json!({ "token": secret, "id": info.id, "admin": true }));
             }
@@ -426,7 +426,7 @@ pub(super) fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCo
             project, label, json, ..
         } => {
             let project = project.expect("clap requires --project without --admin");
-            let (info, secret) = operator::issue_token(&store, &Actor::Cli, &project, &label)?;
+            let (info, secret) = Operator::new(&store).issue_token(&Actor::Cli, &project, &label)?;
             if json {
                 return print_json(&json!({ "token": secret, "id": info.id, "projectId": info.project_id }));
             }
@@ -471,9 +471,9 @@ pub(super) fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<ExitCo
         }
         TokenCommand::Revoke { id, admin, json } => {
             if admin {
-                operator::revoke_admin_token(&store, &Actor::Cli, id)?;
+                Operator::new(&store).revoke_admin_token(&Actor::Cli, id)?;
             } else {
-                operator::revoke_token(&store, &Actor::Cli, id)?;
+                Operator::new(&store).revoke_token(&Actor::Cli, id)?;
             }
             if json {
                 return print_json(&json!({ "revoked": id, "admin": admin }));
@@ -497,7 +497,7 @@ pub(super) fn grant(config: &Config, a: GrantArgs, allow: bool) -> anyhow::Resul
         || format!("server '{}'", a.server),
         |t| format!("tool '{}:{t}'", a.server),
     );
-    operator::grant(&store, &Actor::Cli, &a.project, &a.server, a.tool.as_deref(), allow)?;
+    Operator::new(&store).grant(&Actor::Cli, &a.project, &a.server, a.tool.as_deref(), allow)?;
     if a.json {
         return print_json(&json!({ "project": a.project, "server": a.server, "tool": a.tool, "enabled": allow }));
     }

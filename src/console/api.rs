@@ -2,7 +2,6 @@
 //! page shows, and the operator's actions. Actions call [`crate::operator`],
 //! as the command line does, so they are recorded in the admin log.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Json;
@@ -20,7 +19,7 @@ use crate::config::Transport;
 use crate::downstream::{Downstream, Status};
 use crate::gateway::DiscoverArgs;
 use crate::leaks::quote;
-use crate::operator;
+use crate::operator::{Operator, ProjectLine, ProjectView};
 use crate::store::{self, UsageRange};
 use crate::wire::{MAX_REQUEST_ID_BYTES, bounded, tool_key};
 
@@ -128,7 +127,7 @@ pub(super) async fn session(Extension(admin): Extension<Admin>, Extension(csrf):
 
 /// `GET /console/api/overview`: servers, projects, search, recent actions.
 pub(super) async fn overview(State(console): State<Console>) -> Answer {
-    let store = console.gateway.store();
+    let operator = console.operator();
     let servers: Vec<Value> = console
         .gateway
         .registry()
@@ -136,19 +135,14 @@ pub(super) async fn overview(State(console): State<Console>) -> Answer {
         .iter()
         .map(|s| server_row(&console, s))
         .collect();
-    let tokens = store.tokens(None).map_err(store_error)?;
-    let projects: Vec<Value> = store
+    let projects: Vec<Value> = operator
         .projects()
         .map_err(store_error)?
         .into_iter()
-        .map(|p| {
-            let live = tokens
-                .iter()
-                .filter(|t| t.project_id == p.id && t.revoked_at.is_none())
-                .count();
+        .map(|ProjectLine { project: p, live_tokens }| {
             json!({
                 "id": p.id, "name": p.name, "search": p.search.map_or("off", Search::as_str),
-                "exposure": p.exposure.as_str(), "apps": p.apps.as_str(), "liveTokens": live, "createdAt": p.created_at,
+                "exposure": p.exposure.as_str(), "apps": p.apps.as_str(), "liveTokens": live_tokens, "createdAt": p.created_at,
             })
         })
         .collect();
@@ -156,9 +150,9 @@ pub(super) async fn overview(State(console): State<Console>) -> Answer {
         "servers": servers,
         "projects": projects,
         "search": console.gateway.catalog().search_status(),
-        "actions": store.admin_actions(RECENT_ACTIONS).map_err(store_error)?,
+        "actions": operator.recent_actions(RECENT_ACTIONS).map_err(store_error)?,
         "audit": console.gateway.audit_mode().as_str(),
-        "startedCalls": store.started_calls(RECENT_ACTIONS).map_err(store_error)?,
+        "startedCalls": operator.started_calls(RECENT_ACTIONS).map_err(store_error)?,
     }))
 }
 
@@ -166,7 +160,7 @@ pub(super) async fn overview(State(console): State<Console>) -> Answer {
 /// script, its own row and then its inner calls (`ID.1`, `ID.2`…).
 pub(super) async fn request(State(console): State<Console>, Path(id): Path<String>) -> Answer {
     bounded("request id", &id, MAX_REQUEST_ID_BYTES).map_err(|e| bad_request(&e.to_string()))?;
-    let rows = console.gateway.store().audit_request(&id).map_err(store_error)?;
+    let rows = console.operator().request(&id).map_err(store_error)?;
     if rows.is_empty() {
         return Err(not_found(format!("no audit row for request '{}'", quote(&id))));
     }
@@ -182,12 +176,7 @@ pub(super) async fn server(State(console): State<Console>, Path(name): Path<Stri
         .registry()
         .get(&name)
         .ok_or_else(|| not_found(format!("no server '{}'", quote(&name))))?;
-    let store = gateway.store();
-    let mut projects = Vec::new();
-    for p in store.projects().map_err(store_error)? {
-        let grants = Grants::from_permissions(store.permissions(p.id).map_err(store_error)?);
-        projects.push((p.name, grants));
-    }
+    let projects = console.operator().grants_by_project().map_err(store_error)?;
     let everything = gateway.catalog().visible_to(every_server(gateway));
     let rules = gateway.catalog().rules();
     let tools: Vec<Value> = server
@@ -236,14 +225,15 @@ pub(super) async fn server_action(
         "relist" => server.list_tools_again(),
         _ => return Err(bad_request("the actions are restart and relist")),
     }
-    operator::record(
-        console.gateway.store(),
-        &admin.actor,
-        &format!("server.{action}"),
-        &format!("server {name}"),
-        None,
-    )
-    .map_err(store_error)?;
+    console
+        .operator()
+        .record(
+            &admin.actor,
+            &format!("server.{action}"),
+            &format!("server {name}"),
+            None,
+        )
+        .map_err(store_error)?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "server": name, "requested": action })),
@@ -254,11 +244,14 @@ pub(super) async fn server_action(
 /// `GET /console/api/projects/{name}`: search, grants, tokens, credential
 /// names (never values), and the servers a grant may name.
 pub(super) async fn project(State(console): State<Console>, Path(name): Path<String>) -> Answer {
-    let store = console.gateway.store();
-    let p = store
-        .project(&name)
-        .map_err(store_error)?
-        .ok_or_else(|| store_error(store::Error::NoProject(name.clone())))?;
+    let ProjectView {
+        project: p,
+        grants,
+        tokens,
+        credentials,
+        learned_associations,
+        remembered_meanings,
+    } = console.operator().project(&name).map_err(store_error)?;
     let servers: Vec<Value> = console
         .gateway
         .registry()
@@ -271,11 +264,11 @@ pub(super) async fn project(State(console): State<Console>, Path(name): Path<Str
             "id": p.id, "name": p.name, "search": p.search.map_or("off", Search::as_str),
             "exposure": p.exposure.as_str(), "apps": p.apps.as_str(), "createdAt": p.created_at,
         },
-        "grants": store.permissions(p.id).map_err(store_error)?,
-        "tokens": store.tokens(Some(&p.name)).map_err(store_error)?,
-        "credentials": store.credential_list(Some(&p.name)).map_err(store_error)?,
-        "learnedAssociations": store.learned(p.id, 0.0).map_err(store_error)?.len(),
-        "rememberedMeanings": store.meaning_count(p.id).map_err(store_error)?,
+        "grants": grants,
+        "tokens": tokens,
+        "credentials": credentials,
+        "learnedAssociations": learned_associations,
+        "rememberedMeanings": remembered_meanings,
         "servers": servers,
     }))
 }
@@ -298,15 +291,10 @@ pub(super) async fn grant(
     Json(body): Json<GrantBody>,
 ) -> Answer {
     let tool = body.tool.as_deref().filter(|t| !t.is_empty());
-    operator::grant(
-        console.gateway.store(),
-        &admin.actor,
-        &name,
-        &body.server,
-        tool,
-        body.allow,
-    )
-    .map_err(store_error)?;
+    console
+        .operator()
+        .grant(&admin.actor, &name, &body.server, tool, body.allow)
+        .map_err(store_error)?;
     ok(json!({ "project": name, "server": body.server, "tool": tool, "enabled": body.allow }))
 }
 
@@ -325,8 +313,10 @@ pub(super) async fn issue_token(
     Path(name): Path<String>,
     Json(body): Json<TokenBody>,
 ) -> Answer {
-    let (info, secret) =
-        operator::issue_token(console.gateway.store(), &admin.actor, &name, body.label.trim()).map_err(store_error)?;
+    let (info, secret) = console
+        .operator()
+        .issue_token(&admin.actor, &name, body.label.trim())
+        .map_err(store_error)?;
     ok(json!({ "token": secret, "id": info.id, "projectId": info.project_id }))
 }
 
@@ -336,7 +326,7 @@ pub(super) async fn revoke_token(
     Extension(admin): Extension<Admin>,
     Path(id): Path<i64>,
 ) -> Answer {
-    operator::revoke_token(console.gateway.store(), &admin.actor, id).map_err(store_error)?;
+    console.operator().revoke_token(&admin.actor, id).map_err(store_error)?;
     ok(json!({ "revoked": id }))
 }
 
@@ -358,7 +348,10 @@ pub(super) async fn set_search(
         "off" => None,
         word => Some(Search::from_word(word).ok_or_else(|| bad_request("search is one of bm25, hybrid, cloud, off"))?),
     };
-    let p = operator::set_search(console.gateway.store(), &admin.actor, &name, search).map_err(store_error)?;
+    let p = console
+        .operator()
+        .set_search(&admin.actor, &name, search)
+        .map_err(store_error)?;
     ok(json!({ "project": p.name, "search": body.search }))
 }
 
@@ -380,36 +373,15 @@ pub(super) async fn usage(State(console): State<Console>, Query(q): Query<UsageQ
     let project = q.project.filter(|p| !p.is_empty());
     let tool = q.tool.filter(|t| !t.is_empty());
     let store = console.gateway.store().clone();
-    let usage = tokio::task::spawn_blocking(move || {
-        let project_id = match &project {
-            Some(name) => Some(
-                store
-                    .project(name)?
-                    .ok_or_else(|| store::Error::NoProject(name.clone()))?
-                    .id,
-            ),
-            None => None,
-        };
-        let names: HashMap<String, String> = store
-            .projects()?
-            .into_iter()
-            .map(|p| (p.id.to_string(), p.name))
-            .collect();
-        let mut usage = store.usage(range, project_id, tool.as_deref(), chrono::Utc::now())?;
-        for row in &mut usage.projects {
-            if let Some(name) = names.get(&row.name) {
-                row.name.clone_from(name);
-            }
-        }
-        Ok::<_, store::Error>(usage)
-    })
-    .await
-    .map_err(|e| ApiError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        code: "INTERNAL",
-        message: e.to_string(),
-    })?
-    .map_err(store_error)?;
+    let usage =
+        tokio::task::spawn_blocking(move || Operator::new(&store).usage(range, project.as_deref(), tool.as_deref()))
+            .await
+            .map_err(|e| ApiError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                code: "INTERNAL",
+                message: e.to_string(),
+            })?
+            .map_err(store_error)?;
     let word = serde_json::to_value(range).unwrap_or_default();
     let span = word.as_str().unwrap_or("range");
     let charts = json!({

@@ -14,12 +14,9 @@ use std::sync::Arc;
 use super::learning::{CAP, weight_of_use};
 use super::semantic::{QueryVector, Vectors};
 
-/// Remembered queries kept per tool: the newest this many.
-pub const PER_TOOL: usize = 32;
-
-/// Remembered queries kept per project: the newest this many. A discovery
-/// scans them all (10,000 rows of 388 bytes: under a millisecond).
-pub const TOTAL: usize = 10_000;
+/// Remembered queries kept per tool, and per project: defined once, beside
+/// `[search.learning]`, so the store keeps the same.
+pub use config::{MEANINGS_PER_TOOL as PER_TOOL, MEANINGS_TOTAL as TOTAL};
 
 /// Characters of a query's text kept for the explanation.
 pub(crate) const TEXT_CHARS: usize = 80;

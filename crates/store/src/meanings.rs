@@ -8,12 +8,12 @@
 use super::sql::{Sql, args};
 use super::{Error, Store};
 
-/// Remembered queries kept per tool (`search::meanings::PER_TOOL`).
-const PER_TOOL: i64 = 32;
-/// Remembered queries read per project (`search::meanings::TOTAL`).
-const TOTAL: i64 = 10_000;
-/// How long a discovery can be followed, in milliseconds (`learning::LINK_WINDOW`).
-const LINK_MS: i64 = 30 * 60 * 1000;
+/// Remembered queries kept per tool.
+const PER_TOOL: i64 = config::MEANINGS_PER_TOOL as i64;
+/// Remembered queries read per project.
+const TOTAL: i64 = config::MEANINGS_TOTAL as i64;
+/// How long a discovery can be followed, in milliseconds.
+const LINK_MS: i64 = config::LINK_WINDOW.as_millis() as i64;
 
 /// One remembered query of one tool.
 #[derive(Debug, Clone, PartialEq)]
