@@ -277,14 +277,22 @@ impl SessionManager for Sessions {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn owner(project: i64, subject: Option<&str>) -> Owner {
+impl Owner {
+    /// An owner for a test: a project, and an OAuth subject if given.
+    pub(super) fn for_test(project: i64, subject: Option<&str>) -> Self {
         Owner {
             project,
             subject: subject.map(|s| ("https://idp".to_string(), s.to_string())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner(project: i64, subject: Option<&str>) -> Owner {
+        Owner::for_test(project, subject)
     }
 
     fn hold(sessions: &Sessions, id: &str, who: &Owner, idle: Duration) {

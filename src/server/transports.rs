@@ -14,7 +14,7 @@ use tracing::{info, warn};
 
 use super::Upstream;
 use super::errors::unanswerable;
-use super::guard::{Guarded, guard, jsonrpc_shape_error};
+use super::guard::{guarded, jsonrpc_shape_error};
 use super::hosts::{self, Hosts};
 use super::sessions::Sessions;
 use crate::config::HttpConfig;
@@ -101,17 +101,11 @@ pub async fn serve_http(
     let service: StreamableHttpService<Upstream, Sessions> =
         StreamableHttpService::new(move || Ok(upstream.for_session()), sessions.clone(), config);
     let gateway_for_ops = gateway.clone();
-    let app = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            Guarded::new(
-                gateway.clone(),
-                http.rate
-                    .map(|r| Arc::new(Limiter::for_store(r, gateway.store().clone()))),
-                sessions,
-            ),
-            guard,
-        ))
+    let limiter = http
+        .rate
+        .map(|r| Arc::new(Limiter::for_store(r, gateway.store().clone())));
+    let mcp = axum::Router::new().nest_service("/mcp", service);
+    let app = guarded(mcp, gateway.clone(), limiter, sessions)
         // Outside the MCP guard: health, metrics, the widget's static assets
         // and the operator console (which checks its own credentials).
         .merge(resource_metadata(gateway_for_ops.clone()))
