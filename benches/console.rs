@@ -9,7 +9,8 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_gateway::store::{self, Outcome, Store, UsageRange};
+use mcp_gateway::outcome::Outcome;
+use mcp_gateway::store::{self, Store, UsageRange};
 
 const ROWS: u32 = 1_000_000;
 

@@ -40,11 +40,12 @@ use crate::config::{AuditMode, Config};
 use crate::credentials::{self, Vault};
 use crate::downstream::{self, Registry};
 use crate::learning::{Learning, Trail};
+use crate::outcome::Outcome;
 use crate::search;
 use crate::search::cloud::CloudSearch;
 use crate::search::semantic;
 use crate::security::Security;
-use crate::store::{self, Outcome, Store};
+use crate::store::{self, Store};
 use crate::wire::DISCOVERY;
 
 /// How long a one-shot command waits for tool embeddings (a first

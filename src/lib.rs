@@ -47,6 +47,7 @@ pub use store::access;
 pub use store::secrets;
 pub use vocab::leaks;
 pub use vocab::mask;
+pub use vocab::outcome;
 pub use vocab::text;
 pub use vocab::uris;
 pub use vocab::validate;

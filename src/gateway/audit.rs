@@ -8,7 +8,8 @@ use super::{Answer, ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::config::AuditMode;
 use crate::learning::Trail;
-use crate::store::{self, Outcome};
+use crate::outcome::Outcome;
+use crate::store;
 
 /// How long a call waits for its audit row before it is refused (or its
 /// answer withheld): a store restarting within it delays calls, not fails them.

@@ -14,8 +14,8 @@ use super::{Answer, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
 use crate::downstream::CallOrigin;
 use crate::leaks;
+use crate::outcome::Outcome;
 use crate::ratelimit::Budget;
-use crate::store::Outcome;
 use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META, split_key};
 
 /// What a face knows of one call once its caller is known.

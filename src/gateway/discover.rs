@@ -10,9 +10,9 @@ use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, startup
 use crate::access::Search;
 use crate::auth::Caller;
 use crate::learning::Asked;
+use crate::outcome::Outcome;
 use crate::rank::{Bm25, Hybrid, SearchProvider};
 use crate::search::{self, Ranked};
-use crate::store::Outcome;
 use crate::wire::{self, DISCOVERY};
 
 /// One `tool_discovery` result.

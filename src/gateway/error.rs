@@ -5,7 +5,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
 use crate::leaks::quote;
-use crate::store::Outcome;
+use crate::outcome::Outcome;
 use crate::wire::split_key;
 use crate::{downstream, security};
 

@@ -9,7 +9,7 @@ use super::audit::Row;
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
-use crate::store::Outcome;
+use crate::outcome::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
 use crate::{credentials, downstream};
 

@@ -27,9 +27,10 @@ use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::auth::Caller;
 use crate::config::code_mode::CodeLimits;
 use crate::downstream::CallOrigin;
+use crate::outcome::Outcome;
 use crate::ratelimit::Budget;
 use crate::sandbox::{self, Call, Gone, Host, Refusal};
-use crate::store::{self, Outcome};
+use crate::store;
 use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};
 
 /// Results of a `tools.search` without `n`.

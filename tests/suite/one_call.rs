@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use mcp_gateway::store::{AuditRow, Outcome};
+use mcp_gateway::outcome::Outcome;
+use mcp_gateway::store::AuditRow;
 use serde_json::{Value, json};
 
 use crate::common::in_process::InProcess;

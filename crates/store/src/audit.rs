@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Error, Store, now};
 use vocab::leaks;
+use vocab::outcome::Outcome;
 use vocab::text::clip;
 use vocab::wire::{MAX_REQUEST_ID_BYTES, MAX_SUBJECT_BYTES, MAX_TOOL_KEY_BYTES, MAX_TRAIL_BYTES};
 
@@ -87,50 +88,6 @@ impl AuditRow {
         self.query_terms = self.query_terms.filter(|t| t.len() <= MAX_TRAIL_BYTES);
         self.ranked_keys = self.ranked_keys.filter(|k| k.len() <= MAX_TRAIL_BYTES);
         self
-    }
-}
-
-/// How a meta-tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Answered.
-    Ok,
-    /// The downstream tool answered `isError: true`.
-    ToolError,
-    /// Refused: no or bad token, or a tool outside the caller's view.
-    Denied,
-    /// Could not run (bad arguments, server down, protocol error).
-    Failed,
-    /// Ran past its timeout.
-    Timeout,
-    /// Its server was called and no outcome was written yet: the call is
-    /// running, or the gateway stopped during it.
-    Started,
-}
-
-impl Outcome {
-    /// The column value (also the metrics label).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::ToolError => "tool_error",
-            Outcome::Denied => "denied",
-            Outcome::Failed => "failed",
-            Outcome::Timeout => "timeout",
-            Outcome::Started => "started",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        match s {
-            "ok" => Outcome::Ok,
-            "tool_error" => Outcome::ToolError,
-            "denied" => Outcome::Denied,
-            "timeout" => Outcome::Timeout,
-            "started" => Outcome::Started,
-            _ => Outcome::Failed,
-        }
     }
 }
 
@@ -256,7 +213,7 @@ fn read_row(r: &super::sql::Row) -> Result<AuditRow, Error> {
         token_id: r.get(3)?,
         meta_tool: r.get(4)?,
         tool_key: r.get(5)?,
-        outcome: Outcome::parse(r.text(6)),
+        outcome: Outcome::from_word(r.text(6)),
         latency_ms: r.get::<i64>(7)?.max(0) as u64,
         result_count: r.get::<Option<i64>>(8)?.map(|n| n.max(0) as u64),
         subject: r.get(9)?,

@@ -30,12 +30,13 @@ mod sqlite;
 mod usage;
 
 pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
-pub use audit::{AuditRow, Outcome, Unwritten, audit_row};
+pub use audit::{AuditRow, Unwritten, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learning::{Association, Forgotten, Use};
 pub use meanings::{Link, Meaning};
 pub use pins::{NewPin, Review, ReviewState, ServerPins};
 pub use usage::{Bucket, Usage, UsageRange, UsageRow};
+pub use vocab::outcome::Outcome;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

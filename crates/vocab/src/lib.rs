@@ -1,10 +1,11 @@
 //! The vocabulary every layer of the gateway shares, and nothing of ours below it:
 //! [`wire`] (meta-tool names, tool keys, `_meta` keys, request ids, the bounds on a
-//! caller's strings), [`text`], [`mask`] and [`leaks`] (secrets kept out of what people
-//! and models see), [`uris`] and [`validate`].
+//! caller's strings), [`outcome`] (how a call ended), [`text`], [`mask`] and [`leaks`]
+//! (secrets kept out of what people and models see), [`uris`] and [`validate`].
 
 pub mod leaks;
 pub mod mask;
+pub mod outcome;
 pub mod text;
 pub mod uris;
 pub mod validate;
