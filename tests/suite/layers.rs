@@ -64,6 +64,20 @@ fn path_deps(manifest: &str) -> BTreeSet<String> {
     deps
 }
 
+impl Crate {
+    /// The top-level module or crate a file of this crate belongs to: the
+    /// crate itself, or for the gateway the module its path starts with
+    /// (none for its lib.rs and main.rs).
+    pub(crate) fn top_of(&self, file: &Path) -> Option<String> {
+        if let Some(name) = self.mount.first() {
+            return Some(name.clone());
+        }
+        let first = file.strip_prefix(&self.src).ok()?.iter().next()?.to_string_lossy();
+        let first = first.trim_end_matches(".rs");
+        (!matches!(first, "lib" | "main")).then(|| first.to_string())
+    }
+}
+
 impl Tree {
     /// The workspace at `root`: the gateway in `src/`, the other crates in `crates/*/`.
     pub(crate) fn read(root: &Path) -> Tree {
@@ -205,11 +219,10 @@ impl Tree {
     }
 }
 
-/// The Rust files under `src`, each with its module path within its crate
-/// (`lib.rs` and `main.rs` are the crate itself), test-only files left out.
-fn files(src: &Path) -> Vec<(Key, PathBuf)> {
+/// Every Rust file under `dir`, test files too.
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let mut dirs = vec![src.to_path_buf()];
+    let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -220,6 +233,13 @@ fn files(src: &Path) -> Vec<(Key, PathBuf)> {
             }
         }
     }
+    found
+}
+
+/// The Rust files under `src`, each with its module path within its crate
+/// (`lib.rs` and `main.rs` are the crate itself), test-only files left out.
+fn files(src: &Path) -> Vec<(Key, PathBuf)> {
+    let found = rust_files(src);
     let test_only = test_only_files(&found);
     let mut out = Vec::new();
     for path in found {

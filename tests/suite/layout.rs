@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use crate::layers::{Tree, layers, layout_md, workspace};
+use crate::layers::{Tree, layers, layout_md, rust_files, workspace};
 
 const BEGIN: &str = "<!-- files: made by tests/suite/layout.rs from each file's first doc sentence -->";
 const END: &str = "<!-- end of files -->";
@@ -35,28 +35,12 @@ fn first_sentence(text: &str) -> Option<String> {
 /// Every Rust file of the workspace (test files too), each with the
 /// top-level module or crate it belongs to.
 fn every_file(tree: &Tree) -> Vec<(Option<String>, PathBuf)> {
-    let mut out = Vec::new();
-    for krate in &tree.crates {
-        let mut dirs = vec![krate.src.clone()];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let top = if krate.src == tree.root.join("src") {
-                        let first = path.strip_prefix(&krate.src).unwrap().iter().next().unwrap();
-                        let first = first.to_string_lossy().trim_end_matches(".rs").to_string();
-                        (!matches!(first.as_str(), "lib" | "main")).then_some(first)
-                    } else {
-                        Some(krate.name.clone())
-                    };
-                    out.push((top, path));
-                }
-            }
-        }
-    }
-    out
+    let files = tree.crates.iter().flat_map(|krate| {
+        rust_files(&krate.src)
+            .into_iter()
+            .map(move |path| (krate.top_of(&path), path))
+    });
+    files.collect()
 }
 
 /// A file's place in the list: a module's own file before its folder, a
