@@ -14,8 +14,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mcp_gateway::access::Grants;
 use mcp_gateway::catalog::{Snapshot, View};
 use mcp_gateway::eval::Bench;
+use mcp_gateway::learning::limits::{PER_TOOL, TOTAL};
+use mcp_gateway::learning::meanings::{Blend, Meanings};
 use mcp_gateway::search::Request;
-use mcp_gateway::search::meanings::{self, Blend, Meanings};
 use mcp_gateway::search::semantic::QueryVector;
 use rmcp::model::Tool;
 use rules::Rules;
@@ -55,8 +56,8 @@ const NOW: i64 = 1_793_491_200;
 /// 313 tools, each with its text, its vector from `vector(i)`.
 fn full_memory(vector: impl Fn(usize) -> Vec<f32>) -> Meanings {
     let mut m = Meanings::default();
-    for i in 0..meanings::TOTAL {
-        let tool = format!("server-{}:tool_{}", i / meanings::PER_TOOL, i % 7);
+    for i in 0..TOTAL {
+        let tool = format!("server-{}:tool_{}", i / PER_TOOL, i % 7);
         m.record(
             &tool,
             format!("{QUERY_TEXT} {i}"),
@@ -160,8 +161,8 @@ fn hybrid(_: &mut Criterion) {
 
     use std::sync::RwLock;
 
+    use mcp_gateway::learning::{Prior, terms::TermKeys};
     use mcp_gateway::rank::SearchProvider;
-    use mcp_gateway::search::learning::{Prior, TermKeys};
     use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig, Vectors};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

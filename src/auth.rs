@@ -55,6 +55,15 @@ pub struct Credential {
 }
 
 impl Caller {
+    /// Whose learning this caller reads and teaches: its project, as of
+    /// the access generation it was admitted at.
+    pub fn learning_scope(&self) -> crate::learning::Scope {
+        crate::learning::Scope {
+            project_id: self.project.id,
+            generation: self.generation,
+        }
+    }
+
     /// Who the caller is, beyond its project: its gateway token, or its
     /// OAuth issuer and subject; `None` for anonymous access. What a
     /// caller's own limits (its request rate, its scripts at once) count by.

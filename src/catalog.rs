@@ -808,7 +808,10 @@ mod tests {
     /// the words miss, and never shows a tool the caller may not see.
     #[test]
     fn learned_use_lifts_and_reaches_only_visible_tools() {
-        use crate::search::learning::{Learned, Prior, TermKeys};
+        use crate::learning::{
+            Prior,
+            terms::{Learned, TermKeys},
+        };
         use std::sync::RwLock;
         let plain = |name: &str, d: &str| {
             let mut t = tool(name, json!({"type": "object"}));

@@ -15,10 +15,10 @@ use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Snapshot, View};
+use crate::learning::Prior;
 use crate::rank::{Bm25, Hybrid, SearchProvider};
 use crate::search;
 use crate::search::bm25::Weights;
-use crate::search::learning::Prior;
 use crate::search::semantic::Semantic;
 use rules::Rules;
 

@@ -61,7 +61,7 @@ pub struct Gateway {
     store: Arc<Store>,
     vault: Arc<Vault>,
     cloud: Option<Arc<CloudSearch>>,
-    learning: Arc<Learning>,
+    learning: Arc<Learning<Store>>,
     security: Arc<Security>,
     rounds: rounds::Rounds,
     /// Code mode's scripts running now, under the gateway-wide caps.

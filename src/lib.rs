@@ -25,7 +25,6 @@ pub mod eval;
 pub mod gateway;
 pub mod index_network;
 pub mod launch;
-pub mod learning;
 pub mod oauth;
 pub mod operator;
 pub mod rank;
@@ -40,6 +39,7 @@ pub mod watch;
 
 // The crates beneath the gateway, where their modules once were.
 pub use config;
+pub use learning;
 pub use sandbox;
 pub use search;
 pub use store;

@@ -58,7 +58,7 @@ pub struct ProjectView {
     pub tokens: Vec<TokenInfo>,
     pub credentials: Vec<CredentialInfo>,
     /// Associations learning from use keeps for it.
-    pub learned_associations: usize,
+    pub learned_associations: u64,
     /// Meanings of past queries it remembers.
     pub remembered_meanings: u64,
 }
@@ -87,12 +87,13 @@ impl<'a> Operator<'a> {
             .store
             .project(name)?
             .ok_or_else(|| store::Error::NoProject(name.to_string()))?;
+        let (learned_associations, remembered_meanings) = self.store.learning_size(project.id)?;
         Ok(ProjectView {
             grants: self.store.permissions(project.id)?,
             tokens: self.store.tokens(Some(&project.name))?,
             credentials: self.store.credential_list(Some(&project.name))?,
-            learned_associations: self.store.learned(project.id, 0.0)?.len(),
-            remembered_meanings: self.store.meaning_count(project.id)?,
+            learned_associations,
+            remembered_meanings,
             project,
         })
     }

@@ -309,8 +309,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
             let tokens = store.tokens(Some(&project))?;
             let permissions = store.permissions(p.id)?;
             let credentials = store.credential_list(Some(&project))?;
-            let learned = store.learned(p.id, 0.0)?.len();
-            let remembered = store.meaning_count(p.id)?;
+            let (learned, remembered) = store.learning_size(p.id)?;
             if json {
                 return print_json(&json!({
                     "project": p, "tokens": tokens, "permissions": permissions, "credentials": credentials,

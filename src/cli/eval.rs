@@ -166,7 +166,7 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
 /// never the held-out half.
 pub(super) async fn tune_meanings(config: &Config, data: &std::path::Path) -> anyhow::Result<ExitCode> {
     use crate::eval::replay::{self, Lessons, Run};
-    use crate::search::meanings::Blend;
+    use crate::learning::meanings::Blend;
     let bench = crate::eval::Bench::load(data)?;
     let paraphrases = replay::load_paraphrases(data)?;
     let model = crate::search::semantic::start(config.semantic.as_ref())?

@@ -27,10 +27,9 @@ use crate::access::{Grants, Search};
 use crate::auth::Caller;
 use crate::catalog::View;
 use crate::config::LearningConfig;
-use crate::learning::{Asked, Learning};
+use crate::learning::meanings::Blend;
+use crate::learning::{Asked, Learning, Prior};
 use crate::rank::SearchProvider;
-use crate::search::learning::Prior;
-use crate::search::meanings::Blend;
 use crate::search::semantic::Semantic;
 use crate::store::Store;
 
@@ -333,7 +332,7 @@ pub async fn replay(
     for (i, call) in std::iter::once(None).chain(split.history.iter().map(Some)).enumerate() {
         if let Some(call) = call {
             let session = format!("replay-{i}");
-            let prior = run.lessons.only(learning.prior(&caller));
+            let prior = run.lessons.only(learning.prior(caller.learning_scope()));
             let queries = vec![call.query.clone()];
             let found = rank(provider, view, queries.clone(), prior.as_ref()).await;
             if known.contains(&call.tool) {
@@ -348,21 +347,27 @@ pub async fn replay(
                     .unwrap_or_default(),
                 queries,
             };
-            learning.discovered(&session, &caller, &session, &asked, results).await;
+            learning
+                .discovered(&session, caller.learning_scope(), &session, &asked, results)
+                .await;
             if run.with_failures
                 && let Some(top) = found.first().filter(|r| r.key != call.tool)
             {
-                learning.executed(&session, &caller, &top.key, false).await;
+                learning
+                    .executed(&session, caller.learning_scope(), &top.key, false)
+                    .await;
             }
             if found.iter().any(|r| r.key == call.tool) {
-                learning.executed(&session, &caller, &call.tool, true).await;
+                learning
+                    .executed(&session, caller.learning_scope(), &call.tool, true)
+                    .await;
                 taught += 1;
                 known.insert(call.tool.clone());
             }
         }
         let calls = i;
         if CHECKPOINTS.contains(&calls) || calls == split.history.len() && calls < last {
-            let prior = run.lessons.only(learning.prior(&caller));
+            let prior = run.lessons.only(learning.prior(caller.learning_scope()));
             let score = async |tasks: &[&Task], asking| match run.score {
                 true => evaluate_with(provider, view, tasks, asking, prior.as_ref()).await,
                 false => Scores::default(),

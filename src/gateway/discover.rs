@@ -86,7 +86,7 @@ impl Gateway {
             context: args.context(),
             limit,
             // Local searches blend it in; the cloud ranks on its own.
-            prior: self.learning.prior(caller),
+            prior: self.learning.prior(caller.learning_scope()),
         };
         let (ranked, provider, notice) = match (caller.project.search, &self.cloud) {
             (None, _) => {
@@ -227,7 +227,7 @@ impl Gateway {
                 let found = d.results.iter().map(|f| (f.tool_key.clone(), f.query)).collect();
                 let trail = self
                     .learning
-                    .discovered(session, caller, request_id, &d.asked, found)
+                    .discovered(session, caller.learning_scope(), request_id, &d.asked, found)
                     .await;
                 let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
                 r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());

@@ -203,7 +203,7 @@ impl Gateway {
         if answer.outcome != Outcome::Denied {
             answer.trail = self
                 .learning
-                .executed(cx.session, cx.caller, &tool_key, succeeded)
+                .executed(cx.session, cx.caller.learning_scope(), &tool_key, succeeded)
                 .await;
         }
         answer

@@ -7,9 +7,10 @@ use std::collections::HashMap;
 
 use super::fuse;
 use crate::catalog::View;
+use crate::learning::{meanings, terms};
 use crate::search::bm25::Hit;
 use crate::search::semantic::{self, Vectors};
-use crate::search::{Ranked, Request, learning, meanings};
+use crate::search::{Ranked, Request};
 
 /// BM25F-ranked tools for `request`, among those the caller may use, each
 /// with the terms that matched and where; several queries are ranked one by
@@ -105,7 +106,7 @@ fn rank(
     } = words;
     // Called for every visible tool in a hybrid scan: no lookup when nothing was learned.
     let lift = |score: f32, ordinal: u32| match (!boosts.is_empty()).then(|| boosts.get(&ordinal)).flatten() {
-        Some((boost, _)) => learning::boosted(score, *boost),
+        Some((boost, _)) => terms::boosted(score, *boost),
         None => score,
     };
     // (score, ordinal, cosine)
@@ -135,7 +136,7 @@ fn rank(
                 boosts
                     .iter()
                     .filter(|(o, _)| !lexical.contains_key(o))
-                    .map(|(&o, (boost, _))| (learning::boosted(0.0, *boost), o, None)),
+                    .map(|(&o, (boost, _))| (terms::boosted(0.0, *boost), o, None)),
             );
             scored
         }
@@ -257,7 +258,7 @@ mod tests {
         assert_eq!(
             boosts[&1],
             (
-                learning::CAP,
+                terms::CAP,
                 "used once for 'forecast'; asked like this 7 times: 'forecast for Berlin'".to_string()
             )
         );

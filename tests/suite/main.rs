@@ -21,6 +21,7 @@ mod interop;
 mod layers;
 mod layout;
 mod learning;
+mod learning_service;
 mod oauth;
 mod one_call;
 mod operations;

@@ -43,10 +43,7 @@ use interpolate::interpolate;
 use mcp_servers::McpServerEntry;
 pub use mcp_servers::{McpServersFile, server_name, to_toml};
 use search::RawSearch;
-pub use search::{
-    CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, LINK_WINDOW, LearningConfig, MEANINGS_PER_TOOL, MEANINGS_TOTAL,
-    SemanticConfig,
-};
+pub use search::{CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, LearningConfig, SemanticConfig};
 pub use server::{Builtin, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
 use server::{RawServer, validate_server};
 use store::RawStore;

@@ -74,19 +74,7 @@ pub(crate) struct RawLearning {
     pub meanings: Option<bool>,
 }
 
-/// Remembered queries kept per tool (the memory of meanings, and the store's
-/// rows of it): the newest this many.
-pub const MEANINGS_PER_TOOL: usize = 32;
-
-/// Remembered queries kept per project: the newest this many. A discovery
-/// scans them all (10,000 rows of 388 bytes: under a millisecond).
-pub const MEANINGS_TOTAL: usize = 10_000;
-
-/// How long after a discovery an execute in the same session still counts
-/// as following it (the links learning keeps, in memory and in the store).
-pub const LINK_WINDOW: Duration = Duration::from_secs(30 * 60);
-
-/// Validated `[search.learning]`: learning from use (`src/learning.rs`).
+/// Validated `[search.learning]`: learning from use (the `learning` crate).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LearningConfig {
     /// Learn from use and blend it into ranking (default true).

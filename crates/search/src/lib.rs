@@ -1,14 +1,12 @@
 //! The search engines, which know tools only as documents: [`bm25`] (a
 //! BM25F index, tantivy), [`semantic`] (the local embedding model and tool
-//! vectors), [`cloud`] (a remote `POST /catalog/search` client), and the
-//! term prior a project's use teaches ([`learning`]). Which tools a caller
+//! vectors) and [`cloud`] (a remote `POST /catalog/search` client); what a
+//! project's use teaches comes in as a `learning::Prior`. Which tools a caller
 //! may see, and how the engines' scores are blended and fused for it, is
 //! the gateway's `rank` module's business.
 
 pub mod bm25;
 pub mod cloud;
-pub mod learning;
-pub mod meanings;
 pub mod semantic;
 
 pub use bm25::Error;

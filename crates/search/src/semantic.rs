@@ -20,13 +20,13 @@ pub mod install;
 #[cfg(feature = "semantic")]
 mod model;
 mod queries;
-pub use queries::normalise as normalise_query;
 
 use cache::Cache;
 pub use int8_bert::{QueryVector, Vectors};
 #[cfg(feature = "semantic")]
 use model::Model;
 use queries::QueryCache;
+use vocab::text::normalise_query;
 
 /// Without the `semantic` feature there is no model to hold.
 #[cfg(not(feature = "semantic"))]
@@ -179,7 +179,7 @@ impl Semantic {
     /// whose queries are all kept needs no inference (and no thread hop).
     pub fn recall_queries(&self, queries: &[String]) -> Vec<Option<Arc<[f32]>>> {
         let mut kept = self.queries.lock().unwrap_or_else(|p| p.into_inner());
-        queries.iter().map(|q| kept.get(&queries::normalise(q))).collect()
+        queries.iter().map(|q| kept.get(&normalise_query(q))).collect()
     }
 
     /// One unit vector per query: kept ones from memory, the rest from the
@@ -194,7 +194,7 @@ impl Semantic {
             let mut kept = self.queries.lock().unwrap_or_else(|p| p.into_inner());
             for (&i, v) in missing.iter().zip(computed) {
                 let v: Arc<[f32]> = v.into();
-                kept.insert(queries::normalise(&queries[i]), v.clone());
+                kept.insert(normalise_query(&queries[i]), v.clone());
                 vectors[i] = Some(v);
             }
         }

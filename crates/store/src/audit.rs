@@ -235,9 +235,9 @@ pub(super) enum Write {
         id: i64,
         at: String,
     },
-    Learn(super::learning::Use),
+    Learn(learning::Use),
     /// Boxed like audit rows: it carries its queries' vectors.
-    Link(Box<super::meanings::Link>),
+    Link(Box<learning::Link>),
     Prune {
         project_id: i64,
         least_weight: f64,
@@ -352,12 +352,12 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
             Write::TokenUsed { id, at } => {
                 tx.execute("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2", args![at, id])?;
             }
-            Write::Learn(u) => super::learning::insert(tx, u)?,
-            Write::Link(link) => super::meanings::insert_link(tx, link)?,
+            Write::Learn(u) => super::learned::insert(tx, u)?,
+            Write::Link(link) => super::learned::insert_link(tx, link)?,
             Write::Prune {
                 project_id,
                 least_weight,
-            } => super::meanings::prune(tx, *project_id, *least_weight)?,
+            } => super::learned::prune(tx, *project_id, *least_weight)?,
         }
     }
     let (rows, finished) = final_rows(rows);

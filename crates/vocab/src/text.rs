@@ -30,6 +30,14 @@ pub(crate) fn char_floor(text: &str, at: usize) -> usize {
     at
 }
 
+/// The key of `query`: lower case, whitespace collapsed, trimmed, so
+/// "Read a file" and "read  a file " share an embedding (the model's
+/// tokenizer lower-cases and splits on whitespace the same way) and a
+/// remembered meaning.
+pub fn normalise_query(query: &str) -> String {
+    query.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
 /// Lower-case hexadecimal of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -68,6 +76,11 @@ pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spellings_of_one_query_share_a_key() {
+        assert_eq!(normalise_query("  Read   a FILE\n"), "read a file");
+    }
 
     #[test]
     fn truncation_counts_the_ellipsis() {

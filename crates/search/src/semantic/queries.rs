@@ -10,13 +10,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The key of `query`: lower case, whitespace collapsed, trimmed, so
-/// "Read a file" and "read  a file " share an embedding (the model's
-/// tokenizer lower-cases and splits on whitespace the same way).
-pub fn normalise(query: &str) -> String {
-    query.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
-}
-
 /// A bounded map from normalised query to its unit vector.
 #[derive(Debug)]
 pub(super) struct QueryCache {
@@ -60,11 +53,6 @@ mod tests {
 
     fn v(x: f32) -> Arc<[f32]> {
         Arc::from(vec![x])
-    }
-
-    #[test]
-    fn spellings_of_one_query_share_a_key() {
-        assert_eq!(normalise("  Read   a FILE\n"), "read a file");
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! Learning from use, at run time: each session's recent discoveries, so a
-//! `tool_execute` can be linked to the `tool_discovery` that found its tool;
-//! each project's learned prior ([`search::learning`]: query terms) and
-//! memory of meanings ([`search::meanings`]: query embeddings), loaded from
-//! the store once per access generation and taught as executes succeed.
+//! The learning service, at run time: each session's recent discoveries, so
+//! a `tool_execute` can be linked to the `tool_discovery` that found its
+//! tool; each project's term prior ([`crate::terms`]) and memory of meanings
+//! ([`crate::meanings`]), loaded through [`LearningStore`] once per access
+//! generation and taught as executes succeed.
 //!
 //! A project only ever reads and teaches its own prior: sessions are keyed
 //! per caller, and a link is made only within one project. A discovery is
@@ -16,12 +16,15 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::auth::Caller;
-use crate::config::{LINK_WINDOW, LearningConfig};
-use crate::search::learning::{Learned, Prior, TermKeys, weight_of_use};
-use crate::search::meanings::{self, Blend, Meanings};
-use crate::search::semantic::{QueryVector, normalise_query};
-use crate::store::{self, Store};
+use config::LearningConfig;
+use int8_bert::QueryVector;
+use vocab::text::normalise_query;
+
+use crate::limits::LINK_WINDOW;
+use crate::meanings::{self, Blend, Meanings};
+use crate::prior::Prior;
+use crate::store::{LearningStore, Link, Remembered, Use};
+use crate::terms::{Learned, TermKeys, weight_of_use};
 
 /// Discoveries remembered per session: an agent may search a few times
 /// before it runs what one of them found.
@@ -31,6 +34,16 @@ const MAX_SESSIONS: usize = 10_000;
 /// On a store replicas share, how old a project's loaded prior may grow
 /// before it is read again: what the other replicas taught arrives by then.
 const SHARED_REFRESH: Duration = Duration::from_secs(30);
+
+/// Whose learning a call reads and teaches: the caller's project, and the
+/// access generation its credential was checked at (a reset moves it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope {
+    /// The caller's project.
+    pub project_id: i64,
+    /// The access generation the caller was admitted at.
+    pub generation: i64,
+}
 
 /// What the audit row of a meta-tool call records about learning.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -93,19 +106,19 @@ struct Found {
 struct Loaded {
     generation: i64,
     at: Instant,
-    memory: Memory,
+    memory: Held,
 }
 
-/// A project's learning in memory.
+/// A project's learning, held in memory.
 #[derive(Clone)]
-struct Memory {
+struct Held {
     learned: Arc<RwLock<Learned>>,
     meanings: Arc<RwLock<Meanings>>,
 }
 
-/// The learning service of one gateway.
-pub struct Learning {
-    store: Arc<Store>,
+/// The learning service of one gateway, over the store `S`.
+pub struct Learning<S> {
+    store: Arc<S>,
     config: LearningConfig,
     keys: TermKeys,
     /// Salts session keys before they reach the store.
@@ -118,15 +131,15 @@ pub struct Learning {
     clock: fn() -> i64,
 }
 
-impl std::fmt::Debug for Learning {
+impl<S> std::fmt::Debug for Learning<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Learning").field("config", &self.config).finish()
     }
 }
 
-impl Learning {
+impl<S: LearningStore> Learning<S> {
     /// Learning over `store`, as `config` says.
-    pub fn new(store: Arc<Store>, config: LearningConfig) -> Result<Self, store::Error> {
+    pub fn new(store: Arc<S>, config: LearningConfig) -> Result<Self, S::Error> {
         let salt: Arc<[u8]> = store.learning_salt()?.into();
         let keys = if config.hash_terms {
             TermKeys::Hashed(salt.clone())
@@ -167,14 +180,14 @@ impl Learning {
 
     /// The caller's project's prior for one discovery; `None` when learning
     /// is off or the store cannot be read (search goes on without it).
-    pub fn prior(&self, caller: &Caller) -> Option<Prior> {
+    pub fn prior(&self, scope: Scope) -> Option<Prior> {
         if !self.config.enabled {
             return None;
         }
-        let memory = match self.memory(caller.project.id, caller.generation) {
+        let memory = match self.memory(scope) {
             Ok(m) => m,
             Err(e) => {
-                tracing::warn!(project = caller.project.id, error = %e, "learned prior unavailable; searching without it");
+                tracing::warn!(project = scope.project_id, error = %e, "learned prior unavailable; searching without it");
                 return None;
             }
         };
@@ -191,7 +204,8 @@ impl Learning {
     /// this gateway has none, the access generation moved (a reset from any
     /// process), or, on a shared store, they are older than
     /// [`SHARED_REFRESH`]. Each read skips what decayed and has it pruned.
-    fn memory(&self, project_id: i64, generation: i64) -> Result<Memory, store::Error> {
+    fn memory(&self, scope: Scope) -> Result<Held, S::Error> {
+        let Scope { project_id, generation } = scope;
         if let Some(loaded) = self.projects.lock().expect("learning lock").get(&project_id)
             && loaded.generation == generation
             && (!self.store.is_shared() || loaded.at.elapsed() < SHARED_REFRESH)
@@ -210,7 +224,7 @@ impl Learning {
             }
         }
         self.store.prune_learning(project_id, least);
-        let memory = Memory {
+        let memory = Held {
             learned: Arc::new(RwLock::new(learned)),
             meanings: Arc::new(RwLock::new(remembered)),
         };
@@ -232,7 +246,7 @@ impl Learning {
             .chain_update(b"session\0")
             .chain_update(session.as_bytes())
             .finalize();
-        crate::text::hex(&digest[..16])
+        vocab::text::hex(&digest[..16])
     }
 
     /// Remembers a discovery of `session` (what it `asked`, and its answer:
@@ -241,7 +255,7 @@ impl Learning {
     pub async fn discovered(
         &self,
         session: &str,
-        caller: &Caller,
+        scope: Scope,
         request_id: &str,
         asked: &Asked,
         results: Vec<(String, usize)>,
@@ -268,7 +282,7 @@ impl Learning {
         };
         let found = Found {
             request_id: request_id.to_string(),
-            project_id: caller.project.id,
+            project_id: scope.project_id,
             at: Instant::now(),
             millis: unix_millis(),
             queries,
@@ -309,7 +323,7 @@ impl Learning {
     }
 
     /// The store's row of discovery `found` of `session`, for executes on other replicas.
-    fn link(&self, session: &str, found: &Found) -> Option<store::Link> {
+    fn link(&self, session: &str, found: &Found) -> Option<Link> {
         let with_meaning: Option<Vec<&Meaning>> = found.meanings.iter().map(Option::as_ref).collect();
         let with_meaning = with_meaning.filter(|m| !m.is_empty());
         let asked = Linked {
@@ -320,7 +334,7 @@ impl Learning {
                 .filter(|_| matches!(self.keys, TermKeys::Text))
                 .map(|m| m.iter().map(|m| m.text.clone().unwrap_or_default()).collect()),
         };
-        Some(store::Link {
+        Some(Link {
             request_id: found.request_id.clone(),
             project_id: found.project_id,
             session: self.session_key(session),
@@ -332,7 +346,7 @@ impl Learning {
     }
 
     /// A discovery read back from its store row.
-    fn found(link: store::Link) -> Option<Found> {
+    fn found(link: Link) -> Option<Found> {
         let asked: Linked = serde_json::from_str(&link.asked).ok()?;
         let results: Vec<(String, usize)> = serde_json::from_str(&link.results).ok()?;
         let mut meanings = vec![None; asked.terms.len()];
@@ -368,17 +382,17 @@ impl Learning {
     /// `succeeded`, that discovery's query teaches the project its terms and
     /// its meaning: once per tool and discovery, whichever replica the
     /// execute reached. A failed or refused call teaches nothing.
-    pub async fn executed(&self, session: &str, caller: &Caller, tool_key: &str, succeeded: bool) -> Trail {
+    pub async fn executed(&self, session: &str, scope: Scope, tool_key: &str, succeeded: bool) -> Trail {
         if !self.config.enabled {
             return Trail::default();
         }
         let answered = |f: &Found| {
-            f.project_id == caller.project.id
+            f.project_id == scope.project_id
                 && f.at.elapsed() < LINK_WINDOW
                 && f.results.iter().any(|(k, _)| k == tool_key)
         };
         if self.store.is_shared() {
-            self.follow_replicas(session, caller);
+            self.follow_replicas(session, scope);
         }
         let (follows, lesson) = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
@@ -404,7 +418,7 @@ impl Learning {
             ((found.request_id.clone(), rank as u32 + 1), lesson)
         };
         if let Some((terms, meaning)) = lesson {
-            self.teach(caller, tool_key, &follows.0, terms, meaning).await;
+            self.teach(scope, tool_key, &follows.0, terms, meaning).await;
         }
         Trail {
             follows: Some(follows),
@@ -415,15 +429,15 @@ impl Learning {
     /// Adds to `session`'s recent discoveries those other replicas (or this
     /// one before a restart) linked in the store, newest last: an execute
     /// follows the newest discovery that answered its tool, wherever it ran.
-    fn follow_replicas(&self, session: &str, caller: &Caller) {
+    fn follow_replicas(&self, session: &str, scope: Scope) {
         let since = unix_millis() - LINK_WINDOW.as_millis() as i64;
         let links = match self
             .store
-            .links(caller.project.id, &self.session_key(session), since, RECENT)
+            .links(scope.project_id, &self.session_key(session), since, RECENT)
         {
             Ok(links) => links,
             Err(e) => {
-                tracing::warn!(project = caller.project.id, error = %e, "discovery links unavailable; this replica's own are followed");
+                tracing::warn!(project = scope.project_id, error = %e, "discovery links unavailable; this replica's own are followed");
                 return;
             }
         };
@@ -442,17 +456,10 @@ impl Learning {
 
     /// Records one lesson here and queues it to the store (which keeps it
     /// once per discovery and tool).
-    async fn teach(
-        &self,
-        caller: &Caller,
-        tool_key: &str,
-        discovery: &str,
-        terms: Vec<String>,
-        meaning: Option<Meaning>,
-    ) {
+    async fn teach(&self, scope: Scope, tool_key: &str, discovery: &str, terms: Vec<String>, meaning: Option<Meaning>) {
         let at = (self.clock)();
         let weight = weight_of_use(at);
-        if let Ok(memory) = self.memory(caller.project.id, caller.generation) {
+        if let Ok(memory) = self.memory(scope) {
             memory
                 .learned
                 .write()
@@ -469,14 +476,14 @@ impl Learning {
             }
         }
         self.store
-            .learn(store::Use {
-                project_id: caller.project.id,
+            .learn(Use {
+                project_id: scope.project_id,
                 terms,
                 tool_key: tool_key.to_string(),
                 weight,
                 // Replicas claim a lesson in the store; alone, the session's own record suffices.
                 discovery: self.store.is_shared().then(|| discovery.to_string()),
-                meaning: meaning.map(|m| store::Meaning {
+                meaning: meaning.map(|m| Remembered {
                     tool_key: tool_key.to_string(),
                     query_key: m.key,
                     query: m.text,
@@ -500,284 +507,4 @@ fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::access::{Grants, Search};
-
-    fn caller(store: &Store, project: &str) -> Caller {
-        let p = match store.project(project).unwrap() {
-            Some(p) => p,
-            None => store.create_project(project, Some(Search::Hybrid)).unwrap(),
-        };
-        Caller {
-            project: p,
-            token_id: None,
-            grants: Arc::new(Grants::default()),
-            credential: None,
-            subject: None,
-            issuer: None,
-            generation: store.access_generation().unwrap(),
-        }
-    }
-
-    fn terms(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
-    }
-
-    /// A discovery of `queries` answered by BM25 (no vectors).
-    fn asked(queries: &[&str]) -> Asked {
-        Asked {
-            queries: queries.iter().map(|q| q.to_string()).collect(),
-            terms: queries.iter().map(|q| terms(q)).collect(),
-            vectors: Vec::new(),
-        }
-    }
-
-    fn boost(l: &Learning, c: &Caller, query: &str, tool: &str) -> Option<f32> {
-        l.prior(c)?.boosts(&terms(query)).get(tool).map(|b| b.0)
-    }
-
-    #[tokio::test]
-    async fn a_successful_execute_of_a_found_tool_teaches_its_query() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(&dir.path().join("gw.db")).unwrap());
-        let l = Learning::new(store.clone(), LearningConfig::default()).unwrap();
-        let a = caller(&store, "a");
-        let results = vec![("fs:read".to_string(), 1), ("k8s:apply".to_string(), 0)];
-        let trail = l
-            .discovered("s1", &a, "d1", &asked(&["deploy", "read file"]), results)
-            .await;
-        assert_eq!(trail.query_terms.as_deref(), Some(r#"[["deploy"],["read","file"]]"#));
-        assert_eq!(trail.ranked_keys.as_deref(), Some(r#"["fs:read","k8s:apply"]"#));
-
-        // Not in the answer: no link. Another session: no link.
-        assert_eq!(l.executed("s1", &a, "web:fetch", true).await, Trail::default());
-        assert_eq!(l.executed("s2", &a, "k8s:apply", true).await, Trail::default());
-        assert_eq!(boost(&l, &a, "deploy", "k8s:apply"), None);
-
-        let trail = l.executed("s1", &a, "k8s:apply", true).await;
-        assert_eq!(trail.follows, Some(("d1".to_string(), 2)));
-        let once = boost(&l, &a, "deploy", "k8s:apply").expect("learned for its own query");
-        assert_eq!(
-            boost(&l, &a, "read", "k8s:apply"),
-            None,
-            "not for the other step's words"
-        );
-        // The same discovery teaches a tool once.
-        l.executed("s1", &a, "k8s:apply", true).await;
-        assert_eq!(boost(&l, &a, "deploy", "k8s:apply"), Some(once));
-    }
-
-    #[tokio::test]
-    async fn a_failed_execute_teaches_nothing_and_projects_stay_apart() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(&dir.path().join("gw.db")).unwrap());
-        let l = Learning::new(store.clone(), LearningConfig::default()).unwrap();
-        let (a, b) = (caller(&store, "a"), caller(&store, "b"));
-        let b = Caller {
-            generation: store.access_generation().unwrap(),
-            ..b
-        };
-        let a = Caller {
-            generation: b.generation,
-            ..a
-        };
-        l.discovered("s", &a, "d1", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
-            .await;
-        let trail = l.executed("s", &a, "k8s:apply", false).await;
-        assert_eq!(trail.follows, Some(("d1".to_string(), 1)), "linked, not learned");
-        assert_eq!(boost(&l, &a, "deploy", "k8s:apply"), None);
-
-        // b's execute in a's session key finds no discovery of b's.
-        assert_eq!(l.executed("s", &b, "k8s:apply", true).await, Trail::default());
-        l.discovered("s", &a, "d2", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
-            .await;
-        l.executed("s", &a, "k8s:apply", true).await;
-        assert!(boost(&l, &a, "deploy", "k8s:apply").is_some());
-        assert_eq!(boost(&l, &b, "deploy", "k8s:apply"), None, "b never sees a's history");
-    }
-
-    #[tokio::test]
-    async fn a_reset_from_another_process_applies_at_the_next_discovery() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("gw.db");
-        let store = Arc::new(Store::open(&path).unwrap());
-        let l = Learning::new(store.clone(), LearningConfig::default()).unwrap();
-        let a = caller(&store, "a");
-        l.discovered("s", &a, "d1", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
-            .await;
-        l.executed("s", &a, "k8s:apply", true).await;
-        // Wait for the writer, then forget from a second store handle (another process).
-        for _ in 0..100 {
-            if !store.learned(a.project.id, 0.0).unwrap().is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        Store::open(&path).unwrap().reset_learning("a").unwrap();
-        let next = caller(&store, "a");
-        assert_eq!(boost(&l, &next, "deploy", "k8s:apply"), None);
-    }
-
-    #[tokio::test]
-    async fn hashed_terms_keep_no_query_text() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(&dir.path().join("gw.db")).unwrap());
-        let config = LearningConfig {
-            enabled: true,
-            hash_terms: true,
-            meanings: true,
-        };
-        let l = Learning::new(store.clone(), config).unwrap();
-        let a = caller(&store, "a");
-        let with_meaning = Asked {
-            vectors: vec![unit(0)],
-            ..asked(&["deploy"])
-        };
-        let trail = l
-            .discovered("s", &a, "d1", &with_meaning, vec![("k8s:apply".into(), 0)])
-            .await;
-        assert!(!trail.query_terms.unwrap().contains("deploy"));
-        l.executed("s", &a, "k8s:apply", true).await;
-        // The meaning is kept (see docs/src/search.md, privacy), its text is not.
-        let (_, why) = l.prior(&a).unwrap().pulls(&unit(0)).remove("k8s:apply").unwrap();
-        assert_eq!(why, "asked like this once");
-        for _ in 0..100 {
-            if !store.meanings(a.project.id, 0.0).unwrap().is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let kept = store.meanings(a.project.id, 0.0).unwrap();
-        assert_eq!(kept.len(), 1);
-        assert_eq!(kept[0].query, None);
-        assert!(!kept[0].query_key.contains("deploy"), "{}", kept[0].query_key);
-        let (_, why) = l
-            .prior(&a)
-            .unwrap()
-            .boosts(&terms("deploy"))
-            .remove("k8s:apply")
-            .unwrap();
-        assert_eq!(why, "used once for 'deploy'");
-    }
-
-    /// A unit vector along `axis`, a little toward the last axis.
-    fn unit(axis: usize) -> Arc<[f32]> {
-        let mut v = vec![0f32; 8];
-        v[axis] = 0.96;
-        v[7] = 0.28;
-        v.into()
-    }
-
-    #[tokio::test]
-    async fn a_taught_meaning_pulls_a_new_phrasing_and_is_explained() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(&dir.path().join("gw.db")).unwrap());
-        let l = Learning::new(store.clone(), LearningConfig::default()).unwrap();
-        let a = caller(&store, "a");
-        let asked = Asked {
-            vectors: vec![unit(0)],
-            ..asked(&["forecast for Berlin"])
-        };
-        for i in 0..3 {
-            let d = format!("d{i}");
-            l.discovered("s", &a, &d, &asked, vec![("weather:forecast".into(), 0)])
-                .await;
-            l.executed("s", &a, "weather:forecast", true).await;
-        }
-        let pulls = l.prior(&a).unwrap().pulls(&unit(0));
-        let (boost, why) = &pulls["weather:forecast"];
-        assert!(*boost > 0.1, "{boost}");
-        assert_eq!(why, "asked like this 3 times: 'forecast for Berlin'");
-        assert!(l.prior(&a).unwrap().pulls(&unit(1)).is_empty(), "another meaning");
-        // Stored, once per discovery, and loaded by a fresh service.
-        for _ in 0..100 {
-            if store
-                .meanings(a.project.id, 0.0)
-                .unwrap()
-                .first()
-                .is_some_and(|m| m.weight > 2.0 * weight_of_use(0))
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let fresh = Learning::new(store.clone(), LearningConfig::default()).unwrap();
-        assert_eq!(fresh.prior(&a).unwrap().pulls(&unit(0))["weather:forecast"].1, *why);
-        // Reset forgets the meanings too.
-        store.reset_learning("a").unwrap();
-        assert!(l.prior(&caller(&store, "a")).unwrap().pulls(&unit(0)).is_empty());
-    }
-
-    /// Two gateways on one PostgreSQL store: a discovery answered by one is
-    /// followed by an execute on the other (same caller, no session id), which
-    /// teaches its terms and meaning once, however often the tool runs and
-    /// whichever replica runs it.
-    #[tokio::test]
-    #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
-    async fn an_execute_on_another_replica_follows_the_discovery_through_the_store() {
-        let (_dir, at) = crate::store::test_database();
-        let (one, two) = (
-            Arc::new(Store::open_at(&at).unwrap()),
-            Arc::new(Store::open_at(&at).unwrap()),
-        );
-        let (l1, l2) = (
-            Learning::new(one.clone(), LearningConfig::default()).unwrap(),
-            Learning::new(two.clone(), LearningConfig::default()).unwrap(),
-        );
-        let a = caller(&one, "a");
-        let asked = Asked {
-            vectors: vec![unit(0)],
-            ..asked(&["forecast for Berlin"])
-        };
-        l1.discovered("caller:a", &a, "d1", &asked, vec![("weather:forecast".into(), 0)])
-            .await;
-        let mut trail = Trail::default();
-        for _ in 0..100 {
-            trail = l2.executed("caller:a", &a, "weather:forecast", true).await;
-            if trail.follows.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert_eq!(trail.follows, Some(("d1".to_string(), 1)));
-        // Again on each replica: taught once.
-        l2.executed("caller:a", &a, "weather:forecast", true).await;
-        l1.executed("caller:a", &a, "weather:forecast", true).await;
-        assert_eq!(
-            l2.executed("other", &a, "weather:forecast", true).await,
-            Trail::default()
-        );
-        let (_, why) = l2
-            .prior(&a)
-            .unwrap()
-            .pulls(&unit(0))
-            .remove("weather:forecast")
-            .unwrap();
-        assert_eq!(why, "asked like this once: 'forecast for Berlin'");
-        for _ in 0..100 {
-            if !one.meanings(a.project.id, 0.0).unwrap().is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        // Time for a second lesson to land, were one (wrongly) queued.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let stored = one.meanings(a.project.id, 0.0).unwrap();
-        assert_eq!(stored.len(), 1);
-        assert!(
-            (stored[0].weight / weight_of_use(unix_now()) - 1.0).abs() < 0.01,
-            "once: {stored:?}"
-        );
-        let terms = one.learned(a.project.id, 0.0).unwrap();
-        assert_eq!(terms.len(), 3, "forecast, for, berlin: {terms:?}");
-        assert!(
-            terms
-                .iter()
-                .all(|t| (t.weight / weight_of_use(unix_now()) - 1.0).abs() < 0.01)
-        );
-    }
 }

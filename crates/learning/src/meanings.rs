@@ -1,22 +1,20 @@
 //! Learning what past requests meant: a project's memory of the queries
 //! that found the tools it then ran (their embeddings, by tool), and the
 //! pull a new query feels from the remembered ones it resembles. The term
-//! prior ([`super::learning`]) counts a query's words; this remembers its
+//! prior ([`crate::terms`]) counts a query's words; this remembers its
 //! meaning, so "what's the weather like tomorrow" finds the tool "forecast
 //! for Berlin" taught, with no word in common.
 //!
-//! Pure: the store keeps the rows, the gateway's `learning` teaches and loads,
+//! Pure: the store keeps the rows, [`crate::Learning`] teaches and loads,
 //! and the ranking (the gateway's `rank::local`) blends the pulls in.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::learning::{CAP, weight_of_use};
-use super::semantic::{QueryVector, Vectors};
+use int8_bert::{QueryVector, Vectors};
 
-/// Remembered queries kept per tool, and per project: defined once, beside
-/// `[search.learning]`, so the store keeps the same.
-pub use config::{MEANINGS_PER_TOOL as PER_TOOL, MEANINGS_TOTAL as TOTAL};
+use crate::limits::{PER_TOOL, TOTAL};
+use crate::terms::{CAP, weight_of_use};
 
 /// Characters of a query's text kept for the explanation.
 pub(crate) const TEXT_CHARS: usize = 80;
@@ -242,7 +240,7 @@ fn closeness(similarity: f32, floor: f32) -> f32 {
     ((similarity - floor) / (1.0 - floor)).clamp(0.0, 1.0)
 }
 
-/// Weight to uses as of unix time `now` (see [`super::learning`]).
+/// Weight to uses as of unix time `now` (see [`crate::terms`]).
 fn decay(now: i64) -> f64 {
     1.0 / weight_of_use(now)
 }
@@ -275,7 +273,7 @@ pub fn kept_text(query: &str) -> String {
 
 /// The combined learned lift of a tool: the term prior's and the meaning
 /// pull's, added, never past [`CAP`] (so a new tool that fits the words well
-/// is still never buried, see `learning::a_new_tool_that_fits_well_is_never_buried`).
+/// is still never buried, see `terms::a_new_tool_that_fits_well_is_never_buried`).
 pub fn combine(term: f32, meaning: f32) -> f32 {
     (term + meaning).min(CAP)
 }
@@ -283,7 +281,7 @@ pub fn combine(term: f32, meaning: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learning::{HALF_LIFE_SECS, boosted};
+    use crate::terms::{HALF_LIFE_SECS, boosted};
 
     const NOW: i64 = 1_767_225_600 + 100 * 86_400;
 

@@ -1,67 +1,67 @@
-//! The memory of meanings (`query_meanings`: the embeddings of the queries
-//! that found the tools a project ran), the links an execute on any replica
-//! follows back to its discovery (`discovery_links`, `discovery_taught`),
-//! and the pruning of what decayed. See `migrations/0014_query_meanings.sql`.
-//! Writes are queued to the writer thread like audit rows (by
-//! `store/learning.rs`, which owns the queueing of everything learned).
+//! What projects learned from use, in SQL: the term prior (`search_learning`),
+//! the memory of meanings (`query_meanings`), the links an execute on any
+//! replica follows back to its discovery (`discovery_links`,
+//! `discovery_taught`), and the salt of hashed terms. This is the store's
+//! side of the `learning` crate's [`LearningStore`]; the scoring, the limits
+//! and the service live there. Writes are queued to the writer thread like
+//! audit rows; reads and resets run inline.
 
+use learning::limits::{LINK_WINDOW, PER_TOOL, TOTAL};
+use learning::{Association, LearningStore, Link, Remembered, Use};
+use serde::Serialize;
+
+use super::audit::Write;
 use super::sql::{Sql, args};
-use super::{Error, Store};
+use super::{Error, Store, now};
 
-/// Remembered queries kept per tool.
-const PER_TOOL: i64 = config::MEANINGS_PER_TOOL as i64;
-/// Remembered queries read per project.
-const TOTAL: i64 = config::MEANINGS_TOTAL as i64;
 /// How long a discovery can be followed, in milliseconds.
-const LINK_MS: i64 = config::LINK_WINDOW.as_millis() as i64;
+const LINK_MS: i64 = LINK_WINDOW.as_millis() as i64;
 
-/// One remembered query of one tool.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Meaning {
-    /// `server:tool`.
-    pub tool_key: String,
-    /// The normalised query, or its salted hash.
-    pub query_key: String,
-    /// The query as asked (shortened); `None` when terms are hashed.
-    pub query: Option<String>,
-    /// Its embedding's int8 codes and scale.
-    pub vector: Vec<u8>,
-    /// Sum of the weights of its uses (see `search_learning`).
-    pub weight: f64,
-    /// Order of last use (set by the store on writing).
-    pub touched: i64,
+/// What `reset-learning` forgot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Forgotten {
+    /// Query term → tool associations (the term prior).
+    pub associations: usize,
+    /// Remembered requests (the memory of meanings).
+    pub meanings: usize,
 }
 
-/// One discovery, as an execute on any replica may follow it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Link {
-    /// The discovery's request id.
-    pub request_id: String,
-    /// The caller's project.
-    pub project_id: i64,
-    /// A salted hash of the session key.
-    pub session: String,
-    /// Unix milliseconds.
-    pub at: i64,
-    /// Its queries (JSON, `learning::Asked`).
-    pub asked: String,
-    /// Its answer: toolKeys with the query that found each (JSON).
-    pub results: String,
-    /// Its queries' embeddings, one row each, when it had them.
-    pub vectors: Option<Vec<u8>>,
-}
+impl LearningStore for Store {
+    type Error = Error;
 
-impl Store {
-    /// The newest remembered queries of `project_id` (at most 10,000) that
-    /// weigh at least `least_weight`.
-    pub fn meanings(&self, project_id: i64, least_weight: f64) -> Result<Vec<Meaning>, Error> {
+    fn is_shared(&self) -> bool {
+        Store::is_shared(self)
+    }
+
+    fn learning_salt(&self) -> Result<Vec<u8>, Error> {
+        self.with(|c| c.one("SELECT salt FROM learning_salt WHERE id = 1", &[], |r| r.get(0)))
+    }
+
+    fn learned(&self, project_id: i64, least_weight: f64) -> Result<Vec<Association>, Error> {
+        self.with(|c| {
+            c.all(
+                "SELECT term, tool_key, weight FROM search_learning WHERE project_id = ?1 AND weight >= ?2",
+                args![project_id, least_weight],
+                |r| {
+                    Ok(Association {
+                        term: r.get(0)?,
+                        tool_key: r.get(1)?,
+                        weight: r.get(2)?,
+                    })
+                },
+            )
+        })
+    }
+
+    fn meanings(&self, project_id: i64, least_weight: f64) -> Result<Vec<Remembered>, Error> {
         self.with(|c| {
             c.all(
                 "SELECT tool_key, query_key, query, vector, weight, touched FROM query_meanings
                  WHERE project_id = ?1 AND weight >= ?2 ORDER BY touched DESC LIMIT ?3",
-                args![project_id, least_weight, TOTAL],
+                args![project_id, least_weight, TOTAL as i64],
                 |r| {
-                    Ok(Meaning {
+                    Ok(Remembered {
                         tool_key: r.get(0)?,
                         query_key: r.get(1)?,
                         query: r.get(2)?,
@@ -74,21 +74,7 @@ impl Store {
         })
     }
 
-    /// How many requests `project_id` remembers, for `project show` and the console.
-    pub fn meaning_count(&self, project_id: i64) -> Result<u64, Error> {
-        self.with(|c| {
-            c.one(
-                "SELECT count(*) FROM query_meanings WHERE project_id = ?1",
-                args![project_id],
-                |r| r.get::<i64>(0),
-            )
-        })
-        .map(|n| n as u64)
-    }
-
-    /// The newest `limit` discoveries of `session` in `project_id` since
-    /// `since` (unix milliseconds).
-    pub fn links(&self, project_id: i64, session: &str, since: i64, limit: usize) -> Result<Vec<Link>, Error> {
+    fn links(&self, project_id: i64, session: &str, since: i64, limit: usize) -> Result<Vec<Link>, Error> {
         self.with(|c| {
             c.all(
                 "SELECT request_id, project_id, session, at, asked, results, vectors FROM discovery_links
@@ -108,11 +94,88 @@ impl Store {
             )
         })
     }
+
+    fn prune_learning(&self, project_id: i64, least_weight: f64) {
+        if let Some(tx) = self.sender() {
+            let _ = tx.try_send(Write::Prune {
+                project_id,
+                least_weight,
+            });
+        }
+    }
+
+    async fn learn(&self, lesson: Use) {
+        if let Some(tx) = self.sender()
+            && tx.send(Write::Learn(lesson)).await.is_err()
+        {
+            tracing::error!("store writer stopped; a use could not be learned");
+        }
+    }
+
+    async fn link(&self, link: Link) {
+        if let Some(tx) = self.sender()
+            && tx.send(Write::Link(Box::new(link))).await.is_err()
+        {
+            tracing::error!("store writer stopped; a discovery could not be linked");
+        }
+    }
+}
+
+impl Store {
+    /// How much project `project_id` learned: its term-tool associations
+    /// and its remembered requests, for `project show` and the console.
+    pub fn learning_size(&self, project_id: i64) -> Result<(u64, u64), Error> {
+        self.with(|c| {
+            c.one(
+                "SELECT (SELECT count(*) FROM search_learning WHERE project_id = ?1),
+                        (SELECT count(*) FROM query_meanings WHERE project_id = ?1)",
+                args![project_id],
+                |r| Ok((r.get::<i64>(0)? as u64, r.get::<i64>(1)? as u64)),
+            )
+        })
+    }
+
+    /// Forgets what `project` learned (terms, meanings, links to its
+    /// discoveries) and says how much went. Moves the access generation, so
+    /// every gateway on this store drops what it holds in memory at its next
+    /// request.
+    pub fn reset_learning(&self, project: &str) -> Result<Forgotten, Error> {
+        let project = self.require_project(project)?;
+        self.transaction(|tx| {
+            let associations = tx.execute("DELETE FROM search_learning WHERE project_id = ?1", args![project.id])?;
+            let meanings = forget(tx, project.id)?;
+            tx.execute("UPDATE access_generation SET n = n + 1", &[])?;
+            Ok(Forgotten { associations, meanings })
+        })
+    }
+}
+
+/// Adds `u` to its associations and meanings, inside the writer's
+/// transaction, unless its discovery already taught its tool.
+pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
+    if let Some(discovery) = &u.discovery
+        && !claim(tx, discovery, &u.tool_key, chrono::Utc::now().timestamp_millis())?
+    {
+        return Ok(());
+    }
+    let at = now();
+    for term in &u.terms {
+        tx.execute(
+            "INSERT INTO search_learning (project_id, term, tool_key, weight, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (project_id, term, tool_key)
+             DO UPDATE SET weight = search_learning.weight + excluded.weight, last_used_at = excluded.last_used_at",
+            args![u.project_id, term, u.tool_key, u.weight, at],
+        )?;
+    }
+    if let Some(m) = &u.meaning {
+        remember(tx, u.project_id, m)?;
+    }
+    Ok(())
 }
 
 /// Claims the lesson of `tool_key` after discovery `request_id`: true the
 /// first time, on whichever replica, false after.
-pub(super) fn claim(tx: &dyn Sql, request_id: &str, tool_key: &str, at: i64) -> Result<bool, Error> {
+fn claim(tx: &dyn Sql, request_id: &str, tool_key: &str, at: i64) -> Result<bool, Error> {
     let n = tx.execute(
         "INSERT INTO discovery_taught (request_id, tool_key, at) VALUES (?1, ?2, ?3)
          ON CONFLICT (request_id, tool_key) DO NOTHING",
@@ -123,7 +186,7 @@ pub(super) fn claim(tx: &dyn Sql, request_id: &str, tool_key: &str, at: i64) -> 
 
 /// Adds a use of `m` to project `project_id`'s memory, newest, and keeps
 /// that tool's newest [`PER_TOOL`].
-pub(super) fn remember(tx: &dyn Sql, project_id: i64, m: &Meaning) -> Result<(), Error> {
+fn remember(tx: &dyn Sql, project_id: i64, m: &Remembered) -> Result<(), Error> {
     tx.execute(
         "INSERT INTO query_meanings (project_id, tool_key, query_key, query, vector, weight, touched)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6,
@@ -138,7 +201,7 @@ pub(super) fn remember(tx: &dyn Sql, project_id: i64, m: &Meaning) -> Result<(),
         "DELETE FROM query_meanings WHERE project_id = ?1 AND tool_key = ?2 AND touched <=
              (SELECT touched FROM query_meanings WHERE project_id = ?1 AND tool_key = ?2
               ORDER BY touched DESC LIMIT 1 OFFSET ?3)",
-        args![project_id, m.tool_key, PER_TOOL],
+        args![project_id, m.tool_key, PER_TOOL as i64],
     )?;
     Ok(())
 }
@@ -164,7 +227,7 @@ pub(super) fn insert_link(tx: &dyn Sql, link: &Link) -> Result<(), Error> {
     Ok(())
 }
 
-/// See [`Store::prune_learning`].
+/// See [`LearningStore::prune_learning`].
 pub(super) fn prune(tx: &dyn Sql, project_id: i64, least_weight: f64) -> Result<(), Error> {
     let terms = tx.execute(
         "DELETE FROM search_learning WHERE project_id = ?1 AND weight < ?2",
@@ -174,7 +237,7 @@ pub(super) fn prune(tx: &dyn Sql, project_id: i64, least_weight: f64) -> Result<
         "DELETE FROM query_meanings WHERE project_id = ?1 AND (weight < ?2 OR touched <=
              (SELECT touched FROM query_meanings WHERE project_id = ?1
               ORDER BY touched DESC LIMIT 1 OFFSET ?3))",
-        args![project_id, least_weight, TOTAL],
+        args![project_id, least_weight, TOTAL as i64],
     )?;
     if terms + meanings > 0 {
         tracing::debug!(project = project_id, terms, meanings, "decayed learning pruned");
@@ -183,7 +246,7 @@ pub(super) fn prune(tx: &dyn Sql, project_id: i64, least_weight: f64) -> Result<
 }
 
 /// Forgets `project_id`'s meanings and links (`reset-learning`).
-pub(super) fn forget(tx: &dyn Sql, project_id: i64) -> Result<usize, Error> {
+fn forget(tx: &dyn Sql, project_id: i64) -> Result<usize, Error> {
     let n = tx.execute("DELETE FROM query_meanings WHERE project_id = ?1", args![project_id])?;
     tx.execute("DELETE FROM discovery_links WHERE project_id = ?1", args![project_id])?;
     Ok(n)
@@ -192,10 +255,66 @@ pub(super) fn forget(tx: &dyn Sql, project_id: i64) -> Result<usize, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Search, Use};
+    use crate::access::Search;
 
-    fn meaning(tool: &str, key: &str, weight: f64) -> Meaning {
-        Meaning {
+    crate::each_engine!(async uses_add_up_per_project_and_reset_forgets_one_project);
+    async fn uses_add_up_per_project_and_reset_forgets_one_project((_dir, s): crate::TestStore) {
+        uses_add_up(&s).await;
+    }
+
+    async fn uses_add_up(s: &Store) {
+        let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
+        let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
+        let use_of = |p: i64, tool: &str| Use {
+            project_id: p,
+            terms: vec!["deploy".into(), "app".into()],
+            tool_key: tool.into(),
+            weight: 1.5,
+            discovery: None,
+            meaning: None,
+        };
+        s.learn(use_of(a.id, "k8s:apply")).await;
+        s.learn(use_of(a.id, "k8s:apply")).await;
+        s.learn(use_of(b.id, "fly:deploy")).await;
+        // The writer batches: wait for the rows.
+        let mut learned = Vec::new();
+        for _ in 0..100 {
+            learned = s.learned(a.id, 0.0).unwrap();
+            if learned.iter().any(|x| x.weight == 3.0) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        learned.sort_by(|x, y| x.term.cmp(&y.term));
+        assert_eq!(
+            learned,
+            vec![
+                Association {
+                    term: "app".into(),
+                    tool_key: "k8s:apply".into(),
+                    weight: 3.0
+                },
+                Association {
+                    term: "deploy".into(),
+                    tool_key: "k8s:apply".into(),
+                    weight: 3.0
+                },
+            ]
+        );
+        let generation = s.access_generation().unwrap();
+        assert_eq!(s.reset_learning("a").unwrap().associations, 2);
+        assert!(
+            s.access_generation().unwrap() > generation,
+            "other gateways drop their copy"
+        );
+        assert!(s.learned(a.id, 0.0).unwrap().is_empty());
+        assert_eq!(s.learned(b.id, 0.0).unwrap().len(), 2, "b keeps what it learned");
+        assert!(matches!(s.reset_learning("nope"), Err(Error::NoProject(_))));
+        assert_eq!(s.learning_salt().unwrap().len(), 16);
+    }
+
+    fn meaning(tool: &str, key: &str, weight: f64) -> Remembered {
+        Remembered {
             tool_key: tool.into(),
             query_key: key.into(),
             query: Some(key.into()),
@@ -205,7 +324,7 @@ mod tests {
         }
     }
 
-    fn lesson(project_id: i64, discovery: &str, m: Meaning) -> Use {
+    fn lesson(project_id: i64, discovery: &str, m: Remembered) -> Use {
         Use {
             project_id,
             terms: vec![m.query_key.clone()],
@@ -260,7 +379,7 @@ mod tests {
             .filter(|m| m.tool_key == "w:g")
             .map(|m| m.query_key)
             .collect();
-        assert_eq!(g.len(), PER_TOOL as usize);
+        assert_eq!(g.len(), PER_TOOL);
         assert_eq!(g[0], last, "newest first");
         assert!(!g.contains(&"q2".to_string()), "the oldest went");
 

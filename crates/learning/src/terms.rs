@@ -1,19 +1,16 @@
-//! Learning from use: which tools a project ran, successfully, after a
+//! The term prior: which tools a project ran, successfully, after a
 //! discovery found them, and for which query terms. Each such run is a
 //! positive for every (term, tool) pair of the query that found the tool.
 //! Counts decay with time, are smoothed, and add a bounded boost to ranking
 //! that the result explains ("used 12 times for 'deploy'").
 //!
-//! Pure: the store keeps the counts, the gateway links executes to their
-//! discoveries, and the gateway's `rank::local` applies the boosts.
+//! Pure: the store keeps the counts, [`crate::Learning`] links executes to
+//! their discoveries, and the gateway's `rank::local` applies the boosts.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-
-use super::meanings::{Blend, Meanings};
-use super::semantic::QueryVector;
 
 /// A use loses half its weight in this time.
 pub(crate) const HALF_LIFE_SECS: f64 = 30.0 * 86_400.0;
@@ -180,55 +177,6 @@ impl TermKeys {
     }
 }
 
-/// A project's learned prior as one discovery reads it.
-#[derive(Debug, Clone)]
-pub struct Prior {
-    /// The project's associations (the gateway adds to them as calls succeed).
-    pub learned: Arc<RwLock<Learned>>,
-    /// The project's memory of meanings, when kept (`[search.learning] meanings`).
-    pub meanings: Option<Arc<RwLock<Meanings>>>,
-    /// How meanings pull.
-    pub blend: Blend,
-    /// How its terms are keyed.
-    pub keys: TermKeys,
-    /// Unix time of the discovery.
-    pub now: i64,
-}
-
-impl Prior {
-    /// Boosts for a query of analyzed `terms`, by tool, each with its
-    /// explanation (naming the term as the query wrote it).
-    pub fn boosts(&self, terms: &[String]) -> HashMap<String, (f32, String)> {
-        let keys = self.keys.keys(terms);
-        let learned = self.learned.read().unwrap_or_else(|p| p.into_inner());
-        learned
-            .boosts(&keys, self.now)
-            .into_iter()
-            .map(|b| (b.tool, (b.boost, explain(b.uses, &terms[b.term]))))
-            .collect()
-    }
-
-    /// Pulls of the remembered meanings toward tools, for a query embedded
-    /// as the unit vector `query`, by tool, each with its explanation.
-    pub fn pulls(&self, query: &[f32]) -> HashMap<String, (f32, String)> {
-        let Some(meanings) = &self.meanings else {
-            return HashMap::new();
-        };
-        let meanings = meanings.read().unwrap_or_else(|p| p.into_inner());
-        if meanings.is_empty() {
-            return HashMap::new();
-        }
-        meanings
-            .pulls(&QueryVector::new(query), self.now, &self.blend)
-            .into_iter()
-            .map(|p| {
-                let why = super::meanings::explain(p.uses, p.text.as_deref());
-                (p.tool, (p.boost, why))
-            })
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,27 +271,5 @@ mod tests {
         assert_eq!(boosted(1.0, CAP), 1.0);
         assert!(boosted(0.3, 0.2) > 0.3 && boosted(0.3, 0.2) < 1.0);
         assert!(boosted(0.6, 0.1) > boosted(0.5, 0.1));
-    }
-
-    #[test]
-    fn hashed_terms_keep_no_text_but_still_match() {
-        let hashed = TermKeys::Hashed(Arc::from(&b"salt"[..]));
-        let k = hashed.key("deploy");
-        assert_eq!(k.len(), 32);
-        assert!(!k.contains("deploy"));
-        assert_eq!(k, hashed.key("deploy"));
-        assert_ne!(k, TermKeys::Hashed(Arc::from(&b"other"[..])).key("deploy"));
-        let mut l = Learned::default();
-        l.record(&hashed.keys(&terms("deploy")), "k8s:apply", NOW);
-        let prior = Prior {
-            learned: Arc::new(RwLock::new(l)),
-            meanings: None,
-            blend: Blend::default(),
-            keys: hashed,
-            now: NOW,
-        };
-        let (boost, why) = &prior.boosts(&terms("deploy")).remove("k8s:apply").unwrap();
-        assert!(*boost > 0.0);
-        assert_eq!(why, "used once for 'deploy'");
     }
 }

@@ -1,0 +1,93 @@
+//! A project's learned prior as one discovery reads it: the term prior's
+//! boosts and the memory of meanings' pulls, each explained, for the
+//! gateway's ranking to blend in.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use int8_bert::QueryVector;
+
+use crate::meanings::{self, Blend, Meanings};
+use crate::terms::{Learned, TermKeys, explain};
+
+/// A project's learned prior as one discovery reads it.
+#[derive(Debug, Clone)]
+pub struct Prior {
+    /// The project's associations (the gateway adds to them as calls succeed).
+    pub learned: Arc<RwLock<Learned>>,
+    /// The project's memory of meanings, when kept (`[search.learning] meanings`).
+    pub meanings: Option<Arc<RwLock<Meanings>>>,
+    /// How meanings pull.
+    pub blend: Blend,
+    /// How its terms are keyed.
+    pub keys: TermKeys,
+    /// Unix time of the discovery.
+    pub now: i64,
+}
+
+impl Prior {
+    /// Boosts for a query of analyzed `terms`, by tool, each with its
+    /// explanation (naming the term as the query wrote it).
+    pub fn boosts(&self, terms: &[String]) -> HashMap<String, (f32, String)> {
+        let keys = self.keys.keys(terms);
+        let learned = self.learned.read().unwrap_or_else(|p| p.into_inner());
+        learned
+            .boosts(&keys, self.now)
+            .into_iter()
+            .map(|b| (b.tool, (b.boost, explain(b.uses, &terms[b.term]))))
+            .collect()
+    }
+
+    /// Pulls of the remembered meanings toward tools, for a query embedded
+    /// as the unit vector `query`, by tool, each with its explanation.
+    pub fn pulls(&self, query: &[f32]) -> HashMap<String, (f32, String)> {
+        let Some(meanings) = &self.meanings else {
+            return HashMap::new();
+        };
+        let meanings = meanings.read().unwrap_or_else(|p| p.into_inner());
+        if meanings.is_empty() {
+            return HashMap::new();
+        }
+        meanings
+            .pulls(&QueryVector::new(query), self.now, &self.blend)
+            .into_iter()
+            .map(|p| {
+                let why = meanings::explain(p.uses, p.text.as_deref());
+                (p.tool, (p.boost, why))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    const NOW: i64 = 1_767_225_600 + 100 * 86_400;
+
+    #[test]
+    fn hashed_terms_keep_no_text_but_still_match() {
+        let hashed = TermKeys::Hashed(Arc::from(&b"salt"[..]));
+        let k = hashed.key("deploy");
+        assert_eq!(k.len(), 32);
+        assert!(!k.contains("deploy"));
+        assert_eq!(k, hashed.key("deploy"));
+        assert_ne!(k, TermKeys::Hashed(Arc::from(&b"other"[..])).key("deploy"));
+        let mut l = Learned::default();
+        l.record(&hashed.keys(&terms("deploy")), "k8s:apply", NOW);
+        let prior = Prior {
+            learned: Arc::new(RwLock::new(l)),
+            meanings: None,
+            blend: Blend::default(),
+            keys: hashed,
+            now: NOW,
+        };
+        let (boost, why) = &prior.boosts(&terms("deploy")).remove("k8s:apply").unwrap();
+        assert!(*boost > 0.0);
+        assert_eq!(why, "used once for 'deploy'");
+    }
+}
