@@ -40,6 +40,7 @@ pub mod watch;
 // The crates beneath the gateway, where their modules once were.
 pub use config;
 pub use learning;
+pub use review;
 pub use sandbox;
 pub use search;
 pub use store;

@@ -4,12 +4,9 @@
 //! shows them), and credentials in calls (blocked in arguments, redacted in
 //! results). Policy is `[security]` (`config/security.rs`).
 //!
-//! * [`pins`]: the definition hash and the pure hold/pin decision.
-//! * [`scan`]: findings in a tool's texts, and stripping hidden characters.
+//! * [`crate::review`] (a crate): the definition hash, the pure hold/pin
+//!   decision, the findings in a tool's texts, and the store's side of it.
 //! * [`crate::leaks`]: credential formats in JSON and text.
-
-pub mod pins;
-pub mod scan;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -25,8 +22,9 @@ use tracing::{error, info, warn};
 use crate::config::ServerConfig;
 use crate::config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
 use crate::leaks;
-use crate::store::{NewPin, ReviewState, Store};
-use pins::{Decision, Known, Reason};
+use crate::review::pins::{self, Decision, Known, Reason};
+use crate::review::{NewPin, PinStore, ReviewState, scan};
+use crate::store::Store;
 
 /// One server's tools after review.
 #[derive(Debug, Clone, Default)]

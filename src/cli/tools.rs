@@ -9,8 +9,8 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::security::pins::Reason;
-use crate::security::scan::escape_hidden;
+use crate::review::pins::Reason;
+use crate::review::scan::escape_hidden;
 use crate::store::{Review, Store};
 use crate::wire::{split_key, tool_key};
 
@@ -135,7 +135,7 @@ fn diff(r: &Review) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ReviewState;
+    use crate::review::ReviewState;
 
     #[test]
     fn the_diff_shows_what_changed_and_the_invisible() {

@@ -32,7 +32,7 @@ pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
 pub use audit::{AuditRow, Unwritten, audit_row};
 pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learned::Forgotten;
-pub use pins::{NewPin, Review, ReviewState, ServerPins};
+pub use pins::Review;
 pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 pub use vocab::outcome::Outcome;
 

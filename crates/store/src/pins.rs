@@ -1,60 +1,14 @@
-//! Pinned tool definitions and the changes waiting for review
-//! (`migrations/0009_tool_pins.sql`; the rules are in `src/security/pins.rs`).
+//! Pinned tool definitions and the changes waiting for review, in SQL
+//! (`migrations/0009_tool_pins.sql`): the store's side of the `review`
+//! crate's [`PinStore`], where the rules are, and the operator's reads and
+//! decisions (`mcp-gateway tools`).
 
 use std::collections::HashMap;
 
+use review::{NewPin, PinStore, ReviewState, ServerPins};
+
 use super::sql::args;
 use super::{Error, Store, now};
-
-/// What the store holds about one server's tools: pinned hashes and
-/// rejected hashes, by tool name.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServerPins {
-    /// Tool → hash of its pinned definition.
-    pub pinned: HashMap<String, String>,
-    /// Tool → (hash, state) of its definition under review.
-    pub reviews: HashMap<String, (String, ReviewState)>,
-}
-
-/// A definition to trust.
-#[derive(Debug, Clone, Copy)]
-pub struct NewPin<'a> {
-    /// The server.
-    pub server: &'a str,
-    /// The tool's name.
-    pub tool: &'a str,
-    /// The hash of `definition`.
-    pub hash: &'a str,
-    /// The canonical definition (JSON).
-    pub definition: &'a str,
-}
-
-/// Where a definition under review stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewState {
-    /// Hidden and refused until an operator decides.
-    Held,
-    /// An operator refused it; it stays hidden while the server lists it.
-    Rejected,
-}
-
-impl ReviewState {
-    /// The column value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewState::Held => "held",
-            ReviewState::Rejected => "rejected",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        if s == "rejected" {
-            ReviewState::Rejected
-        } else {
-            ReviewState::Held
-        }
-    }
-}
 
 /// One definition under review, with the pinned one it would replace.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,14 +31,16 @@ pub struct Review {
     pub seen_at: String,
 }
 
-impl Store {
+impl PinStore for Store {
+    type Error = Error;
+
     /// The review generation: moves on every change to pins and reviews.
-    pub fn review_generation(&self) -> Result<i64, Error> {
+    fn review_generation(&self) -> Result<i64, Error> {
         self.with(|c| c.one("SELECT n FROM review_generation WHERE id = 1", &[], |r| r.get(0)))
     }
 
     /// Pins and reviews of every server, by server.
-    pub fn pins(&self) -> Result<HashMap<String, ServerPins>, Error> {
+    fn pins(&self) -> Result<HashMap<String, ServerPins>, Error> {
         self.with(|c| {
             let mut out: HashMap<String, ServerPins> = HashMap::new();
             for r in c.query("SELECT server, tool, hash FROM tool_pins", &[])? {
@@ -94,7 +50,7 @@ impl Store {
                 out.entry(r.get(0)?)
                     .or_default()
                     .reviews
-                    .insert(r.get(1)?, (r.get(2)?, ReviewState::parse(r.text(3))));
+                    .insert(r.get(1)?, (r.get(2)?, ReviewState::from_column(r.text(3))));
             }
             Ok(out)
         })
@@ -102,7 +58,7 @@ impl Store {
 
     /// Trusts each definition for its tool, replacing any pin and review,
     /// in one transaction (a server's first listing pins every tool at once).
-    pub fn pin_tools(&self, pins: &[NewPin<'_>]) -> Result<(), Error> {
+    fn pin_tools(&self, pins: &[NewPin<'_>]) -> Result<(), Error> {
         if pins.is_empty() {
             return Ok(());
         }
@@ -128,7 +84,7 @@ impl Store {
 
     /// Holds `definition` of `server`'s `tool` for review; true when this
     /// definition was not already waiting (a change to log and count).
-    pub fn hold_tool(
+    fn hold_tool(
         &self,
         server: &str,
         tool: &str,
@@ -156,7 +112,9 @@ impl Store {
             Ok(true)
         })
     }
+}
 
+impl Store {
     /// Definitions under review, oldest first; of one server if given.
     pub fn reviews(&self, server: Option<&str>) -> Result<Vec<Review>, Error> {
         self.with(|c| {
@@ -173,7 +131,7 @@ impl Store {
                         definition: r.get(3)?,
                         pinned: r.get(4)?,
                         reasons: serde_json::from_str(r.text(5)).unwrap_or_default(),
-                        state: ReviewState::parse(r.text(6)),
+                        state: ReviewState::from_column(r.text(6)),
                         seen_at: r.get(7)?,
                     })
                 },

@@ -7,8 +7,9 @@ use rmcp::model::Tool;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::scan::Finding;
-use crate::config::security::{OnNewTool, OnSuspicious, OnToolChange, SecurityConfig};
+use config::security::{OnNewTool, OnSuspicious, OnToolChange, SecurityConfig};
+
+use crate::scan::Finding;
 
 /// What a client is told about a tool, as pinned: the fields that change
 /// what the model reads or sends (`_meta` and `execution` are not).

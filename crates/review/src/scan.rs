@@ -462,7 +462,7 @@ mod tests {
     /// counted in the README ("Security"). Run with `--nocapture` to see them.
     #[test]
     fn real_tool_lists_raise_no_holds_and_few_tags() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/catalog");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/data/catalog");
         let mut servers: Vec<(String, Vec<Tool>)> = Vec::new();
         for file in std::fs::read_dir(dir).unwrap() {
             let v: Value = serde_json::from_str(&std::fs::read_to_string(file.unwrap().path()).unwrap()).unwrap();
