@@ -17,9 +17,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_gateway::access::Search;
 use mcp_gateway::auth::Authenticator;
 use mcp_gateway::config::Config;
-use mcp_gateway::credentials::Vault;
 use mcp_gateway::oauth::Verifier;
 use mcp_gateway::store::{self, Store};
+use mcp_gateway::vault::Vault;
 
 #[path = "../tests/suite/common/oauth.rs"]
 mod oauth;
@@ -60,7 +60,13 @@ fn bench(c: &mut Criterion) {
     let without = store.project("p").unwrap().unwrap();
     let with = store.create_project("q", Some(Search::Bm25)).unwrap();
     vault
-        .set(&with, "remote", store::CredentialKind::Header, "X-Account", "q-account")
+        .set(
+            &with,
+            "remote",
+            mcp_gateway::credentials::CredentialKind::Header,
+            "X-Account",
+            "q-account",
+        )
         .unwrap();
     let generation = store.access_generation().unwrap();
     assert!(

@@ -37,7 +37,6 @@ pub use tasks::{TaskAnswer, TaskRequest};
 use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::Catalog;
 use crate::config::{AuditMode, Config};
-use crate::credentials::{self, Vault};
 use crate::downstream::{self, Registry};
 use crate::learning::{Learning, Trail};
 use crate::outcome::Outcome;
@@ -46,6 +45,7 @@ use crate::search::cloud::CloudSearch;
 use crate::search::semantic;
 use crate::security::Security;
 use crate::store::{self, Store};
+use crate::vault::{self, Vault};
 use crate::wire::DISCOVERY;
 
 /// How long a one-shot command waits for tool embeddings (a first
@@ -241,7 +241,7 @@ impl Gateway {
         let cloud = config.cloud.clone().map(|c| Arc::new(CloudSearch::new(c)));
         let vault = Arc::new(Vault::new(store.clone()));
         let learning = Arc::new(Learning::new(store.clone(), config.learning.clone())?);
-        tracker.spawn(credentials::list_through_projects(
+        tracker.spawn(vault::list_through_projects(
             registry.clone(),
             vault.clone(),
             ct.child_token(),
@@ -303,7 +303,7 @@ impl Gateway {
     /// the catalog reflects that (for one-shot CLI commands and tests).
     pub async fn ready(&self) {
         self.registry.settled().await;
-        credentials::lend_listings(&self.registry, &self.vault).await;
+        vault::lend_listings(&self.registry, &self.vault).await;
         if let Err(e) = self.catalog.refresh(&self.registry) {
             tracing::error!(error = %e, "catalog rebuild failed");
         }

@@ -18,7 +18,6 @@ pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod console;
-pub mod credentials;
 pub mod demo;
 pub mod downstream;
 pub mod eval;
@@ -35,10 +34,12 @@ pub mod server;
 pub mod signature;
 pub mod telemetry;
 pub mod traces;
+pub mod vault;
 pub mod watch;
 
 // The crates beneath the gateway, where their modules once were.
 pub use config;
+pub use credentials;
 pub use learning;
 pub use review;
 pub use sandbox;

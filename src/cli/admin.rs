@@ -344,7 +344,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
             }
             for c in &credentials {
                 let what = match c.kind {
-                    crate::store::CredentialKind::OAuth => "OAuth sign-in".to_string(),
+                    crate::credentials::CredentialKind::OAuth => "OAuth sign-in".to_string(),
                     kind => format!("{} {}", kind.as_str(), c.name),
                 };
                 println!("  {} {what}, set {}", c.server, c.set_at);

@@ -12,9 +12,10 @@ use clap::{Args, Subcommand};
 
 use crate::access::Project;
 use crate::config::{Builtin, Config, ServerConfig, Transport};
-use crate::credentials::{Vault, sign_in};
+use crate::credentials::{CredentialKind, CredentialRows};
 use crate::secrets::Key;
-use crate::store::{CredentialKind, Store};
+use crate::store::Store;
+use crate::vault::{Vault, sign_in};
 
 /// `secret …`.
 #[derive(Debug, Subcommand)]

@@ -44,7 +44,7 @@ pub enum ExecuteError {
     Downstream(#[from] downstream::Error),
     /// The project's own credential for the server cannot be used.
     #[error(transparent)]
-    Credential(#[from] crate::credentials::Error),
+    Credential(#[from] crate::vault::Error),
     /// The tool waits for an operator's review (changed, or hostile-looking).
     #[error(
         "'{key}' is held for review: {why}. It can run again once an operator approves it (mcp-gateway tools approve {key})"
@@ -131,7 +131,7 @@ impl ExecuteError {
                 "SECRET_IN_ARGUMENTS"
             }
             ExecuteError::Secret(_) => "SECRET_IN_RESULT",
-            ExecuteError::Credential(crate::credentials::Error::SignInRequired { .. }) => "SIGN_IN_REQUIRED",
+            ExecuteError::Credential(crate::vault::Error::SignInRequired { .. }) => "SIGN_IN_REQUIRED",
             ExecuteError::Credential(_) => "CREDENTIAL_ERROR",
         }
     }

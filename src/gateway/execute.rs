@@ -11,7 +11,7 @@ use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
 use crate::outcome::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
-use crate::{credentials, downstream};
+use crate::{downstream, vault};
 
 impl Gateway {
     /// `tool_execute`: validates and forwards one call; the downstream result
@@ -143,13 +143,11 @@ impl Gateway {
         );
         let mut result = called.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
-            downstream::Error::SignInRequired { server } => {
-                ExecuteError::Credential(credentials::Error::SignInRequired {
-                    project: caller.project.name.clone(),
-                    server,
-                    why: "the server takes only a project's own sign-in, and this project has none".into(),
-                })
-            }
+            downstream::Error::SignInRequired { server } => ExecuteError::Credential(vault::Error::SignInRequired {
+                project: caller.project.name.clone(),
+                server,
+                why: "the server takes only a project's own sign-in, and this project has none".into(),
+            }),
             e => e.into(),
         })?;
         if let CallToolResponse::Task(created) = result {

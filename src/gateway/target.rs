@@ -9,8 +9,8 @@ use rmcp::model::JsonObject;
 use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::config::{Builtin, Transport};
-use crate::credentials;
 use crate::downstream;
+use crate::vault;
 
 impl Gateway {
     /// The connection a caller's calls to `server` go through: the shared
@@ -40,7 +40,7 @@ impl Gateway {
             // Index takes a bearer per call: the caller's own Index token, else the project's.
             (Transport::Builtin(Builtin::Index(_)), Some(own)) => {
                 if caller_token.is_none()
-                    && let Some(token) = credentials::bearer(&own, &server.config.name).await?
+                    && let Some(token) = vault::bearer(&own, &server.config.name).await?
                 {
                     meta.insert(crate::wire::CALLER_TOKEN_META.into(), token.into());
                 }
@@ -49,7 +49,7 @@ impl Gateway {
             (Transport::Builtin(_), Some(_)) => server.clone(),
             (_, Some(own)) => {
                 // A sign-in that needs the person again fails here, with the command to run.
-                credentials::fresh_token(&own, &server.config.name).await?;
+                vault::fresh_token(&own, &server.config.name).await?;
                 server.instance(own.as_ref().clone())?
             }
         };

@@ -22,8 +22,9 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::Store;
     use crate::access::Search;
-    use crate::{CredentialKind, Store};
+    use credentials::{CredentialKind, CredentialRows};
 
     #[test]
     fn every_access_change_moves_the_generation_and_recording_use_does_not() {

@@ -15,7 +15,6 @@
 pub mod access;
 mod admin;
 mod audit;
-mod credentials;
 mod engine;
 mod generation;
 mod learned;
@@ -23,6 +22,7 @@ mod migrate;
 mod pins;
 mod postgres;
 mod rates;
+mod sealed;
 pub mod secrets;
 mod sql;
 mod sqlite;
@@ -30,9 +30,9 @@ mod usage;
 
 pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
 pub use audit::{AuditRow, Unwritten, audit_row};
-pub use credentials::{CredentialInfo, CredentialKind, SealedCredential};
 pub use learned::Forgotten;
 pub use pins::Review;
+pub use sealed::CredentialInfo;
 pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 pub use vocab::outcome::Outcome;
 

@@ -17,11 +17,12 @@ use rmcp::transport::auth::{
 };
 use tokio::net::TcpListener;
 
-use super::{Error, row_aad};
+use super::Error;
 use crate::access::Project;
 use crate::config::{Builtin, ServerConfig, Transport};
+use crate::credentials::{CredentialKind, CredentialRows, row_aad};
 use crate::secrets::Key;
-use crate::store::{CredentialKind, Store};
+use crate::store::Store;
 
 /// Client name shown on the authorization server's consent page.
 const CLIENT_NAME: &str = "mcp-gateway";
@@ -367,7 +368,7 @@ pub fn status(
     key: &Key,
     project: &Project,
     server: &str,
-    row: &crate::store::SealedCredential,
+    row: &crate::credentials::SealedCredential,
 ) -> Result<Status, Error> {
     let aad = row_aad(project.id, server, CredentialKind::OAuth, "");
     let sealed = |source| Error::Sealed {

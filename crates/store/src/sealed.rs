@@ -1,63 +1,19 @@
-//! Rows of sealed per-project credentials. The store keeps bytes it cannot
-//! read; sealing and opening are the gateway's `credentials` module's business.
+//! Rows of sealed per-project credentials, in SQL: the store's side of the
+//! `credentials` crate's [`CredentialRows`], and the operator's lists and
+//! removals. The store keeps bytes it cannot read; the rules of sealing
+//! and opening are the crate's, the opening itself the gateway's `vault`.
 
-use super::sql::args;
+use std::path::Path;
+
+use credentials::{CredentialKind, CredentialRows, SealedCredential};
 use serde::Serialize;
 
+use super::sql::args;
 use super::{Error, Store, now};
 
-/// What a credential row holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CredentialKind {
-    /// An HTTP header sent to the server.
-    Header,
-    /// An environment variable of the server's child process.
-    Env,
-    /// An OAuth sign-in: the tokens `mcp-gateway login` obtained.
-    #[serde(rename = "oauth")]
-    OAuth,
-}
-
-impl CredentialKind {
-    /// The word stored in the `kind` column.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CredentialKind::Header => "header",
-            CredentialKind::Env => "env",
-            CredentialKind::OAuth => "oauth",
-        }
-    }
-
-    fn parse(word: &str) -> Result<Self, Error> {
-        match word {
-            "header" => Ok(CredentialKind::Header),
-            "env" => Ok(CredentialKind::Env),
-            "oauth" => Ok(CredentialKind::OAuth),
-            other => Err(Error::Column(format!("unknown credential kind '{other}'"))),
-        }
-    }
-}
-
-/// One credential as stored: sealed.
-#[derive(Clone)]
-pub struct SealedCredential {
-    /// Header or env; OAuth.
-    pub kind: CredentialKind,
-    /// The header or variable name; empty for OAuth.
-    pub name: String,
-    /// Id of the key that sealed it.
-    pub key_id: String,
-    /// Nonce, ciphertext and tag.
-    pub sealed: Vec<u8>,
-    /// When the value was set (a token refresh keeps it).
-    pub set_at: String,
-}
-
-impl std::fmt::Debug for SealedCredential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SealedCredential({} {})", self.kind.as_str(), self.name)
-    }
+/// The kind in a `kind` column, or why the row cannot be read.
+fn kind(word: &str) -> Result<CredentialKind, Error> {
+    CredentialKind::from_column(word).ok_or_else(|| Error::Column(format!("unknown credential kind '{word}'")))
 }
 
 /// A credential as `secret list` shows it: names and times, never a value.
@@ -78,11 +34,16 @@ pub struct CredentialInfo {
     pub updated_at: String,
 }
 
-impl Store {
+impl CredentialRows for Store {
+    type Error = Error;
+
+    fn key_home(&self) -> &Path {
+        Store::key_home(self)
+    }
+
     /// Sets a credential. A header or variable set anew gets a fresh
     /// `set_at`; OAuth tokens saved after a refresh keep theirs (`renew = false`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn put_credential(
+    fn put_credential(
         &self,
         project_id: i64,
         server: &str,
@@ -107,7 +68,7 @@ impl Store {
     }
 
     /// A project's credentials for one server (on the request path: one indexed read).
-    pub fn credentials(&self, project_id: i64, server: &str) -> Result<Vec<SealedCredential>, Error> {
+    fn credentials(&self, project_id: i64, server: &str) -> Result<Vec<SealedCredential>, Error> {
         self.with(|c| {
             c.all(
                 "SELECT kind, name, key_id, sealed, set_at FROM credentials
@@ -115,7 +76,7 @@ impl Store {
                 args![project_id, server],
                 |r| {
                     Ok(SealedCredential {
-                        kind: CredentialKind::parse(r.text(0))?,
+                        kind: kind(r.text(0))?,
                         name: r.get(1)?,
                         key_id: r.get(2)?,
                         sealed: r.get(3)?,
@@ -127,7 +88,7 @@ impl Store {
     }
 
     /// One credential, if set.
-    pub fn credential(
+    fn credential(
         &self,
         project_id: i64,
         server: &str,
@@ -139,7 +100,9 @@ impl Store {
             .into_iter()
             .find(|c| c.kind == kind && c.name == name))
     }
+}
 
+impl Store {
     /// Names of every credential, of one project or all, by project, server, kind, name.
     pub fn credential_list(&self, project: Option<&str>) -> Result<Vec<CredentialInfo>, Error> {
         let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
@@ -154,7 +117,7 @@ impl Store {
                     Ok(CredentialInfo {
                         project: r.get(0)?,
                         server: r.get(1)?,
-                        kind: CredentialKind::parse(r.text(2))?,
+                        kind: kind(r.text(2))?,
                         name: r.get(3)?,
                         set_at: r.get(4)?,
                         updated_at: r.get(5)?,

@@ -1,6 +1,7 @@
-//! Per-project credentials for downstream servers: headers and environment
-//! variables set with `mcp-gateway secret`, and OAuth sign-ins made with
-//! `mcp-gateway login`, sealed in the store ([`crate::secrets`]).
+//! The vault: per-project credentials for downstream servers, opened on
+//! each call: headers and environment variables set with `mcp-gateway
+//! secret`, and OAuth sign-ins made with `mcp-gateway login`, sealed in the
+//! store ([`crate::secrets`]; their rows and rules are [`crate::credentials`]).
 //!
 //! On each call the [`Vault`] reads the calling project's rows for the
 //! server (one indexed read) and opens them only when they changed since
@@ -12,13 +13,12 @@ pub mod sign_in;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use sha2::Digest;
-
 use crate::access::Project;
 use crate::config::ServerConfig;
+use crate::credentials::{CredentialKind, CredentialRows, SealedCredential, bearer_header, fingerprint, row_aad};
 use crate::downstream::ProjectCredential;
 use crate::secrets::{self, Key};
-use crate::store::{self, CredentialKind, SealedCredential, Store};
+use crate::store::{self, Store};
 
 /// Why a project's credential could not be used. Never carries a value.
 #[derive(Debug, thiserror::Error)]
@@ -59,14 +59,6 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-}
-
-/// The associated data a value is sealed under: the row it belongs to.
-pub fn row_aad(project_id: i64, server: &str, kind: CredentialKind, name: &str) -> String {
-    format!(
-        "mcp-gateway/credential/v1\0{project_id}\0{server}\0{}\0{name}",
-        kind.as_str()
-    )
 }
 
 /// Opened credentials, cached per (project, server): rows are read again
@@ -278,25 +270,6 @@ pub async fn lend_listings(registry: &crate::downstream::Registry, vault: &Vault
     }
 }
 
-/// Tells apart credentials that were set anew: header and variable values
-/// by their sealed bytes, a sign-in by when it was made (a token refresh
-/// keeps the sign-in, and its connection).
-fn fingerprint(rows: &[SealedCredential]) -> String {
-    let mut hash = sha2::Sha256::new();
-    for row in rows {
-        hash.update(row.kind.as_str());
-        hash.update([0]);
-        hash.update(&row.name);
-        hash.update([0]);
-        match row.kind {
-            CredentialKind::OAuth => hash.update(&row.set_at),
-            _ => hash.update(&row.sealed),
-        }
-        hash.update([0]);
-    }
-    crate::text::hex(&hash.finalize()[..12])
-}
-
 /// The bearer token `credential` holds for a server that takes one rather
 /// than a connection (the Index built-in): the sign-in's access token,
 /// refreshed when due, else an `Authorization: Bearer …` secret.
@@ -304,12 +277,7 @@ pub async fn bearer(credential: &ProjectCredential, server: &str) -> Result<Opti
     if let Some(token) = fresh_token(credential, server).await? {
         return Ok(Some(token));
     }
-    Ok(credential
-        .headers
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
-        .and_then(|(_, value)| value.strip_prefix("Bearer ").or(value.strip_prefix("bearer ")))
-        .map(str::to_string))
+    Ok(bearer_header(&credential.headers).map(str::to_string))
 }
 
 /// The sign-in's access token, refreshed first when it is about to expire;
@@ -324,39 +292,4 @@ pub async fn fresh_token(credential: &ProjectCredential, server: &str) -> Result
         .await
         .map(Some)
         .map_err(|e| sign_in::explain(e, project, server))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(kind: CredentialKind, name: &str, sealed: &[u8], set_at: &str) -> SealedCredential {
-        SealedCredential {
-            kind,
-            name: name.into(),
-            key_id: "k".into(),
-            sealed: sealed.to_vec(),
-            set_at: set_at.into(),
-        }
-    }
-
-    #[test]
-    fn a_new_value_changes_the_fingerprint_but_a_refreshed_sign_in_does_not() {
-        let header = |v: &[u8]| row(CredentialKind::Header, "X-Account", v, "t0");
-        let oauth = |at: &str| row(CredentialKind::OAuth, "", b"tokens", at);
-        assert_eq!(fingerprint(&[header(b"a")]), fingerprint(&[header(b"a")]));
-        assert_ne!(fingerprint(&[header(b"a")]), fingerprint(&[header(b"b")]));
-        let mut refreshed = oauth("t1");
-        refreshed.sealed = b"other tokens".to_vec();
-        assert_eq!(fingerprint(&[oauth("t1")]), fingerprint(&[refreshed]));
-        assert_ne!(fingerprint(&[oauth("t1")]), fingerprint(&[oauth("t2")]));
-    }
-
-    #[test]
-    fn rows_are_bound_to_project_server_kind_and_name() {
-        let a = row_aad(1, "github", CredentialKind::Header, "Authorization");
-        assert_ne!(a, row_aad(2, "github", CredentialKind::Header, "Authorization"));
-        assert_ne!(a, row_aad(1, "linear", CredentialKind::Header, "Authorization"));
-        assert_ne!(a, row_aad(1, "github", CredentialKind::Env, "Authorization"));
-    }
 }
