@@ -15,10 +15,11 @@ use tracing::{debug, error, warn};
 
 use crate::access::Grants;
 use crate::downstream::Registry;
+use crate::keys::{ServerName, ToolKey};
 use crate::search;
 use crate::search::semantic::{self, Semantic, Vectors};
 use crate::security::{Held, Security};
-use crate::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES, tool_key};
+use crate::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES};
 
 pub mod apps;
 pub mod direct;
@@ -31,9 +32,9 @@ pub use view::View;
 #[derive(Debug)]
 pub struct Entry {
     /// `server:tool`.
-    pub key: String,
+    pub key: ToolKey,
     /// The server's name.
-    pub server: String,
+    pub server: ServerName,
     /// The tool as the server listed it.
     pub tool: Tool,
     /// Tags from the rules that match it.
@@ -57,14 +58,14 @@ pub struct Entry {
 impl Entry {
     fn new(server: &str, tool: Tool, tags: Vec<String>) -> Self {
         use std::hash::{Hash, Hasher};
-        let key = tool_key(server, &tool.name);
+        let key = ToolKey::new(server, &tool.name);
         let mut hasher = std::hash::DefaultHasher::new();
-        (&key, &tags).hash(&mut hasher);
+        (key.as_str(), &tags).hash(&mut hasher);
         serde_json::to_string(&tool).unwrap_or_default().hash(&mut hasher);
         Self {
             fingerprint: hasher.finish(),
             key,
-            server: server.to_string(),
+            server: ServerName::new(server),
             params: parameter_text(&tool),
             has_app: apps::template(tool.meta.as_deref()).is_some(),
             app_only: apps::app_only(tool.meta.as_deref()),
@@ -190,9 +191,9 @@ impl<'a> From<(&'a str, Option<&'a str>, &'a [Tool])> for Listing<'a> {
 #[derive(Debug)]
 pub struct Snapshot {
     entries: Vec<Entry>,
-    by_key: HashMap<String, u32>,
+    by_key: HashMap<ToolKey, u32>,
     /// Tools held for review, by key: hidden, and refused with the reason.
-    held: HashMap<String, (String, Held)>,
+    held: HashMap<ToolKey, (String, Held)>,
     /// Each entry's name for direct exposure (`server__tool`), by ordinal.
     direct: Vec<String>,
     /// Ordinals by direct name.
@@ -258,7 +259,7 @@ impl Snapshot {
                 held: waiting,
             } = listing.into();
             for h in waiting {
-                held.insert(tool_key(server, &h.tool), (server.to_string(), h.clone()));
+                held.insert(ToolKey::new(server, &h.tool), (server.to_string(), h.clone()));
             }
             let ordinal = match names.iter().position(|n| n == server) {
                 Some(i) => i,
@@ -790,10 +791,10 @@ mod tests {
                 .collect();
             for (server, tools) in &catalog {
                 for t in tools {
-                    let key = tool_key(server, &t.name);
+                    let key = ToolKey::new(server, &t.name);
                     let allowed = rules.verdict(server, &t.name, &[]).enabled && grants.allows(server, &t.name);
                     assert_eq!(
-                        found.contains(&key),
+                        found.contains(key.as_str()),
                         allowed,
                         "seed {seed}: discovery of {key} ({specs:?})"
                     );

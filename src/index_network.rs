@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 pub use crate::config::index_network::{IndexConfig, SERVER_NAME};
+use crate::keys::RequestId;
 use crate::wire::{CALLER_TOKEN_META, MCP_APPS_META, REQUEST_ID_META};
 use args::FilterInput;
 use protocol::{Error, FilterRequest, Filtered, Protocol, Session};
@@ -554,7 +555,7 @@ impl ServerHandler for IndexServer {
             other => return Err(ErrorData::invalid_params(format!("unknown tool '{other}'"), None)),
         };
         let meta_str = |k: &str| ctx.meta.get(k).and_then(Value::as_str);
-        let request_id = meta_str(REQUEST_ID_META).map_or_else(crate::wire::request_id, str::to_string);
+        let request_id = meta_str(REQUEST_ID_META).map_or_else(|| RequestId::fresh().to_string(), str::to_string);
         let outcome = async {
             let call = call.map_err(Failure::Invalid)?;
             let session = self.protocol.exchange(meta_str(CALLER_TOKEN_META), &request_id).await?;

@@ -47,6 +47,7 @@ pub use search;
 pub use store;
 pub use store::access;
 pub use store::secrets;
+pub use vocab::keys;
 pub use vocab::leaks;
 pub use vocab::mask;
 pub use vocab::outcome;

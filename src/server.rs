@@ -39,8 +39,9 @@ use crate::auth::{self, Caller};
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Relay};
 use crate::gateway::{CallRequest, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest};
+use crate::keys::RequestId;
 use crate::ratelimit::Budget;
-use crate::wire::{DISCOVERY, EXECUTE, request_id};
+use crate::wire::{DISCOVERY, EXECUTE};
 use apps::AppCall;
 use errors::auth_error;
 pub use errors::{RATE_LIMITED, SESSIONS_FULL, UNAUTHORIZED};
@@ -187,7 +188,7 @@ impl Upstream {
     async fn answer_call(
         &self,
         meta_tool: &'static str,
-        request_id: String,
+        request_id: RequestId,
         caller: Result<Caller, auth::Error>,
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
@@ -385,7 +386,7 @@ impl ServerHandler for Upstream {
                 (EXECUTE, app)
             }
         };
-        let request_id = request_id();
+        let request_id = RequestId::fresh();
         // Every log line of this call, the downstream's included, carries its
         // request id; exported, the span is the caller's trace's child.
         let span = tracing::info_span!(

@@ -9,10 +9,11 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use crate::config::Config;
+use crate::keys::ToolKey;
 use crate::review::pins::Reason;
 use crate::review::scan::escape_hidden;
 use crate::store::{Review, Store};
-use crate::wire::{split_key, tool_key};
+use crate::wire::split_key;
 
 /// `tools …`.
 #[derive(Debug, Subcommand)]
@@ -90,7 +91,7 @@ fn reasons(r: &Review) -> Vec<&'static str> {
 
 fn review_json(r: &Review) -> Value {
     json!({
-        "toolKey": tool_key(&r.server, &r.tool),
+        "toolKey": ToolKey::new(&r.server, &r.tool),
         "state": r.state.as_str(),
         "reasons": r.reasons,
         "why": reasons(r).join("; "),
@@ -106,7 +107,7 @@ fn review_json(r: &Review) -> Value {
 fn describe(r: &Review) -> String {
     format!(
         "{} ({}, since {})\n  why: {}\n{}\n",
-        tool_key(&r.server, &r.tool),
+        ToolKey::new(&r.server, &r.tool),
         r.state.as_str(),
         r.seen_at,
         reasons(r).join("; "),

@@ -18,10 +18,11 @@ use crate::access::{Grants, Search};
 use crate::config::Transport;
 use crate::downstream::{Downstream, Status};
 use crate::gateway::DiscoverArgs;
+use crate::keys::ToolKey;
 use crate::leaks::quote;
 use crate::operator::{Operator, ProjectLine, ProjectView};
 use crate::store::{self, UsageRange};
-use crate::wire::{MAX_REQUEST_ID_BYTES, bounded, tool_key};
+use crate::wire::{MAX_REQUEST_ID_BYTES, bounded};
 
 /// Most operator actions shown on the overview.
 const RECENT_ACTIONS: usize = 20;
@@ -184,7 +185,7 @@ pub(super) async fn server(State(console): State<Console>, Path(name): Path<Stri
         .tools
         .iter()
         .map(|tool| {
-            let key = tool_key(&name, &tool.name);
+            let key = ToolKey::new(&name, &tool.name);
             let listed = everything.get(&key);
             let (state, why, tags) = match (listed, everything.held(&key)) {
                 (Some(entry), _) => ("listed", None, entry.tags.clone()),

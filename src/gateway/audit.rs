@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{Answer, ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::config::AuditMode;
+use crate::keys::RequestId;
 use crate::learning::Trail;
 use crate::outcome::Outcome;
 use crate::store;
@@ -34,7 +35,7 @@ pub(super) struct Row(store::AuditRow);
 
 impl Row {
     /// The row of `meta_tool`'s call `request_id`, failed until it says otherwise.
-    pub(super) fn new(request_id: &str, meta_tool: &str) -> Row {
+    pub(super) fn new(request_id: &RequestId, meta_tool: &str) -> Row {
         let mut row = store::audit_row(request_id, meta_tool);
         row.outcome = Outcome::Failed;
         Row(row)
@@ -50,8 +51,8 @@ impl Row {
     }
 
     /// The tool the call names.
-    pub(super) fn key(mut self, key: Option<String>) -> Row {
-        self.0.tool_key = key;
+    pub(super) fn key(mut self, key: Option<&str>) -> Row {
+        self.0.tool_key = key.map(str::to_string);
         self
     }
 

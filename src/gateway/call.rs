@@ -13,6 +13,7 @@ use super::audit::{AuditState, Row};
 use super::{Answer, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
 use crate::downstream::CallOrigin;
+use crate::keys::RequestId;
 use crate::leaks;
 use crate::outcome::Outcome;
 use crate::ratelimit::Budget;
@@ -69,7 +70,7 @@ impl Gateway {
     pub async fn call(
         &self,
         meta_tool: &'static str,
-        request_id: &str,
+        request_id: &RequestId,
         caller: Result<Caller, auth::Error>,
         cancelled: &CancellationToken,
         request: impl FnOnce(&Caller) -> CallRequest,
@@ -78,7 +79,7 @@ impl Gateway {
         let caller = match caller {
             Ok(c) => c,
             Err(e) => {
-                info!(request_id, meta_tool, outcome = "denied", "refused caller");
+                info!(request_id = %request_id, meta_tool, outcome = "denied", "refused caller");
                 crate::telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
                 // A refusal is an error either way: its row is not waited for.
                 let row = Row::new(request_id, meta_tool)
@@ -106,7 +107,7 @@ impl Gateway {
                     let args = ExecuteArgs { retry, ..args };
                     // A script's row has no key: its calls have rows of their own.
                     let key = Some(args.tool_key.clone()).filter(|k| !k.is_empty());
-                    meta.insert(REQUEST_ID_META.into(), request_id.into());
+                    meta.insert(REQUEST_ID_META.into(), request_id.as_str().into());
                     let cx = Context {
                         caller: &caller,
                         meta,
@@ -118,8 +119,8 @@ impl Gateway {
                         a = self.answer_execute(&cx, args) => (a, key),
                         // Dropping the call cancels it downstream.
                         _ = cancelled.cancelled() => {
-                            info!(request_id, "call cancelled by the client");
-                            let row = Row::new(request_id, meta_tool).caller(&caller).key(key).latency(started.elapsed());
+                            info!(request_id = %request_id, "call cancelled by the client");
+                            let row = Row::new(request_id, meta_tool).caller(&caller).key(key.as_deref()).latency(started.elapsed());
                             let _ = self.audit(row.build(), false).await;
                             return Err(Refused::Cancelled);
                         }
@@ -139,7 +140,7 @@ impl Gateway {
     pub(super) async fn finish(
         &self,
         meta_tool: &'static str,
-        request_id: &str,
+        request_id: &RequestId,
         caller: &Caller,
         tool_key: Option<String>,
         mut answer: Answer,
@@ -168,7 +169,7 @@ impl Gateway {
         // audit log too.
         info!(
             target: "mcp_gateway::calls",
-            request_id,
+            request_id = %request_id,
             project = caller.project.id,
             subject = caller.subject.as_deref().unwrap_or(""),
             issuer = caller.issuer.as_deref().unwrap_or(""),
@@ -184,7 +185,7 @@ impl Gateway {
         let answered = answer.audit != AuditState::StartRefused;
         let row = Row::new(request_id, meta_tool)
             .caller(caller)
-            .key(tool_key)
+            .key(tool_key.as_deref())
             .outcome(answer.outcome)
             .latency(latency)
             .answered(answer.result_count, std::mem::take(&mut answer.trail));
@@ -192,7 +193,7 @@ impl Gateway {
         let mut answer = match self.audit(row.build(), answered).await {
             Ok(()) => answer,
             Err(why) => {
-                warn!(request_id, meta_tool, error = %why, "answer withheld: its audit row was not written");
+                warn!(request_id = %request_id, meta_tool, error = %why, "answer withheld: its audit row was not written");
                 Self::withhold(&key, why)
             }
         };

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, startup};
 use crate::access::Search;
 use crate::auth::Caller;
+use crate::keys::{RequestId, ServerName, ToolKey};
 use crate::learning::Asked;
 use crate::outcome::Outcome;
 use crate::rank::{Bm25, Hybrid, SearchProvider};
@@ -20,11 +21,11 @@ use crate::wire::{self, DISCOVERY};
 #[serde(rename_all = "camelCase")]
 pub struct Found {
     /// `server:tool`, the key `tool_execute` takes.
-    pub tool_key: String,
+    pub tool_key: ToolKey,
     /// The tool's own name.
     pub tool_name: String,
     /// The server it runs on.
-    pub server_name: String,
+    pub server_name: ServerName,
     /// The tool's description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -215,7 +216,7 @@ impl Gateway {
         caller: &Caller,
         arguments: Option<JsonObject>,
         session: &str,
-        request_id: &str,
+        request_id: &RequestId,
     ) -> Answer {
         let discovery = match DiscoverArgs::parse(arguments) {
             Ok(args) => self.discover(caller, &args).await,
@@ -224,7 +225,7 @@ impl Gateway {
         match discovery {
             Ok(d) => {
                 let count = d.results.len() as u64;
-                let found = d.results.iter().map(|f| (f.tool_key.clone(), f.query)).collect();
+                let found = d.results.iter().map(|f| (f.tool_key.to_string(), f.query)).collect();
                 let trail = self
                     .learning
                     .discovered(session, caller.learning_scope(), request_id, &d.asked, found)
@@ -378,9 +379,9 @@ mod tests {
             .into_iter()
             .zip(relevance)
             .map(|((name, description, input, output), relevance)| Found {
-                tool_key: format!("demo:{name}"),
+                tool_key: ToolKey::new("demo", name),
                 tool_name: name.into(),
-                server_name: "demo".into(),
+                server_name: ServerName::new("demo"),
                 description: Some(description.into()),
                 relevance,
                 explanation: None,

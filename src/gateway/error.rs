@@ -4,6 +4,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
+use crate::keys::ToolKey;
 use crate::leaks::quote;
 use crate::outcome::Outcome;
 use crate::wire::split_key;
@@ -35,7 +36,7 @@ pub enum ExecuteError {
     #[error("arguments for '{key}' do not match its inputSchema: {}", violations.join("; "))]
     Invalid {
         /// The tool.
-        key: String,
+        key: ToolKey,
         /// Every violation.
         violations: Vec<String>,
     },
@@ -92,7 +93,7 @@ pub enum ExecuteError {
     )]
     TooLarge {
         /// The tool.
-        key: String,
+        key: ToolKey,
         /// Its size as JSON.
         bytes: u64,
         /// The server's limit.
@@ -141,10 +142,8 @@ impl ExecuteError {
     /// for review): never a key only the caller vouches for.
     fn resolved_key(&self) -> Option<&str> {
         match self {
-            ExecuteError::Invalid { key, .. }
-            | ExecuteError::Held { key, .. }
-            | ExecuteError::InputUnanswered { key, .. }
-            | ExecuteError::TooLarge { key, .. } => Some(key.as_str()),
+            ExecuteError::Invalid { key, .. } | ExecuteError::TooLarge { key, .. } => Some(key.as_str()),
+            ExecuteError::Held { key, .. } | ExecuteError::InputUnanswered { key, .. } => Some(key.as_str()),
             ExecuteError::Secret(b) => Some(b.key.as_str()),
             _ => None,
         }
@@ -220,7 +219,7 @@ mod tests {
     #[test]
     fn errors_carry_engine_codes() {
         let e = ExecuteError::Invalid {
-            key: "a:b".into(),
+            key: ToolKey::new("a", "b"),
             violations: vec!["x".into()],
         };
         assert_eq!(e.code(), "TOOL_VALIDATION_ERROR");
@@ -242,7 +241,7 @@ mod tests {
     #[test]
     fn an_error_about_a_tool_names_its_server_and_tool() {
         let invalid = ExecuteError::Invalid {
-            key: "demo:calculate".into(),
+            key: ToolKey::new("demo", "calculate"),
             violations: vec!["/expression: expected a string".into()],
         };
         let r = invalid.into_result();

@@ -9,6 +9,7 @@ use super::audit::Row;
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
+use crate::keys::RequestId;
 use crate::outcome::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
 use crate::{downstream, vault};
@@ -73,7 +74,7 @@ impl Gateway {
         let request_id = meta
             .get(wire::REQUEST_ID_META)
             .and_then(Value::as_str)
-            .map(str::to_string);
+            .map(RequestId::given);
         let target = self.target(caller, &server, &mut meta).await?;
         let span = tracing::info_span!(
             "downstream",
@@ -104,7 +105,7 @@ impl Gateway {
         if let Some(request_id) = &request_id {
             let row = Row::new(request_id, EXECUTE)
                 .caller(caller)
-                .key(Some(entry.key.clone()))
+                .key(Some(&entry.key))
                 .outcome(Outcome::Started);
             self.audit(row.build(), true).await.map_err(ExecuteError::NotAudited)?;
         }

@@ -27,6 +27,7 @@ use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::auth::Caller;
 use crate::config::code_mode::CodeLimits;
 use crate::downstream::CallOrigin;
+use crate::keys::RequestId;
 use crate::outcome::Outcome;
 use crate::ratelimit::Budget;
 use crate::sandbox::{self, Call, Gone, Host, Refusal};
@@ -100,8 +101,8 @@ impl Gateway {
         };
         let mut meta = cx.meta.clone();
         let parent = match meta.remove(REQUEST_ID_META).as_ref().and_then(Value::as_str) {
-            Some(id) => id.to_string(),
-            None => crate::wire::request_id(),
+            Some(id) => RequestId::given(id),
+            None => RequestId::fresh(),
         };
         let caps = self.security.script_caps();
         let ticket = match self
@@ -135,7 +136,7 @@ impl Gateway {
                 if let Err(outcome) = done.send(outcome) {
                     let cpu_us = outcome.cpu.as_micros() as u64;
                     tracing::info!(
-                        request_id,
+                        request_id = %request_id,
                         calls = outcome.calls,
                         cpu_us,
                         "script stopped: its request was cancelled or answered for"
@@ -175,7 +176,7 @@ impl Gateway {
                         let _ = answers.send((id, Err(refusal)));
                         continue;
                     }
-                    let request_id = format!("{parent}.{id}");
+                    let request_id = RequestId::given(&format!("{parent}.{id}"));
                     let call = self.inner(&calls_cx, request_id, call);
                     in_flight.push(Box::pin(async move { (id, call.await) }));
                 }
@@ -219,7 +220,7 @@ impl Gateway {
 
     /// One `tools.call` or `tools.search` of a script, as its own
     /// `tool_execute` or `tool_discovery` with its own audit row.
-    async fn inner(&self, cx: &Context<'_>, request_id: String, call: Call) -> Result<Value, Refusal> {
+    async fn inner(&self, cx: &Context<'_>, request_id: RequestId, call: Call) -> Result<Value, Refusal> {
         let caller = cx.caller;
         let started = Instant::now();
         let (meta_tool, key) = match &call {
@@ -237,13 +238,18 @@ impl Gateway {
         // A call cancelled with its script still gets its one row.
         let mut unfinished = Unfinished {
             gateway: self.clone(),
-            row: Some(Row::new(&request_id, meta_tool).caller(caller).key(key.clone()).build()),
+            row: Some(
+                Row::new(&request_id, meta_tool)
+                    .caller(caller)
+                    .key(key.as_deref())
+                    .build(),
+            ),
         };
         // A search's reply is its results; a call's is read from its answer.
         let (answer, searched) = match call {
             Call::Tool { key, arguments } => {
                 let mut meta = cx.meta.clone();
-                meta.insert(REQUEST_ID_META.into(), request_id.clone().into());
+                meta.insert(REQUEST_ID_META.into(), request_id.as_str().into());
                 let call_cx = Context {
                     meta,
                     origin: cx.origin.clone(),

@@ -141,7 +141,7 @@ impl Upstream {
             .await;
         let prompts = listed.into_iter().flat_map(|(server, prompts)| {
             prompts.into_iter().map(move |mut p| {
-                p.name = crate::wire::tool_key(&server, &p.name);
+                p.name = crate::keys::ToolKey::new(&server, &p.name).to_string();
                 p
             })
         });

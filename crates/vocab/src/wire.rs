@@ -85,35 +85,10 @@ pub fn bounded<'a>(field: &'static str, value: &'a str, limit: usize) -> Result<
     }
 }
 
-/// Builds `server:tool`.
-pub fn tool_key(server: &str, tool: &str) -> String {
-    format!("{server}{KEY_SEPARATOR}{tool}")
-}
-
 /// Splits `server:tool` (the tool part may itself contain `:`).
 pub fn split_key(key: &str) -> Option<(&str, &str)> {
     key.split_once(KEY_SEPARATOR)
         .filter(|(s, t)| !s.is_empty() && !t.is_empty())
-}
-
-/// A fresh id for one upstream call, for logs and the audit row: a counter
-/// from a random start, scrambled so that ids look unrelated. Unique within
-/// the process without a system call per call (they are labels, not secrets).
-pub fn request_id() -> String {
-    static NEXT: std::sync::LazyLock<std::sync::atomic::AtomicU64> = std::sync::LazyLock::new(|| {
-        let mut bytes = [0u8; 8];
-        getrandom::fill(&mut bytes).unwrap_or_default();
-        u64::from_le_bytes(bytes).into()
-    });
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{:016x}", scramble(n))
-}
-
-/// SplitMix64's finalizer: a bijection on u64, so distinct counters stay distinct.
-fn scramble(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A score rounded to three decimals, as it goes on the wire.
@@ -124,16 +99,6 @@ pub fn score(score: f32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn request_ids_are_distinct_and_look_unrelated() {
-        let ids: Vec<String> = (0..1000).map(|_| request_id()).collect();
-        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
-        assert_eq!(distinct.len(), ids.len());
-        assert!(ids.iter().all(|id| id.len() == 16));
-        // Consecutive counters differ in about half their bits, not one.
-        assert!((scramble(1) ^ scramble(2)).count_ones() > 16);
-    }
 
     #[test]
     fn scores_go_on_the_wire_with_three_decimals() {
@@ -163,6 +128,5 @@ mod tests {
         assert_eq!(split_key("srv:ns:tool"), Some(("srv", "ns:tool")));
         assert_eq!(split_key("nokey"), None);
         assert_eq!(split_key(":tool"), None);
-        assert_eq!(tool_key("fs", "read_file"), "fs:read_file");
     }
 }
