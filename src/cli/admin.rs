@@ -303,13 +303,9 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
             }
         }
         ProjectCommand::Show { project, json } => {
-            let p = store
-                .project(&project)?
-                .ok_or_else(|| crate::store::Error::NoProject(project.clone()))?;
-            let tokens = store.tokens(Some(&project))?;
-            let permissions = store.permissions(p.id)?;
-            let credentials = store.credential_list(Some(&project))?;
-            let (learned, remembered) = store.learning_size(p.id)?;
+            let view = Operator::new(&store).project(&project)?;
+            let (p, tokens, permissions, credentials) = (view.project, view.tokens, view.grants, view.credentials);
+            let (learned, remembered) = (view.learned_associations, view.remembered_meanings);
             if json {
                 return print_json(&json!({
                     "project": p, "tokens": tokens, "permissions": permissions, "credentials": credentials,
