@@ -204,7 +204,7 @@ pub enum Command {
         alpha: f32,
         /// Measure learning from use instead: replay the tune side (tasks, steps and
         /// paraphrases.jsonl) as discoveries followed by successful executes, then score
-        /// the held-out half after 0, 10, 100 and 1,000 calls; and the same on a second
+        /// the held-out half after 0, 10, 100, 300 and 1,000 calls; and the same on a second
         /// split, leave-servers-out. Ranked with the term prior, the memory of meanings,
         /// and both.
         #[arg(long)]
@@ -213,6 +213,12 @@ pub enum Command {
         /// each of a few blends of the memory of meanings: how its blend was set.
         #[arg(long, requires = "replay")]
         tune_meanings: bool,
+        /// With --replay: only score the replayed calls themselves for each of a few
+        /// amounts of evidence a learned lift must outweigh (terms and meanings
+        /// together): how it was set. Counts the calls learning put first and those
+        /// it pushed from first, beside SEEN@5.
+        #[arg(long, requires = "replay", conflicts_with = "tune_meanings")]
+        tune_evidence: bool,
     },
     /// Run the built-in demo MCP server (what the default config aggregates).
     DemoServer {
@@ -279,10 +285,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         alpha,
         replay,
         tune_meanings,
+        tune_evidence,
     } = &cli.command
     {
-        if *tune_meanings {
-            return eval::tune_meanings(&config, data).await;
+        if *tune_meanings || *tune_evidence {
+            return eval::tune(&config, data, *tune_evidence).await;
         }
         if *replay {
             return eval::replay(&config, data, *json).await;

@@ -160,11 +160,13 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `eval --replay --tune-meanings`: how the memory of meanings' blend was
-/// set. Only the replayed calls are scored (how often the right tool was in
-/// the top 5 when asked, before it taught): the project's own history,
-/// never the held-out half.
-pub(super) async fn tune_meanings(config: &Config, data: &std::path::Path) -> anyhow::Result<ExitCode> {
+/// `eval --replay --tune-meanings`, or with `evidence` `--tune-evidence`:
+/// how the memory of meanings' blend, then the evidence a lift must
+/// outweigh, were set. Only the replayed calls are scored (how often the
+/// right tool was in the top 5 when asked, before it taught; and with
+/// `evidence`, the calls learning put first or pushed from first): the
+/// project's own history, never the held-out half.
+pub(super) async fn tune(config: &Config, data: &std::path::Path, evidence: bool) -> anyhow::Result<ExitCode> {
     use crate::eval::replay::{self, Lessons, Run};
     use crate::learning::meanings::Blend;
     let bench = crate::eval::Bench::load(data)?;
@@ -178,21 +180,41 @@ pub(super) async fn tune_meanings(config: &Config, data: &std::path::Path) -> an
     let holdout = replay::holdout(&bench, &paraphrases);
     let hybrid = crate::rank::Hybrid::new(model.clone());
     println!(
-        "{:<9} {:>5} {:>3} {:>5} {:>5} | SEEN@5 per checkpoint window",
-        "LESSONS", "FLOOR", "K", "SMOO", "CAP"
+        "{:<9} {:>5} {:>3} {:>5} {:>5} {:>4} | SEEN@5 per checkpoint window{}",
+        "LESSONS",
+        "FLOOR",
+        "K",
+        "SMOO",
+        "CAP",
+        "EVID",
+        if evidence { " (first: won/lost)" } else { "" }
     );
     let mut blends = vec![(Lessons::Terms, Blend::default())];
-    for lessons in [Lessons::Meanings, Lessons::Both] {
-        for floor in [0.0, 0.1, 0.2, 0.3] {
-            for neighbours in [4, 8, 16] {
-                for smoothing in [0.05, 0.1, 0.25] {
-                    let blend = Blend {
-                        floor,
-                        neighbours,
-                        smoothing,
-                        ..Blend::default()
-                    };
-                    blends.push((lessons, blend));
+    if evidence {
+        for evidence in [0.0, 1.0, 2.0, 3.0, 5.0, 8.0] {
+            blends.push((
+                Lessons::Both,
+                Blend {
+                    evidence,
+                    ..Blend::default()
+                },
+            ));
+        }
+    } else {
+        for lessons in [Lessons::Meanings, Lessons::Both] {
+            for floor in [0.0, 0.1, 0.2, 0.3] {
+                for neighbours in [4, 8, 16] {
+                    for smoothing in [0.05, 0.1, 0.25] {
+                        // The blend was set before evidence was weighed.
+                        let blend = Blend {
+                            floor,
+                            neighbours,
+                            smoothing,
+                            evidence: 0.0,
+                            ..Blend::default()
+                        };
+                        blends.push((lessons, blend));
+                    }
                 }
             }
         }
@@ -209,15 +231,22 @@ pub(super) async fn tune_meanings(config: &Config, data: &std::path::Path) -> an
         let seen: Vec<String> = points
             .iter()
             .skip(1)
-            .map(|p| format!("{}: {:.3}", p.calls, p.replayed_r5))
+            .map(|p| match evidence {
+                true => format!(
+                    "{}: {:.3} ({}/{})",
+                    p.calls, p.replayed_r5, p.replayed_top1.0, p.replayed_top1.1
+                ),
+                false => format!("{}: {:.3}", p.calls, p.replayed_r5),
+            })
             .collect();
         println!(
-            "{:<9} {:>5.2} {:>3} {:>5.2} {:>5.2} | {}",
+            "{:<9} {:>5.2} {:>3} {:>5.2} {:>5.2} {:>4} | {}",
             lessons.label(),
             blend.floor,
             blend.neighbours,
             blend.smoothing,
             blend.cap,
+            blend.evidence,
             seen.join("  ")
         );
     }

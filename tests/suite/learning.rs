@@ -162,3 +162,64 @@ async fn a_credential_in_a_query_is_never_kept_or_quoted() {
     assert_eq!(tables_holding(&db, &secret[..12]), Vec::<String>::new());
     assert!(!gw.log().contains(&secret[..12]), "the log keeps it");
 }
+
+fn relevance_of(results: &[Value], key: &str) -> Option<f64> {
+    results
+        .iter()
+        .find(|r| r["toolKey"] == key)
+        .and_then(|r| r["relevance"].as_f64())
+}
+
+/// One run is a hint, not a verdict: a caller who runs the wrong tool once
+/// does not put it first for everyone, running it again in the same
+/// session adds nothing, and only other sessions that agree lift it further.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_wrong_run_is_a_hint_and_agreeing_sessions_lift_the_tool() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
+    let careless = gw.client().await;
+    wait_for_tool(&careless, "alpha:sha256").await;
+    let query = json!("compute a hash of some text");
+    let before = discover(&careless, query.clone()).await;
+    assert_eq!(rank_of(&before, "alpha:sha256"), Some(0), "{before:?}");
+    let unlearned = relevance_of(&before, "alpha:word_count").expect("the wrong tool is among the answers");
+
+    // One session runs the wrong tool, twice.
+    for _ in 0..2 {
+        let r = execute(&careless, "alpha:word_count", json!({ "text": "abc" })).await;
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+        discover(&careless, query.clone()).await;
+    }
+    let observer = gw.client().await;
+    let after_one = discover(&observer, query.clone()).await;
+    assert_eq!(
+        rank_of(&after_one, "alpha:sha256"),
+        Some(0),
+        "one wrong run reorders nothing: {after_one:?}"
+    );
+    let hinted = relevance_of(&after_one, "alpha:word_count").unwrap();
+    assert!(hinted > unlearned, "a hint still counts: {unlearned} -> {hinted}");
+    let why = explanation_of(&after_one, "alpha:word_count").unwrap();
+    assert!(why.contains("used once for"), "one session is one use: {why}");
+
+    // Five more sessions agree: the lift grows with the evidence.
+    for _ in 0..5 {
+        let agent = gw.client().await;
+        let found = discover(&agent, query.clone()).await;
+        assert!(rank_of(&found, "alpha:word_count").is_some(), "{found:?}");
+        let r = execute(&agent, "alpha:word_count", json!({ "text": "abc" })).await;
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+    }
+    let agreed = discover(&observer, query).await;
+    let lifted = relevance_of(&agreed, "alpha:word_count").unwrap();
+    assert!(
+        lifted > hinted + 0.05,
+        "repeated, consistent use lifts: {hinted} -> {lifted}"
+    );
+    let why = explanation_of(&agreed, "alpha:word_count").unwrap();
+    assert!(why.contains("used 6 times for"), "{why}");
+    assert_eq!(
+        rank_of(&agreed, "alpha:word_count"),
+        Some(0),
+        "six sessions agreeing outweigh the words: {agreed:?}"
+    );
+}

@@ -74,9 +74,27 @@ async fn a_successful_execute_of_a_found_tool_teaches_its_query() {
         None,
         "not for the other step's words"
     );
-    // The same discovery teaches a tool once.
+    // The same discovery teaches a tool once; so does the same session,
+    // however often it asks and runs it again.
     l.executed("s1", a, "k8s:apply", true).await;
     assert_eq!(boost(&l, a, "deploy", "k8s:apply"), Some(once));
+    for i in 2..6 {
+        l.discovered(
+            "s1",
+            a,
+            &format!("d{i}"),
+            &asked(&["deploy"]),
+            vec![("k8s:apply".into(), 0)],
+        )
+        .await;
+        l.executed("s1", a, "k8s:apply", true).await;
+    }
+    assert_eq!(boost(&l, a, "deploy", "k8s:apply"), Some(once), "one session, one use");
+    // Another session that agrees adds to it, and the lift grows with the evidence.
+    l.discovered("s2", a, "d9", &asked(&["deploy"]), vec![("k8s:apply".into(), 0)])
+        .await;
+    l.executed("s2", a, "k8s:apply", true).await;
+    assert!(boost(&l, a, "deploy", "k8s:apply").unwrap() > once);
 }
 
 #[tokio::test]
@@ -186,11 +204,12 @@ async fn a_taught_meaning_pulls_a_new_phrasing_and_is_explained() {
         vectors: vec![unit(0)],
         ..asked(&["forecast for Berlin"])
     };
+    // Three sessions agree (one session teaches a tool once).
     for i in 0..3 {
-        let d = format!("d{i}");
-        l.discovered("s", a, &d, &asked, vec![("weather:forecast".into(), 0)])
+        let (s, d) = (format!("s{i}"), format!("d{i}"));
+        l.discovered(&s, a, &d, &asked, vec![("weather:forecast".into(), 0)])
             .await;
-        l.executed("s", a, "weather:forecast", true).await;
+        l.executed(&s, a, "weather:forecast", true).await;
     }
     let pulls = l.prior(a).unwrap().pulls(&unit(0));
     let (boost, why) = &pulls["weather:forecast"];

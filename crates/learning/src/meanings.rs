@@ -37,6 +37,10 @@ pub struct Blend {
     pub smoothing: f64,
     /// The most the meaning pull moves a relevance toward 1.
     pub cap: f32,
+    /// Pseudo-uses a learned lift must outweigh, for the term prior and
+    /// the meanings alike ([`crate::prior::trusted`]): one use is a hint, a
+    /// lift grows to its full size only with repeated use.
+    pub evidence: f64,
 }
 
 impl Default for Blend {
@@ -46,9 +50,13 @@ impl Default for Blend {
             neighbours: 4,
             smoothing: 0.05,
             cap: CAP,
+            evidence: EVIDENCE,
         }
     }
 }
+
+/// See [`Blend::evidence`]; set with the blend, on the replayed calls alone.
+pub const EVIDENCE: f64 = 5.0;
 
 /// One remembered query of one tool.
 #[derive(Debug, Clone)]

@@ -34,7 +34,10 @@ impl Prior {
         learned
             .boosts(&keys, self.now)
             .into_iter()
-            .map(|b| (b.tool, (b.boost, explain(b.uses, &terms[b.term]))))
+            .map(|b| {
+                let why = explain(b.uses, &terms[b.term]);
+                (b.tool, (trusted(b.boost, b.uses, self.blend.evidence), why))
+            })
             .collect()
     }
 
@@ -53,15 +56,37 @@ impl Prior {
             .into_iter()
             .map(|p| {
                 let why = meanings::explain(p.uses, p.text.as_deref());
-                (p.tool, (p.boost, why))
+                (p.tool, (trusted(p.boost, p.uses, self.blend.evidence), why))
             })
             .collect()
     }
 }
 
+/// A learned `lift` as far as its evidence carries it: `uses` (decayed)
+/// against `evidence` pseudo-uses. One use lifts a quarter as much as a
+/// well-worn association (with the default 3), so one wrong run, or one
+/// careless caller, does not overturn a clearly better match; repeated,
+/// consistent use grows it toward the full lift.
+pub(crate) fn trusted(lift: f32, uses: f64, evidence: f64) -> f32 {
+    if evidence <= 0.0 {
+        return lift;
+    }
+    lift * (uses / (uses + evidence)) as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_use_is_a_hint_and_repeated_use_earns_the_lift() {
+        assert_eq!(trusted(0.4, 1.0, 0.0), 0.4, "no evidence asked: as learned");
+        let once = trusted(0.4, 1.0, 3.0);
+        assert!((once - 0.1).abs() < 1e-6, "{once}");
+        let often = trusted(0.4, 30.0, 3.0);
+        assert!(often > 0.36 && often < 0.4, "{often}");
+        assert!(trusted(0.4, 2.0, 3.0) > once && trusted(0.4, 2.0, 3.0) < often);
+    }
 
     fn terms(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()

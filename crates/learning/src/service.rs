@@ -29,6 +29,8 @@ use crate::terms::{Learned, TermKeys, weight_of_use};
 /// Discoveries remembered per session: an agent may search a few times
 /// before it runs what one of them found.
 const RECENT: usize = 4;
+/// Tools one session teaches at most (a session past it is a script, not an agent).
+const TAUGHT_PER_SESSION: usize = 256;
 /// Sessions remembered at most; past this the stale ones go, then all.
 const MAX_SESSIONS: usize = 10_000;
 /// On a store replicas share, how old a project's loaded prior may grow
@@ -97,7 +99,15 @@ struct Found {
     meanings: Vec<Option<Meaning>>,
     /// Answered toolKeys, best first, with the query that found each.
     results: Vec<(String, usize)>,
-    /// Tools already learned from this discovery (once each).
+}
+
+/// One session, as learning follows it.
+#[derive(Default)]
+struct Session {
+    /// Its recent discoveries, oldest first.
+    recent: VecDeque<Found>,
+    /// The tools it taught: a session teaches a tool once, so one agent
+    /// running the same tool again and again is one use, not many.
     taught: HashSet<String>,
 }
 
@@ -126,7 +136,7 @@ pub struct Learning<S> {
     blend: Blend,
     /// Per project, what it learned, as loaded and taught since.
     projects: Mutex<HashMap<i64, Loaded>>,
-    sessions: Mutex<HashMap<String, VecDeque<Found>>>,
+    sessions: Mutex<HashMap<String, Session>>,
     /// Unix seconds now (a fixed time in replays, so they repeat exactly).
     clock: fn() -> i64,
 }
@@ -288,19 +298,18 @@ impl<S: LearningStore> Learning<S> {
             queries,
             meanings,
             results,
-            taught: HashSet::new(),
         };
         // Only a store replicas share is worth the write: on SQLite this gateway is alone.
         let link = self.store.is_shared().then(|| self.link(session, &found)).flatten();
         {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             if sessions.len() >= MAX_SESSIONS && !sessions.contains_key(session) {
-                sessions.retain(|_, found| found.back().is_some_and(|f| f.at.elapsed() < LINK_WINDOW));
+                sessions.retain(|_, s| s.recent.back().is_some_and(|f| f.at.elapsed() < LINK_WINDOW));
                 if sessions.len() >= MAX_SESSIONS {
                     sessions.clear();
                 }
             }
-            let recent = sessions.entry(session.to_string()).or_default();
+            let recent = &mut sessions.entry(session.to_string()).or_default().recent;
             if recent.len() == RECENT {
                 recent.pop_front();
             }
@@ -372,7 +381,6 @@ impl<S: LearningStore> Learning<S> {
             queries: asked.terms,
             meanings,
             results,
-            taught: HashSet::new(),
         })
     }
 
@@ -380,8 +388,9 @@ impl<S: LearningStore> Learning<S> {
     /// (same project, within the window) that answered it: on a shared
     /// store, whichever replica answered it. When the call
     /// `succeeded`, that discovery's query teaches the project its terms and
-    /// its meaning: once per tool and discovery, whichever replica the
-    /// execute reached. A failed or refused call teaches nothing.
+    /// its meaning: once per tool and session, whichever replica the execute
+    /// reached, so how far a lesson lifts grows with the sessions that agree
+    /// ([`crate::prior`]). A failed or refused call teaches nothing.
     pub async fn executed(&self, session: &str, scope: Scope, tool_key: &str, succeeded: bool) -> Trail {
         if !self.config.enabled {
             return Trail::default();
@@ -396,10 +405,10 @@ impl<S: LearningStore> Learning<S> {
         }
         let (follows, lesson) = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
-            let Some(found) = sessions
-                .get_mut(session)
-                .and_then(|recent| recent.iter_mut().rev().find(|f| answered(f)))
-            else {
+            let Some(state) = sessions.get_mut(session) else {
+                return Trail::default();
+            };
+            let Some(found) = state.recent.iter().rev().find(|f| answered(f)) else {
                 return Trail::default();
             };
             let rank = found
@@ -408,17 +417,24 @@ impl<S: LearningStore> Learning<S> {
                 .position(|(k, _)| k == tool_key)
                 .expect("found above");
             let query = found.results[rank].1;
-            let lesson = (succeeded && found.taught.insert(tool_key.to_string()))
+            let first = state.taught.len() < TAUGHT_PER_SESSION && !state.taught.contains(tool_key);
+            let lesson = (succeeded && first)
                 .then(|| {
                     let terms = found.queries.get(query).cloned().unwrap_or_default();
                     let meaning = found.meanings.get(query).cloned().flatten();
                     (!terms.is_empty() || meaning.is_some()).then_some((terms, meaning))
                 })
                 .flatten();
-            ((found.request_id.clone(), rank as u32 + 1), lesson)
+            let follows = (found.request_id.clone(), rank as u32 + 1);
+            if lesson.is_some() {
+                state.taught.insert(tool_key.to_string());
+            }
+            (follows, lesson)
         };
         if let Some((terms, meaning)) = lesson {
-            self.teach(scope, tool_key, &follows.0, terms, meaning).await;
+            // Replicas claim a lesson in the store by the session's key; alone, the session's own record suffices.
+            let claim = self.store.is_shared().then(|| self.session_key(session));
+            self.teach(scope, tool_key, claim, terms, meaning).await;
         }
         Trail {
             follows: Some(follows),
@@ -442,7 +458,7 @@ impl<S: LearningStore> Learning<S> {
             }
         };
         let mut sessions = self.sessions.lock().expect("sessions lock");
-        let recent = sessions.entry(session.to_string()).or_default();
+        let recent = &mut sessions.entry(session.to_string()).or_default().recent;
         for found in links.into_iter().filter_map(Self::found) {
             if !recent.iter().any(|f| f.request_id == found.request_id) {
                 recent.push_back(found);
@@ -455,8 +471,15 @@ impl<S: LearningStore> Learning<S> {
     }
 
     /// Records one lesson here and queues it to the store (which keeps it
-    /// once per discovery and tool).
-    async fn teach(&self, scope: Scope, tool_key: &str, discovery: &str, terms: Vec<String>, meaning: Option<Meaning>) {
+    /// once per `claim`, the session's key, and tool).
+    async fn teach(
+        &self,
+        scope: Scope,
+        tool_key: &str,
+        claim: Option<String>,
+        terms: Vec<String>,
+        meaning: Option<Meaning>,
+    ) {
         let at = (self.clock)();
         let weight = weight_of_use(at);
         if let Ok(memory) = self.memory(scope) {
@@ -481,8 +504,7 @@ impl<S: LearningStore> Learning<S> {
                 terms,
                 tool_key: tool_key.to_string(),
                 weight,
-                // Replicas claim a lesson in the store; alone, the session's own record suffices.
-                discovery: self.store.is_shared().then(|| discovery.to_string()),
+                claim,
                 meaning: meaning.map(|m| Remembered {
                     tool_key: tool_key.to_string(),
                     query_key: m.key,

@@ -44,9 +44,9 @@ pub struct Use {
     pub tool_key: String,
     /// The use's weight ([`crate::terms::weight_of_use`]).
     pub weight: f64,
-    /// The discovery it follows (its request id): each discovery teaches a
-    /// tool once, whichever replica the execute reached.
-    pub discovery: Option<String>,
+    /// Who claims the lesson (the session's salted key): each claimant
+    /// teaches a tool once, whichever replica the execute reached.
+    pub claim: Option<String>,
     /// The query's meaning, remembered with the tool.
     pub meaning: Option<Remembered>,
 }
@@ -101,7 +101,7 @@ pub trait LearningStore: Send + Sync + 'static {
     fn prune_learning(&self, project_id: i64, least_weight: f64);
 
     /// Queues a use to learn from; waits if the writer is behind. Kept once
-    /// per discovery and tool when it names its discovery.
+    /// per claimant and tool when it names one.
     fn learn(&self, lesson: Use) -> impl Future<Output = ()> + Send;
 
     /// Queues `link`, so an execute on another replica can follow it.

@@ -151,10 +151,10 @@ impl Store {
 }
 
 /// Adds `u` to its associations and meanings, inside the writer's
-/// transaction, unless its discovery already taught its tool.
+/// transaction, unless its claimant (a session) already taught its tool.
 pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
-    if let Some(discovery) = &u.discovery
-        && !claim(tx, discovery, &u.tool_key, chrono::Utc::now().timestamp_millis())?
+    if let Some(claimant) = &u.claim
+        && !claim(tx, claimant, &u.tool_key, chrono::Utc::now().timestamp_millis())?
     {
         return Ok(());
     }
@@ -173,13 +173,15 @@ pub(super) fn insert(tx: &dyn Sql, u: &Use) -> Result<(), Error> {
     Ok(())
 }
 
-/// Claims the lesson of `tool_key` after discovery `request_id`: true the
-/// first time, on whichever replica, false after.
-fn claim(tx: &dyn Sql, request_id: &str, tool_key: &str, at: i64) -> Result<bool, Error> {
+/// Claims the lesson of `tool_key` for `claimant` (a session's key, kept in
+/// the `request_id` column of `discovery_taught` and forgotten with the
+/// links, after the link window): true the first time, on whichever
+/// replica, false after.
+fn claim(tx: &dyn Sql, claimant: &str, tool_key: &str, at: i64) -> Result<bool, Error> {
     let n = tx.execute(
         "INSERT INTO discovery_taught (request_id, tool_key, at) VALUES (?1, ?2, ?3)
          ON CONFLICT (request_id, tool_key) DO NOTHING",
-        args![request_id, tool_key, at],
+        args![claimant, tool_key, at],
     )?;
     Ok(n == 1)
 }
@@ -270,7 +272,7 @@ mod tests {
             terms: vec!["deploy".into(), "app".into()],
             tool_key: tool.into(),
             weight: 1.5,
-            discovery: None,
+            claim: None,
             meaning: None,
         };
         s.learn(use_of(a.id, "k8s:apply")).await;
@@ -324,13 +326,13 @@ mod tests {
         }
     }
 
-    fn lesson(project_id: i64, discovery: &str, m: Remembered) -> Use {
+    fn lesson(project_id: i64, claimant: &str, m: Remembered) -> Use {
         Use {
             project_id,
             terms: vec![m.query_key.clone()],
             tool_key: m.tool_key.clone(),
             weight: m.weight,
-            discovery: Some(discovery.into()),
+            claim: Some(claimant.into()),
             meaning: Some(m),
         }
     }
@@ -351,7 +353,7 @@ mod tests {
         let a = s.create_project("a", Some(Search::Hybrid)).unwrap();
         let b = s.create_project("b", Some(Search::Hybrid)).unwrap();
         s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
-        // The same discovery's lesson again (another replica): not counted.
+        // The same claimant's lesson again (another replica): not counted.
         s.learn(lesson(a.id, "d1", meaning("w:f", "forecast", 1.0))).await;
         s.learn(lesson(a.id, "d2", meaning("w:f", "forecast", 1.0))).await;
         s.learn(lesson(b.id, "d3", meaning("w:f", "other", 1.0))).await;
@@ -361,7 +363,7 @@ mod tests {
         assert_eq!((got[0].weight, got[0].query.as_deref()), (2.0, Some("forecast")));
         assert_eq!(got[0].vector, meaning("", "", 0.0).vector);
         let terms = s.learned(a.id, 0.0).unwrap();
-        assert_eq!(terms[0].weight, 2.0, "the term prior is claimed once per discovery too");
+        assert_eq!(terms[0].weight, 2.0, "the term prior is claimed once per claimant too");
 
         for i in 0..PER_TOOL + 3 {
             s.learn(lesson(a.id, &format!("e{i}"), meaning("w:g", &format!("q{i}"), 1.0)))
