@@ -63,8 +63,8 @@ impl Prior {
 }
 
 /// A learned `lift` as far as its evidence carries it: `uses` (decayed)
-/// against `evidence` pseudo-uses. One use lifts a quarter as much as a
-/// well-worn association (with the default 3), so one wrong run, or one
+/// against `evidence` pseudo-uses. One use lifts a sixth as much as a
+/// well-worn association (with the default 5), so one wrong run, or one
 /// careless caller, does not overturn a clearly better match; repeated,
 /// consistent use grows it toward the full lift.
 pub(crate) fn trusted(lift: f32, uses: f64, evidence: f64) -> f32 {
