@@ -263,8 +263,10 @@ async function discoverFilter({ app, tool }) {
   assert.equal(await next.isDisabled(), false, `Next page is disabled: $HOST_CASES.${tool} must match more than one page`);
   const mark = server.log.rpc.length;
   await next.click();
+  // The chip, exactly: page 1's summary says "more on page 2", and a
+  // substring match would pass before the App has asked for anything.
   const page2 = await app
-    .locator('.banner', { hasText: 'Page 2' })
+    .locator('.banner .chip', { hasText: /^Page 2$/ })
     .waitFor()
     .then(() => null, (e) => e.message.split('\n')[0]);
   const calls = JSON.stringify(callsSince(mark));

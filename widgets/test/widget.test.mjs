@@ -117,6 +117,11 @@ async function disabled(frame, selector) {
   return frame.$eval(selector, (b) => b.disabled);
 }
 
+/** Waits for the banner's page chip to read `label` exactly (the summary may name other pages). */
+async function pageChip(page, label) {
+  await page.waitForFunction((l) => [...document.querySelectorAll('.banner .chip')].some((c) => c.textContent === l), label);
+}
+
 test('three cards on the first page: header, badges, VibeCheck links, stats and actions', async () => {
   const output = props(3, { page: 1, hasNext: true, hasPrev: false });
   const { page, calls, requests, errors } = await openai(output, { input: GATEWAY_INPUT });
@@ -134,7 +139,7 @@ test('three cards on the first page: header, badges, VibeCheck links, stats and 
 
   // Next page goes through the gateway exactly as the call came: tool_execute, same toolKey, page + 1.
   await page.click('[data-page=next]');
-  await page.waitForFunction(() => document.querySelector('.banner')?.textContent.includes('Page 2'));
+  await pageChip(page, 'Page 2');
   assert.equal(calls.length, 1);
   assert.equal(calls[0].name, 'tool_execute');
   assert.equal(calls[0].args.toolKey, 'index:discover_filter');
@@ -200,10 +205,10 @@ test('middle page: both page buttons work, and ask for page - 1 and page + 1', a
   assert.equal(await disabled(page, '[data-page=next]'), false);
   await shoot(page, 'middle-page');
   await page.click('[data-page=prev]');
-  await page.waitForFunction(() => document.querySelector('.banner')?.textContent.includes('Page 1'));
+  await pageChip(page, 'Page 1');
   assert.deepEqual(calls[0], { name: 'discover_filter', args: { ...args, page: 1 } });
   await page.click('[data-page=next]');
-  await page.waitForFunction(() => document.querySelector('.banner')?.textContent.includes('Page 2'));
+  await pageChip(page, 'Page 2');
   assert.equal(calls[1].args.page, 2);
   await page.close();
 });
