@@ -224,7 +224,16 @@ impl Gateway {
             semantic::Start::Ready(_) => (None, None),
         };
         let store = Arc::new(Store::open_at(&config.store)?);
-        store.set_durable_audit(config.audit == AuditMode::Strict);
+        if config.audit == AuditMode::Strict {
+            match store.strict_audit()? {
+                store::StrictAudit::Journal { dir, replayed } => tracing::info!(
+                    journal = %dir.display(),
+                    replayed,
+                    "strict audit: rows are journaled before calls go on"
+                ),
+                store::StrictAudit::Commits => tracing::info!("strict audit: rows commit before calls go on"),
+            }
+        }
         let oauth = config.oauth.clone().map(|c| Arc::new(crate::oauth::Verifier::new(c)));
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;

@@ -193,6 +193,8 @@ fn operations(gateway: Gateway, tasks: &tokio_util::task::TaskTracker, ct: Cance
                 "servers": servers,
                 "search": gateway.catalog().search_status(),
                 "audit": gateway.audit_mode().as_str(),
+                // Strict audit on SQLite: rows durable in the journal, not yet in the store.
+                "audit_journaled": gateway.store().journaled_backlog(),
                 "code_mode": gateway.code_mode_status(),
             });
             let status = if ready {

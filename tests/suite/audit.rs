@@ -377,6 +377,47 @@ async fn a_call_cut_off_by_a_crash_is_visible_as_started() {
     assert_eq!(overview["audit"], "strict");
 }
 
+/// Strict audit on SQLite makes a row durable in the journal, not in the
+/// store: a gateway killed after answering, while the store took no rows,
+/// loses none of them. The next start replays the journal, one row per call.
+#[tokio::test]
+async fn an_answered_calls_row_outlives_a_crash_in_the_journal() {
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = store_dir.path().join("mcp-gateway.db");
+    let config = format!(
+        "[store]\npath = \"{}\"\n{ANONYMOUS}{}",
+        store.display(),
+        chaos_server("red", "")
+    );
+    let mut gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "red:calculate").await;
+    let db = rusqlite::Connection::open(&store).unwrap();
+    db.execute_batch(
+        "CREATE TRIGGER refuse_rows BEFORE INSERT ON audit_log
+         BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
+    )
+    .unwrap();
+    let r = execute(&client, "red:calculate", json!({"expression": "6*7"})).await;
+    assert!(text(&r).contains("42"), "answered: {}", text(&r));
+    let outcomes = || -> Vec<String> {
+        db.prepare("SELECT outcome FROM audit_log WHERE tool_key = 'red:calculate'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert!(outcomes().is_empty(), "the store took no row");
+    signal(gw.pid(), nix::sys::signal::Signal::SIGKILL);
+    let _ = gw.stop().await;
+    db.execute_batch("DROP TRIGGER refuse_rows").unwrap();
+
+    // The journal is replayed before the gateway listens.
+    let _again = Gateway::start(&config).await;
+    assert_eq!(outcomes(), ["ok"], "one row, with the call's outcome");
+}
+
 /// Issue 41: ten calls with a 1 MB `toolKey` wrote 10 MB of audit rows. A
 /// key over its bound is refused before its row is built, and the rows stay
 /// small.
@@ -391,6 +432,7 @@ async fn megabyte_keys_leave_small_audit_rows() {
         assert_eq!(error_code(&r), "INVALID_ARGUMENTS", "{}", text(&r));
         assert!(serde_json::to_string(&r).unwrap().len() < 4096);
     }
+    gw.audit_folded().await;
     let conn = rusqlite::Connection::open(gw.dir.path().join("mcp-gateway.db")).unwrap();
     let (refused, stored): (i64, i64) = conn
         .query_row(

@@ -38,16 +38,25 @@ fn secret(gw: &Gateway, words: &str) {
     gw.cli(&args);
 }
 
-/// Every file of the store (database, WAL, shared memory) as bytes.
+/// Every file of the store (database, WAL, shared memory, audit journal) as bytes.
 fn store_bytes(dir: &std::path::Path) -> Vec<u8> {
     let mut all = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with("gateway.db") && !name.ends_with(".key") {
-            all.extend(std::fs::read(entry.path()).unwrap());
+        if !name.starts_with("gateway.db") || name.ends_with(".key") {
+            continue;
         }
+        all.extend(bytes_under(&entry.path()));
     }
     all
+}
+
+fn bytes_under(path: &std::path::Path) -> Vec<u8> {
+    if !path.is_dir() {
+        return std::fs::read(path).unwrap();
+    }
+    let entries = std::fs::read_dir(path).unwrap().flatten();
+    entries.flat_map(|e| bytes_under(&e.path())).collect()
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
@@ -225,7 +234,7 @@ async fn each_project_sends_its_own_header_and_the_store_alone_reveals_none() {
     let copy = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(gw.dir.path()).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with("gateway.db") && !name.ends_with(".key") {
+        if name.starts_with("gateway.db") && !name.ends_with(".key") && entry.path().is_file() {
             std::fs::copy(entry.path(), copy.path().join(&name)).unwrap();
         }
     }

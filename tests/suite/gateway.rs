@@ -670,6 +670,7 @@ async fn a_megabyte_key_or_name_gets_a_short_answer_and_short_log_lines() {
         "the credential reached the log"
     );
 
+    gw.audit_folded().await;
     let store = rusqlite::Connection::open(gw.dir.path().join("mcp-gateway.db")).unwrap();
     let keys: Vec<Option<String>> = store
         .prepare("SELECT tool_key FROM audit_log WHERE meta_tool = 'tool_execute'")

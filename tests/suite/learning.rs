@@ -154,6 +154,7 @@ async fn a_credential_in_a_query_is_never_kept_or_quoted() {
     let shown = serde_json::to_string(&again).unwrap();
     assert!(!shown.contains(&secret[..12]), "an explanation quotes it: {shown}");
 
+    gw.audit_folded().await;
     let rows = gw.cli(&["audit", "tail", "--project", "local", "-n", "50", "--json"]);
     let rows = String::from_utf8(rows.stdout).unwrap();
     assert!(rows.contains("checksum"), "the query's other terms are kept: {rows}");

@@ -10,12 +10,13 @@
 //! what is queued.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::engine::Engine;
+use super::journal::Journal;
 use super::sql::{Sql, ToValue, Value, args};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Error, Store, now};
@@ -36,7 +37,7 @@ const AUDIT_BATCH: usize = 512;
 const AUDIT_LINGER: Duration = Duration::from_millis(25);
 
 /// One audit row. IDs and counts only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRow {
     /// ISO 8601.
@@ -111,6 +112,16 @@ pub enum Unwritten {
 /// Tells a durable write's caller how its batch went.
 pub(super) type Ack = oneshot::Sender<Result<(), String>>;
 
+/// How strict audit makes a row durable, as [`Store::strict_audit`] set it up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrictAudit {
+    /// Appended to the journal in `dir`; `replayed` rows were left there by
+    /// a gateway that stopped and are in the store now.
+    Journal { dir: std::path::PathBuf, replayed: usize },
+    /// Committed to the store (PostgreSQL) before the caller goes on.
+    Commits,
+}
+
 impl Store {
     /// Queues an audit row; waits if the writer is behind, never drops it.
     pub async fn audit(&self, row: AuditRow) {
@@ -130,6 +141,19 @@ impl Store {
     /// too, since what it records has happened.
     pub async fn audit_durable(&self, row: AuditRow, wait: Duration) -> Result<(), Unwritten> {
         let tx = self.sender().ok_or(Unwritten::Closed)?;
+        if let Some(journal) = self.journal.get() {
+            // Room first: a row in the journal but not queued would reach
+            // the store only at the next start.
+            let permit = tx.try_reserve().map_err(|e| match e {
+                mpsc::error::TrySendError::Full(()) => Unwritten::Behind,
+                mpsc::error::TrySendError::Closed(()) => Unwritten::Closed,
+            })?;
+            let row = row.bounded();
+            let line = serde_json::to_vec(&row).expect("an audit row is JSON");
+            return journal
+                .append(&line, || permit.send(Write::Journaled(Box::new(row))))
+                .map_err(|e| Unwritten::Failed(format!("the audit journal cannot take rows: {e}")));
+        }
         let (ack, committed) = oneshot::channel();
         tx.try_send(Write::Audit(Box::new(row.bounded()), Some(ack)))
             .map_err(|e| match e {
@@ -144,10 +168,34 @@ impl Store {
         }
     }
 
-    /// Whether callers wait for their rows ([`Store::audit_durable`]): the
-    /// writer then commits at once instead of letting rows gather.
-    pub fn set_durable_audit(&self, durable: bool) {
-        self.durable_audit.store(durable, Ordering::Relaxed);
+    /// Turns strict audit on: [`Store::audit_durable`] then returns once
+    /// its row is durable. On SQLite a row is durable once in the journal
+    /// (whose leftovers from a gateway that stopped are replayed now); on
+    /// PostgreSQL, once committed, and the writer commits at once instead of
+    /// letting rows gather. Once per store.
+    pub fn strict_audit(&self) -> Result<StrictAudit, Error> {
+        let Some(dir) = &self.journal_dir else {
+            self.commit_durably();
+            return Ok(StrictAudit::Commits);
+        };
+        let (journal, replayed) = Journal::open(dir, |lines| replay(&self.engine, &lines))?;
+        if self.journal.set(journal).is_err() {
+            tracing::warn!("strict audit was already on");
+        }
+        Ok(StrictAudit::Journal {
+            dir: dir.clone(),
+            replayed,
+        })
+    }
+
+    /// Rows durable in the journal and not yet in the store; none without a journal.
+    pub fn journaled_backlog(&self) -> Option<u64> {
+        self.journal.get().map(Journal::backlog)
+    }
+
+    /// Durable writes wait for their commits.
+    pub(super) fn commit_durably(&self) {
+        self.durable_audit.store(true, Ordering::Relaxed);
     }
 
     /// The newest audit rows, newest last.
@@ -231,6 +279,8 @@ pub(super) enum Write {
     /// Boxed: the row is several times the size of the other writes; the
     /// ack, when its caller waits for the commit.
     Audit(Box<AuditRow>, Option<Ack>),
+    /// A row already durable in the journal, to fold into the store.
+    Journaled(Box<AuditRow>),
     TokenUsed {
         id: i64,
         at: String,
@@ -272,6 +322,7 @@ pub(super) fn write_behind(
     mut rx: mpsc::Receiver<Write>,
     health: WriterHealth,
     durable: Arc<AtomicBool>,
+    journal: Arc<OnceLock<Journal>>,
 ) {
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     let mut delay = Duration::from_millis(50);
@@ -282,7 +333,13 @@ pub(super) fn write_behind(
         if batch.is_empty() {
             match rx.blocking_recv() {
                 Some(row) => batch.push(row),
-                None => return,
+                None => {
+                    // Every row given is committed: no journal is left to replay.
+                    if let Some(journal) = journal.get() {
+                        journal.finished();
+                    }
+                    return;
+                }
             }
             // Rows already waiting need writing, not waiting for: the linger
             // must never cap the writer's throughput.
@@ -298,10 +355,20 @@ pub(super) fn write_behind(
         }
         match engine.transaction(|tx| insert_batch(tx, &batch)) {
             Ok(()) => {
+                let mut journaled = 0;
                 for write in batch.drain(..) {
-                    if let Write::Audit(_, Some(ack)) = write {
-                        let _ = ack.send(Ok(()));
+                    match write {
+                        Write::Audit(_, Some(ack)) => {
+                            let _ = ack.send(Ok(()));
+                        }
+                        Write::Journaled(_) => journaled += 1,
+                        _ => {}
                     }
+                }
+                if journaled > 0
+                    && let Some(journal) = journal.get()
+                {
+                    journal.committed(journaled);
                 }
                 delay = Duration::from_millis(50);
                 health.set(None);
@@ -348,7 +415,7 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
     let mut rows = Vec::with_capacity(writes.len());
     for w in writes {
         match w {
-            Write::Audit(r, _) => rows.push(r.as_ref()),
+            Write::Audit(r, _) | Write::Journaled(r) => rows.push(r.as_ref()),
             Write::TokenUsed { id, at } => {
                 tx.execute("UPDATE tokens SET last_used_at = ?1 WHERE id = ?2", args![at, id])?;
             }
@@ -378,6 +445,20 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
     for chunk in rows.chunks(ROWS_PER_INSERT) {
         let values: Vec<Value> = chunk.iter().flat_map(|r| audit_values(r)).collect();
         tx.execute(&insert_statement(chunk.len()), &values)?;
+    }
+    Ok(())
+}
+
+/// Writes the rows a stopped gateway left in its journal: as if its writer
+/// had. A line cut short by the crash that left it is no row.
+fn replay(engine: &Engine, lines: &[String]) -> Result<(), Error> {
+    let rows: Vec<Write> = lines
+        .iter()
+        .filter_map(|line| serde_json::from_str::<AuditRow>(line).ok())
+        .map(|row| Write::Journaled(Box::new(row)))
+        .collect();
+    for batch in rows.chunks(AUDIT_BATCH) {
+        engine.transaction(|tx| insert_batch(tx, batch))?;
     }
     Ok(())
 }
@@ -539,7 +620,7 @@ mod tests {
 
     crate::each_engine!(async a_request_is_found_with_its_inner_calls_only);
     async fn a_request_is_found_with_its_inner_calls_only((_dir, s): crate::TestStore) {
-        s.set_durable_audit(true);
+        s.commit_durably();
         // Written as a script's are: its calls first, its own row when it ends.
         for id in [
             "r7.1", "r70", "r7.10", "r7x.1", "r7.2", "r8.1", "a_b.1", "axb.1", "a_b", "r7",
@@ -562,7 +643,7 @@ mod tests {
     crate::each_engine!(async one_row_per_call_however_often_its_batch_is_written);
     async fn one_row_per_call_however_often_its_batch_is_written((_dir, s): crate::TestStore) {
         let wait = Duration::from_secs(5);
-        s.set_durable_audit(true);
+        s.commit_durably();
         s.audit_durable(row("c1", Outcome::Started), wait).await.unwrap();
         let rows = |id: &str| -> Vec<(String, i64)> {
             s.with(|c| {
@@ -587,6 +668,66 @@ mod tests {
         s.with(|c| insert_batch(c, &batch)).unwrap();
         s.with(|c| insert_batch(c, &batch)).unwrap();
         assert_eq!(rows("c1").len(), 1, "{}", s.shown());
+    }
+
+    #[test]
+    fn a_journal_left_by_a_crash_is_written_once_by_request_id() {
+        let (_dir, s) = crate::sqlite_test_store();
+        let line = |id: &str, outcome| serde_json::to_string(&row(id, outcome)).unwrap();
+        // One call ended, one was cut off, and the last line is torn.
+        let left = vec![
+            line("done", Outcome::Started),
+            line("done", Outcome::Ok),
+            line("cut", Outcome::Started),
+            r#"{"at":"2026-11-28T00:00:00Z","requ"#.to_string(),
+        ];
+        let stored = || -> Vec<(String, String)> {
+            s.with(|c| {
+                c.all(
+                    "SELECT request_id, outcome FROM audit_log ORDER BY request_id",
+                    &[],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+            })
+            .unwrap()
+        };
+        replay(&s.engine, &left).unwrap();
+        let want = [("cut".to_string(), "started".to_string()), ("done".into(), "ok".into())];
+        assert_eq!(stored(), want);
+        // A crash during the replay: the next start replays it again.
+        replay(&s.engine, &left).unwrap();
+        replay(&s.engine, &[line("done", Outcome::Started)]).unwrap();
+        assert_eq!(stored(), want, "a started row never replaces an outcome");
+    }
+
+    #[tokio::test]
+    async fn strict_audit_on_sqlite_returns_once_the_row_is_journaled() {
+        let (dir, s) = crate::sqlite_test_store();
+        let StrictAudit::Journal {
+            dir: folder,
+            replayed: 0,
+        } = s.strict_audit().unwrap()
+        else {
+            panic!("SQLite journals")
+        };
+        assert!(folder.starts_with(dir.path()));
+        s.audit_durable(row("j1", Outcome::Started), Duration::from_secs(5))
+            .await
+            .unwrap();
+        let journaled: String = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        assert!(journaled.contains(r#""requestId":"j1""#), "{journaled}");
+        assert_eq!(s.journaled_backlog(), Some(1));
+        s.close();
+        assert_eq!(s.journaled_backlog(), Some(0));
+        assert_eq!(s.audit_request("j1").unwrap().len(), 1, "folded into the store");
+        assert_eq!(
+            std::fs::read_dir(&folder).unwrap().count(),
+            0,
+            "every row committed: nothing left to replay"
+        );
     }
 
     crate::each_engine!(async audit_rows_are_flushed_on_close);

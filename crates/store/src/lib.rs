@@ -17,6 +17,7 @@ mod admin;
 mod audit;
 mod engine;
 mod generation;
+mod journal;
 mod learned;
 mod migrate;
 mod pins;
@@ -29,7 +30,7 @@ mod sqlite;
 mod usage;
 
 pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
-pub use audit::{AuditRow, Unwritten, audit_row};
+pub use audit::{AuditRow, StrictAudit, Unwritten, audit_row};
 pub use learned::Forgotten;
 pub use pins::Review;
 pub use sealed::CredentialInfo;
@@ -108,6 +109,9 @@ pub enum Error {
     /// read-only file); its rows wait in memory and are retried.
     #[error("audit writes failing: {0}; the rows wait in memory and are retried until one commits")]
     AuditWrites(String),
+    /// The audit journal's folder cannot be read or written.
+    #[error("the audit journal {dir}: {reason}")]
+    Journal { dir: String, reason: String },
 }
 
 impl From<tokio_postgres::Error> for Error {
@@ -146,8 +150,12 @@ pub struct Store {
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Whether the writer's latest batch committed, for readiness.
     writer_health: WriterHealth,
-    /// Whether callers wait for their audit rows (the writer does not linger then).
+    /// Whether callers wait for their audit rows' commits (the writer does not linger then).
     durable_audit: Arc<std::sync::atomic::AtomicBool>,
+    /// Where strict audit journals rows on SQLite, once it is on.
+    journal: Arc<std::sync::OnceLock<journal::Journal>>,
+    /// The journal's folder, for a SQLite store.
+    journal_dir: Option<PathBuf>,
 }
 
 fn now() -> String {
@@ -190,9 +198,11 @@ impl Store {
         let health = writer_health.clone();
         let durable_audit = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let durable = durable_audit.clone();
+        let journal = Arc::new(std::sync::OnceLock::new());
+        let journaled = journal.clone();
         let writer = std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || write_behind(writer_engine, rx, health, durable))
+            .spawn(move || write_behind(writer_engine, rx, health, durable, journaled))
             .map_err(|e| Error::Open {
                 path: engine.shown(),
                 reason: e.to_string(),
@@ -204,6 +214,11 @@ impl Store {
             writer: Mutex::new(Some(writer)),
             writer_health,
             durable_audit,
+            journal,
+            journal_dir: match at {
+                StoreLocation::File(db) => Some(journal::folder_of(db)),
+                StoreLocation::Postgres { .. } => None,
+            },
         })
     }
 

@@ -2,7 +2,7 @@
 //! metrics' label and the access log's field, so the three always agree.
 
 /// How a meta-tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Answered.

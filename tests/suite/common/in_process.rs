@@ -61,13 +61,25 @@ impl InProcess {
     }
 
     /// One request's audit rows: a script's own row first, then its inner calls.
-    pub(crate) fn rows_of(&self, request_id: &str) -> Vec<AuditRow> {
+    pub(crate) async fn rows_of(&self, request_id: &str) -> Vec<AuditRow> {
+        self.journal_folded().await;
         self.gateway().store().audit_request(request_id).unwrap()
     }
 
     /// The newest `n` audit rows, newest last.
-    pub(crate) fn last_rows(&self, n: usize) -> Vec<AuditRow> {
+    pub(crate) async fn last_rows(&self, n: usize) -> Vec<AuditRow> {
+        self.journal_folded().await;
         self.gateway().store().audit_tail(None, n).unwrap()
+    }
+
+    /// Strict audit on SQLite answers once a row is journaled: waits, at
+    /// most 10 s, until the writer has every such row in the store.
+    async fn journal_folded(&self) {
+        let store = self.gateway().store();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while store.journaled_backlog().unwrap_or(0) > 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// Stops as `serve` does on SIGTERM, and waits until every task it started has ended.

@@ -195,6 +195,15 @@ impl Gateway {
         }
     }
 
+    /// Strict audit on SQLite answers once a call's row is journaled: waits,
+    /// at most 10 s, until `/readyz` says the store has every such row.
+    pub(crate) async fn audit_folded(&self) {
+        eventually(Duration::from_secs(10), "journaled audit rows in the store", || async {
+            (self.readyz().await["audit_journaled"].as_u64().unwrap_or(0) == 0).then_some(())
+        })
+        .await;
+    }
+
     /// The config file this gateway runs on.
     pub(crate) fn config_path(&self) -> PathBuf {
         self.dir.path().join("gateway.toml")
