@@ -20,60 +20,14 @@
 use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
 
 mod common;
 #[path = "../tests/suite/common/postgres.rs"]
 mod postgres;
 
+use common::measure::{args, connect, cpu_time, pct, rss_kib, setting};
 use common::{spawn, spawn_with};
-
-type Client = RunningService<RoleClient, ()>;
-
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-async fn connect(url: &str) -> Client {
-    ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap()
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// User + system CPU time the process has used so far (all its threads).
-fn cpu_time(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // pid (comm) state … : fields after the last ')' start at field 3; utime and stime are 14 and 15.
-    let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
-    let fields: Vec<u64> = after.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect();
-    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
-    Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second())
-}
-
-fn clock_ticks_per_second() -> f64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
-        .unwrap_or(100.0)
-}
-
-fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
-    v.as_object().unwrap().clone()
-}
 
 #[derive(Default)]
 struct Samples {
@@ -81,14 +35,6 @@ struct Samples {
     execute: Vec<Duration>,
     discovery: Vec<Duration>,
     errors: u64,
-}
-
-fn pct(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i].as_secs_f64() * 1e3
 }
 
 /// HAProxy on `deploy/haproxy.cfg` in front of the two gateways at `a` and `b`; its URL.
@@ -131,7 +77,7 @@ async fn main() {
     std::fs::write(
         &config,
         format!(
-            "[auth]\nallow_anonymous = true\nanonymous_project = \"load\"\n[store]\naudit = \"{audit}\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\n{downstream}\n"
+            "[auth]\nallow_anonymous = true\nanonymous_project = \"load\"\n[http]\nmax_sessions_per_caller = 4096\n[store]\naudit = \"{audit}\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\n{downstream}\n"
         ),
     )
     .unwrap();

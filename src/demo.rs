@@ -324,7 +324,8 @@ impl Demo {
             "stats" if self.chaos => {
                 let calls = self.calls.load(Ordering::SeqCst) - 1;
                 let mut r = ok(format!("{calls} calls"));
-                r.structured_content = Some(json!({ "calls": calls }));
+                // The process too: a test tells a stateless server's copies apart by it.
+                r.structured_content = Some(json!({ "calls": calls, "pid": std::process::id() }));
                 r
             }
             "whoami" if self.chaos => {

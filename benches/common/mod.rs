@@ -3,6 +3,8 @@
 
 use tokio::io::AsyncBufReadExt;
 
+pub(crate) mod measure;
+
 /// The binary cargo built for the benches.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
 
@@ -21,7 +23,11 @@ pub(crate) async fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (String, 
     let mut child = tokio::process::Command::new(BIN)
         .args(args)
         .envs(env.iter().copied())
-        .env("RUST_LOG", "info")
+        // BENCH_RUST_LOG measures another level (it must keep the "listening" line).
+        .env(
+            "RUST_LOG",
+            std::env::var("BENCH_RUST_LOG").unwrap_or_else(|_| "info".into()),
+        )
         .env("MCP_GATEWAY_MODEL_URL", OFFLINE_MODEL_URL)
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)

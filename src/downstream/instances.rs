@@ -1,6 +1,7 @@
-//! A server's per-project instances: for a project that holds its own
-//! credential, a connection (an HTTP session, or a child process for a
-//! `command` server) of its own, beside the shared one.
+//! A server's instances: for a project that holds its own credential, a
+//! connection (an HTTP session, or a child process for a `command` server)
+//! of its own, beside the shared one; and for a stateless `command` server
+//! (`stateless_instances`), copies of its child that calls spread over.
 //!
 //! An instance is a [`Downstream`] like any other, supervised by the same
 //! code: it starts on the call that needs it and stops after
@@ -48,10 +49,11 @@ impl std::fmt::Debug for ProjectCredential {
     }
 }
 
-/// Instances of one server by project id.
+/// Instances of one server: by project id, and the copies of a stateless one.
 #[derive(Debug, Default)]
 pub(super) struct Instances {
     by_project: std::sync::Mutex<HashMap<i64, Arc<Downstream>>>,
+    copies: std::sync::Mutex<Vec<Arc<Downstream>>>,
 }
 
 /// Instances remember nothing: the shared connection's listing is the server's.
@@ -101,9 +103,31 @@ impl Downstream {
         if self.live_instances(&instances) >= self.config.max_instances {
             return Err(self.too_many());
         }
-        let instance = self.spawn_instance(credential);
+        let instance = self.spawn_instance(Some(credential));
         instances.insert(instance.own.as_ref().expect("an instance").project_id, instance.clone());
         Ok(instance)
+    }
+
+    /// The child a shared call goes to: the least busy of this server and
+    /// its running copies. When every one is busy and fewer than
+    /// `stateless_instances` run, one more starts, for the calls after this
+    /// one (a child takes a while to start; this call does not wait for it).
+    pub fn for_call(self: &Arc<Self>) -> Arc<Downstream> {
+        let wanted = self.config.stateless_instances;
+        if wanted <= 1 {
+            return self.clone();
+        }
+        let mut copies = self.instances.copies.lock().expect("copies lock");
+        copies.retain(|c| !c.stop.is_cancelled() && !matches!(c.state.borrow().status, Status::Failed(_)));
+        let least = std::iter::once(self)
+            .chain(copies.iter().filter(|c| c.state.borrow().status == Status::Running))
+            .min_by_key(|c| c.busy.load(std::sync::atomic::Ordering::SeqCst))
+            .expect("the server itself")
+            .clone();
+        if least.busy.load(std::sync::atomic::Ordering::SeqCst) > 0 && copies.len() + 1 < wanted {
+            copies.push(self.spawn_instance(None));
+        }
+        least
     }
 
     /// Stops `project_id`'s instance, if it has one (its credential was removed).
@@ -148,16 +172,23 @@ impl Downstream {
         parent.publish_change(&parent.changed, |s| s.tools = tools.to_vec().into());
     }
 
-    fn spawn_instance(self: &Arc<Self>, credential: ProjectCredential) -> Arc<Downstream> {
+    /// A connection of a project's own (with its credential), or a copy of
+    /// a stateless server (without one); stopped when idle.
+    fn spawn_instance(self: &Arc<Self>, credential: Option<ProjectCredential>) -> Arc<Downstream> {
         let mut config = self.config.clone();
-        match &mut config.transport {
-            Transport::Stdio { env, .. } => env.extend(credential.env.clone()),
-            Transport::Http { headers, .. } => headers.extend(credential.headers.clone()),
-            Transport::Builtin(_) => {}
+        if let Some(credential) = &credential {
+            match &mut config.transport {
+                Transport::Stdio { env, .. } => env.extend(credential.env.clone()),
+                Transport::Http { headers, .. } => headers.extend(credential.headers.clone()),
+                Transport::Builtin(_) => {}
+            }
         }
         config.lazy = false;
         config.idle_timeout = Some(config.idle_timeout.unwrap_or(DEFAULT_LAZY_IDLE_TIMEOUT));
-        let project = credential.project.clone();
+        let span = match &credential {
+            Some(c) => tracing::info_span!("instance", project = %c.project),
+            None => tracing::info_span!("instance", copy = true),
+        };
         let mut instance = Downstream::new(
             config,
             self.stop.child_token(),
@@ -165,10 +196,9 @@ impl Downstream {
             self.tracker.clone(),
             Arc::new(super::ToolChanges::default()),
         );
-        instance.own = Some(credential);
+        instance.own = credential;
         instance.parent = Arc::downgrade(self);
         let instance = Arc::new(instance);
-        let span = tracing::info_span!("instance", project = %project);
         self.tracker
             .spawn(super::supervise(instance.clone(), Arc::new(super::ToolChanges::default())).instrument(span));
         instance

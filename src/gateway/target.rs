@@ -1,6 +1,7 @@
 //! Which connection a caller's calls to a server go through: the shared
-//! one, or the project's own when it has credentials there, and which
-//! credential travels with the call.
+//! one (or, for a stateless server, its least busy copy), or the project's
+//! own when it has credentials there, and which credential travels with
+//! the call.
 
 use std::sync::Arc;
 
@@ -35,7 +36,7 @@ impl Gateway {
         let target = match (&server.config.transport, own) {
             (_, None) => {
                 server.drop_instance(caller.project.id);
-                server.clone()
+                server.for_call()
             }
             // Index takes a bearer per call: the caller's own Index token, else the project's.
             (Transport::Builtin(Builtin::Index(_)), Some(own)) => {

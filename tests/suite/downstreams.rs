@@ -473,3 +473,48 @@ async fn fifty_cold_starts_over_stdio_each_answer_their_first_calls_from_a_full_
         failures.join("\n")
     );
 }
+
+/// `stateless_instances`: while the server's one child is busy, copies of
+/// it start (other processes), never more than configured, and each call
+/// goes to the least busy child.
+#[tokio::test]
+async fn calls_to_a_busy_stateless_server_spread_over_its_copies() {
+    let gw = Gateway::start(&format!(
+        "{ANONYMOUS}{}",
+        chaos_server("pool", "stateless_instances = 3")
+    ))
+    .await;
+    let client = std::sync::Arc::new(gw.client().await);
+    wait_for_tool(&client, "pool:stats").await;
+    let pid_of = |r: rmcp::model::CallToolResult| -> u64 {
+        r.structured_content
+            .as_ref()
+            .and_then(|s| s["pid"].as_u64())
+            .unwrap_or_else(|| panic!("{r:?}"))
+    };
+    let first = pid_of(execute(&*client, "pool:stats", json!({})).await);
+    assert_eq!(
+        pid_of(execute(&*client, "pool:stats", json!({})).await),
+        first,
+        "an idle server keeps its one child"
+    );
+
+    // Long calls keep the one child busy, and copies start; each long call
+    // after that goes to the least busy child, and a short call shows which.
+    let sleep = |ms: u64| {
+        let client = client.clone();
+        tokio::spawn(async move { execute(&*client, "pool:sleep", json!({"ms": ms})).await })
+    };
+    let mut busy: Vec<_> = (0..4).map(|_| sleep(4000)).collect();
+    let mut pids = std::collections::BTreeSet::from([first]);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        pids.insert(pid_of(execute(&*client, "pool:stats", json!({})).await));
+        busy.push(sleep(2000));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for call in busy {
+        assert_eq!(call.await.unwrap().is_error, Some(false));
+    }
+    assert_eq!(pids.len(), 3, "three children answered, no more: {pids:?}");
+}

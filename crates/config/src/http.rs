@@ -29,7 +29,8 @@ pub(crate) struct RawHttp {
     /// Seconds from a request's headers to the end of its body (default 30);
     /// 408 and a closed connection otherwise.
     pub body_timeout_secs: Option<Spanned<u32>>,
-    /// Open HTTP connections in all (default 512); past it, new ones wait to be accepted.
+    /// Open HTTP connections in all (default 4096, within half the open-file
+    /// limit); past it, new ones wait to be accepted.
     pub max_connections: Option<Spanned<u32>>,
 }
 
@@ -70,10 +71,11 @@ impl Default for HttpConfig {
             // connection which sends nothing gives its slot back soon.
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
-            // Half of the usual soft open-file limit (1024): the other half
-            // stays for the store, the search index, stdio servers' pipes and
-            // connections to HTTP servers, so a full listener cannot starve them.
-            max_connections: 512,
+            // Two per session (a POST and the SSE stream) for the sessions
+            // one caller may hold, many times over; the listener lowers it
+            // to half the open-file limit, so that a full listener cannot
+            // starve the store, stdio servers' pipes and outgoing connections.
+            max_connections: 4096,
         }
     }
 }

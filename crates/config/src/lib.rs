@@ -72,6 +72,8 @@ pub(crate) const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(10);
 pub const DEFAULT_LAZY_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-project connections a server runs at most, beside the shared one.
 pub(crate) const DEFAULT_MAX_INSTANCES: usize = 8;
+/// Most children of one stateless server: past a core or two each, more only queue.
+pub(crate) const MAX_STATELESS_INSTANCES: usize = 64;
 
 /// How long any server's tool list is trusted before it is listed again,
 /// `list_changed` or not: a server may change its tools without telling

@@ -82,6 +82,7 @@ impl McpServerEntry {
             idle_timeout_ms: None,
             tools_ttl_ms: None,
             max_instances: None,
+            stateless_instances: None,
             oauth: None,
             secrets: None,
             trusted_for_credentials: false,

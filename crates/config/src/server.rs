@@ -14,7 +14,7 @@ use super::oauth;
 use super::{ArchivesConfig, IndexConfig};
 use super::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_LAZY_IDLE_TIMEOUT, DEFAULT_MAX_INSTANCES,
-    DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOLS_TTL,
+    DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOLS_TTL, MAX_STATELESS_INSTANCES,
 };
 
 /// One `[[servers]]` entry.
@@ -67,6 +67,10 @@ pub(crate) struct RawServer {
     /// Most connections (children for `command` servers) this server runs
     /// for projects with their own credentials, beside the shared one (default 8).
     pub max_instances: Option<usize>,
+    /// Copies of a `command` server that keeps no state between calls: up
+    /// to this many children run, and each call goes to the least busy
+    /// (default 1: one child).
+    pub stateless_instances: Option<usize>,
     /// How `mcp-gateway login` signs projects in to this `url` server (OAuth).
     pub oauth: Option<oauth::RawServerOAuth>,
     /// Credentials in this server's calls: `block`, `redact` or `off` (default: `[security] secrets`).
@@ -117,6 +121,8 @@ pub struct ServerConfig {
     pub tools_ttl: Duration,
     /// Most per-project connections (children) beside the shared one.
     pub max_instances: usize,
+    /// Children of a stateless `command` server that calls spread over.
+    pub stateless_instances: usize,
     /// How projects sign in to it with OAuth (`mcp-gateway login`).
     pub oauth: Option<oauth::ServerOAuth>,
     /// Credentials in its calls, over `[security] secrets`.
@@ -182,6 +188,7 @@ impl ServerConfig {
             idle_timeout: None,
             tools_ttl: DEFAULT_TOOLS_TTL,
             max_instances: DEFAULT_MAX_INSTANCES,
+            stateless_instances: 1,
             oauth: None,
             secrets: None,
             trusted_for_credentials: false,
@@ -378,6 +385,23 @@ pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig,
         idle_timeout,
         tools_ttl,
         oauth,
+        stateless_instances: match s.stateless_instances {
+            Some(0) => return Err(field_err("stateless_instances", "must be at least 1".into())),
+            Some(n) if n > MAX_STATELESS_INSTANCES => {
+                return Err(field_err(
+                    "stateless_instances",
+                    format!("must be at most {MAX_STATELESS_INSTANCES}"),
+                ));
+            }
+            Some(n) if n > 1 && !matches!(transport, Transport::Stdio { .. }) => {
+                return Err(field_err(
+                    "stateless_instances",
+                    "only applies to `command` servers (a `url` server scales behind its own address)".into(),
+                ));
+            }
+            Some(n) => n,
+            None => 1,
+        },
         max_instances: match s.max_instances {
             Some(0) => return Err(field_err("max_instances", "must be at least 1".into())),
             Some(n) => n,

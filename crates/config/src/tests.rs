@@ -224,6 +224,24 @@ fn rule_violations_name_line_and_key() {
             "servers[0].timeout_ms",
             "at least 1",
         ),
+        (
+            "[[servers]]\nname = \"a\"\ncommand = \"x\"\nstateless_instances = 0\n",
+            2,
+            "servers[0].stateless_instances",
+            "at least 1",
+        ),
+        (
+            "[[servers]]\nname = \"a\"\ncommand = \"x\"\nstateless_instances = 65\n",
+            2,
+            "servers[0].stateless_instances",
+            "at most 64",
+        ),
+        (
+            "[[servers]]\nname = \"a\"\nurl = \"http://h/mcp\"\nstateless_instances = 2\n",
+            2,
+            "servers[0].stateless_instances",
+            "only applies to `command` servers",
+        ),
     ];
     assert_invalid(&cases);
 }

@@ -25,9 +25,49 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::config::HttpConfig;
+
+/// The connections of `wanted` that fit in half the open-file limit, once
+/// the soft limit is raised to the hard one (as Go's runtime and nginx do):
+/// the other half is for the store, stdio servers' pipes and connections to
+/// HTTP servers. A descriptor short, `accept` fails and axum waits a second
+/// before it accepts again, which a burst of new clients meets as a
+/// one-second stall.
+fn within_open_files(wanted: usize) -> usize {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let limit = match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) => {
+            let raised = hard.min(1 << 20);
+            if soft < raised && setrlimit(Resource::RLIMIT_NOFILE, raised, hard).is_ok() {
+                raised
+            } else {
+                soft
+            }
+        }
+        Err(_) => 1024,
+    };
+    let room = usize::try_from(limit / 2).unwrap_or(usize::MAX).max(1);
+    if wanted > room {
+        // Only a value the operator chose is worth a warning.
+        if wanted == HttpConfig::default().max_connections {
+            info!(
+                max_connections = room,
+                open_files = limit,
+                "HTTP connections: half the open-file limit"
+            );
+        } else {
+            warn!(
+                max_connections = wanted,
+                open_files = limit,
+                allowed = room,
+                "[http] max_connections is past half the open-file limit; fewer are accepted at once"
+            );
+        }
+    }
+    wanted.min(room)
+}
 
 /// Serves `app` on `listener` until `ct` is cancelled, then stops accepting
 /// and waits for the open connections to finish their requests in flight,
@@ -46,7 +86,7 @@ pub(super) async fn serve(mut listener: TcpListener, app: axum::Router, http: &H
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(http.header_timeout);
-    let slots = Arc::new(Semaphore::new(http.max_connections));
+    let slots = Arc::new(Semaphore::new(within_open_files(http.max_connections)));
     let connections = TaskTracker::new();
     let mut full = false;
     loop {

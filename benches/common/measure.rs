@@ -1,0 +1,79 @@
+//! What the load benches read off a process and a run: its CPU time and
+//! memory from /proc, and percentiles of call latencies.
+
+use std::time::Duration;
+
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+
+pub(crate) type Client = RunningService<RoleClient, ()>;
+
+/// An MCP session over streamable HTTP.
+pub(crate) async fn connect(url: &str) -> Client {
+    ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap()
+}
+
+/// A JSON object as tool arguments.
+pub(crate) fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    v.as_object().unwrap().clone()
+}
+
+/// The process's resident memory.
+pub(crate) fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// User + system CPU time the process has used so far (all its threads,
+/// not its children).
+pub(crate) fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // pid (comm) state … : fields after the last ')' start at field 3; utime and stime are 14 and 15.
+    let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+    let fields: Vec<u64> = after.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect();
+    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+    Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second())
+}
+
+fn clock_ticks_per_second() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// The `p` quantile of `sorted`, in ms.
+pub(crate) fn pct(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+/// The machine, as a figure's caption names it: CPU model and cores.
+pub(crate) fn machine() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map_or("unknown CPU", str::trim)
+        .to_string();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{model}, {cores} cores")
+}
+
+/// A number from the environment, or `default`.
+pub(crate) fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}

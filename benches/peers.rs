@@ -1,0 +1,276 @@
+//! The gateway beside its peers, in one run: the same stdio server
+//! (server-everything) behind the gateway (its defaults: strict audit on
+//! SQLite), supergateway and mcp-proxy, the same rmcp client calling its
+//! `get-sum` over streamable HTTP from N sessions, the three interleaved
+//! rep by rep. Reports calls/s, p50/p99 and each proxy's own CPU per call
+//! (its process, not the server it runs).
+//!
+//! Run `scripts/peers` (it installs the peers from their registries into
+//! `target/peers`, then runs this). PEERS_SESSIONS (default `1,16`),
+//! PEERS_SECONDS (8 per rep) and PEERS_REPS (3) set the run;
+//! PEERS_ONLY=gateway measures the gateway alone (for a profile).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::json;
+use tokio::io::AsyncBufReadExt;
+
+mod common;
+
+use common::measure::{Client, args, connect, cpu_time, machine, pct, setting};
+
+/// A proxy under test: how to start it, and how its tool is called.
+#[derive(Clone, Copy, PartialEq)]
+enum Peer {
+    Gateway,
+    Supergateway,
+    McpProxy,
+}
+
+impl Peer {
+    fn name(self) -> &'static str {
+        match self {
+            Peer::Gateway => "mcp-gateway",
+            Peer::Supergateway => "supergateway 4.0.0",
+            Peer::McpProxy => "mcp-proxy 0.13.0",
+        }
+    }
+}
+
+fn peers_dir() -> PathBuf {
+    std::env::var_os("PEERS_DIR").map_or_else(
+        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/peers")),
+        PathBuf::from,
+    )
+}
+
+/// `node …/server-everything stdio`, as each proxy runs it.
+fn everything() -> (String, Vec<String>) {
+    let script = peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(script.exists(), "{} is missing: run scripts/peers", script.display());
+    ("node".into(), vec![script.display().to_string(), "stdio".into()])
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `peer`; its MCP URL, its process (whose CPU is counted), and what
+/// must live as long as it.
+async fn start(peer: Peer) -> (String, tokio::process::Child, Option<tempfile::TempDir>) {
+    let (node, server) = everything();
+    match peer {
+        Peer::Gateway => {
+            let dir = tempfile::tempdir().unwrap();
+            let config = dir.path().join("gateway.toml");
+            let quoted: Vec<String> = server.iter().map(|a| format!("{a:?}")).collect();
+            std::fs::write(
+                &config,
+                format!(
+                    "[auth]\nallow_anonymous = true\nanonymous_project = \"peers\"\n[http]\nmax_sessions_per_caller = 4096\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"everything\"\ncommand = \"{node}\"\nargs = [{}]\n",
+                    quoted.join(", ")
+                ),
+            )
+            .unwrap();
+            let (url, child) =
+                common::spawn(&["serve", "--http", "127.0.0.1:0", "--config", config.to_str().unwrap()]).await;
+            (url, child, Some(dir))
+        }
+        Peer::Supergateway => {
+            let port = free_port();
+            let command = format!("{node} {}", server.join(" "));
+            let child = tokio::process::Command::new("node")
+                .arg(peers_dir().join("node_modules/supergateway/dist/index.js"))
+                .args(["--stdio", &command, "--outputTransport", "streamableHttp", "--stateful"])
+                .args(["--port", &port.to_string(), "--logLevel", "none"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("node runs supergateway");
+            (format!("http://127.0.0.1:{port}/mcp"), child, None)
+        }
+        Peer::McpProxy => {
+            let port = free_port();
+            let mut child = tokio::process::Command::new(peers_dir().join("venv/bin/mcp-proxy"))
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--host",
+                    "127.0.0.1",
+                    "--log-level",
+                    "WARNING",
+                    &node,
+                    "--",
+                ])
+                .args(&server)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("mcp-proxy runs");
+            let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            (format!("http://127.0.0.1:{port}/mcp"), child, None)
+        }
+    }
+}
+
+/// The call each session repeats: `get-sum` directly, or through `tool_execute`.
+fn get_sum(peer: Peer, a: u64, b: u64) -> CallToolRequestParams {
+    let sum = json!({ "a": a, "b": b });
+    match peer {
+        Peer::Gateway => CallToolRequestParams::new("tool_execute")
+            .with_arguments(args(json!({ "toolKey": "everything:get-sum", "arguments": sum }))),
+        _ => CallToolRequestParams::new("get-sum").with_arguments(args(sum)),
+    }
+}
+
+/// Connects once the peer answers, and its tool is there.
+async fn ready(peer: Peer, url: &str) -> Client {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let attempt = async {
+            let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.ok()?;
+            let r = client.call_tool(get_sum(peer, 1, 2)).await.ok()?;
+            (r.is_error != Some(true)).then_some(client)
+        };
+        if let Ok(Some(client)) = tokio::time::timeout(Duration::from_secs(5), attempt).await {
+            return client;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never answered get-sum at {url}",
+            peer.name()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+struct Rep {
+    calls: usize,
+    errors: u64,
+    latencies: Vec<Duration>,
+    seconds: f64,
+    cpu: Duration,
+}
+
+async fn rep(peer: Peer, sessions: usize, seconds: u64) -> Rep {
+    let (url, child, _dir) = start(peer).await;
+    let pid = child.id().unwrap();
+    let probe = ready(peer, &url).await;
+    let clients = sessions_on(&url, sessions).await;
+    // A warm-up second, outside the figures.
+    run(peer, &clients, Duration::from_secs(1)).await;
+    let cpu_before = cpu_time(pid);
+    let started = Instant::now();
+    let (mut latencies, errors) = run(peer, &clients, Duration::from_secs(seconds)).await;
+    let seconds = started.elapsed().as_secs_f64();
+    let cpu = cpu_time(pid).saturating_sub(cpu_before);
+    latencies.sort();
+    drop(probe);
+    Rep {
+        calls: latencies.len(),
+        errors,
+        latencies,
+        seconds,
+        cpu,
+    }
+}
+
+async fn sessions_on(url: &str, sessions: usize) -> Vec<Client> {
+    let mut clients = Vec::with_capacity(sessions);
+    for _ in 0..sessions {
+        clients.push(connect(url).await);
+    }
+    clients
+}
+
+/// Every session calls in a loop for `length`; the latencies and errors.
+async fn run(peer: Peer, clients: &[Client], length: Duration) -> (Vec<Duration>, u64) {
+    let deadline = Instant::now() + length;
+    let sessions = clients.iter().enumerate().map(|(n, client)| async move {
+        let mut latencies = Vec::new();
+        let mut errors = 0;
+        let mut i = 0u64;
+        while Instant::now() < deadline {
+            i += 1;
+            let t = Instant::now();
+            let ok = client
+                .call_tool(get_sum(peer, n as u64, i))
+                .await
+                .is_ok_and(|r| r.is_error != Some(true));
+            latencies.push(t.elapsed());
+            errors += u64::from(!ok);
+        }
+        (latencies, errors)
+    });
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for (l, e) in futures::future::join_all(sessions).await {
+        all.extend(l);
+        errors += e;
+    }
+    (all, errors)
+}
+
+#[tokio::main]
+async fn main() {
+    let sessions: Vec<usize> = std::env::var("PEERS_SESSIONS")
+        .unwrap_or_else(|_| "1,16".into())
+        .split(',')
+        .map(|n| n.trim().parse().expect("PEERS_SESSIONS is a list of numbers"))
+        .collect();
+    let seconds = setting("PEERS_SECONDS", 8);
+    let reps = setting("PEERS_REPS", 3);
+    let peers: Vec<Peer> = match std::env::var("PEERS_ONLY").as_deref() {
+        Ok("gateway") => vec![Peer::Gateway],
+        _ => vec![Peer::Gateway, Peer::Supergateway, Peer::McpProxy],
+    };
+    println!("machine: {}", machine());
+    println!("get-sum of server-everything over stdio behind each; {seconds} s a rep, {reps} reps interleaved");
+    for &n in &sessions {
+        let mut results: Vec<Vec<Rep>> = peers.iter().map(|_| Vec::new()).collect();
+        for _ in 0..reps {
+            for (i, &peer) in peers.iter().enumerate() {
+                results[i].push(rep(peer, n, seconds).await);
+            }
+        }
+        println!("\n{n} sessions | calls/s | p50 ms | p99 ms | own CPU per call | errors");
+        let mut per_call = Vec::new();
+        for (peer, reps) in peers.iter().zip(&results) {
+            let calls: usize = reps.iter().map(|r| r.calls).sum();
+            let secs: f64 = reps.iter().map(|r| r.seconds).sum();
+            let cpu: f64 = reps.iter().map(|r| r.cpu.as_secs_f64()).sum();
+            let errors: u64 = reps.iter().map(|r| r.errors).sum();
+            let mut all: Vec<Duration> = reps.iter().flat_map(|r| r.latencies.iter().copied()).collect();
+            all.sort();
+            let us = cpu * 1e6 / calls.max(1) as f64;
+            per_call.push(us);
+            println!(
+                "{:<20} | {:>7.0} | {:>6.2} | {:>6.2} | {:>6.0} µs | {errors}",
+                peer.name(),
+                calls as f64 / secs,
+                pct(&all, 0.5),
+                pct(&all, 0.99),
+                us
+            );
+        }
+        if per_call.len() == 3 {
+            let best = per_call[1].min(per_call[2]);
+            println!(
+                "gateway CPU per call against the best peer's: {:.2}×",
+                per_call[0] / best
+            );
+        }
+    }
+}
