@@ -392,12 +392,7 @@ async fn an_answered_calls_row_outlives_a_crash_in_the_journal() {
     let mut gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "red:calculate").await;
-    let db = rusqlite::Connection::open(&store).unwrap();
-    db.execute_batch(
-        "CREATE TRIGGER refuse_rows BEFORE INSERT ON audit_log
-         BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
-    )
-    .unwrap();
+    let db = refuse_audit_rows(&store);
     let r = execute(&client, "red:calculate", json!({"expression": "6*7"})).await;
     assert!(text(&r).contains("42"), "answered: {}", text(&r));
     let outcomes = || -> Vec<String> {

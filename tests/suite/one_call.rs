@@ -129,12 +129,7 @@ async fn a_sqlite_store_that_takes_no_rows_delays_them_and_refuses_no_call() {
     let gw = InProcess::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
-    let db = rusqlite::Connection::open(gw.dir.path().join("mcp-gateway.db")).unwrap();
-    db.execute_batch(
-        "CREATE TRIGGER refuse_rows BEFORE INSERT ON audit_log
-         BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
-    )
-    .unwrap();
+    let db = refuse_audit_rows(&gw.dir.path().join("mcp-gateway.db"));
     let r = execute(&client, "demo:calculate", json!({"expression": "6*7"})).await;
     assert!(text(&r).contains("42"), "answered: {}", text(&r));
     let calculated = |rows: Vec<AuditRow>| {

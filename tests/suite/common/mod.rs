@@ -58,6 +58,18 @@ pub(crate) fn slow_server(name: &str, secs: u64, extra: &str) -> String {
     )
 }
 
+/// Makes the SQLite store at `db` take no audit row, as a full disk would
+/// for the writer, until the connection given runs `DROP TRIGGER refuse_rows`.
+pub(crate) fn refuse_audit_rows(db: &std::path::Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER refuse_rows BEFORE INSERT ON audit_log
+         BEGIN SELECT RAISE(ABORT, 'the disk is full'); END;",
+    )
+    .unwrap();
+    conn
+}
+
 /// A running gateway process. Dropping it sends SIGTERM.
 pub(crate) struct Gateway {
     child: tokio::process::Child,
