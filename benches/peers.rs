@@ -18,7 +18,6 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 
 mod common;
 
@@ -101,7 +100,7 @@ async fn start(peer: Peer) -> (String, tokio::process::Child, Option<tempfile::T
         }
         Peer::McpProxy => {
             let port = free_port();
-            let mut child = tokio::process::Command::new(peers_dir().join("venv/bin/mcp-proxy"))
+            let child = tokio::process::Command::new(peers_dir().join("venv/bin/mcp-proxy"))
                 .args([
                     "--port",
                     &port.to_string(),
@@ -114,12 +113,10 @@ async fn start(peer: Peer) -> (String, tokio::process::Child, Option<tempfile::T
                 ])
                 .args(&server)
                 .stdout(Stdio::null())
-                .stderr(Stdio::piped())
+                .stderr(Stdio::null())
                 .kill_on_drop(true)
                 .spawn()
                 .expect("mcp-proxy runs");
-            let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
             (format!("http://127.0.0.1:{port}/mcp"), child, None)
         }
     }

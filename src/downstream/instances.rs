@@ -118,13 +118,22 @@ impl Downstream {
             return self.clone();
         }
         let mut copies = self.instances.copies.lock().expect("copies lock");
-        copies.retain(|c| !c.stop.is_cancelled() && !matches!(c.state.borrow().status, Status::Failed(_)));
+        // A copy that failed or went idle is let go: the next busy moment
+        // starts a fresh one rather than waking it.
+        copies.retain(|c| {
+            let live = !c.stop.is_cancelled() && holds_connection(c);
+            if !live {
+                c.stop.cancel();
+            }
+            live
+        });
+        let busy = |c: &Arc<Downstream>| c.busy.load(std::sync::atomic::Ordering::SeqCst);
         let least = std::iter::once(self)
             .chain(copies.iter().filter(|c| c.state.borrow().status == Status::Running))
-            .min_by_key(|c| c.busy.load(std::sync::atomic::Ordering::SeqCst))
+            .min_by_key(|c| busy(c))
             .expect("the server itself")
             .clone();
-        if least.busy.load(std::sync::atomic::Ordering::SeqCst) > 0 && copies.len() + 1 < wanted {
+        if busy(&least) > 0 && copies.len() + 1 < wanted {
             copies.push(self.spawn_instance(None));
         }
         least
