@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::fuse;
 use crate::catalog::View;
-use crate::learning::{meanings, terms};
+use crate::learning::{Lift, Scored, order, terms};
 use crate::search::bm25::Hit;
 use crate::search::semantic::{self, Vectors};
 use crate::search::{Ranked, Request};
@@ -64,7 +64,7 @@ pub fn hybrid_blend<V: AsRef<[f32]>>(
 pub struct Lexical {
     one: Request,
     hits: HashMap<u32, Hit>,
-    boosts: HashMap<u32, (f32, String)>,
+    boosts: HashMap<u32, (Lift, String)>,
 }
 
 /// Query `q`'s BM25F hits and learned boosts, as deep as the ranking needs
@@ -105,12 +105,18 @@ fn rank(
         boosts,
     } = words;
     // Called for every visible tool in a hybrid scan: no lookup when nothing was learned.
-    let lift = |score: f32, ordinal: u32| match (!boosts.is_empty()).then(|| boosts.get(&ordinal)).flatten() {
-        Some((boost, _)) => terms::boosted(score, *boost),
-        None => score,
+    let lift = |score: f32, ordinal: u32, cosine: Option<f32>| {
+        let (full, trusted) = match (!boosts.is_empty()).then(|| boosts.get(&ordinal)).flatten() {
+            Some((lift, _)) => (terms::boosted(score, lift.full), terms::boosted(score, lift.trusted)),
+            None => (score, score),
+        };
+        Scored {
+            full,
+            trusted,
+            item: (ordinal, cosine),
+        }
     };
-    // (score, ordinal, cosine)
-    let mut scored: Vec<(f32, u32, Option<f32>)> = match semantic {
+    let scored: Vec<Scored<(u32, Option<f32>)>> = match semantic {
         Some((vectors, vector, alpha)) => {
             // By ordinal: a scan of every tool reads it in order, with no lookups.
             let mut bm25 = vec![0f32; view.catalog_len()];
@@ -121,40 +127,34 @@ fn rank(
             view.ordinals()
                 .map(|ordinal| {
                     let cosine = vectors.cosine(ordinal, &query);
-                    let score = lift(semantic::blend(bm25[ordinal as usize], cosine, alpha), ordinal);
-                    (score, ordinal, Some(cosine))
+                    lift(
+                        semantic::blend(bm25[ordinal as usize], cosine, alpha),
+                        ordinal,
+                        Some(cosine),
+                    )
                 })
                 .collect()
         }
         None => {
-            let mut scored: Vec<_> = lexical
-                .values()
-                .map(|h| (lift(h.relevance, h.ordinal), h.ordinal, None))
-                .collect();
+            let mut scored: Vec<_> = lexical.values().map(|h| lift(h.relevance, h.ordinal, None)).collect();
             // Tools the words alone did not reach, on their learned pull.
             scored.extend(
                 boosts
-                    .iter()
-                    .filter(|(o, _)| !lexical.contains_key(o))
-                    .map(|(&o, (boost, _))| (terms::boosted(0.0, *boost), o, None)),
+                    .keys()
+                    .filter(|o| !lexical.contains_key(o))
+                    .map(|&o| lift(0.0, o, None)),
             );
             scored
         }
     };
-    // Best first, ties by ordinal: which of several equal scores make the
-    // cut must not depend on the hash maps' order.
-    let order = |a: &(f32, u32, Option<f32>), b: &(f32, u32, Option<f32>)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    let cut = pool.min(scored.len());
-    if cut > 0 && cut < scored.len() {
-        scored.select_nth_unstable_by(cut - 1, order);
-        scored.truncate(cut);
-    }
-    scored.sort_by(order);
-    lexical.retain(|ordinal, _| scored.iter().any(|(_, o, _)| o == ordinal));
+    // Ties by ordinal: which of several equal scores make the cut must not
+    // depend on the hash maps' order.
+    let scored = order(scored, pool, |a, b| a.0.cmp(&b.0));
+    lexical.retain(|ordinal, _| scored.iter().any(|(_, (o, _))| o == ordinal));
     view.index().explain_hits(&one, lexical.values_mut());
     scored
         .into_iter()
-        .map(|(score, ordinal, cosine)| {
+        .map(|(score, (ordinal, cosine))| {
             let reasons: Vec<String> = [
                 lexical.remove(&ordinal).and_then(|h| h.explanation),
                 cosine.map(|c| format!("meaning: {c:.2}")),
@@ -174,7 +174,7 @@ fn rank(
 }
 
 /// The prior's boosts for `query`, by ordinal, among the tools the view allows.
-fn boosts(view: &View, request: &Request, query: &str) -> HashMap<u32, (f32, String)> {
+fn boosts(view: &View, request: &Request, query: &str) -> HashMap<u32, (Lift, String)> {
     let Some(prior) = &request.prior else {
         return HashMap::new();
     };
@@ -187,7 +187,7 @@ fn boosts(view: &View, request: &Request, query: &str) -> HashMap<u32, (f32, Str
 
 /// The pulls of the project's remembered meanings toward the tools the view
 /// allows, for a query embedded as `vector`, by ordinal.
-fn meaning_pulls(view: &View, request: &Request, vector: &[f32]) -> HashMap<u32, (f32, String)> {
+fn meaning_pulls(view: &View, request: &Request, vector: &[f32]) -> HashMap<u32, (Lift, String)> {
     let Some(prior) = &request.prior else {
         return HashMap::new();
     };
@@ -199,17 +199,17 @@ fn meaning_pulls(view: &View, request: &Request, vector: &[f32]) -> HashMap<u32,
 }
 
 /// Adds meaning `pulls` to term `boosts`: a tool both pull keeps both
-/// explanations and their sum, within the prior's cap ([`meanings::combine`]).
-fn add_pulls(boosts: &mut HashMap<u32, (f32, String)>, pulls: HashMap<u32, (f32, String)>) {
+/// explanations and their sum, within the prior's cap ([`Lift::plus`]).
+fn add_pulls(boosts: &mut HashMap<u32, (Lift, String)>, pulls: HashMap<u32, (Lift, String)>) {
     for (ordinal, (pull, why)) in pulls {
         boosts
             .entry(ordinal)
             .and_modify(|(boost, reason)| {
-                *boost = meanings::combine(*boost, pull);
+                *boost = boost.plus(pull);
                 reason.push_str("; ");
                 reason.push_str(&why);
             })
-            .or_insert((meanings::combine(0.0, pull), why));
+            .or_insert((Lift::default().plus(pull), why));
     }
 }
 
@@ -247,21 +247,28 @@ mod tests {
     /// result shows is built from these).
     #[test]
     fn meaning_pulls_add_to_term_boosts_within_the_cap() {
-        let mut boosts = HashMap::from([(1, (0.3, "used once for 'forecast'".to_string()))]);
+        let lift = |full, trusted| Lift { full, trusted };
+        let mut boosts = HashMap::from([(1, (lift(0.3, 0.05), "used once for 'forecast'".to_string()))]);
         add_pulls(
             &mut boosts,
             HashMap::from([
-                (1, (0.4, "asked like this 7 times: 'forecast for Berlin'".to_string())),
-                (2, (0.2, "asked like this once".to_string())),
+                (
+                    1,
+                    (
+                        lift(0.4, 0.2),
+                        "asked like this 7 times: 'forecast for Berlin'".to_string(),
+                    ),
+                ),
+                (2, (lift(0.2, 0.1), "asked like this once".to_string())),
             ]),
         );
         assert_eq!(
             boosts[&1],
             (
-                terms::CAP,
+                lift(terms::CAP, 0.25),
                 "used once for 'forecast'; asked like this 7 times: 'forecast for Berlin'".to_string()
             )
         );
-        assert_eq!(boosts[&2], (0.2, "asked like this once".to_string()));
+        assert_eq!(boosts[&2], (lift(0.2, 0.1), "asked like this once".to_string()));
     }
 }

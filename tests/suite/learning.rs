@@ -183,6 +183,10 @@ async fn one_wrong_run_is_a_hint_and_agreeing_sessions_lift_the_tool() {
     let before = discover(&careless, query.clone()).await;
     assert_eq!(rank_of(&before, "alpha:sha256"), Some(0), "{before:?}");
     let unlearned = relevance_of(&before, "alpha:word_count").expect("the wrong tool is among the answers");
+    assert!(
+        rank_of(&before, "alpha:word_count") > Some(1),
+        "the wrong tool starts below second: {before:?}"
+    );
 
     // One session runs the wrong tool, twice.
     for _ in 0..2 {
@@ -199,6 +203,16 @@ async fn one_wrong_run_is_a_hint_and_agreeing_sessions_lift_the_tool() {
     );
     let hinted = relevance_of(&after_one, "alpha:word_count").unwrap();
     assert!(hinted > unlearned, "a hint still counts: {unlearned} -> {hinted}");
+    assert_eq!(
+        rank_of(&after_one, "alpha:word_count"),
+        Some(1),
+        "a hint brings the tool into view, below first: {after_one:?}"
+    );
+    let first = relevance_of(&after_one, "alpha:sha256").unwrap();
+    assert!(
+        hinted <= first,
+        "nothing shows more relevance than the first: {hinted} > {first}"
+    );
     let why = explanation_of(&after_one, "alpha:word_count").unwrap();
     assert!(why.contains("used once for"), "one session is one use: {why}");
 

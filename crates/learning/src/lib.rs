@@ -4,7 +4,8 @@
 //!
 //! - [`terms`]: the term prior, which counts a query's words per tool;
 //! - [`meanings`]: the memory of meanings, which keeps a query's embedding;
-//! - [`Prior`]: both, as one discovery reads them, for the ranking;
+//! - [`Prior`]: both, as one discovery reads them, for the ranking, and
+//!   [`order`], how a ranking places what they lift;
 //! - [`Learning`]: the service that links an execute to its discovery and
 //!   teaches, loading and keeping each project's memory through
 //!   [`LearningStore`], which the store implements with its SQL;
@@ -21,6 +22,6 @@ mod service;
 mod store;
 pub mod terms;
 
-pub use prior::Prior;
+pub use prior::{Lift, Prior, Scored, order};
 pub use service::{Asked, Learning, Scope, Trail};
 pub use store::{Association, LearningStore, Link, Remembered, Use};

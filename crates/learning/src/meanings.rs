@@ -37,9 +37,10 @@ pub struct Blend {
     pub smoothing: f64,
     /// The most the meaning pull moves a relevance toward 1.
     pub cap: f32,
-    /// Pseudo-uses a learned lift must outweigh, for the term prior and
-    /// the meanings alike ([`crate::prior::trusted`]): one use is a hint, a
-    /// lift grows to its full size only with repeated use.
+    /// Pseudo-uses a learned lift must outweigh to take first place, for
+    /// the term prior and the meanings alike ([`crate::prior::trusted`],
+    /// [`crate::order`]): one use is a hint, and a lift reaches first place
+    /// with its full size only through repeated use.
     pub evidence: f64,
 }
 
