@@ -56,7 +56,7 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(server: &str, tool: Tool, tags: Vec<String>) -> Self {
+    pub(crate) fn new(server: &str, tool: Tool, tags: Vec<String>) -> Self {
         use std::hash::{Hash, Hasher};
         let key = ToolKey::new(server, &tool.name);
         let mut hasher = std::hash::DefaultHasher::new();
@@ -495,6 +495,12 @@ impl Catalog {
     }
 
     /// The tool rules in force.
+    /// Every listed tool, the rules set aside: what an operator's search of
+    /// hidden tools ranks, never a caller's.
+    pub fn unfiltered(&self, registry: &Registry) -> Result<Snapshot, Error> {
+        snapshot_of(registry, &Rules::default(), &self.security)
+    }
+
     pub fn rules(&self) -> Arc<Rules> {
         self.rules.load_full()
     }

@@ -135,6 +135,9 @@ pub enum Command {
         json: bool,
     },
     /// Search tools as tool_discovery does, as a project sees them.
+    ///
+    /// Example: `mcp-gateway search "delete a row" --project ops --hidden`
+    /// also lists the matching tools that ops cannot see, and why.
     Search {
         /// One or more phrasings of what you need.
         #[arg(required = true)]
@@ -142,7 +145,14 @@ pub enum Command {
         /// How many results.
         #[arg(long, short = 'n', default_value_t = DEFAULT_RESULTS as i64)]
         max_results: i64,
-        /// Print the JSON tool_discovery returns.
+        /// Only this server's tools (repeat for several), as tool_discovery's `servers`.
+        #[arg(long = "server", short = 's', value_name = "NAME")]
+        servers: Vec<String>,
+        /// Also list the matching tools the project cannot see (hidden by
+        /// [[rules]] or not granted), each with why.
+        #[arg(long)]
+        hidden: bool,
+        /// Print the JSON tool_discovery returns (with --hidden: `{answer, hidden}`).
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -319,6 +329,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Search {
             query,
             max_results,
+            servers,
+            hidden,
             json,
             who,
         } => {
@@ -326,12 +338,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 query: OneOrMany::Many(query),
                 context: None,
                 max_results: Some(max_results),
+                servers: Some(servers),
             };
             one_shot(&config, |gw| async move {
                 let caller = who.caller(&gw).await?;
                 let found = gw.discover(&caller, &args).await.map_err(anyhow::Error::msg)?;
+                let hidden = match hidden {
+                    true => Some(gw.hidden(&caller, &args).await.map_err(anyhow::Error::msg)?),
+                    false => None,
+                };
                 if json {
-                    println!("{}", serde_json::to_string_pretty(&found)?);
+                    let out = match &hidden {
+                        Some(hidden) => serde_json::json!({ "answer": found, "hidden": hidden }),
+                        None => serde_json::to_value(&found)?,
+                    };
+                    println!("{}", serde_json::to_string_pretty(&out)?);
                     return Ok(ExitCode::SUCCESS);
                 }
                 if let Some(notice) = &found.notice {
@@ -340,13 +361,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 if found.results.is_empty() {
                     println!("no matching tools");
                 }
+                let first_line = |d: Option<&str>| d.unwrap_or("").lines().next().unwrap_or("").to_string();
                 for f in &found.results {
                     println!(
                         "{:.3}  {}\n       {}",
                         f.relevance,
                         f.tool_key,
-                        f.description.as_deref().unwrap_or("").lines().next().unwrap_or("")
+                        first_line(f.description.as_deref())
                     );
+                }
+                if let Some(hidden) = hidden.filter(|h| !h.is_empty()) {
+                    println!("\nhidden from project '{}':", caller.project.name);
+                    for h in &hidden {
+                        println!(
+                            "{:.3}  {}\n       {}\n       hidden: {}",
+                            h.relevance,
+                            h.tool_key,
+                            first_line(h.description.as_deref()),
+                            h.hidden
+                        );
+                    }
                 }
                 Ok(ExitCode::SUCCESS)
             })

@@ -17,6 +17,7 @@ mod call;
 mod discover;
 mod error;
 mod execute;
+mod hidden;
 mod input;
 mod rounds;
 mod script;
@@ -32,6 +33,7 @@ pub use audit::{AUDIT_WAIT, AuditState};
 pub use call::{CallRequest, Refused};
 pub use discover::{Discovery, Found};
 pub use error::ExecuteError;
+pub use hidden::HiddenTool;
 pub use tasks::{TaskAnswer, TaskRequest};
 
 use crate::auth::{self, Authenticator, Caller};

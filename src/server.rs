@@ -86,7 +86,8 @@ fn build_meta_tools() -> Vec<Tool> {
                 // Nullable, no `default`: OpenAI strict schemas make every
                 // field required, and Azure refuses `default`.
                 "context": { "type": ["string", "null"], "description": "Optional background about the task." },
-                "maxResults": { "type": ["integer", "null"], "minimum": 1, "maximum": 50, "description": "Default 10." }
+                "maxResults": { "type": ["integer", "null"], "minimum": 1, "maximum": 50, "description": "Default 10." },
+                "servers": { "type": ["array", "null"], "items": { "type": "string" }, "description": "Only these servers' tools." }
             },
             "required": ["query"]
         })),

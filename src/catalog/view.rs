@@ -173,6 +173,34 @@ impl View {
         self.grants.allows(server, &held.tool).then_some(held)
     }
 
+    /// This view with discovery narrowed to `servers` (a caller's
+    /// `tool_discovery` `servers`): their tools only. A name the caller has
+    /// no tool of, unknown or not granted alike, is refused, naming those
+    /// it has.
+    pub fn narrowed_to(mut self, servers: &[String]) -> Result<Self, String> {
+        let mut usable = vec![false; self.snapshot.servers.len()];
+        for e in self.snapshot.entries.iter().filter(|e| self.discoverable(e)) {
+            usable[e.server_ordinal as usize] = true;
+        }
+        let usable: Vec<&str> = (self.snapshot.servers.iter().zip(usable))
+            .filter_map(|(name, usable)| usable.then_some(name.as_str()))
+            .collect();
+        if let Some(unknown) = servers.iter().find(|s| !usable.contains(&s.as_str())) {
+            return Err(format!(
+                "no server '{}' among those you can use now: {}",
+                crate::leaks::quote(unknown),
+                usable.join(", ")
+            ));
+        }
+        self.access = (self.snapshot.servers.iter().zip(self.access.iter()))
+            .map(|(name, access)| match servers.contains(name) {
+                true => *access,
+                false => Access::Nothing,
+            })
+            .collect();
+        Ok(self)
+    }
+
     /// Whether the caller sees anything of `server` (resources and prompts follow this).
     pub fn sees_server(&self, server: &str) -> bool {
         self.grants.sees_server(server)

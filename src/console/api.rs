@@ -405,27 +405,12 @@ pub(super) struct SearchPlay {
 
 /// `POST /console/api/search`: what `tool_discovery` answers the project
 /// (the same function, so the same answer), and the tools that would match
-/// but the project cannot see, marked hidden.
+/// but the project cannot see, each with why (`hidden`).
 pub(super) async fn search(State(console): State<Console>, Json(body): Json<SearchPlay>) -> Answer {
     let gateway = &console.gateway;
     let caller = gateway.caller_for_project(&body.project).map_err(store_error)?;
     let args = DiscoverArgs::parse(Some(body.arguments)).map_err(|e| bad_request(&e))?;
     let answer = gateway.discover(&caller, &args).await.map_err(|e| bad_request(&e))?;
-    let mut everyone = caller.clone();
-    everyone.grants = every_server(gateway);
-    let view = gateway.catalog().visible_to(caller.grants.clone());
-    let hidden: Vec<Value> = gateway
-        .discover(&everyone, &args)
-        .await
-        .map_err(|e| bad_request(&e))?
-        .results
-        .into_iter()
-        .filter(|f| view.get(&f.tool_key).is_none())
-        .map(|f| {
-            let mut v = serde_json::to_value(f).unwrap_or_default();
-            v["hidden"] = json!(true);
-            v
-        })
-        .collect();
+    let hidden = gateway.hidden(&caller, &args).await.map_err(|e| bad_request(&e))?;
     ok(json!({ "project": caller.project.name, "answer": answer, "hidden": hidden }))
 }

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::DISCOVERY;
 use crate::leaks;
+use crate::wire::{MAX_DISCOVERY_SERVERS, MAX_SERVER_NAME_BYTES, MAX_TOOL_KEY_BYTES, bounded};
 pub use crate::wire::{MAX_QUERIES, MAX_QUERY_CHARS};
-use crate::wire::{MAX_TOOL_KEY_BYTES, bounded};
 
 /// Largest `maxResults` a discovery may ask for.
 pub const MAX_RESULTS: usize = 50;
@@ -26,6 +26,9 @@ pub struct DiscoverArgs {
     /// 1..=50, default 10.
     #[serde(default)]
     pub max_results: Option<i64>,
+    /// Only these servers' tools; absent, null or empty: every server's.
+    #[serde(default)]
+    pub servers: Option<Vec<String>>,
 }
 
 impl DiscoverArgs {
@@ -76,6 +79,34 @@ impl DiscoverArgs {
             return Err("query is empty: describe the capability you need in plain words".into());
         }
         Ok(queries)
+    }
+
+    /// How many results: `maxResults`, 1..=[`MAX_RESULTS`], else [`DEFAULT_RESULTS`].
+    pub fn limit(&self) -> Result<usize, String> {
+        match self.max_results {
+            None => Ok(DEFAULT_RESULTS),
+            Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => Ok(n as usize),
+            Some(n) => Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
+        }
+    }
+
+    /// The servers the search is narrowed to, if any: at most
+    /// [`MAX_DISCOVERY_SERVERS`] names of at most [`MAX_SERVER_NAME_BYTES`]
+    /// each, refused before any search work.
+    pub fn servers(&self) -> Result<Option<&[String]>, String> {
+        let Some(servers) = self.servers.as_deref().filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        if servers.len() > MAX_DISCOVERY_SERVERS {
+            return Err(format!(
+                "{DISCOVERY} takes at most {MAX_DISCOVERY_SERVERS} servers; got {}. Leave servers out to search them all",
+                servers.len()
+            ));
+        }
+        for name in servers {
+            bounded("a server name", name, MAX_SERVER_NAME_BYTES).map_err(|e| e.to_string())?;
+        }
+        Ok(Some(servers))
     }
 
     /// `context`, credentials cut out, as the queries are (checked with them).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
 use serde::Serialize;
 
-use super::{Answer, DEFAULT_RESULTS, DiscoverArgs, Gateway, MAX_RESULTS, startup};
+use super::{Answer, DiscoverArgs, Gateway, startup};
 use crate::access::Search;
 use crate::auth::Caller;
 use crate::keys::{RequestId, ServerName, ToolKey};
@@ -65,11 +65,8 @@ impl Gateway {
     /// search; the cloud falls back to BM25 and says why.
     pub async fn discover(&self, caller: &Caller, args: &DiscoverArgs) -> Result<Discovery, String> {
         let queries = args.queries()?;
-        let limit = match args.max_results {
-            None => DEFAULT_RESULTS,
-            Some(n) if (1..=MAX_RESULTS as i64).contains(&n) => n as usize,
-            Some(n) => return Err(format!("maxResults must be between 1 and {MAX_RESULTS}, got {n}")),
-        };
+        let servers = args.servers()?;
+        let limit = args.limit()?;
         let starting = match caller.project.search {
             Some(_) => self.wait_for_starting(&caller.grants, None).await,
             None => Vec::new(),
@@ -81,6 +78,10 @@ impl Gateway {
             self.catalog.embedded(EMBEDDINGS_WAIT).await;
         }
         let view = self.catalog.visible_to(caller.grants.clone());
+        let view = match servers {
+            Some(servers) => view.narrowed_to(servers)?,
+            None => view,
+        };
         let code_mode = self.security.code_mode(&caller.project.name).is_some();
         let request = search::Request {
             queries,

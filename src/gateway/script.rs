@@ -268,6 +268,7 @@ impl Gateway {
                     query: OneOrMany::One(query),
                     context: None,
                     max_results: Some(limit.map_or(SEARCH_RESULTS as i64, i64::from)),
+                    servers: None,
                 };
                 match self.discover(caller, &args).instrument(span.clone()).await {
                     Ok(d) => {

@@ -190,6 +190,14 @@ async fn an_operator_sees_and_changes_the_gateway_from_the_console() {
         gw.log()
     );
     assert!(hidden.iter().all(|k| k.starts_with("other:")), "{hidden:?}");
+    // Each says why.
+    let why = report["hiddenWhy"].as_array().unwrap();
+    assert_eq!(why.len(), hidden.len(), "{report}");
+    assert!(
+        why.iter()
+            .all(|w| w == "Hidden: project 'alpha' is not granted server 'other'"),
+        "{why:?}"
+    );
 
     // The charts counted this test's calls: every execute and discovery so far.
     assert!(report["chartTotal"].as_u64().unwrap() >= executed + 2);

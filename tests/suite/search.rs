@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use common::*;
+use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -234,4 +236,115 @@ async fn bm25_results_explain_themselves() {
     assert_eq!(results[0]["toolKey"], "red:convert_temperature");
     let why = results[0]["explanation"].as_str().unwrap();
     assert!(why.contains("temperatur: name, description"), "{why}");
+}
+
+/// `tool_discovery` narrowed to servers (seed 004's server-specific
+/// filtering) finds only their tools; a server the caller has no tool of is
+/// refused naming those it has, and so is a list past the bound.
+#[tokio::test]
+async fn discovery_narrowed_to_servers_finds_only_theirs() {
+    let gw = Gateway::start(&two_servers()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "alpha:calculate").await;
+    wait_for_tool(&client, "beta:calculate").await;
+    let keys = |r: &CallToolResult| -> Vec<String> {
+        r.structured_content.as_ref().unwrap()["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["toolKey"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let ask = |servers: Value| {
+        call(
+            &client,
+            "tool_discovery",
+            json!({ "query": "calculate", "servers": servers }),
+        )
+    };
+    let everywhere = keys(&ask(Value::Null).await);
+    assert!(everywhere.iter().any(|k| k.starts_with("alpha:")) && everywhere.iter().any(|k| k.starts_with("beta:")));
+    assert_eq!(keys(&ask(json!([])).await), everywhere, "an empty list is every server");
+    let beta = keys(&ask(json!(["beta"])).await);
+    assert!(
+        !beta.is_empty() && beta.iter().all(|k| k.starts_with("beta:")),
+        "{beta:?}"
+    );
+
+    let unknown = ask(json!(["beta", "gamma"])).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text(&unknown).contains("no server 'gamma' among those you can use now: alpha, beta"),
+        "{}",
+        text(&unknown)
+    );
+    let many: Vec<String> = (0..33).map(|i| format!("s{i}")).collect();
+    let too_many = ask(json!(many)).await;
+    assert!(text(&too_many).contains("at most 32 servers"), "{}", text(&too_many));
+    let long = ask(json!(["x".repeat(300)])).await;
+    assert_eq!(long.is_error, Some(true), "{long:?}");
+    assert!(
+        !text(&long).contains(&"x".repeat(300)),
+        "a caller's long string is not echoed whole"
+    );
+}
+
+/// `mcp-gateway search --hidden` shows an operator the matches a project
+/// cannot see, each with why: a rule, or a missing grant.
+#[tokio::test]
+async fn an_operator_search_shows_hidden_tools_and_why() {
+    let other = chaos_server("other", "");
+    let rules = "[[rules]]\npattern = [\"sha256\"]\nserver = \"alpha\"\nenabled = false\n";
+    let gw = Gateway::start(&format!("{}{other}{rules}", chaos_server("alpha", ""))).await;
+    gw.cli(&["project", "create", "ops", "--search", "bm25"]);
+    gw.cli(&["grant", "--project", "ops", "--server", "alpha"]);
+    let out = gw.cli(&[
+        "search",
+        "compute a sha256 hash of text",
+        "--project",
+        "ops",
+        "--hidden",
+        "--json",
+    ]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let answered: Vec<&str> = report["answer"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["toolKey"].as_str().unwrap())
+        .collect();
+    assert!(
+        answered.iter().all(|k| k.starts_with("alpha:") && *k != "alpha:sha256"),
+        "{answered:?}"
+    );
+    let hidden: HashMap<&str, &str> = report["hidden"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["toolKey"].as_str().unwrap(), h["hidden"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        hidden.get("alpha:sha256"),
+        Some(&"rules[0] in gateway.toml disables it"),
+        "{report}"
+    );
+    assert_eq!(
+        hidden.get("other:sha256"),
+        Some(&"project 'ops' is not granted server 'other'"),
+        "{report}"
+    );
+    // Narrowed to one server, the hidden list is too; and the text says the same.
+    let out = gw.cli(&[
+        "search",
+        "compute a sha256 hash",
+        "--project",
+        "ops",
+        "--hidden",
+        "-s",
+        "alpha",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("hidden from project 'ops':"), "{text}");
+    assert!(text.contains("alpha:sha256") && !text.contains("other:"), "{text}");
+    assert!(text.contains("hidden: rules[0] in gateway.toml disables it"), "{text}");
 }

@@ -157,6 +157,7 @@ test('playground: the project sees what tool_discovery answers it, and hidden ma
     items.map((li) => ({ key: li.dataset.key, relevance: Number(li.dataset.relevance), explanation: li.querySelector('.explanation')?.innerText ?? null })),
   );
   report.hidden = await page.locator('#play-hidden li').evaluateAll((items) => items.map((li) => li.dataset.key));
+  report.hiddenWhy = await page.locator('#play-hidden li .why-hidden').allInnerTexts();
   report.provider = await page.locator('#play-provider').getAttribute('data-provider');
   await shot(page, 'playground');
 });

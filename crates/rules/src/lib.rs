@@ -76,6 +76,9 @@ pub struct Verdict {
     pub enabled: bool,
     /// Tags from every matching rule, deduplicated, in rule order.
     pub tags: Vec<String>,
+    /// The position of the rule that decided `enabled`; `None` when no
+    /// rule did (enabled, or disabled as not on an allow-list).
+    pub decided_by: Option<usize>,
 }
 
 /// Compiled rules.
@@ -144,8 +147,9 @@ impl Rules {
     /// scan gave `flagged` tags (they lead the verdict's tags).
     pub fn verdict(&self, server: &str, tool: &str, flagged: &[String]) -> Verdict {
         let mut enabled = None;
+        let mut decided_by = None;
         let mut tags: Vec<String> = flagged.to_vec();
-        for rule in &self.rules {
+        for (i, rule) in self.rules.iter().enumerate() {
             if rule.server.as_deref().is_some_and(|s| s != server)
                 || rule
                     .tagged
@@ -155,8 +159,9 @@ impl Rules {
             {
                 continue;
             }
-            if enabled.is_none() {
+            if enabled.is_none() && rule.enabled.is_some() {
                 enabled = rule.enabled;
+                decided_by = Some(i);
             }
             for tag in &rule.tags {
                 if !tags.contains(tag) {
@@ -167,6 +172,7 @@ impl Rules {
         Verdict {
             enabled: enabled.unwrap_or(!self.allow_list),
             tags,
+            decided_by,
         }
     }
 }
@@ -299,9 +305,24 @@ mod tests {
             Rules::default().verdict("a", "b", &[]),
             Verdict {
                 enabled: true,
-                tags: vec![]
+                tags: vec![],
+                decided_by: None
             }
         );
+    }
+
+    /// The verdict names the rule that decided, so an operator can be told why a tool is hidden.
+    #[test]
+    fn the_first_rule_that_sets_enabled_is_named() {
+        let tags_only = rule(&["*"], None, None, &["any"]);
+        let hide = rule(&["*delete*"], None, Some(false), &[]);
+        let allow = rule(&["*"], None, Some(true), &[]);
+        let rules = Rules::compile(&[tags_only, hide, allow]).unwrap();
+        assert_eq!(rules.verdict("db", "delete_row", &[]).decided_by, Some(1));
+        assert_eq!(rules.verdict("db", "select", &[]).decided_by, Some(2));
+        let allow_list = Rules::compile(&[rule(&["read*"], None, Some(true), &[])]).unwrap();
+        let v = allow_list.verdict("fs", "write", &[]);
+        assert_eq!((v.enabled, v.decided_by), (false, None));
     }
 
     #[test]

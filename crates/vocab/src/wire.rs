@@ -44,6 +44,12 @@ pub const MAX_QUERIES: usize = 20;
 /// Most characters of all of a discovery's queries together, and of its
 /// `context`: a need takes a sentence, and every word is a search term.
 pub const MAX_QUERY_CHARS: usize = 4096;
+/// Most server names one discovery may narrow its search to: more than a
+/// model names in one request, far fewer than a catalog holds.
+pub const MAX_DISCOVERY_SERVERS: usize = 32;
+/// Most bytes of a server name a caller may send: a `toolKey`'s server part
+/// ([`MAX_TOOL_KEY_BYTES`] less a tool name of at least one byte and the separator).
+pub const MAX_SERVER_NAME_BYTES: usize = MAX_TOOL_KEY_BYTES - 2;
 /// Most bytes of a resource URI a caller may read or subscribe to: far past
 /// any file path or template instance, far short of what fills a log.
 pub const MAX_URI_BYTES: usize = 4096;

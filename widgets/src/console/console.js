@@ -383,7 +383,8 @@ function showResults(r) {
     h('li', { class: hidden ? 'result hidden-result' : 'result', 'data-key': f.toolKey, 'data-relevance': f.relevance },
       h('div', { class: 'row' }, h('span', { class: 'rank' }, `${i + 1}`), h('strong', {}, f.toolKey), h('span', { class: 'score' }, f.relevance.toFixed(3)), hidden ? h('span', { class: 'badge s-hidden' }, 'hidden') : null, r.answer && f.query ? h('small', {}, `step ${f.query + 1}`) : null),
       f.description ? h('div', { class: 'clip' }, f.description) : null,
-      f.explanation ? h('div', { class: 'explanation' }, f.explanation) : null);
+      f.explanation ? h('div', { class: 'explanation' }, f.explanation) : null,
+      hidden ? h('div', { class: 'explanation why-hidden' }, `Hidden: ${f.hidden}`) : null);
   const shown = [
     h('p', { id: 'play-provider', 'data-provider': a.provider || 'off' }, `Answered by ${a.provider || 'nothing (catalog off)'} for ${r.project}`),
     a.notice ? h('p', { class: 'notice' }, a.notice) : null,
