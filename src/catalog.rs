@@ -8,145 +8,28 @@ use std::sync::{Arc, OnceLock};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 use rmcp::model::Tool;
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, warn};
 
 use crate::access::Grants;
+use crate::config::Overrides;
 use crate::downstream::Registry;
-use crate::keys::{ServerName, ToolKey};
+use crate::keys::ToolKey;
 use crate::search;
-use crate::search::semantic::{self, Semantic, Vectors};
+use crate::search::semantic::{Semantic, Vectors};
 use crate::security::{Held, Security};
 use crate::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES};
 
 pub mod apps;
 pub mod direct;
+mod entry;
 mod view;
 
+pub use entry::Entry;
+use entry::Renames;
 use rules::Rules;
 pub use view::View;
-
-/// One tool of one running server.
-#[derive(Debug)]
-pub struct Entry {
-    /// `server:tool`.
-    pub key: ToolKey,
-    /// The server's name.
-    pub server: ServerName,
-    /// The tool as the server listed it.
-    pub tool: Tool,
-    /// Tags from the rules that match it.
-    pub tags: Vec<String>,
-    /// The server's description from the config (searched too).
-    pub server_description: Option<String>,
-    /// Parameter names and descriptions, flattened for search.
-    params: String,
-    /// Position of its server in [`Snapshot::servers`].
-    server_ordinal: u32,
-    /// Hash of what a client sees of it (key, description, schemas, tags).
-    fingerprint: u64,
-    /// Compiled on first use: most tools are never called.
-    validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
-    /// Whether it carries an MCP App ([`apps::template`]).
-    has_app: bool,
-    /// Whether it is for its App alone ([`apps::app_only`]): discovery leaves it out.
-    app_only: bool,
-}
-
-impl Entry {
-    pub(crate) fn new(server: &str, tool: Tool, tags: Vec<String>) -> Self {
-        use std::hash::{Hash, Hasher};
-        let key = ToolKey::new(server, &tool.name);
-        let mut hasher = std::hash::DefaultHasher::new();
-        (key.as_str(), &tags).hash(&mut hasher);
-        serde_json::to_string(&tool).unwrap_or_default().hash(&mut hasher);
-        Self {
-            fingerprint: hasher.finish(),
-            key,
-            server: ServerName::new(server),
-            params: parameter_text(&tool),
-            has_app: apps::template(tool.meta.as_deref()).is_some(),
-            app_only: apps::app_only(tool.meta.as_deref()),
-            tool,
-            tags,
-            server_description: None,
-            server_ordinal: 0,
-            validator: OnceLock::new(),
-        }
-    }
-
-    /// Whether it carries an MCP App, which a host renders only for a tool it listed.
-    pub fn has_app(&self) -> bool {
-        self.has_app
-    }
-
-    /// Whether it is listed for Apps on the `meta` exposure: it carries one,
-    /// or is for one alone.
-    pub fn for_apps(&self) -> bool {
-        self.has_app || self.app_only
-    }
-
-    /// The text the embedding model sees for this tool.
-    fn semantic_text(&self) -> String {
-        semantic::tool_text(
-            &self.server,
-            &self.tool.name,
-            self.tool.description.as_deref(),
-            &self.params,
-        )
-    }
-
-    /// The text search sees for this tool.
-    pub fn text(&self) -> search::bm25::ToolText<'_> {
-        search::bm25::ToolText {
-            server: &self.server,
-            server_description: self.server_description.as_deref(),
-            name: &self.tool.name,
-            title: self
-                .tool
-                .title
-                .as_deref()
-                .or(self.tool.annotations.as_ref().and_then(|a| a.title.as_deref())),
-            description: self.tool.description.as_deref(),
-            params: &self.params,
-            tags: &self.tags,
-        }
-    }
-
-    /// Checks `arguments` against the tool's `inputSchema`; every violation at once.
-    ///
-    /// A schema that does not compile cannot be enforced here; the call then
-    /// goes through and the server judges its own input. Known `format`s
-    /// (`uuid`, `date-time`, `email`...) are asserted: a schema that names
-    /// one means it, and the caller hears about it with the other violations.
-    pub fn check_arguments(&self, arguments: &Value) -> Result<(), Vec<String>> {
-        let validator = self.validator.get_or_init(|| {
-            let schema = Value::Object((*self.tool.input_schema).clone());
-            match jsonschema::options().should_validate_formats(true).build(&schema) {
-                Ok(v) => Some(Arc::new(v)),
-                Err(e) => {
-                    error!(tool = %self.key, error = %e, "inputSchema does not compile; arguments are not checked");
-                    None
-                }
-            }
-        });
-        let Some(validator) = validator else { return Ok(()) };
-        let errors: Vec<String> = validator
-            .iter_errors(arguments)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
-    }
-}
 
 /// Why a catalog could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -209,7 +92,16 @@ impl Snapshot {
     /// Whether the tool behind `key` carries an MCP App, whoever asks (a
     /// lookup, before a caller's view is built).
     pub fn has_app(&self, key: &str) -> bool {
-        self.by_key.get(key).is_some_and(|&i| self.entries[i as usize].has_app)
+        self.by_key
+            .get(key)
+            .is_some_and(|&i| self.entries[i as usize].has_app())
+    }
+
+    /// The key the server knows the tool behind `key` by, when an override
+    /// renamed it.
+    pub fn real_key(&self, key: &str) -> Option<&ToolKey> {
+        let entry = &self.entries[*self.by_key.get(key)? as usize];
+        (entry.real_key != entry.key).then_some(&entry.real_key)
     }
 
     /// The definition of the tool named `name` in direct exposure, whoever
@@ -238,13 +130,17 @@ impl Snapshot {
         servers: impl IntoIterator<Item = L>,
         rules: &Rules,
     ) -> Result<Self, search::Error> {
-        Self::build_with(servers, rules, search::bm25::Weights::default())
+        Self::build_with(servers, rules, &Overrides::default(), search::bm25::Weights::default())
     }
 
-    /// [`Snapshot::build`] with search weights other than the defaults (for tuning).
+    /// [`Snapshot::build`] with the operator's `overrides` (those for every
+    /// project) and search `weights` (for tuning). A hidden tool is left out
+    /// as a disabled one is; a rename that would take another tool's name
+    /// is not applied.
     pub fn build_with<'a, L: Into<Listing<'a>>>(
         servers: impl IntoIterator<Item = L>,
         rules: &Rules,
+        overrides: &Overrides,
         weights: search::bm25::Weights,
     ) -> Result<Self, search::Error> {
         let mut entries = Vec::new();
@@ -259,7 +155,12 @@ impl Snapshot {
                 held: waiting,
             } = listing.into();
             for h in waiting {
-                held.insert(ToolKey::new(server, &h.tool), (server.to_string(), h.clone()));
+                // Held under the name callers know it by; a hidden tool is not even held.
+                let shape = overrides.global(server, &h.tool);
+                if !shape.is_some_and(|o| o.hidden) {
+                    let shown = shape.and_then(|o| o.name.as_deref()).unwrap_or(&h.tool);
+                    held.insert(ToolKey::new(server, shown), (server.to_string(), h.clone()));
+                }
             }
             let ordinal = match names.iter().position(|n| n == server) {
                 Some(i) => i,
@@ -268,6 +169,7 @@ impl Snapshot {
                     names.len() - 1
                 }
             } as u32;
+            let mut renames = Renames::default();
             for (i, tool) in tools.iter().enumerate() {
                 // Execute refuses a key longer than a caller may send, so
                 // discovery must not show one.
@@ -280,8 +182,10 @@ impl Snapshot {
                     continue;
                 }
                 let verdict = rules.verdict(server, &tool.name, flagged.get(i).map_or(&[], Vec::as_slice));
-                if verdict.enabled {
-                    let mut entry = Entry::new(server, tool.clone(), verdict.tags);
+                let shape = overrides.global(server, &tool.name);
+                if verdict.enabled && !shape.is_some_and(|o| o.hidden) {
+                    let shape = shape.filter(|o| renames.take(o, tools));
+                    let mut entry = Entry::shaped(server, tool.clone(), verdict.tags, shape);
                     entry.server_description = description.map(str::to_string);
                     entry.server_ordinal = ordinal;
                     entries.push(entry);
@@ -354,27 +258,21 @@ impl Snapshot {
     }
 }
 
-/// Parameter names and descriptions of a tool's `inputSchema`, for search.
-fn parameter_text(tool: &Tool) -> String {
-    let mut out = String::new();
-    if let Some(Value::Object(props)) = tool.input_schema.get("properties") {
-        for (name, prop) in props {
-            out.push_str(name);
-            out.push(' ');
-            if let Some(Value::String(d)) = prop.get("description") {
-                out.push_str(d);
-                out.push(' ');
-            }
-        }
-    }
-    out
+/// What the operator's config makes of the servers' listings: which tools
+/// exist (`[[rules]]`) and how callers see them (`[[overrides]]`).
+#[derive(Debug, Clone, Default)]
+pub struct Shaping {
+    /// The tool rules.
+    pub rules: Rules,
+    /// The overrides.
+    pub overrides: Overrides,
 }
 
 /// The current snapshot, replaced whole when a server's tools change.
 #[derive(Debug)]
 pub struct Catalog {
     current: ArcSwap<Snapshot>,
-    rules: ArcSwap<Rules>,
+    shaping: ArcSwap<Shaping>,
     /// Reviews each listing before it is shown (pins, scanning).
     security: Arc<Security>,
     /// Counts installed snapshots; subscribers hear of each.
@@ -402,7 +300,7 @@ impl Catalog {
     /// snapshot gets its tools embedded in the background.
     pub fn new(
         registry: &Registry,
-        rules: Rules,
+        shaping: Shaping,
         security: Arc<Security>,
         semantic: Option<Arc<Semantic>>,
     ) -> Result<Arc<Self>, Error> {
@@ -410,8 +308,8 @@ impl Catalog {
         // while they are read is the next rebuild's, not counted as listed.
         let generation = registry.changed().count();
         let this = Arc::new(Self {
-            current: ArcSwap::from_pointee(snapshot_of(registry, &rules, &security)?),
-            rules: ArcSwap::from_pointee(rules),
+            current: ArcSwap::from_pointee(snapshot_of(registry, &shaping, &security)?),
+            shaping: ArcSwap::from_pointee(shaping),
             security,
             installed: watch::Sender::new(0),
             built_from: AtomicU64::new(generation),
@@ -490,24 +388,24 @@ impl Catalog {
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
     pub fn refresh(self: &Arc<Self>, registry: &Registry) -> Result<(), Error> {
-        self.install(snapshot_of(registry, &self.rules.load(), &self.security)?);
+        self.install(snapshot_of(registry, &self.shaping.load(), &self.security)?);
         Ok(())
     }
 
-    /// The tool rules in force.
-    /// Every listed tool, the rules set aside: what an operator's search of
-    /// hidden tools ranks, never a caller's.
+    /// Every listed tool, the config's shaping set aside: what an
+    /// operator's search of hidden tools ranks, never a caller's.
     pub fn unfiltered(&self, registry: &Registry) -> Result<Snapshot, Error> {
-        snapshot_of(registry, &Rules::default(), &self.security)
+        snapshot_of(registry, &Shaping::default(), &self.security)
     }
 
-    pub fn rules(&self) -> Arc<Rules> {
-        self.rules.load_full()
+    /// The rules and overrides in force.
+    pub fn shaping(&self) -> Arc<Shaping> {
+        self.shaping.load_full()
     }
 
-    /// Replaces the tool rules; the next rebuild applies them.
-    pub fn set_rules(&self, rules: Rules) {
-        self.rules.store(Arc::new(rules));
+    /// Replaces the rules and overrides; the next rebuild applies them.
+    pub fn set_shaping(&self, shaping: Shaping) {
+        self.shaping.store(Arc::new(shaping));
     }
 
     /// Ticks once per installed snapshot.
@@ -610,7 +508,7 @@ impl Catalog {
             let reg = registry.clone();
             // Changes after this point are the next rebuild's.
             let generation = registry.changed().count();
-            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.rules.load(), &this.security)).await {
+            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.shaping.load(), &this.security)).await {
                 Ok(Ok(snapshot)) => {
                     debug!(tools = snapshot.len(), "catalog rebuilt");
                     self.built_from.fetch_max(generation, Ordering::SeqCst);
@@ -626,7 +524,7 @@ impl Catalog {
     }
 }
 
-fn snapshot_of(registry: &Registry, rules: &Rules, security: &Security) -> Result<Snapshot, Error> {
+fn snapshot_of(registry: &Registry, shaping: &Shaping, security: &Security) -> Result<Snapshot, Error> {
     let servers = registry.servers();
     let states: Vec<_> = servers
         .iter()
@@ -637,7 +535,7 @@ fn snapshot_of(registry: &Registry, rules: &Rules, security: &Security) -> Resul
     let about: Vec<Option<String>> = states.iter().map(|(s, _)| s.config.about()).collect();
     let listed: Vec<(&str, &[Tool])> = states.iter().map(|(s, st)| (s.name(), &st.tools[..])).collect();
     let reviewed = security.review(&listed)?;
-    Ok(Snapshot::build(
+    Ok(Snapshot::build_with(
         states
             .iter()
             .zip(&about)
@@ -649,7 +547,9 @@ fn snapshot_of(registry: &Registry, rules: &Rules, security: &Security) -> Resul
                 flagged: &r.flagged,
                 held: &r.held,
             }),
-        rules,
+        &shaping.rules,
+        &shaping.overrides,
+        search::bm25::Weights::default(),
     )?)
 }
 
@@ -658,7 +558,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn tool(name: &str, schema: Value) -> Tool {
+    fn tool(name: &str, schema: serde_json::Value) -> Tool {
         Tool::new(
             name.to_string(),
             format!("performs {name}"),
@@ -699,7 +599,7 @@ mod tests {
             "required": ["a", "b"],
             "additionalProperties": false
         });
-        let e = Entry::new("math", tool("add", schema), vec![]);
+        let e = Entry::shaped("math", tool("add", schema), vec![], None);
         assert!(e.check_arguments(&json!({"a": 1, "b": 2})).is_ok());
         let errors = e.check_arguments(&json!({"a": "one", "c": true})).unwrap_err();
         assert!(errors.len() >= 3, "{errors:?}");
@@ -709,7 +609,7 @@ mod tests {
 
     #[test]
     fn a_schema_that_does_not_compile_is_not_enforced() {
-        let e = Entry::new("x", tool("t", json!({"type": 12})), vec![]);
+        let e = Entry::shaped("x", tool("t", json!({"type": 12})), vec![], None);
         assert!(e.check_arguments(&json!({"anything": 1})).is_ok());
     }
 
@@ -871,14 +771,5 @@ mod tests {
             after.iter().all(|r| r.key != "vault:wipe"),
             "hidden stays hidden: {after:?}"
         );
-    }
-
-    #[test]
-    fn parameters_feed_search() {
-        let t = tool(
-            "t",
-            json!({"properties": {"city": {"description": "Name of the town"}}}),
-        );
-        assert_eq!(parameter_text(&t), "city Name of the town ");
     }
 }

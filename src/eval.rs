@@ -151,6 +151,7 @@ impl Bench {
                 .iter()
                 .map(|s| (s.server.as_str(), s.description.as_deref(), &s.tools[..])),
             &Rules::default(),
+            &Default::default(),
             weights,
         )?;
         if let Some(semantic) = semantic {

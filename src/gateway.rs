@@ -37,7 +37,7 @@ pub use hidden::HiddenTool;
 pub use tasks::{TaskAnswer, TaskRequest};
 
 use crate::auth::{self, Authenticator, Caller};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Shaping};
 use crate::config::{AuditMode, Config};
 use crate::downstream::{self, Registry};
 use crate::learning::{Learning, Trail};
@@ -242,7 +242,7 @@ impl Gateway {
         let tracker = TaskTracker::new();
         let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
         let security = Arc::new(Security::new(store.clone(), config.security.clone()));
-        let catalog = Catalog::new(&registry, config.rules.clone(), security.clone(), semantic.ready())?;
+        let catalog = Catalog::new(&registry, shaping(config), security.clone(), semantic.ready())?;
         let changed = registry.changed().clone();
         tracker.spawn(security.clone().follow(move || changed.notify_one(), ct.child_token()));
         if let Some(why) = hybrid_off {
@@ -284,7 +284,7 @@ impl Gateway {
     pub fn reload(&self, old: &Config, new: &Config) -> Result<Reloaded, store::Error> {
         self.auth
             .prepare_anonymous(new.servers.iter().map(|s| s.name.as_str()))?;
-        self.catalog.set_rules(new.rules.clone());
+        self.catalog.set_shaping(shaping(new));
         self.security.set_config(new.security.clone());
         self.startup_wait
             .store(startup::millis(new.startup_wait), std::sync::atomic::Ordering::Relaxed);
@@ -349,5 +349,13 @@ impl Gateway {
     /// The caller an operator acts as with `--project` on the command line.
     pub fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
         self.auth.caller_for_project(project)
+    }
+}
+
+/// The rules and overrides of `config`, as the catalog applies them.
+fn shaping(config: &Config) -> Shaping {
+    Shaping {
+        rules: config.rules.clone(),
+        overrides: config.overrides.clone(),
     }
 }

@@ -59,6 +59,16 @@ impl View {
         self.allows(entry).then_some(entry)
     }
 
+    /// The tool its server calls `real_key`, whatever an override named it,
+    /// if the caller may use it (for operators' pages, which list what the
+    /// servers say).
+    pub fn by_real_key(&self, real_key: &str) -> Option<&Entry> {
+        self.snapshot
+            .entries
+            .iter()
+            .find(|e| e.real_key.as_str() == real_key && self.allows(e))
+    }
+
     /// The analyzed terms of `query`, as search and learning see them.
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         self.snapshot.index.query_terms(&search::Request {
@@ -158,7 +168,7 @@ impl View {
             .snapshot
             .entries
             .iter()
-            .filter(|e| e.tool.name == name)
+            .filter(|e| e.real_name() == name)
             .filter(callable);
         match (named.next(), named.next()) {
             (Some(only), None) => Some(only.key.as_str()),
@@ -219,6 +229,6 @@ fn allowed(access: &[Access], grants: &Grants, entry: &Entry) -> bool {
     match access[entry.server_ordinal as usize] {
         Access::All => true,
         Access::Nothing => false,
-        Access::PerTool => grants.allows(&entry.server, &entry.tool.name),
+        Access::PerTool => grants.allows(&entry.server, entry.real_name()),
     }
 }

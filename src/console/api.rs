@@ -179,21 +179,24 @@ pub(super) async fn server(State(console): State<Console>, Path(name): Path<Stri
         .ok_or_else(|| not_found(format!("no server '{}'", quote(&name))))?;
     let projects = console.operator().grants_by_project().map_err(store_error)?;
     let everything = gateway.catalog().visible_to(every_server(gateway));
-    let rules = gateway.catalog().rules();
+    let shaping = gateway.catalog().shaping();
     let tools: Vec<Value> = server
         .state()
         .tools
         .iter()
         .map(|tool| {
             let key = ToolKey::new(&name, &tool.name);
-            let listed = everything.get(&key);
+            let listed = everything.by_real_key(&key);
             let (state, why, tags) = match (listed, everything.held(&key)) {
                 (Some(entry), _) => ("listed", None, entry.tags.clone()),
                 (None, Some(held)) => ("held", Some(held.why.clone()), Vec::new()),
                 (None, None) => (
                     "disabled",
-                    Some("a tool rule disables it".to_string()),
-                    rules.verdict(&name, &tool.name, &[]).tags,
+                    Some(match shaping.overrides.global(&name, &tool.name) {
+                        Some(o) if o.hidden => "an override hides it".to_string(),
+                        _ => "a tool rule disables it".to_string(),
+                    }),
+                    shaping.rules.verdict(&name, &tool.name, &[]).tags,
                 ),
             };
             let seen_by: Vec<&str> = projects
@@ -202,7 +205,8 @@ pub(super) async fn server(State(console): State<Console>, Path(name): Path<Stri
                 .map(|(p, _)| p.as_str())
                 .collect();
             json!({
-                "key": key, "name": tool.name, "title": tool.title, "description": tool.description,
+                "key": key, "shownAs": listed.filter(|e| e.key != key).map(|e| &e.key),
+                "name": tool.name, "title": tool.title, "description": tool.description,
                 "inputSchema": tool.input_schema, "state": state, "why": why, "tags": tags, "projects": seen_by,
             })
         })

@@ -81,6 +81,14 @@ impl Row {
 }
 
 impl Gateway {
+    /// The key an audit row keeps for a call of `key`: the one its server
+    /// knows the tool by, whatever an override renamed it.
+    pub(super) fn audited_key(&self, key: Option<&str>) -> Option<String> {
+        let key = key?;
+        let snapshot = self.catalog.snapshot();
+        Some(snapshot.real_key(key).map_or(key, |real| real.as_str()).to_string())
+    }
+
     /// Writes an audit row. With `[store] audit = "strict"` and `answered`
     /// (a caller is about to read what the row records), it returns once the
     /// row is durable, or says why it is not, and the answer must then be

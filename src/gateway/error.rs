@@ -48,11 +48,13 @@ pub enum ExecuteError {
     Credential(#[from] crate::vault::Error),
     /// The tool waits for an operator's review (changed, or hostile-looking).
     #[error(
-        "'{key}' is held for review: {why}. It can run again once an operator approves it (mcp-gateway tools approve {key})"
+        "'{key}' is held for review: {why}. It can run again once an operator approves it (mcp-gateway tools approve {approve})"
     )]
     Held {
-        /// The tool.
+        /// The tool, as the caller named it.
         key: String,
+        /// The tool as its server names it, which review pins.
+        approve: String,
         /// Why it is held.
         why: String,
     },

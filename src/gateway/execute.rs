@@ -9,7 +9,7 @@ use super::audit::Row;
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
-use crate::keys::RequestId;
+use crate::keys::{RequestId, ToolKey};
 use crate::outcome::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
 use crate::{downstream, vault};
@@ -44,6 +44,10 @@ impl Gateway {
             .ok_or_else(|| match view.held(&args.tool_key) {
                 Some(held) => ExecuteError::Held {
                     key: args.tool_key.clone(),
+                    approve: split_key(&args.tool_key).map_or_else(
+                        || args.tool_key.clone(),
+                        |(server, _)| ToolKey::new(server, &held.tool).as_str().to_string(),
+                    ),
                     why: held.why.clone(),
                 },
                 None => ExecuteError::NotFound(args.tool_key.clone()),
@@ -69,7 +73,7 @@ impl Gateway {
             .get(&entry.server)
             .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
         self.security
-            .screen_arguments(&caller.project.name, &server.config, &entry.key, &mut arguments)?;
+            .screen_arguments(&caller.project.name, &server.config, &entry.real_key, &mut arguments)?;
         let mut meta = meta.unwrap_or_default();
         let request_id = meta
             .get(wire::REQUEST_ID_META)
@@ -85,7 +89,8 @@ impl Gateway {
             outcome = tracing::field::Empty,
         );
         crate::traces::propagate(&span, &mut meta);
-        let mut params = CallToolRequestParams::new(entry.tool.name.clone()).with_arguments(arguments);
+        // The server knows the tool by its own name, whatever an override called it.
+        let mut params = CallToolRequestParams::new(entry.real_name().to_string()).with_arguments(arguments);
         let (responses, state) = (args.retry.input_responses, args.retry.request_state);
         params.input_responses = responses.clone();
         params.request_state = state.clone();
@@ -105,7 +110,7 @@ impl Gateway {
         if let Some(request_id) = &request_id {
             let row = Row::new(request_id, EXECUTE)
                 .caller(caller)
-                .key(Some(&entry.key))
+                .key(Some(&entry.real_key))
                 .outcome(Outcome::Started);
             self.audit(row.build(), true).await.map_err(ExecuteError::NotAudited)?;
         }
@@ -163,7 +168,7 @@ impl Gateway {
                 return Err(too_large(bytes));
             }
             self.security
-                .screen_result(&caller.project.name, &server.config, &entry.key, r)?;
+                .screen_result(&caller.project.name, &server.config, &entry.real_key, r)?;
         }
         Ok(result)
     }

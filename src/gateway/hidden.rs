@@ -10,12 +10,11 @@ use serde::Serialize;
 use super::{DiscoverArgs, Gateway};
 use crate::access::{Access, Grants};
 use crate::auth::Caller;
-use crate::catalog::{Entry, View};
+use crate::catalog::{Entry, Shaping, View};
 use crate::keys::ToolKey;
 use crate::rank::{Bm25, SearchProvider};
 use crate::search;
 use crate::wire;
-use rules::Rules;
 
 /// A tool that would match the search, hidden from the project.
 #[derive(Debug, Clone, Serialize)]
@@ -53,30 +52,38 @@ impl Gateway {
             None => all,
         };
         let theirs = self.catalog.visible_to(caller.grants.clone());
-        let rules = self.catalog.rules();
+        let shaping = self.catalog.shaping();
+        // The unfiltered catalog knows tools by their servers' names, whatever an override renamed.
         Ok(Bm25
             .search(&all, &request)
             .await?
             .into_iter()
-            .filter(|r| theirs.get(&r.key).is_none())
+            .filter(|r| theirs.by_real_key(&r.key).is_none())
             .filter_map(|r| {
                 let entry = all.get(&r.key)?;
                 Some(HiddenTool {
                     tool_key: entry.key.clone(),
                     description: entry.tool.description.as_deref().map(str::to_string),
                     relevance: wire::score(r.relevance),
-                    hidden: why_hidden(&rules, &caller.project.name, &caller.grants, entry),
+                    hidden: why_hidden(&shaping, &caller.project.name, &caller.grants, entry),
                 })
             })
             .collect())
     }
 }
 
-/// Why a project with `grants` cannot see `entry`: the rule that disables
-/// it, or the grant it lacks.
-fn why_hidden(rules: &Rules, project: &str, grants: &Grants, entry: &Entry) -> String {
+/// Why a project with `grants` cannot see `entry` (as its server lists
+/// it): the rule or override that hides it, or the grant it lacks.
+fn why_hidden(shaping: &Shaping, project: &str, grants: &Grants, entry: &Entry) -> String {
+    if shaping
+        .overrides
+        .global(&entry.server, entry.real_name())
+        .is_some_and(|o| o.hidden)
+    {
+        return "an [[overrides]] entry in gateway.toml hides it".into();
+    }
     // An unfiltered entry's tags are its scan's flags, which rules may match.
-    let verdict = rules.verdict(&entry.server, &entry.tool.name, &entry.tags);
+    let verdict = shaping.rules.verdict(&entry.server, entry.real_name(), &entry.tags);
     if !verdict.enabled {
         return match verdict.decided_by {
             Some(i) => format!("rules[{i}] in gateway.toml disables it"),
@@ -101,14 +108,11 @@ mod tests {
     use super::*;
     use crate::access::Permission;
     use rmcp::model::Tool;
-    use rules::RuleSpec;
+    use rules::{RuleSpec, Rules};
 
     fn entry(server: &str, tool: &str) -> Entry {
-        Entry::new(
-            server,
-            Tool::new(tool.to_string(), "does it", serde_json::Map::new()),
-            Vec::new(),
-        )
+        let tool = Tool::new(tool.to_string(), "does it", serde_json::Map::new());
+        Entry::shaped(server, tool, Vec::new(), None)
     }
 
     fn grant(server: &str, tool: Option<&str>) -> Permission {
@@ -126,9 +130,12 @@ mod tests {
             enabled: Some(false),
             ..Default::default()
         };
-        let rules = Rules::compile(&[hide_deletes]).unwrap();
+        let shaping = Shaping {
+            rules: Rules::compile(&[hide_deletes]).unwrap(),
+            ..Default::default()
+        };
         let grants = Grants::from_permissions([grant("db", None), grant("fs", Some("read"))]);
-        let why = |server, tool| why_hidden(&rules, "ops", &grants, &entry(server, tool));
+        let why = |server, tool| why_hidden(&shaping, "ops", &grants, &entry(server, tool));
         assert_eq!(why("db", "delete_row"), "rules[0] in gateway.toml disables it");
         assert_eq!(why("web", "fetch"), "project 'ops' is not granted server 'web'");
         assert_eq!(
@@ -140,12 +147,11 @@ mod tests {
             enabled: Some(true),
             ..Default::default()
         };
-        let reason = why_hidden(
-            &Rules::compile(&[allow_list]).unwrap(),
-            "ops",
-            &grants,
-            &entry("db", "drop"),
-        );
+        let allow_list = Shaping {
+            rules: Rules::compile(&[allow_list]).unwrap(),
+            ..Default::default()
+        };
+        let reason = why_hidden(&allow_list, "ops", &grants, &entry("db", "drop"));
         assert!(reason.starts_with("no rule in gateway.toml enables it"), "{reason}");
     }
 }

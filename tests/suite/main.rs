@@ -25,6 +25,7 @@ mod learning_service;
 mod oauth;
 mod one_call;
 mod operations;
+mod overrides;
 mod projects;
 mod reload;
 mod replicas;

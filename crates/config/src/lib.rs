@@ -13,6 +13,7 @@ pub mod index_network;
 mod interpolate;
 mod mcp_servers;
 pub mod oauth;
+mod overrides;
 mod search;
 pub mod security;
 mod server;
@@ -27,6 +28,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use oauth::OAuthConfig;
+pub use overrides::{Overrides, ToolOverride};
 use rules::{RuleSpec, Rules};
 pub use security::SecurityConfig;
 pub use telemetry::TelemetryConfig;
@@ -146,6 +148,9 @@ pub(crate) struct RawConfig {
     /// Which tools exist for callers, and their tags.
     #[serde(default)]
     pub rules: Vec<RawRule>,
+    /// Tools renamed, described, tagged or hidden, for all or one project.
+    #[serde(default)]
+    pub overrides: Vec<overrides::RawOverride>,
     /// Search providers.
     #[serde(default)]
     pub search: RawSearch,
@@ -221,6 +226,8 @@ pub struct Config {
     pub audit: AuditMode,
     /// Compiled tool rules.
     pub rules: Rules,
+    /// Tools renamed, described, tagged or hidden.
+    pub overrides: Overrides,
     /// The cloud search provider, if configured.
     pub cloud: Option<CloudConfig>,
     /// The local embedding model, unless turned off.
@@ -327,6 +334,7 @@ impl Config {
             invalid(0..0, key.into(), m)
         })?;
         let rules = compile_rules(&raw.rules, &servers, &invalid)?;
+        let overrides = overrides::validate(raw.overrides, &servers).map_err(|(span, key, m)| invalid(span, key, m))?;
         let search::Sections {
             cloud,
             semantic,
@@ -345,6 +353,7 @@ impl Config {
             store,
             audit,
             rules,
+            overrides,
             cloud,
             semantic,
             learning,
