@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, warn};
 
 use crate::access::Grants;
+use crate::auth::Caller;
 use crate::config::Overrides;
 use crate::downstream::Registry;
 use crate::keys::ToolKey;
@@ -268,10 +269,25 @@ pub struct Shaping {
     pub overrides: Overrides,
 }
 
-/// The current snapshot, replaced whole when a server's tools change.
+/// A catalog's snapshots at one moment: every project's, and one for each
+/// project with overrides of its own (its own tool names, descriptions and
+/// tags are searched too).
+#[derive(Debug)]
+struct Snapshots {
+    base: Arc<Snapshot>,
+    projects: HashMap<String, Arc<Snapshot>>,
+}
+
+impl Snapshots {
+    fn all(&self) -> impl Iterator<Item = &Arc<Snapshot>> {
+        std::iter::once(&self.base).chain(self.projects.values())
+    }
+}
+
+/// The current snapshots, replaced whole when a server's tools change.
 #[derive(Debug)]
 pub struct Catalog {
-    current: ArcSwap<Snapshot>,
+    current: ArcSwap<Snapshots>,
     shaping: ArcSwap<Shaping>,
     /// Reviews each listing before it is shown (pins, scanning).
     security: Arc<Security>,
@@ -308,7 +324,7 @@ impl Catalog {
         // while they are read is the next rebuild's, not counted as listed.
         let generation = registry.changed().count();
         let this = Arc::new(Self {
-            current: ArcSwap::from_pointee(snapshot_of(registry, &shaping, &security)?),
+            current: ArcSwap::from_pointee(snapshots_of(registry, &shaping, &security)?),
             shaping: ArcSwap::from_pointee(shaping),
             security,
             installed: watch::Sender::new(0),
@@ -316,7 +332,9 @@ impl Catalog {
             semantic: ArcSwapOption::new(semantic),
             hybrid_off: ArcSwap::from_pointee("no embedding model is loaded".to_string()),
         });
-        this.embed(this.snapshot());
+        for snapshot in this.current.load().all() {
+            this.embed(snapshot.clone());
+        }
         Ok(this)
     }
 
@@ -329,7 +347,9 @@ impl Catalog {
     /// work: the current snapshot's tools are embedded, then hybrid answers.
     pub fn set_semantic(self: &Arc<Self>, semantic: Arc<Semantic>) {
         self.semantic.store(Some(semantic));
-        self.embed(self.snapshot());
+        for snapshot in self.current.load().all() {
+            self.embed(snapshot.clone());
+        }
     }
 
     /// Waits until the current snapshot's tools are embedded, at most
@@ -388,14 +408,14 @@ impl Catalog {
 
     /// Rebuilds now, on this thread (for one-shot commands that need an up-to-date view).
     pub fn refresh(self: &Arc<Self>, registry: &Registry) -> Result<(), Error> {
-        self.install(snapshot_of(registry, &self.shaping.load(), &self.security)?);
+        self.install(snapshots_of(registry, &self.shaping.load(), &self.security)?);
         Ok(())
     }
 
     /// Every listed tool, the config's shaping set aside: what an
     /// operator's search of hidden tools ranks, never a caller's.
-    pub fn unfiltered(&self, registry: &Registry) -> Result<Snapshot, Error> {
-        snapshot_of(registry, &Shaping::default(), &self.security)
+    pub fn unfiltered(&self, registry: &Registry) -> Result<Arc<Snapshot>, Error> {
+        Ok(snapshots_of(registry, &Shaping::default(), &self.security)?.base)
     }
 
     /// The rules and overrides in force.
@@ -413,12 +433,14 @@ impl Catalog {
         self.installed.subscribe()
     }
 
-    fn install(self: &Arc<Self>, snapshot: Snapshot) {
-        crate::telemetry::catalog_size(snapshot.len());
-        let snapshot = Arc::new(snapshot);
-        self.current.store(snapshot.clone());
+    fn install(self: &Arc<Self>, snapshots: Snapshots) {
+        crate::telemetry::catalog_size(snapshots.base.len());
+        let snapshots = Arc::new(snapshots);
+        self.current.store(snapshots.clone());
         self.installed.send_modify(|n| *n += 1);
-        self.embed(snapshot);
+        for snapshot in snapshots.all() {
+            self.embed(snapshot.clone());
+        }
     }
 
     /// Computes `snapshot`'s tool embeddings on a blocking thread (cached
@@ -437,7 +459,7 @@ impl Catalog {
             let started = std::time::Instant::now();
             let wanted = || {
                 this.upgrade()
-                    .is_some_and(|c| Arc::ptr_eq(&c.current.load(), &snapshot))
+                    .is_some_and(|c| c.current.load().all().any(|s| Arc::ptr_eq(s, &snapshot)))
             };
             match semantic.vectors(&snapshot.semantic_texts(), wanted) {
                 Ok(Some((vectors, pass))) => {
@@ -457,9 +479,15 @@ impl Catalog {
         });
     }
 
-    /// The current snapshot.
+    /// The current snapshot, as every project without overrides of its own sees it.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.current.load_full()
+        self.current.load().base.clone()
+    }
+
+    /// The current snapshot as `project` sees it.
+    pub fn snapshot_for(&self, project: &str) -> Arc<Snapshot> {
+        let current = self.current.load();
+        current.projects.get(project).unwrap_or(&current.base).clone()
     }
 
     /// Waits until the current snapshot lists each of `servers` (its tools,
@@ -491,8 +519,25 @@ impl Catalog {
         self.built_from.load(Ordering::SeqCst) < changes
     }
 
-    /// What a caller with `grants` may see now.
-    pub fn visible_to(&self, grants: Arc<Grants>) -> View {
+    /// The direct tool named `name` in any project's snapshot, whoever may
+    /// call it (see [`Snapshot::direct_tool`]; the call itself checks the caller).
+    pub fn direct_tool(&self, name: &str) -> Option<Tool> {
+        self.current.load().all().find_map(|s| s.direct_tool(name))
+    }
+
+    /// What `caller` may see now: its project's snapshot, through its grants.
+    pub fn view_of(&self, caller: &Caller) -> View {
+        self.view_for(&caller.project.name, caller.grants.clone())
+    }
+
+    /// What a caller of `project` with `grants` may see now.
+    pub fn view_for(&self, project: &str, grants: Arc<Grants>) -> View {
+        View::new(self.snapshot_for(project), grants)
+    }
+
+    /// What `grants` allow of the snapshot every project without overrides
+    /// of its own sees: operators' pages, never a caller's view.
+    pub fn operator_view(&self, grants: Arc<Grants>) -> View {
         View::new(self.snapshot(), grants)
     }
 
@@ -508,11 +553,15 @@ impl Catalog {
             let reg = registry.clone();
             // Changes after this point are the next rebuild's.
             let generation = registry.changed().count();
-            match tokio::task::spawn_blocking(move || snapshot_of(&reg, &this.shaping.load(), &this.security)).await {
-                Ok(Ok(snapshot)) => {
-                    debug!(tools = snapshot.len(), "catalog rebuilt");
+            match tokio::task::spawn_blocking(move || snapshots_of(&reg, &this.shaping.load(), &this.security)).await {
+                Ok(Ok(snapshots)) => {
+                    debug!(
+                        tools = snapshots.base.len(),
+                        projects = snapshots.projects.len(),
+                        "catalog rebuilt"
+                    );
                     self.built_from.fetch_max(generation, Ordering::SeqCst);
-                    self.install(snapshot);
+                    self.install(snapshots);
                 }
                 Ok(Err(e)) => error!(error = %e, "catalog rebuild failed; keeping the previous one"),
                 Err(e) => error!(error = %e, "catalog rebuild panicked; keeping the previous one"),
@@ -524,7 +573,9 @@ impl Catalog {
     }
 }
 
-fn snapshot_of(registry: &Registry, shaping: &Shaping, security: &Security) -> Result<Snapshot, Error> {
+/// The registry's listings, reviewed once, shaped for every project and for
+/// each project with overrides of its own.
+fn snapshots_of(registry: &Registry, shaping: &Shaping, security: &Security) -> Result<Snapshots, Error> {
     let servers = registry.servers();
     let states: Vec<_> = servers
         .iter()
@@ -535,7 +586,7 @@ fn snapshot_of(registry: &Registry, shaping: &Shaping, security: &Security) -> R
     let about: Vec<Option<String>> = states.iter().map(|(s, _)| s.config.about()).collect();
     let listed: Vec<(&str, &[Tool])> = states.iter().map(|(s, st)| (s.name(), &st.tools[..])).collect();
     let reviewed = security.review(&listed)?;
-    Ok(Snapshot::build_with(
+    let listings = || {
         states
             .iter()
             .zip(&about)
@@ -546,11 +597,19 @@ fn snapshot_of(registry: &Registry, shaping: &Shaping, security: &Security) -> R
                 tools: &r.tools,
                 flagged: &r.flagged,
                 held: &r.held,
-            }),
-        &shaping.rules,
-        &shaping.overrides,
-        search::bm25::Weights::default(),
-    )?)
+            })
+    };
+    let build = |overrides: &Overrides| {
+        Snapshot::build_with(listings(), &shaping.rules, overrides, search::bm25::Weights::default()).map(Arc::new)
+    };
+    let mut projects = HashMap::new();
+    for project in shaping.overrides.projects() {
+        projects.insert(project.to_string(), build(&shaping.overrides.for_project(project))?);
+    }
+    Ok(Snapshots {
+        base: build(&shaping.overrides)?,
+        projects,
+    })
 }
 
 #[cfg(test)]

@@ -314,7 +314,7 @@ impl ServerHandler for Upstream {
         };
         if caller.project.names_tools() {
             self.gateway.wait_for_starting(&caller.grants, None).await;
-            let view = self.gateway.catalog().visible_to(caller.grants.clone());
+            let view = self.gateway.catalog().view_of(&caller);
             // On the meta exposure only the tools listed for Apps.
             tools.extend(view.direct_tools(!exposure.lists_tools()));
         }
@@ -323,7 +323,7 @@ impl ServerHandler for Upstream {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let meta_tool = built_meta_tools().iter().find(|t| t.name == name).cloned();
-        meta_tool.or_else(|| self.gateway.catalog().snapshot().direct_tool(name))
+        meta_tool.or_else(|| self.gateway.catalog().direct_tool(name))
     }
 
     async fn call_tool(
@@ -336,12 +336,9 @@ impl ServerHandler for Upstream {
         let namespaced = caller.as_ref().is_ok_and(|c| c.project.names_tools());
         // Most tools carry no App: one lookup, and no view built for them.
         let app_call = |key: &str, direct: bool| match &caller {
-            Ok(c) if self.gateway.catalog().snapshot().has_app(key) => AppCall::of(
-                &self.gateway.catalog().visible_to(c.grants.clone()),
-                key,
-                direct,
-                namespaced,
-            ),
+            Ok(c) if self.gateway.catalog().snapshot_for(&c.project.name).has_app(key) => {
+                AppCall::of(&self.gateway.catalog().view_of(c), key, direct, namespaced)
+            }
             _ => None,
         };
         let (meta_tool, app) = match request.name.as_ref() {
@@ -361,7 +358,7 @@ impl ServerHandler for Upstream {
                         // On the meta exposure only the tools listed for Apps have names.
                         let apps_only = !caller.project.exposure.lists_tools();
                         let resolve = || {
-                            let view = self.gateway.catalog().visible_to(caller.grants.clone());
+                            let view = self.gateway.catalog().view_of(caller);
                             view.key_of_name(other, apps_only).map(str::to_string)
                         };
                         match resolve() {

@@ -178,7 +178,7 @@ pub(super) async fn server(State(console): State<Console>, Path(name): Path<Stri
         .get(&name)
         .ok_or_else(|| not_found(format!("no server '{}'", quote(&name))))?;
     let projects = console.operator().grants_by_project().map_err(store_error)?;
-    let everything = gateway.catalog().visible_to(every_server(gateway));
+    let everything = gateway.catalog().operator_view(every_server(gateway));
     let shaping = gateway.catalog().shaping();
     let tools: Vec<Value> = server
         .state()

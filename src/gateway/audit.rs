@@ -81,11 +81,11 @@ impl Row {
 }
 
 impl Gateway {
-    /// The key an audit row keeps for a call of `key`: the one its server
-    /// knows the tool by, whatever an override renamed it.
-    pub(super) fn audited_key(&self, key: Option<&str>) -> Option<String> {
+    /// The key an audit row keeps for `caller`'s call of `key`: the one its
+    /// server knows the tool by, whatever an override renamed it.
+    pub(super) fn audited_key(&self, caller: &Caller, key: Option<&str>) -> Option<String> {
         let key = key?;
-        let snapshot = self.catalog.snapshot();
+        let snapshot = self.catalog.snapshot_for(&caller.project.name);
         Some(snapshot.real_key(key).map_or(key, |real| real.as_str()).to_string())
     }
 

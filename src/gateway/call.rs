@@ -120,7 +120,7 @@ impl Gateway {
                         // Dropping the call cancels it downstream.
                         _ = cancelled.cancelled() => {
                             info!(request_id = %request_id, "call cancelled by the client");
-                            let row = Row::new(request_id, meta_tool).caller(&caller).key(self.audited_key(key.as_deref()).as_deref()).latency(started.elapsed());
+                            let row = Row::new(request_id, meta_tool).caller(&caller).key(self.audited_key(&caller, key.as_deref()).as_deref()).latency(started.elapsed());
                             let _ = self.audit(row.build(), false).await;
                             return Err(Refused::Cancelled);
                         }
@@ -185,7 +185,7 @@ impl Gateway {
         let answered = answer.audit != AuditState::StartRefused;
         let row = Row::new(request_id, meta_tool)
             .caller(caller)
-            .key(self.audited_key(tool_key.as_deref()).as_deref())
+            .key(self.audited_key(caller, tool_key.as_deref()).as_deref())
             .outcome(answer.outcome)
             .latency(latency)
             .answered(answer.result_count, std::mem::take(&mut answer.trail));

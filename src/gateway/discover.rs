@@ -77,7 +77,7 @@ impl Gateway {
         if matches!(caller.project.search, Some(Search::Hybrid | Search::Cloud)) {
             self.catalog.embedded(EMBEDDINGS_WAIT).await;
         }
-        let view = self.catalog.visible_to(caller.grants.clone());
+        let view = self.catalog.view_of(caller);
         let view = match servers {
             Some(servers) => view.narrowed_to(servers)?,
             None => view,

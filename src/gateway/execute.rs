@@ -26,7 +26,7 @@ impl Gateway {
         meta: Option<JsonObject>,
         origin: downstream::CallOrigin,
     ) -> Result<CallToolResponse, ExecuteError> {
-        let mut view = self.catalog.visible_to(caller.grants.clone());
+        let mut view = self.catalog.view_of(caller);
         if view.get(&args.tool_key).is_none()
             && let Some((server, _)) = split_key(&args.tool_key)
         {
@@ -37,7 +37,7 @@ impl Gateway {
                     server: server.to_string(),
                 });
             }
-            view = self.catalog.visible_to(caller.grants.clone());
+            view = self.catalog.view_of(caller);
         }
         let entry = view
             .get(&args.tool_key)

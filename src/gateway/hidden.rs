@@ -10,11 +10,13 @@ use serde::Serialize;
 use super::{DiscoverArgs, Gateway};
 use crate::access::{Access, Grants};
 use crate::auth::Caller;
-use crate::catalog::{Entry, Shaping, View};
+use crate::catalog::{Entry, View};
+use crate::config::Overrides;
 use crate::keys::ToolKey;
 use crate::rank::{Bm25, SearchProvider};
 use crate::search;
 use crate::wire;
+use rules::Rules;
 
 /// A tool that would match the search, hidden from the project.
 #[derive(Debug, Clone, Serialize)]
@@ -46,13 +48,14 @@ impl Gateway {
         let servers = self.registry.servers();
         let everyone = Arc::new(Grants::all_of(servers.iter().map(|s| s.name())));
         let everything = self.catalog.unfiltered(&self.registry).map_err(|e| e.to_string())?;
-        let all = View::new(Arc::new(everything), everyone);
+        let all = View::new(everything, everyone);
         let all = match args.servers()? {
             Some(servers) => all.narrowed_to(servers)?,
             None => all,
         };
-        let theirs = self.catalog.visible_to(caller.grants.clone());
+        let theirs = self.catalog.view_of(caller);
         let shaping = self.catalog.shaping();
+        let overrides = shaping.overrides.for_project(&caller.project.name);
         // The unfiltered catalog knows tools by their servers' names, whatever an override renamed.
         Ok(Bm25
             .search(&all, &request)
@@ -65,25 +68,25 @@ impl Gateway {
                     tool_key: entry.key.clone(),
                     description: entry.tool.description.as_deref().map(str::to_string),
                     relevance: wire::score(r.relevance),
-                    hidden: why_hidden(&shaping, &caller.project.name, &caller.grants, entry),
+                    hidden: why_hidden(&shaping.rules, &overrides, &caller.project.name, &caller.grants, entry),
                 })
             })
             .collect())
     }
 }
 
-/// Why a project with `grants` cannot see `entry` (as its server lists
-/// it): the rule or override that hides it, or the grant it lacks.
-fn why_hidden(shaping: &Shaping, project: &str, grants: &Grants, entry: &Entry) -> String {
-    if shaping
-        .overrides
+/// Why `project`, with `grants` and its `overrides` (as
+/// [`Overrides::for_project`] gives them), cannot see `entry` (as its
+/// server lists it): the override or rule that hides it, or the grant it lacks.
+fn why_hidden(rules: &Rules, overrides: &Overrides, project: &str, grants: &Grants, entry: &Entry) -> String {
+    if overrides
         .global(&entry.server, entry.real_name())
         .is_some_and(|o| o.hidden)
     {
         return "an [[overrides]] entry in gateway.toml hides it".into();
     }
     // An unfiltered entry's tags are its scan's flags, which rules may match.
-    let verdict = shaping.rules.verdict(&entry.server, entry.real_name(), &entry.tags);
+    let verdict = rules.verdict(&entry.server, entry.real_name(), &entry.tags);
     if !verdict.enabled {
         return match verdict.decided_by {
             Some(i) => format!("rules[{i}] in gateway.toml disables it"),
@@ -108,7 +111,7 @@ mod tests {
     use super::*;
     use crate::access::Permission;
     use rmcp::model::Tool;
-    use rules::{RuleSpec, Rules};
+    use rules::RuleSpec;
 
     fn entry(server: &str, tool: &str) -> Entry {
         let tool = Tool::new(tool.to_string(), "does it", serde_json::Map::new());
@@ -130,12 +133,10 @@ mod tests {
             enabled: Some(false),
             ..Default::default()
         };
-        let shaping = Shaping {
-            rules: Rules::compile(&[hide_deletes]).unwrap(),
-            ..Default::default()
-        };
+        let rules = Rules::compile(&[hide_deletes]).unwrap();
         let grants = Grants::from_permissions([grant("db", None), grant("fs", Some("read"))]);
-        let why = |server, tool| why_hidden(&shaping, "ops", &grants, &entry(server, tool));
+        let none = Overrides::default();
+        let why = |server, tool| why_hidden(&rules, &none, "ops", &grants, &entry(server, tool));
         assert_eq!(why("db", "delete_row"), "rules[0] in gateway.toml disables it");
         assert_eq!(why("web", "fetch"), "project 'ops' is not granted server 'web'");
         assert_eq!(
@@ -147,11 +148,8 @@ mod tests {
             enabled: Some(true),
             ..Default::default()
         };
-        let allow_list = Shaping {
-            rules: Rules::compile(&[allow_list]).unwrap(),
-            ..Default::default()
-        };
-        let reason = why_hidden(&allow_list, "ops", &grants, &entry("db", "drop"));
+        let allow_list = Rules::compile(&[allow_list]).unwrap();
+        let reason = why_hidden(&allow_list, &none, "ops", &grants, &entry("db", "drop"));
         assert!(reason.starts_with("no rule in gateway.toml enables it"), "{reason}");
     }
 }

@@ -241,7 +241,7 @@ impl Gateway {
             row: Some(
                 Row::new(&request_id, meta_tool)
                     .caller(caller)
-                    .key(self.audited_key(key.as_deref()).as_deref())
+                    .key(self.audited_key(caller, key.as_deref()).as_deref())
                     .build(),
             ),
         };

@@ -87,7 +87,7 @@ impl Gateway {
         let sealed: Sealed = sealed::open(&key, Purpose::Task, caller.project.id, id).ok_or_else(|| unknown(id))?;
         // The same check as tool_execute: a tool the caller may no longer run
         // has no tasks it may reach.
-        let view = self.catalog.visible_to(caller.grants.clone());
+        let view = self.catalog.view_of(caller);
         let entry = view.get(&sealed.tool_key).ok_or_else(|| unknown(id))?;
         let server = self.registry.get(&entry.server).ok_or_else(|| unknown(id))?;
         let target = self.target(caller, &server, &mut JsonObject::new()).await?;

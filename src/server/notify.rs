@@ -68,7 +68,7 @@ pub(super) struct Listener {
 impl Listener {
     /// `to`, which lists what `caller` sees.
     pub(super) fn new(to: Notify, caller: &Caller, upstream: &Upstream) -> Self {
-        let view = upstream.gateway.catalog().visible_to(caller.grants.clone());
+        let view = upstream.gateway.catalog().view_of(caller);
         Self {
             to,
             project: caller.project.name.clone(),
@@ -127,7 +127,7 @@ impl Upstream {
                         let now = match self.gateway.caller_for_project(&l.project) {
                             Ok(caller) => {
                                 l.grants = caller.grants;
-                                listing_fingerprint(&catalog.visible_to(l.grants.clone()), &caller.project)
+                                listing_fingerprint(&catalog.view_for(&l.project, l.grants.clone()), &caller.project)
                             }
                             Err(_) => 0,
                         };

@@ -181,3 +181,80 @@ async fn direct_exposure_uses_the_new_name_and_check_refuses_a_bad_override() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("overrides[0].tool: no server named 'gamma'"), "{err}");
 }
+
+/// A project's own overrides: it sees and searches its form, others see
+/// the tool as everyone does, and a tool hidden for it alone is refused to
+/// it alone.
+#[tokio::test]
+async fn a_projects_own_overrides_are_its_alone() {
+    let own = r#"
+[[overrides]]
+tool = "alpha:sha256"
+project = "ops"
+name = "digest"
+description = "Seal a release note with its digest."
+
+[[overrides]]
+tool = "alpha:calculate"
+project = "ops"
+hidden = true
+"#;
+    let gw = Gateway::start(&format!("{}{own}", chaos_server("alpha", ""))).await;
+    for p in ["ops", "dev"] {
+        gw.cli(&["project", "create", p, "--search", "bm25"]);
+        gw.cli(&["grant", "--project", p, "--server", "alpha"]);
+    }
+    let ops = gw.client_with_token(&gw.issue_token("ops")).await.unwrap();
+    let dev = gw.client_with_token(&gw.issue_token("dev")).await.unwrap();
+    wait_for_tool(&ops, "alpha:digest").await;
+    wait_for_tool(&dev, "alpha:sha256").await;
+
+    // Each project searches its own words.
+    let found = discover(&ops, json!("seal a release note")).await;
+    assert_eq!(found[0]["toolKey"], "alpha:digest", "{found:?}");
+    assert_eq!(found[0]["description"], "Seal a release note with its digest.");
+    let theirs = discover(&dev, json!("seal a release note")).await;
+    assert!(theirs.iter().all(|f| f["toolKey"] != "alpha:digest"), "{theirs:?}");
+
+    let r = execute(&ops, "alpha:digest", json!({ "text": "abc" })).await;
+    assert_eq!(text(&r), SHA256_OF_ABC);
+    let r = execute(&dev, "alpha:sha256", json!({ "text": "abc" })).await;
+    assert_eq!(text(&r), SHA256_OF_ABC);
+    for (client, key) in [
+        (&ops, "alpha:sha256"),
+        (&dev, "alpha:digest"),
+        (&ops, "alpha:calculate"),
+    ] {
+        let r = execute(client, key, json!({ "expression": "1 + 1", "text": "abc" })).await;
+        assert_eq!(error_code(&r), "TOOL_NOT_FOUND", "{key}: {r:?}");
+    }
+    let r = execute(&dev, "alpha:calculate", json!({ "expression": "1 + 1" })).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+
+    // Both calls of the server's sha256 are audited under its own key.
+    let audit = String::from_utf8(gw.cli(&["audit", "tail", "-n", "20"]).stdout).unwrap();
+    let ran: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("tool_execute   ok"))
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert_eq!(ran, ["alpha:sha256", "alpha:sha256", "alpha:calculate"], "{audit}");
+
+    // The operator's search says why ops does not see calculate.
+    let out = gw.cli(&[
+        "search",
+        "calculate an arithmetic expression",
+        "--project",
+        "ops",
+        "--hidden",
+        "--json",
+    ]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let calculate = report["hidden"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["toolKey"] == "alpha:calculate")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(calculate["hidden"], "an [[overrides]] entry in gateway.toml hides it");
+}

@@ -68,14 +68,36 @@ impl Overrides {
             .find(|o| o.project.is_none() && o.server == server && o.tool == tool)
     }
 
-    /// The overrides of one project's view.
-    pub fn of_project<'a>(&'a self, project: &'a str) -> impl Iterator<Item = &'a ToolOverride> + 'a {
-        self.list.iter().filter(move |o| o.project.as_deref() == Some(project))
+    /// The projects that have overrides of their own.
+    pub fn projects(&self) -> Vec<&str> {
+        let mut projects: Vec<&str> = self.list.iter().filter_map(|o| o.project.as_deref()).collect();
+        projects.sort_unstable();
+        projects.dedup();
+        projects
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+    /// What `project` sees: its own overrides, each in place of the one for
+    /// every project of the same tool, and the others for every project;
+    /// all as if for every project, so one catalog can be built from them.
+    pub fn for_project(&self, project: &str) -> Overrides {
+        let own = |o: &ToolOverride| o.project.as_deref() == Some(project);
+        let list = self
+            .list
+            .iter()
+            .filter(|o| {
+                own(o)
+                    || (o.project.is_none()
+                        && !self
+                            .list
+                            .iter()
+                            .any(|p| own(p) && p.server == o.server && p.tool == o.tool))
+            })
+            .map(|o| ToolOverride {
+                project: None,
+                ..o.clone()
+            })
+            .collect();
+        Overrides { list }
     }
 }
 
@@ -200,12 +222,25 @@ mod tests {
     }
 
     #[test]
-    fn a_project_override_is_that_projects_alone() {
+    fn a_project_override_replaces_the_one_for_everyone_in_that_project_alone() {
         let mut mine = raw("gh:x", None, true);
         mine.project = Some("ops".into());
-        let o = validate(vec![mine, raw("gh:x", Some("y"), false)], &servers()).unwrap();
-        assert_eq!(o.of_project("ops").count(), 1);
-        assert_eq!(o.of_project("dev").count(), 0);
+        let all = vec![mine, raw("gh:x", Some("y"), false), raw("gh:z", Some("w"), false)];
+        let o = validate(all, &servers()).unwrap();
+        assert_eq!(o.projects(), ["ops"]);
         assert_eq!(o.global("gh", "x").unwrap().name.as_deref(), Some("y"));
+        let ops = o.for_project("ops");
+        assert!(ops.global("gh", "x").unwrap().hidden, "its own, in place of everyone's");
+        assert_eq!(
+            ops.global("gh", "z").unwrap().name.as_deref(),
+            Some("w"),
+            "everyone's still"
+        );
+        assert_eq!(
+            o.for_project("dev"),
+            Overrides {
+                list: o.list.iter().filter(|o| o.project.is_none()).cloned().collect()
+            }
+        );
     }
 }
