@@ -19,6 +19,7 @@ mod error;
 mod execute;
 mod hidden;
 mod input;
+mod limits;
 mod rounds;
 mod script;
 mod sealed;
@@ -72,6 +73,8 @@ pub struct Gateway {
     audit: AuditMode,
     /// `[startup] wait_ms`, in milliseconds (a reload may change it).
     startup_wait: Arc<std::sync::atomic::AtomicU64>,
+    /// `[[limits]]`, swapped on reload.
+    limits: Arc<arc_swap::ArcSwap<crate::config::Limits>>,
 }
 
 /// Why the gateway could not start.
@@ -271,6 +274,7 @@ impl Gateway {
                 scripts: admission::Scripts::default(),
                 audit: config.audit,
                 startup_wait: Arc::new(startup::millis(config.startup_wait).into()),
+                limits: Arc::new(arc_swap::ArcSwap::from_pointee(config.limits.clone())),
             },
             tracker,
             ct,
@@ -285,6 +289,7 @@ impl Gateway {
         self.auth
             .prepare_anonymous(new.servers.iter().map(|s| s.name.as_str()))?;
         self.catalog.set_shaping(shaping(new));
+        self.limits.store(Arc::new(new.limits.clone()));
         self.security.set_config(new.security.clone());
         self.startup_wait
             .store(startup::millis(new.startup_wait), std::sync::atomic::Ordering::Relaxed);

@@ -58,6 +58,18 @@ pub enum ExecuteError {
         /// Why it is held.
         why: String,
     },
+    /// A `[[limits]]` entry is reached for the caller's project.
+    #[error("'{key}' has reached its limit of {limit} for project '{project}'; retry after {retry_after} s")]
+    Limited {
+        /// The tool, as the caller named it.
+        key: String,
+        /// The limit, in words: "10 calls a minute".
+        limit: String,
+        /// The caller's project.
+        project: String,
+        /// Seconds until the window the limit counts in ends.
+        retry_after: u64,
+    },
     /// The server asks its user for input that this client cannot give.
     #[error("'{key}' asks its user for input, but {why}")]
     InputUnanswered {
@@ -111,7 +123,10 @@ impl ExecuteError {
     /// may not run it), timed out, or failed.
     pub fn outcome(&self) -> Outcome {
         match self {
-            ExecuteError::NotFound(_) | ExecuteError::Held { .. } | ExecuteError::Secret(_) => Outcome::Denied,
+            ExecuteError::NotFound(_)
+            | ExecuteError::Held { .. }
+            | ExecuteError::Secret(_)
+            | ExecuteError::Limited { .. } => Outcome::Denied,
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => Outcome::Timeout,
             _ => Outcome::Failed,
         }
@@ -128,6 +143,7 @@ impl ExecuteError {
             ExecuteError::TooLarge { .. } => "TOOL_RESULT_TOO_LARGE",
             ExecuteError::NotAudited(_) | ExecuteError::AnswerWithheld { .. } => AUDIT_UNAVAILABLE,
             ExecuteError::Held { .. } => "TOOL_HELD_FOR_REVIEW",
+            ExecuteError::Limited { .. } => "TOOL_LIMIT_REACHED",
             ExecuteError::InputUnanswered { .. } => "TOOL_INPUT_UNANSWERED",
             ExecuteError::UnknownState(_) => "UNKNOWN_REQUEST_STATE",
             ExecuteError::Secret(b) if b.direction == crate::config::security::Direction::Arguments => {
@@ -145,7 +161,9 @@ impl ExecuteError {
     fn resolved_key(&self) -> Option<&str> {
         match self {
             ExecuteError::Invalid { key, .. } | ExecuteError::TooLarge { key, .. } => Some(key.as_str()),
-            ExecuteError::Held { key, .. } | ExecuteError::InputUnanswered { key, .. } => Some(key.as_str()),
+            ExecuteError::Held { key, .. }
+            | ExecuteError::InputUnanswered { key, .. }
+            | ExecuteError::Limited { key, .. } => Some(key.as_str()),
             ExecuteError::Secret(b) => Some(b.key.as_str()),
             _ => None,
         }
@@ -203,6 +221,7 @@ impl ExecuteError {
         match &self {
             ExecuteError::Invalid { violations, .. } => error["violations"] = json!(violations),
             ExecuteError::Secret(b) => error["kinds"] = json!(b.kinds),
+            ExecuteError::Limited { retry_after, .. } => error["retryAfter"] = json!(retry_after),
             ExecuteError::Downstream(downstream::Error::Protocol { error: e, .. }) => {
                 error["downstream"] = json!({ "code": e.code.0, "message": e.message });
             }

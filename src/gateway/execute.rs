@@ -80,6 +80,8 @@ impl Gateway {
             .and_then(Value::as_str)
             .map(RequestId::given);
         let target = self.target(caller, &server, &mut meta).await?;
+        // Counted last of the checks: a call refused for another reason spends nothing.
+        self.count_call(caller, entry)?;
         let span = tracing::info_span!(
             "downstream",
             otel.name = %format!("tools/call {}", entry.key),

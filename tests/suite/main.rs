@@ -22,6 +22,7 @@ mod layers;
 mod layout;
 mod learning;
 mod learning_service;
+mod limits;
 mod oauth;
 mod one_call;
 mod operations;

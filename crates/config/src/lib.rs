@@ -11,6 +11,7 @@ pub mod code_mode;
 mod http;
 pub mod index_network;
 mod interpolate;
+mod limits;
 mod mcp_servers;
 pub mod oauth;
 mod overrides;
@@ -27,6 +28,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+pub use limits::{Limits, ToolLimit};
 pub use oauth::OAuthConfig;
 pub use overrides::{Overrides, ToolOverride};
 use rules::{RuleSpec, Rules};
@@ -151,6 +153,9 @@ pub(crate) struct RawConfig {
     /// Tools renamed, described, tagged or hidden, for all or one project.
     #[serde(default)]
     pub overrides: Vec<overrides::RawOverride>,
+    /// Calls per minute and per day, per project, of a server or a tool.
+    #[serde(default)]
+    pub limits: Vec<limits::RawLimit>,
     /// Search providers.
     #[serde(default)]
     pub search: RawSearch,
@@ -228,6 +233,8 @@ pub struct Config {
     pub rules: Rules,
     /// Tools renamed, described, tagged or hidden.
     pub overrides: Overrides,
+    /// Calls per minute and per day, per project, of a server or a tool.
+    pub limits: Limits,
     /// The cloud search provider, if configured.
     pub cloud: Option<CloudConfig>,
     /// The local embedding model, unless turned off.
@@ -335,6 +342,7 @@ impl Config {
         })?;
         let rules = compile_rules(&raw.rules, &servers, &invalid)?;
         let overrides = overrides::validate(raw.overrides, &servers).map_err(|(span, key, m)| invalid(span, key, m))?;
+        let limits = limits::validate(raw.limits, &servers).map_err(|(span, key, m)| invalid(span, key, m))?;
         let search::Sections {
             cloud,
             semantic,
@@ -354,6 +362,7 @@ impl Config {
             audit,
             rules,
             overrides,
+            limits,
             cloud,
             semantic,
             learning,

@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0014_query_meanings.sql"),
     include_str!("../migrations/0015_listed_apps.sql"),
     include_str!("../migrations/0016_project_search.sql"),
+    include_str!("../migrations/0017_tool_limits.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -54,6 +55,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../migrations/postgres/0014_query_meanings.sql"),
     include_str!("../migrations/postgres/0015_listed_apps.sql"),
     include_str!("../migrations/postgres/0016_project_search.sql"),
+    include_str!("../migrations/postgres/0017_tool_limits.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).

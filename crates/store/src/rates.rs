@@ -1,6 +1,8 @@
 //! Request budgets shared by every gateway on one store (`rate_budgets`,
 //! migration 0012): `[http] requests_per_minute` per caller holds across
 //! replicas. One statement per request decides and records it atomically.
+//! And the calls counted against `[[limits]]` (`tool_limit_windows`,
+//! migration 0017), in fixed windows every replica shares.
 
 use super::sql::args;
 use super::{Error, Store};
@@ -39,6 +41,45 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Counts one call in `scope`'s window that starts at `window_start`
+    /// (seconds), if fewer than `limit` are counted there: `Ok(true)` when
+    /// counted, `Ok(false)` when the window is full. The first call of a
+    /// window also prunes the windows of `scope` that started before it.
+    pub fn take_window(&self, scope: &str, window_start: i64, limit: i64) -> Result<bool, Error> {
+        self.with(|c| {
+            let counted: Option<i64> = c.row(
+                "INSERT INTO tool_limit_windows (scope, window_start, calls) VALUES (?1, ?2, 1)
+                 ON CONFLICT (scope, window_start) DO UPDATE
+                     SET calls = tool_limit_windows.calls + 1
+                     WHERE tool_limit_windows.calls < ?3
+                 RETURNING calls",
+                args![scope, window_start, limit],
+                |r| r.get(0),
+            )?;
+            if counted == Some(1) {
+                c.execute(
+                    "DELETE FROM tool_limit_windows WHERE scope = ?1 AND window_start < ?2",
+                    args![scope, window_start],
+                )?;
+            }
+            Ok(counted.is_some())
+        })
+    }
+
+    /// Takes back one call counted in `scope`'s window (a call another
+    /// limit then refused).
+    pub fn give_back_window(&self, scope: &str, window_start: i64) -> Result<(), Error> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE tool_limit_windows SET calls = calls - 1 WHERE scope = ?1 AND window_start = ?2 AND calls > 0",
+                args![scope, window_start],
+            )
+            .map(|_| ())
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -64,5 +105,39 @@ mod tests {
             assert_eq!(a.take_rate("tok:1", t0 + 60_000, interval, tolerance).unwrap(), Ok(()));
         }
         assert!(b.take_rate("tok:1", t0 + 60_000, interval, tolerance).unwrap().is_err());
+    }
+
+    /// Windows count up to their limit, on either engine, each scope and
+    /// window apart; a window taken back counts one less; a new window
+    /// prunes the old ones.
+    fn windows_count_to_their_limit(store: &crate::Store) {
+        let take = |scope, start| store.take_window(scope, start, 2).unwrap();
+        assert!(take("p1:gh:*:m", 60) && take("p1:gh:*:m", 60));
+        assert!(!take("p1:gh:*:m", 60), "the third of two");
+        assert!(take("p2:gh:*:m", 60), "another scope");
+        store.give_back_window("p1:gh:*:m", 60).unwrap();
+        assert!(take("p1:gh:*:m", 60), "one given back");
+        assert!(take("p1:gh:*:m", 120), "the next window");
+        let windows: i64 = store
+            .with(|c| {
+                c.one(
+                    "SELECT COUNT(*) FROM tool_limit_windows WHERE scope = 'p1:gh:*:m'",
+                    &[],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap();
+        assert_eq!(windows, 1, "the old window went");
+    }
+
+    #[test]
+    fn sqlite_windows_count_to_their_limit() {
+        windows_count_to_their_limit(&crate::sqlite_test_store().1);
+    }
+
+    #[test]
+    #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
+    fn postgres_windows_count_to_their_limit() {
+        windows_count_to_their_limit(&crate::postgres_test_store().1);
     }
 }
