@@ -25,11 +25,13 @@ use crate::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES};
 pub mod apps;
 pub mod direct;
 mod entry;
+mod tokens;
 mod view;
 
 pub use entry::Entry;
 use entry::Renames;
 use rules::Rules;
+pub use tokens::tokens;
 pub use view::View;
 
 /// Why a catalog could not be built.
@@ -87,6 +89,8 @@ pub struct Snapshot {
     index: search::bm25::Index,
     /// Tool embeddings, set once computed (off the request path).
     vectors: OnceLock<Vectors>,
+    /// Each entry's o200k tokens as listed, set once counted (off the request path).
+    tokens: OnceLock<Arc<[u32]>>,
 }
 
 impl Snapshot {
@@ -210,6 +214,7 @@ impl Snapshot {
             servers: names,
             index,
             vectors: OnceLock::new(),
+            tokens: OnceLock::new(),
         })
     }
 
@@ -246,6 +251,18 @@ impl Snapshot {
             .collect();
         held.sort_by(|a, b| a.tool.cmp(&b.tool));
         held
+    }
+
+    /// Counts each entry's tokens as listed, once (a blocking thread's work:
+    /// a thousand tools take tens of milliseconds).
+    pub fn count_tokens(&self) {
+        self.tokens
+            .get_or_init(|| tokens::each((0..self.entries.len()).map(|i| self.direct_definition(i))));
+    }
+
+    /// Each entry's tokens as listed, by ordinal, once counted.
+    pub(crate) fn listed_tokens(&self) -> Option<&[u32]> {
+        self.tokens.get().map(|t| &t[..])
     }
 
     /// Number of tools.
@@ -333,7 +350,7 @@ impl Catalog {
             hybrid_off: ArcSwap::from_pointee("no embedding model is loaded".to_string()),
         });
         for snapshot in this.current.load().all() {
-            this.embed(snapshot.clone());
+            this.prepare(snapshot.clone());
         }
         Ok(this)
     }
@@ -439,8 +456,17 @@ impl Catalog {
         self.current.store(snapshots.clone());
         self.installed.send_modify(|n| *n += 1);
         for snapshot in snapshots.all() {
-            self.embed(snapshot.clone());
+            self.prepare(snapshot.clone());
         }
+    }
+
+    /// Off the request path: embeds `snapshot`'s tools and counts their tokens.
+    fn prepare(self: &Arc<Self>, snapshot: Arc<Snapshot>) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let counted = snapshot.clone();
+            runtime.spawn_blocking(move || counted.count_tokens());
+        }
+        self.embed(snapshot);
     }
 
     /// Computes `snapshot`'s tool embeddings on a blocking thread (cached

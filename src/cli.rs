@@ -25,6 +25,7 @@ mod eval;
 mod model;
 mod servers;
 mod tools;
+mod usage;
 
 /// An MCP gateway: many downstream MCP servers behind two tools,
 /// `tool_discovery` (search) and `tool_execute` (run).
@@ -181,6 +182,10 @@ pub enum Command {
     /// Read the audit log.
     #[command(subcommand)]
     Audit(admin::AuditCommand),
+    /// Calls per project, and what discovery and code mode kept out of models' context.
+    ///
+    /// Example: `mcp-gateway usage --range week --project ops`
+    Usage(usage::UsageArgs),
     /// A project's own headers or env for a server, stored encrypted (set, list, remove).
     #[command(subcommand)]
     Secret(credentials::SecretCommand),
@@ -427,6 +432,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Grant(a) => admin::grant(&config, a, true),
         Command::Revoke(a) => admin::grant(&config, a, false),
         Command::Audit(c) => admin::audit(&config, c),
+        Command::Usage(a) => usage::run(&config, a),
         Command::Secret(c) => credentials::secret(&config, c),
         Command::Login(a) => credentials::login(&config, a).await,
         Command::Logout(a) => credentials::logout(&config, a),

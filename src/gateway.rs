@@ -20,7 +20,9 @@ mod execute;
 mod hidden;
 mod input;
 mod limits;
+mod meta_tools;
 mod rounds;
+mod savings;
 mod script;
 mod sealed;
 mod startup;
@@ -35,6 +37,7 @@ pub use call::{CallRequest, Refused};
 pub use discover::{Discovery, Found};
 pub use error::ExecuteError;
 pub use hidden::HiddenTool;
+pub use meta_tools::{built_meta_tools, meta_tools};
 pub use tasks::{TaskAnswer, TaskRequest};
 
 use crate::auth::{self, Authenticator, Caller};
@@ -73,6 +76,8 @@ pub struct Gateway {
     audit: AuditMode,
     /// `[startup] wait_ms`, in milliseconds (a reload may change it).
     startup_wait: Arc<std::sync::atomic::AtomicU64>,
+    /// Sessions whose tool listing a discovery has counted as saved.
+    listed: Arc<savings::Listed>,
     /// `[[limits]]`, swapped on reload.
     limits: Arc<arc_swap::ArcSwap<crate::config::Limits>>,
 }
@@ -164,6 +169,10 @@ pub struct Answer {
     pub trail: Trail,
     /// Where the call's audit row stands.
     pub audit: AuditState,
+    /// A discovery's o200k tokens saved ([`savings`]).
+    pub saved_tokens: Option<i64>,
+    /// A script's bytes of tool results kept out of the model's context.
+    pub kept_bytes: Option<i64>,
 }
 
 impl Answer {
@@ -176,6 +185,8 @@ impl Answer {
             result_count: None,
             trail: Trail::default(),
             audit: AuditState::Due,
+            saved_tokens: None,
+            kept_bytes: None,
         }
     }
 
@@ -275,6 +286,7 @@ impl Gateway {
                 audit: config.audit,
                 startup_wait: Arc::new(startup::millis(config.startup_wait).into()),
                 limits: Arc::new(arc_swap::ArcSwap::from_pointee(config.limits.clone())),
+                listed: Arc::default(),
             },
             tracker,
             ct,

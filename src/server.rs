@@ -12,7 +12,7 @@ use rmcp::model::{
     GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, ToolAnnotations, UnsubscribeRequestParams, UpdateTaskParams,
+    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -38,7 +38,7 @@ pub use transports::{serve_http, serve_stdio};
 use crate::auth::{self, Caller};
 use crate::downstream::asks::Asker;
 use crate::downstream::{CallOrigin, Relay};
-use crate::gateway::{CallRequest, Gateway, MAX_QUERIES, Retry, TaskAnswer, TaskRequest};
+use crate::gateway::{CallRequest, Gateway, Retry, TaskAnswer, TaskRequest, built_meta_tools, meta_tools};
 use crate::keys::RequestId;
 use crate::ratelimit::Budget;
 use crate::wire::{DISCOVERY, EXECUTE};
@@ -50,78 +50,6 @@ use notify::{Listener, Notify};
 
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
 pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
-
-/// The two meta-tools, exactly as `tools/list` returns them (built once:
-/// rmcp also asks for them on every HTTP POST to look up schemas).
-pub fn meta_tools() -> Vec<Tool> {
-    built_meta_tools().to_vec()
-}
-
-fn built_meta_tools() -> &'static [Tool] {
-    static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
-    TOOLS.get_or_init(build_meta_tools)
-}
-
-fn build_meta_tools() -> Vec<Tool> {
-    let schema = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
-    let mut discovery = Tool::new(
-        DISCOVERY,
-        "Find tools for a task among every tool this gateway can reach. Call it first whenever you \
-         need a capability you do not have. Describe the need in plain words. For a task with \
-         several steps, send one query per step, each a complete need in your own words \
-         (\"read the failing job's logs\", not \"read them\"). Returns ranked tools with their \
-         toolKey, inputSchema and a TypeScript signature; run one with tool_execute.",
-        schema(json!({
-            "type": "object",
-            "properties": {
-                // Lengths are checked in code only (`DiscoverArgs::queries`):
-                // `maxLength` would break the listing's token budget (test below).
-                "query": {
-                    "anyOf": [
-                        { "type": "string" },
-                        { "type": "array", "items": { "type": "string" }, "minItems": 1, "maxItems": MAX_QUERIES }
-                    ],
-                    "description": "What you need, e.g. \"read a file\". Several strings: paraphrases or steps."
-                },
-                // Nullable, no `default`: OpenAI strict schemas make every
-                // field required, and Azure refuses `default`.
-                "context": { "type": ["string", "null"], "description": "Optional background about the task." },
-                "maxResults": { "type": ["integer", "null"], "minimum": 1, "maximum": 50, "description": "Default 10." },
-                "servers": { "type": ["array", "null"], "items": { "type": "string" }, "description": "Only these servers' tools." }
-            },
-            "required": ["query"]
-        })),
-    );
-    discovery.annotations = Some(ToolAnnotations::new().read_only(true).open_world(false));
-    let mut execute = Tool::new(
-        EXECUTE,
-        "Run a tool found with tool_discovery. Pass its toolKey and, as a JSON string, arguments \
-         that match its inputSchema. Returns the tool's own result.\n\
-         For many calls, or to keep large results out of your context, pass script instead: the \
-         body of an async JavaScript function. `await tools.call(toolKey, args)` gives \
-         {content, structuredContent, isError, text} and throws when refused; \
-         `await tools.search(query, n)` gives [{toolKey, signature}]; Promise.all runs calls in \
-         parallel; console.log is kept. No fetch, files, timers or imports. Return only what you \
-         need: you get {result, logs, calls}.",
-        // `arguments` is a string holding a JSON object (an object is taken
-        // too): no object schema survives every framework's converter.
-        // openai-agents cannot make an open object strict, pydantic-ai closes
-        // it to `{}`, google-genai drops its openness (and crashes on
-        // `additionalProperties: true`). Each field is nullable, so a strict
-        // model can leave out what it does not use (tests/suite/interop.rs runs
-        // the real converters; docs/src/getting-started.md, "Agent frameworks").
-        schema(json!({
-            "type": "object",
-            "properties": {
-                "toolKey": { "type": ["string", "null"], "description": "toolKey from tool_discovery, e.g. \"server:tool\"." },
-                "arguments": { "type": ["string", "null"], "description": "The tool's arguments: a JSON object as a string, e.g. '{\"path\":\"a.txt\"}'." },
-                "script": { "type": ["string", "null"], "description": "Instead of toolKey: JavaScript that calls tools and returns a JSON value." }
-            }
-        })),
-    );
-    execute.annotations = Some(ToolAnnotations::new().open_world(true));
-    vec![discovery, execute]
-}
 
 /// The upstream MCP server. Cheap to clone: one per session.
 #[derive(Debug, Clone)]

@@ -104,6 +104,14 @@ fn describe() {
         metrics::Unit::Seconds,
         "Latency of each batch of Index VibeChecks (one tool call's matches, retries included)"
     );
+    describe_gauge!(
+        "mcp_gateway_tokens_saved",
+        "o200k tokens discovery kept out of models' context since start, by project: each session's listing of every tool it may see, less the meta-tools and the tools its discoveries returned"
+    );
+    describe_counter!(
+        "mcp_gateway_code_mode_bytes_kept_total",
+        "Bytes of tool results code-mode scripts read but did not return to the model, by project"
+    );
     describe_counter!(
         "mcp_gateway_index_retry_after_total",
         "Index Protocol API answers that carried Retry-After, by endpoint"
@@ -126,6 +134,16 @@ pub fn call(meta_tool: &'static str, server: Option<&str>, outcome: &'static str
         "mcp_gateway_execute_seconds"
     };
     histogram!(name).record(latency.as_secs_f64());
+}
+
+/// o200k tokens one discovery of `project` saved (negative: what it cost).
+pub fn tokens_saved(project: &str, tokens: i64) {
+    gauge!("mcp_gateway_tokens_saved", "project" => project.to_string()).increment(tokens as f64);
+}
+
+/// Bytes of tool results one script of `project` kept out of the model's context.
+pub fn bytes_kept(project: &str, bytes: i64) {
+    counter!("mcp_gateway_code_mode_bytes_kept_total", "project" => project.to_string()).increment(bytes.max(0) as u64);
 }
 
 /// One script of code mode: how it ended and its JavaScript run time.

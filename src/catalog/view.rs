@@ -59,6 +59,19 @@ impl View {
         self.allows(entry).then_some(entry)
     }
 
+    /// o200k tokens of every tool discovery may show the caller, as a
+    /// `tools/list` would carry them, and of those among them at
+    /// `shown` (keys); `None` until the snapshot's tokens are counted.
+    pub fn listed_tokens<'a>(&self, shown: impl Iterator<Item = &'a str>) -> Option<(i64, i64)> {
+        let tokens = self.snapshot.listed_tokens()?;
+        let all = self.ordinals().map(|o| i64::from(tokens[o as usize])).sum();
+        let shown = shown
+            .filter_map(|key| self.ordinal(key))
+            .map(|o| i64::from(tokens[o as usize]))
+            .sum();
+        Some((all, shown))
+    }
+
     /// The tool its server calls `real_key`, whatever an override named it,
     /// if the caller may use it (for operators' pages, which list what the
     /// servers say).

@@ -391,6 +391,7 @@ pub(super) async fn usage(State(console): State<Console>, Query(q): Query<UsageQ
     let span = word.as_str().unwrap_or("range");
     let charts = json!({
         "calls": charts::calls_over_time(&usage.series, &format!("calls over the last {span}")),
+        "saved": charts::saved_over_time(&usage.series, &format!("tokens saved over the last {span}")),
         "tools": charts::top_bars(&usage.tools, |r| r.calls, TOP_TOOLS, &format!("top tools, last {span}")),
         "failing": charts::top_bars(&usage.tools, |r| r.errors, TOP_TOOLS, &format!("top failing tools, last {span}")),
     });

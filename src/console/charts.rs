@@ -65,6 +65,51 @@ pub(super) fn calls_over_time(series: &[Bucket], label: &str) -> String {
     svg
 }
 
+/// o200k tokens discovery saved per bucket as bars (a bucket that cost
+/// more than it saved draws none), with the total in `data-total`, the
+/// bytes code mode kept in `data-kept`, and each bucket's figures in its
+/// bar's title.
+pub(super) fn saved_over_time(series: &[Bucket], label: &str) -> String {
+    let max = series.iter().map(|b| b.saved_tokens).max().unwrap_or(0).max(1);
+    let total: i64 = series.iter().map(|b| b.saved_tokens).sum();
+    let kept: i64 = series.iter().map(|b| b.kept_bytes).sum();
+    let plot = (HEIGHT - AXIS) as f64;
+    let slot = WIDTH as f64 / series.len().max(1) as f64;
+    let bar = (slot * 0.8).max(1.0);
+    let mut svg = format!(
+        r#"<svg class="chart saved" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{0}" data-total="{total}" data-kept="{kept}"><title>{0}</title>"#,
+        escape(label)
+    );
+    for (i, b) in series
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.saved_tokens > 0 || b.kept_bytes > 0)
+    {
+        let x = i as f64 * slot + (slot - bar) / 2.0;
+        let h = plot * b.saved_tokens.max(0) as f64 / max as f64;
+        let title = format!(
+            "{}: {} tokens saved, {} bytes kept by code mode",
+            b.start, b.saved_tokens, b.kept_bytes
+        );
+        let _ = write!(
+            svg,
+            r#"<g class="bar" data-saved="{}" data-kept="{}"><title>{}</title><rect class="ok" x="{x:.1}" y="{:.1}" width="{bar:.1}" height="{h:.1}"/></g>"#,
+            b.saved_tokens,
+            b.kept_bytes,
+            escape(&title),
+            plot - h
+        );
+    }
+    let _ = write!(
+        svg,
+        r#"<line class="axis" x1="0" y1="{plot}" x2="{WIDTH}" y2="{plot}"/><text class="tick" x="0" y="{}">{}</text><text class="tick end" x="{WIDTH}" y="{}">now · {total} tokens saved</text></svg>"#,
+        HEIGHT - 6,
+        escape(series.first().map_or("", |b| b.start.as_str())),
+        HEIGHT - 6
+    );
+    svg
+}
+
 /// Horizontal bars of `value(row)` for the first `limit` rows (those with a value).
 pub(super) fn top_bars(rows: &[UsageRow], value: impl Fn(&UsageRow) -> u64, limit: usize, label: &str) -> String {
     let shown: Vec<(&UsageRow, u64)> = rows
@@ -116,6 +161,8 @@ mod tests {
             timeouts: 0,
             p50_ms: 1,
             p95_ms: 2,
+            saved_tokens: 0,
+            kept_bytes: 0,
         }
     }
 
@@ -126,18 +173,26 @@ mod tests {
                 start: "2026-11-25T06".into(),
                 calls: 3,
                 errors: 1,
+                saved_tokens: 0,
+                kept_bytes: 0,
             },
             Bucket {
                 start: "2026-11-25T07".into(),
                 calls: 0,
                 errors: 0,
+                saved_tokens: 0,
+                kept_bytes: 0,
             },
             Bucket {
                 start: "2026-11-25T08".into(),
                 calls: 5,
                 errors: 0,
+                saved_tokens: 0,
+                kept_bytes: 0,
             },
         ];
+        let saved = saved_over_time(&series, "saved");
+        assert!(saved.contains(r#"data-total="0" data-kept="0""#), "{saved}");
         let svg = calls_over_time(&series, "calls <day>");
         assert!(svg.contains(r#"data-total="8""#));
         assert_eq!(svg.matches(r#"class="bar""#).count(), 2, "empty buckets draw nothing");

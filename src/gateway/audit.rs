@@ -75,6 +75,13 @@ impl Row {
         self
     }
 
+    /// What the call kept out of the model's context ([`super::savings`]).
+    pub(super) fn savings(mut self, tokens: Option<i64>, bytes: Option<i64>) -> Row {
+        self.0.saved_tokens = tokens;
+        self.0.kept_bytes = bytes;
+        self
+    }
+
     pub(super) fn build(self) -> store::AuditRow {
         self.0
     }

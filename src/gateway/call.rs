@@ -188,7 +188,8 @@ impl Gateway {
             .key(self.audited_key(caller, tool_key.as_deref()).as_deref())
             .outcome(answer.outcome)
             .latency(latency)
-            .answered(answer.result_count, std::mem::take(&mut answer.trail));
+            .answered(answer.result_count, std::mem::take(&mut answer.trail))
+            .savings(answer.saved_tokens, answer.kept_bytes);
         // No answer leaves before its row is durable (strict audit).
         let mut answer = match self.audit(row.build(), answered).await {
             Ok(()) => answer,

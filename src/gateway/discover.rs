@@ -103,6 +103,7 @@ impl Gateway {
                     notice: Some(notice),
                     starting,
                     asked: Asked::default(),
+                    listed: None,
                 });
             }
             (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
@@ -129,7 +130,7 @@ impl Gateway {
                 }
             },
         };
-        let results = ranked
+        let results: Vec<Found> = ranked
             .into_iter()
             .filter_map(|r| {
                 let entry = view.get(&r.key)?;
@@ -164,12 +165,18 @@ impl Gateway {
             (false, None) => Some(startup::notice(&starting)),
             (false, Some(notice)) => Some(format!("{}\n{notice}", startup::notice(&starting))),
         };
+        // Counted on the caller's whole view, whatever `servers` narrowed the search to.
+        let listed = self
+            .catalog
+            .view_of(caller)
+            .listed_tokens(results.iter().map(|f| f.tool_key.as_str()));
         Ok(Discovery {
             results,
             provider: Some(provider),
             notice,
             starting,
             asked,
+            listed,
         })
     }
 
@@ -231,11 +238,13 @@ impl Gateway {
                     .learning
                     .discovered(session, caller.learning_scope(), request_id, &d.asked, found)
                     .await;
+                let saved_tokens = self.discovery_saved(caller, session, d.listed);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
                 r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
                 Answer {
                     result_count: Some(count),
                     trail,
+                    saved_tokens,
                     ..Answer::new(r, Outcome::Ok)
                 }
             }
@@ -262,6 +271,10 @@ pub struct Discovery {
     /// What it asked (for learning from use).
     #[serde(skip)]
     pub asked: Asked,
+    /// o200k tokens of every tool the caller may see, as listed, and of
+    /// those it answered; `None` while they are counted ([`super::savings`]).
+    #[serde(skip)]
+    pub listed: Option<(i64, i64)>,
 }
 
 /// Longest argument list one result's line in the text carries (characters):
@@ -405,6 +418,7 @@ mod tests {
             notice: None,
             starting: Vec::new(),
             asked: Asked::default(),
+            listed: None,
         }
     }
 

@@ -11,7 +11,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -23,6 +23,7 @@ use tracing::Instrument;
 use super::admission::Busy;
 use super::audit::{AuditState, Row};
 use super::call::Context;
+use super::savings;
 use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::auth::Caller;
 use crate::config::code_mode::CodeLimits;
@@ -161,6 +162,8 @@ impl Gateway {
             // Each call is charged to the script's budget as it starts, below.
             budget: None,
         };
+        // Bytes of the tool results the script's calls read (`reply`).
+        let received = AtomicU64::new(0);
         type Inner<'a> = Pin<Box<dyn Future<Output = sandbox::Answer> + Send + 'a>>;
         let mut in_flight: FuturesUnordered<Inner<'_>> = FuturesUnordered::new();
         let mut watch = tokio::time::interval(WATCH_EVERY);
@@ -177,7 +180,7 @@ impl Gateway {
                         continue;
                     }
                     let request_id = RequestId::given(&format!("{parent}.{id}"));
-                    let call = self.inner(&calls_cx, request_id, call);
+                    let call = self.inner(&calls_cx, request_id, call, &received);
                     in_flight.push(Box::pin(async move { (id, call.await) }));
                 }
                 Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
@@ -215,12 +218,22 @@ impl Gateway {
             outcome.result.as_ref().err().map_or("ok", sandbox::Error::code),
             outcome.cpu,
         );
-        answer(outcome)
+        let (mut answer, answered) = answer(outcome);
+        let kept = savings::kept(received.load(Ordering::Relaxed), answered);
+        crate::telemetry::bytes_kept(&caller.project.name, kept);
+        answer.kept_bytes = Some(kept);
+        answer
     }
 
     /// One `tools.call` or `tools.search` of a script, as its own
     /// `tool_execute` or `tool_discovery` with its own audit row.
-    async fn inner(&self, cx: &Context<'_>, request_id: RequestId, call: Call) -> Result<Value, Refusal> {
+    async fn inner(
+        &self,
+        cx: &Context<'_>,
+        request_id: RequestId,
+        call: Call,
+        received: &AtomicU64,
+    ) -> Result<Value, Refusal> {
         let caller = cx.caller;
         let started = Instant::now();
         let (meta_tool, key) = match &call {
@@ -301,7 +314,10 @@ impl Gateway {
             .await;
         match (searched, answer.audit) {
             (Some(found), AuditState::Due) => Ok(found),
-            _ => reply(&answer),
+            _ => reply(&answer).map(|(value, bytes)| {
+                received.fetch_add(bytes, Ordering::Relaxed);
+                value
+            }),
         }
     }
 }
@@ -369,10 +385,11 @@ fn sandbox_limits(l: &CodeLimits) -> sandbox::Limits {
 }
 
 /// What `tools.call` resolves to: the tool's result (`isError` included),
-/// with its text blocks joined as `text`; or, when the gateway refused or
-/// failed the call (or withheld its answer), a rejection with the code and
-/// message `tool_execute` gives.
-fn reply(answer: &Answer) -> Result<Value, Refusal> {
+/// with its text blocks joined as `text`, and the bytes of the result as
+/// the server sent it; or, when the gateway refused or failed the call (or
+/// withheld its answer), a rejection with the code and message
+/// `tool_execute` gives.
+fn reply(answer: &Answer) -> Result<(Value, u64), Refusal> {
     let CallToolResponse::Complete(result) = &answer.result else {
         return Err(Refusal {
             code: "TOOL_INPUT_UNANSWERED".into(),
@@ -386,8 +403,9 @@ fn reply(answer: &Answer) -> Result<Value, Refusal> {
         .collect();
     if matches!(answer.outcome, Outcome::Ok | Outcome::ToolError) && answer.audit == AuditState::Due {
         let mut value = serde_json::to_value(result).unwrap_or_default();
+        let bytes = value.to_string().len() as u64;
         value["text"] = text.join("\n").into();
-        return Ok(value);
+        return Ok((value, bytes));
     }
     Err(Refusal {
         code: answer.code.unwrap_or("TOOL_EXECUTION_ERROR").into(),
@@ -400,8 +418,8 @@ fn failed_answer(message: String) -> Answer {
 }
 
 /// The script's answer: `{result, logs, calls}` or `{error, logs, calls}`,
-/// as structured content and as its text twin.
-fn answer(outcome: sandbox::Outcome) -> Answer {
+/// as structured content and as its text twin, and the bytes of that text.
+fn answer(outcome: sandbox::Outcome) -> (Answer, u64) {
     let calls = outcome.calls;
     let (mut body, result_outcome, code) = match outcome.result {
         Ok(value) => (json!({ "result": value }), Outcome::Ok, None),
@@ -421,17 +439,20 @@ fn answer(outcome: sandbox::Outcome) -> Answer {
         body["logs"] = json!(outcome.logs);
     }
     body["calls"] = calls.into();
-    let text = ContentBlock::text(body.to_string());
+    let text = body.to_string();
+    let bytes = text.len() as u64;
+    let text = ContentBlock::text(text);
     let mut result = match result_outcome {
         Outcome::Ok => CallToolResult::success(vec![text]),
         _ => CallToolResult::error(vec![text]),
     };
     result.structured_content = Some(body);
-    Answer {
+    let answer = Answer {
         code,
         result_count: Some(u64::from(calls)),
         ..Answer::new(result, result_outcome)
-    }
+    };
+    (answer, bytes)
 }
 
 /// The sandbox's end of the channels to the request's task.
@@ -490,7 +511,7 @@ mod tests {
 
     #[test]
     fn answers_carry_result_or_error_logs_and_calls() {
-        let ok = answer(sandbox::Outcome {
+        let (ok, bytes) = answer(sandbox::Outcome {
             result: Ok(json!({ "n": 1 })),
             logs: vec!["hi".into()],
             calls: 3,
@@ -504,7 +525,8 @@ mod tests {
             Some(json!({ "result": { "n": 1 }, "logs": ["hi"], "calls": 3 }))
         );
         assert_eq!((ok.outcome, ok.result_count), (Outcome::Ok, Some(3)));
-        let failed = answer(sandbox::Outcome {
+        assert_eq!(bytes, r#"{"calls":3,"logs":["hi"],"result":{"n":1}}"#.len() as u64);
+        let (failed, _) = answer(sandbox::Outcome {
             result: Err(sandbox::Error::NeverResolves),
             logs: Vec::new(),
             calls: 0,

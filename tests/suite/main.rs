@@ -30,6 +30,7 @@ mod overrides;
 mod projects;
 mod reload;
 mod replicas;
+mod savings;
 mod search;
 mod security;
 mod semantic;

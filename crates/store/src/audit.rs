@@ -70,6 +70,13 @@ pub struct AuditRow {
     pub follows: Option<String>,
     /// The tool's rank in that discovery (1 = first).
     pub rank: Option<u32>,
+    /// A discovery's o200k tokens saved against listing every tool the
+    /// caller may see (negative when the answer cost more).
+    #[serde(default)]
+    pub saved_tokens: Option<i64>,
+    /// A script's bytes of tool results kept out of the model's context.
+    #[serde(default)]
+    pub kept_bytes: Option<i64>,
 }
 
 impl AuditRow {
@@ -251,7 +258,7 @@ impl Store {
 
 const AUDIT_SELECT: &str =
     "SELECT at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-        subject, issuer, query_terms, ranked_keys, follows, rank FROM audit_log";
+        subject, issuer, query_terms, ranked_keys, follows, rank, saved_tokens, kept_bytes FROM audit_log";
 
 fn read_row(r: &super::sql::Row) -> Result<AuditRow, Error> {
     Ok(AuditRow {
@@ -270,6 +277,8 @@ fn read_row(r: &super::sql::Row) -> Result<AuditRow, Error> {
         ranked_keys: r.get(12)?,
         follows: r.get(13)?,
         rank: r.get(14)?,
+        saved_tokens: r.get(15)?,
+        kept_bytes: r.get(16)?,
     })
 }
 
@@ -480,10 +489,10 @@ fn final_rows(rows: Vec<&AuditRow>) -> (Vec<&AuditRow>, Vec<&str>) {
     (kept, finished)
 }
 
-/// Audit rows one `INSERT` carries at most (15 arguments each).
+/// Audit rows one `INSERT` carries at most ([`AUDIT_COLUMNS`] arguments each).
 const ROWS_PER_INSERT: usize = 32;
 
-/// `INSERT INTO audit_log … VALUES (?1, …, ?15), (?16, …)` for `rows` rows.
+/// `INSERT INTO audit_log … VALUES (?1, …, ?17), (?18, …)` for `rows` rows.
 fn insert_statement(rows: usize) -> String {
     let tuples: Vec<String> = (0..rows)
         .map(|row| {
@@ -495,14 +504,14 @@ fn insert_statement(rows: usize) -> String {
         .collect();
     format!(
         "INSERT INTO audit_log (at, request_id, project_id, token_id, meta_tool, tool_key, outcome, latency_ms, result_count,
-                                subject, issuer, query_terms, ranked_keys, follows, rank)
+                                subject, issuer, query_terms, ranked_keys, follows, rank, saved_tokens, kept_bytes)
          VALUES {}
          ON CONFLICT (request_id) DO NOTHING",
         tuples.join(", ")
     )
 }
 
-const AUDIT_COLUMNS: usize = 15;
+const AUDIT_COLUMNS: usize = 17;
 
 fn audit_values(r: &AuditRow) -> [Value; AUDIT_COLUMNS] {
     [
@@ -521,6 +530,8 @@ fn audit_values(r: &AuditRow) -> [Value; AUDIT_COLUMNS] {
         r.ranked_keys.to_value(),
         r.follows.to_value(),
         r.rank.to_value(),
+        r.saved_tokens.to_value(),
+        r.kept_bytes.to_value(),
     ]
 }
 
@@ -542,6 +553,8 @@ pub fn audit_row(request_id: &str, meta_tool: &str) -> AuditRow {
         ranked_keys: None,
         follows: None,
         rank: None,
+        saved_tokens: None,
+        kept_bytes: None,
     }
 }
 
@@ -553,11 +566,11 @@ mod tests {
     fn one_insert_carries_several_rows() {
         let sql = insert_statement(2);
         assert!(
-            sql.contains("(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15), (?16,"),
+            sql.contains("(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17), (?18,"),
             "{sql}"
         );
         assert!(
-            sql.contains("?30)") && sql.ends_with("ON CONFLICT (request_id) DO NOTHING"),
+            sql.contains("?34)") && sql.ends_with("ON CONFLICT (request_id) DO NOTHING"),
             "{sql}"
         );
     }

@@ -35,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0015_listed_apps.sql"),
     include_str!("../migrations/0016_project_search.sql"),
     include_str!("../migrations/0017_tool_limits.sql"),
+    include_str!("../migrations/0018_savings.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -56,6 +57,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../migrations/postgres/0015_listed_apps.sql"),
     include_str!("../migrations/postgres/0016_project_search.sql"),
     include_str!("../migrations/postgres/0017_tool_limits.sql"),
+    include_str!("../migrations/postgres/0018_savings.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).

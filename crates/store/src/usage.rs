@@ -82,6 +82,10 @@ pub struct Bucket {
     pub calls: u64,
     /// Calls that did not end `ok`.
     pub errors: u64,
+    /// o200k tokens discovery saved against listing every tool.
+    pub saved_tokens: i64,
+    /// Bytes of tool results code mode kept out of the model's context.
+    pub kept_bytes: i64,
 }
 
 /// Usage of one tool (by key) or one project (by id).
@@ -100,6 +104,10 @@ pub struct UsageRow {
     pub p50_ms: u64,
     /// 95th percentile latency.
     pub p95_ms: u64,
+    /// o200k tokens its discoveries saved against listing every tool.
+    pub saved_tokens: i64,
+    /// Bytes of tool results its scripts kept out of the model's context.
+    pub kept_bytes: i64,
 }
 
 /// Usage over one range.
@@ -114,6 +122,10 @@ pub struct Usage {
     pub calls: u64,
     /// Those that did not end `ok`.
     pub errors: u64,
+    /// o200k tokens discovery saved against listing every tool, in all.
+    pub saved_tokens: i64,
+    /// Bytes of tool results code mode kept out of models' context, in all.
+    pub kept_bytes: i64,
     /// Calls per bucket, oldest first, empty buckets included.
     pub series: Vec<Bucket>,
     /// `tool_execute` calls per tool, most called first.
@@ -129,6 +141,21 @@ struct Seen<'a> {
     tool: Option<&'a str>,
     outcome: &'a str,
     latency_ms: u64,
+    saved: Saved,
+}
+
+/// What one call, or a group of calls, kept out of models' context.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Saved {
+    tokens: i64,
+    bytes: i64,
+}
+
+impl Saved {
+    fn add(&mut self, other: Saved) {
+        self.tokens += other.tokens;
+        self.bytes += other.bytes;
+    }
 }
 
 /// Counts and latencies of one group.
@@ -138,14 +165,16 @@ struct Tally {
     errors: u64,
     timeouts: u64,
     latencies: Histogram,
+    saved: Saved,
 }
 
 impl Tally {
-    fn add(&mut self, outcome: &str, latency_ms: u64) {
+    fn add(&mut self, outcome: &str, latency_ms: u64, saved: Saved) {
         self.calls += 1;
         self.errors += u64::from(outcome != "ok");
         self.timeouts += u64::from(outcome == "timeout");
         self.latencies.add(latency_ms);
+        self.saved.add(saved);
     }
 
     fn merge(&mut self, other: &Tally) {
@@ -153,6 +182,7 @@ impl Tally {
         self.errors += other.errors;
         self.timeouts += other.timeouts;
         self.latencies.merge(&other.latencies);
+        self.saved.add(other.saved);
     }
 
     fn row(self, name: String) -> UsageRow {
@@ -163,6 +193,8 @@ impl Tally {
             timeouts: self.timeouts,
             p50_ms: self.latencies.percentile(50),
             p95_ms: self.latencies.percentile(95),
+            saved_tokens: self.saved.tokens,
+            kept_bytes: self.saved.bytes,
         }
     }
 }
@@ -198,6 +230,7 @@ struct Summary {
     series: Vec<Bucket>,
     calls: u64,
     errors: u64,
+    saved: Saved,
     tools: HashMap<String, Tally>,
     projects: HashMap<i64, Tally>,
 }
@@ -216,10 +249,13 @@ impl Summary {
                     start,
                     calls: 0,
                     errors: 0,
+                    saved_tokens: 0,
+                    kept_bytes: 0,
                 })
                 .collect(),
             calls: 0,
             errors: 0,
+            saved: Saved::default(),
             tools: HashMap::new(),
             projects: HashMap::new(),
         }
@@ -229,6 +265,7 @@ impl Summary {
         let failed = row.outcome != "ok";
         self.calls += 1;
         self.errors += u64::from(failed);
+        self.saved.add(row.saved);
         let slot = match &self.last {
             Some((bucket, i)) if bucket == row.bucket => Some(*i),
             _ => {
@@ -240,16 +277,21 @@ impl Summary {
         if let Some(i) = slot {
             self.series[i].calls += 1;
             self.series[i].errors += u64::from(failed);
+            self.series[i].saved_tokens += row.saved.tokens;
+            self.series[i].kept_bytes += row.saved.bytes;
         }
         if let Some(tool) = row.tool {
             let tally = match self.tools.get_mut(tool) {
                 Some(t) => t,
                 None => self.tools.entry(tool.to_string()).or_default(),
             };
-            tally.add(row.outcome, row.latency_ms);
+            tally.add(row.outcome, row.latency_ms, row.saved);
         }
         if let Some(p) = row.project {
-            self.projects.entry(p).or_default().add(row.outcome, row.latency_ms);
+            self.projects
+                .entry(p)
+                .or_default()
+                .add(row.outcome, row.latency_ms, row.saved);
         }
     }
 
@@ -257,9 +299,12 @@ impl Summary {
     fn add_rolled(&mut self, hour: &str, project: i64, tool: &str, tally: &Tally) {
         self.calls += tally.calls;
         self.errors += tally.errors;
+        self.saved.add(tally.saved);
         if let Some(&i) = self.slot.get(hour) {
             self.series[i].calls += tally.calls;
             self.series[i].errors += tally.errors;
+            self.series[i].saved_tokens += tally.saved.tokens;
+            self.series[i].kept_bytes += tally.saved.bytes;
         }
         if !tool.is_empty() {
             self.tools.entry(tool.to_string()).or_default().merge(tally);
@@ -275,6 +320,8 @@ impl Summary {
             since: self.since,
             calls: self.calls,
             errors: self.errors,
+            saved_tokens: self.saved.tokens,
+            kept_bytes: self.saved.bytes,
             series: self.series,
             tools: by_calls(self.tools),
             projects: by_calls(self.projects.into_iter().map(|(id, t)| (id.to_string(), t)).collect()),
@@ -282,7 +329,8 @@ impl Summary {
     }
 }
 
-/// Folds audit rows (`SELECT bucket, project_id, tool_key, outcome, latency_ms`) into `summary`.
+/// Folds audit rows (`SELECT bucket, project_id, tool_key, outcome,
+/// latency_ms, saved_tokens, kept_bytes`) into `summary`.
 fn add_rows(summary: &mut Summary, rows: &[Row]) -> Result<(), Error> {
     for r in rows.iter().filter(|r| r.text(3) != Outcome::Started.as_str()) {
         summary.add(Seen {
@@ -291,9 +339,18 @@ fn add_rows(summary: &mut Summary, rows: &[Row]) -> Result<(), Error> {
             tool: Some(r.text(2)).filter(|t| !t.is_empty()),
             outcome: r.text(3),
             latency_ms: r.get::<i64>(4)?.max(0) as u64,
+            saved: saved_at(r, 5)?,
         });
     }
     Ok(())
+}
+
+/// The savings in columns `at` and `at + 1` of an audit or rollup row.
+fn saved_at(r: &Row, at: usize) -> Result<Saved, Error> {
+    Ok(Saved {
+        tokens: r.get::<Option<i64>>(at)?.unwrap_or(0),
+        bytes: r.get::<Option<i64>>(at + 1)?.unwrap_or(0),
+    })
 }
 
 /// Rolls up to [`ROLLUP_BATCH`] audit rows past the watermark into
@@ -307,7 +364,8 @@ fn roll_up(tx: &dyn Sql) -> Result<usize, Error> {
     )?;
     let mut groups: HashMap<(String, i64, String), Tally> = HashMap::new();
     let found = tx.query(
-        "SELECT id, substr(at, 1, 13), coalesce(project_id, 0), coalesce(tool_key, ''), outcome, latency_ms
+        "SELECT id, substr(at, 1, 13), coalesce(project_id, 0), coalesce(tool_key, ''), outcome, latency_ms,
+                saved_tokens, kept_bytes
          FROM audit_log WHERE id > ?1 ORDER BY id LIMIT ?2",
         args![through, ROLLUP_BATCH],
     )?;
@@ -323,11 +381,11 @@ fn roll_up(tx: &dyn Sql) -> Result<usize, Error> {
         groups
             .entry(key)
             .or_default()
-            .add(r.text(4), r.get::<i64>(5)?.max(0) as u64);
+            .add(r.text(4), r.get::<i64>(5)?.max(0) as u64, saved_at(r, 6)?);
     }
     for ((hour, project, tool), mut tally) in groups {
         let before = tx.row(
-            "SELECT calls, errors, timeouts, latencies FROM usage_hours
+            "SELECT calls, errors, timeouts, latencies, saved_tokens, kept_bytes FROM usage_hours
              WHERE hour = ?1 AND project_id = ?2 AND tool_key = ?3",
             args![hour, project, tool],
             |r| {
@@ -336,6 +394,7 @@ fn roll_up(tx: &dyn Sql) -> Result<usize, Error> {
                     errors: r.get::<i64>(1)?.max(0) as u64,
                     timeouts: r.get::<i64>(2)?.max(0) as u64,
                     latencies: Histogram::decode(&r.get::<Vec<u8>>(3)?),
+                    saved: saved_at(r, 4)?,
                 })
             },
         )?;
@@ -343,10 +402,11 @@ fn roll_up(tx: &dyn Sql) -> Result<usize, Error> {
             tally.merge(&before);
         }
         tx.execute(
-            "INSERT INTO usage_hours (hour, project_id, tool_key, calls, errors, timeouts, latencies)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            "INSERT INTO usage_hours (hour, project_id, tool_key, calls, errors, timeouts, latencies, saved_tokens, kept_bytes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT (hour, project_id, tool_key) DO UPDATE SET calls = excluded.calls,
-                 errors = excluded.errors, timeouts = excluded.timeouts, latencies = excluded.latencies",
+                 errors = excluded.errors, timeouts = excluded.timeouts, latencies = excluded.latencies,
+                 saved_tokens = excluded.saved_tokens, kept_bytes = excluded.kept_bytes",
             args![
                 hour,
                 project,
@@ -354,7 +414,9 @@ fn roll_up(tx: &dyn Sql) -> Result<usize, Error> {
                 tally.calls,
                 tally.errors,
                 tally.timeouts,
-                tally.latencies.encode()
+                tally.latencies.encode(),
+                tally.saved.tokens,
+                tally.saved.bytes
             ],
         )?;
     }
@@ -379,8 +441,8 @@ impl Store {
         if range == UsageRange::Hour {
             // Every column comes from the covering index `audit_by_time`.
             let rows = tx.query(
-                "SELECT substr(at, 1, 16), project_id, tool_key, outcome, latency_ms FROM audit_log
-                 INDEXED BY audit_by_time
+                "SELECT substr(at, 1, 16), project_id, tool_key, outcome, latency_ms, saved_tokens, kept_bytes
+                 FROM audit_log INDEXED BY audit_by_time
                  WHERE at >= ?1 AND (CAST(?2 AS BIGINT) IS NULL OR project_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR tool_key = ?3)",
                 args![since, project_id, tool],
             )?;
@@ -389,7 +451,7 @@ impl Store {
             let through: i64 = tx.one("SELECT through FROM usage_rolled", &[], |r| r.get(0))?;
             let since_hour = &since[..13];
             let rolled = tx.query(
-                "SELECT hour, project_id, tool_key, calls, errors, timeouts, latencies FROM usage_hours
+                "SELECT hour, project_id, tool_key, calls, errors, timeouts, latencies, saved_tokens, kept_bytes FROM usage_hours
                  WHERE hour >= ?1 AND (CAST(?2 AS BIGINT) IS NULL OR project_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR tool_key = ?3)",
                 args![since_hour, project_id, tool],
             )?;
@@ -399,13 +461,15 @@ impl Store {
                     errors: r.get::<i64>(4)?.max(0) as u64,
                     timeouts: r.get::<i64>(5)?.max(0) as u64,
                     latencies: Histogram::decode(&r.get::<Vec<u8>>(6)?),
+                    saved: saved_at(r, 7)?,
                 };
                 summary.add_rolled(r.text(0), r.get(1)?, r.text(2), &tally);
             }
             // The rows not rolled up yet: the newest, found by id (NOT
             // INDEXED: through the time index this would read the whole range).
             let fresh = tx.query(
-                "SELECT substr(at, 1, 13), project_id, tool_key, outcome, latency_ms FROM audit_log NOT INDEXED
+                "SELECT substr(at, 1, 13), project_id, tool_key, outcome, latency_ms, saved_tokens, kept_bytes
+                 FROM audit_log NOT INDEXED
                  WHERE id > ?3 AND at >= ?1 AND (CAST(?2 AS BIGINT) IS NULL OR project_id = ?2) AND (CAST(?4 AS TEXT) IS NULL OR tool_key = ?4)",
                 args![since, project_id, through, tool],
             )?;
@@ -456,34 +520,49 @@ mod tests {
             tool,
             outcome,
             latency_ms,
+            saved: Saved::default(),
         };
         let mut summary = Summary::new(UsageRange::Hour, now);
+        let discovery = Seen {
+            saved: Saved { tokens: 900, bytes: 0 },
+            ..row("2026-11-25T06:33", Some(2), None, "ok", 1)
+        };
+        let script = Seen {
+            saved: Saved { tokens: 0, bytes: 4096 },
+            ..row("2026-11-25T06:34", Some(1), None, "ok", 30)
+        };
         for seen in [
             row("2026-11-25T06:34", Some(1), Some("a:x"), "ok", 10),
             row("2026-11-25T06:34", Some(1), Some("a:x"), "timeout", 900),
             row("2026-11-25T06:33", Some(2), Some("a:y"), "tool_error", 5),
-            row("2026-11-25T06:33", Some(2), None, "ok", 1),
+            discovery,
+            script,
         ] {
             summary.add(seen);
         }
         let usage = summary.finish();
-        assert_eq!((usage.calls, usage.errors), (4, 2));
-        assert_eq!(usage.series.iter().map(|b| b.calls).sum::<u64>(), 4);
+        assert_eq!((usage.calls, usage.errors), (5, 2));
+        assert_eq!((usage.saved_tokens, usage.kept_bytes), (900, 4096));
+        assert_eq!(usage.series.iter().map(|b| b.calls).sum::<u64>(), 5);
         assert_eq!(
             usage.series[59],
             Bucket {
                 start: "2026-11-25T06:34".into(),
-                calls: 2,
-                errors: 1
+                calls: 3,
+                errors: 1,
+                saved_tokens: 0,
+                kept_bytes: 4096
             }
         );
+        let by_project = |id: &str| usage.projects.iter().find(|p| p.name == id).unwrap();
+        assert_eq!((by_project("2").saved_tokens, by_project("1").kept_bytes), (900, 4096));
         let x = &usage.tools[0];
         assert_eq!(
             (x.name.as_str(), x.calls, x.errors, x.timeouts, x.p50_ms, x.p95_ms),
             ("a:x", 2, 1, 1, 10, 959)
         );
         assert_eq!(usage.projects.len(), 2);
-        assert_eq!(usage.projects.iter().find(|p| p.name == "2").unwrap().calls, 2);
+        assert_eq!(by_project("2").calls, 2);
     }
 
     crate::each_engine!(the_store_reads_only_the_window_and_counts_each_row_once);
@@ -503,6 +582,13 @@ mod tests {
         insert(Duration::minutes(5), "ok");
         insert(Duration::hours(3), "failed");
         insert(Duration::days(3), "ok");
+        s.with(|c| {
+            c.execute(
+                "UPDATE audit_log SET saved_tokens = 700, kept_bytes = 50 WHERE outcome = 'failed'",
+                &[],
+            )
+        })
+        .unwrap();
         assert_eq!(s.usage(UsageRange::Hour, None, None, now).unwrap().calls, 1);
         let day = s.usage(UsageRange::Day, Some(1), None, now).unwrap();
         assert_eq!((day.calls, day.errors), (2, 1));
@@ -520,6 +606,7 @@ mod tests {
         assert_eq!(s.roll_up_usage().unwrap(), 0);
         let again = s.usage(UsageRange::Week, None, None, now).unwrap();
         assert_eq!(again, week);
+        assert_eq!((again.saved_tokens, again.kept_bytes), (700, 50), "savings roll up too");
         assert_eq!(again.projects[0].name, "1");
         assert_eq!(s.usage(UsageRange::Day, None, None, now).unwrap().calls, 4);
         assert_eq!(s.usage(UsageRange::Week, None, Some("a:x"), now).unwrap().calls, 5);

@@ -334,20 +334,25 @@ async function usageData() {
       h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => pickTool(t.name) }, t.name)), h('td', { class: 'num' }, t.calls), h('td', { class: 'num' }, pct(t.errors, t.calls)), h('td', { class: 'num' }, pct(t.timeouts, t.calls)),
       h('td', { class: 'num' }, `${t.p50Ms} ms`), h('td', { class: 'num' }, `${t.p95Ms} ms`)));
   const projectRows = u.projects.map((p) =>
-    h('tr', { 'data-project': p.name },
+    h('tr', { 'data-project': p.name, 'data-saved': p.savedTokens, 'data-kept': p.keptBytes },
       h('td', {}, p.name), h('td', { class: 'num' }, p.calls), h('td', { class: 'num' }, pct(p.errors, p.calls)), h('td', { class: 'num' }, pct(p.timeouts, p.calls)),
-      h('td', { class: 'num' }, `${p.p50Ms} ms`), h('td', { class: 'num' }, `${p.p95Ms} ms`)));
+      h('td', { class: 'num' }, `${p.p50Ms} ms`), h('td', { class: 'num' }, `${p.p95Ms} ms`),
+      h('td', { class: 'num' }, p.savedTokens), h('td', { class: 'num' }, p.keptBytes)));
   const head = ['Name', 'Calls', 'Errors', 'Timeouts', 'p50', 'p95'];
   $('usage-data').replaceChildren(
     h('p', { class: 'totals', id: 'usage-totals', 'data-calls': u.calls, 'data-errors': u.errors }, `${u.calls} calls, ${u.errors} not ok (${pct(u.errors, u.calls)}) since ${when(u.since)}`),
     h('div', { class: 'card', id: 'calls-chart' }, h('h3', {}, 'Calls over time'), svg(u.charts.calls)),
+    h('div', { class: 'card', id: 'saved-chart', 'data-saved': u.savedTokens, 'data-kept': u.keptBytes },
+      h('h3', {}, 'Kept out of models\' context'),
+      h('p', { class: 'muted' }, `${u.savedTokens} tokens saved by discovery (o200k), ${u.keptBytes} bytes of tool results kept by code mode`),
+      svg(u.charts.saved)),
     h('div', { class: 'two' },
       h('div', { class: 'card', id: 'top-tools' }, h('h3', {}, 'Top tools'), svg(u.charts.tools)),
       h('div', { class: 'card', id: 'top-failing' }, h('h3', {}, 'Top failing tools'), svg(u.charts.failing))),
     h('h3', {}, 'Per tool (tool_execute)'),
     u.tools.length ? table(head, toolRows, { id: 'usage-tools' }) : h('p', { class: 'muted' }, 'No tool calls in this range.'),
     h('h3', {}, 'Per project (all meta-tool calls)'),
-    u.projects.length ? table(head, projectRows, { id: 'usage-projects' }) : h('p', { class: 'muted' }, 'No calls in this range.'));
+    u.projects.length ? table([...head, 'Tokens saved', 'Bytes kept'], projectRows, { id: 'usage-projects' }) : h('p', { class: 'muted' }, 'No calls in this range.'));
 }
 
 // ---- Playground ----------------------------------------------------------
