@@ -389,7 +389,7 @@ async fn score_groups(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn task(kind: &str, relevant: &[&str], step_relevant: &[&[&str]]) -> Task {
@@ -464,22 +464,28 @@ mod tests {
         );
     }
 
+    /// The model `scripts/setup` installs, with the embedding cache a
+    /// gateway run from the repository keeps (same model, texts and keys).
+    #[cfg(feature = "semantic")]
+    pub(crate) fn installed_model() -> Arc<Semantic> {
+        use crate::search::semantic::{self, SemanticConfig};
+        let config = SemanticConfig {
+            model_dir: semantic::installed_model(),
+            cache_path: Path::new(env!("CARGO_MANIFEST_DIR")).join(semantic::DEFAULT_CACHE_PATH),
+            auto_install: false,
+        };
+        Arc::new(Semantic::load(&config).unwrap())
+    }
+
     /// Hybrid search beats BM25 on the held-out half by a clear margin
     /// (measured: R@5 0.754 vs 0.674 on single-tool tasks), with the real model.
     #[cfg(feature = "semantic")]
     #[tokio::test(flavor = "multi_thread")]
     #[ignore = "full tier: needs the embedding model (scripts/setup)"]
     async fn held_out_tasks_are_found_better_with_hybrid_search() {
-        use crate::search::semantic::{self, SemanticConfig};
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let bench = Bench::load(&root.join("benches/data")).unwrap();
-        let config = SemanticConfig {
-            model_dir: semantic::installed_model(),
-            // Shared with a gateway run from the repo: same model, same texts, same keys.
-            cache_path: root.join(semantic::DEFAULT_CACHE_PATH),
-            auto_install: false,
-        };
-        let model = Arc::new(Semantic::load(&config).unwrap());
+        let model = installed_model();
         let view = bench.view(Weights::default(), Some(&model)).unwrap();
         let hybrid = Hybrid::new(model);
         let (single, multi) = (bench.held_out("single"), bench.held_out("multi"));

@@ -55,14 +55,22 @@ pub(super) fn calls_over_time(series: &[Bucket], label: &str) -> String {
         }
         svg.push_str("</g>");
     }
+    close_over_time(&mut svg, series, &format!("peak {max}"));
+    svg
+}
+
+/// The axis under a chart over time, its first bucket at the left and
+/// `now · {end}` at the right, and the end of the SVG.
+fn close_over_time(svg: &mut String, series: &[Bucket], end: &str) {
+    let plot = HEIGHT - AXIS;
     let _ = write!(
         svg,
-        r#"<line class="axis" x1="0" y1="{plot}" x2="{WIDTH}" y2="{plot}"/><text class="tick" x="0" y="{}">{}</text><text class="tick end" x="{WIDTH}" y="{}">now · peak {max}</text></svg>"#,
+        r#"<line class="axis" x1="0" y1="{plot}" x2="{WIDTH}" y2="{plot}"/><text class="tick" x="0" y="{}">{}</text><text class="tick end" x="{WIDTH}" y="{}">now · {}</text></svg>"#,
         HEIGHT - 6,
         escape(series.first().map_or("", |b| b.start.as_str())),
-        HEIGHT - 6
+        HEIGHT - 6,
+        escape(end)
     );
-    svg
 }
 
 /// o200k tokens discovery saved per bucket as bars (a bucket that cost
@@ -100,13 +108,7 @@ pub(super) fn saved_over_time(series: &[Bucket], label: &str) -> String {
             plot - h
         );
     }
-    let _ = write!(
-        svg,
-        r#"<line class="axis" x1="0" y1="{plot}" x2="{WIDTH}" y2="{plot}"/><text class="tick" x="0" y="{}">{}</text><text class="tick end" x="{WIDTH}" y="{}">now · {total} tokens saved</text></svg>"#,
-        HEIGHT - 6,
-        escape(series.first().map_or("", |b| b.start.as_str())),
-        HEIGHT - 6
-    );
+    close_over_time(&mut svg, series, &format!("{total} tokens saved"));
     svg
 }
 

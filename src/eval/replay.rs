@@ -561,16 +561,9 @@ mod tests {
     #[ignore = "full tier: needs the embedding model (scripts/setup)"]
     async fn hybrid_learning_is_never_worse_and_lifts_r5_by_a_tenth() {
         use crate::rank::Hybrid;
-        use crate::search::semantic::{self, SemanticConfig};
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = root.join("benches/data");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
         let (bench, paraphrases) = (Bench::load(&dir).unwrap(), load_paraphrases(&dir).unwrap());
-        let config = SemanticConfig {
-            model_dir: semantic::installed_model(),
-            cache_path: root.join(semantic::DEFAULT_CACHE_PATH),
-            auto_install: false,
-        };
-        let model = Arc::new(Semantic::load(&config).unwrap());
+        let model = crate::eval::tests::installed_model();
         let view = bench.view(Weights::default(), Some(&model)).unwrap();
         let hybrid = Hybrid::new(model.clone());
         let run = Run {
