@@ -15,7 +15,7 @@ use tracing::info;
 
 use crate::auth::{self, Caller};
 use crate::config::{self, Config, McpServersFile};
-use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
+use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, Discovery, ExecuteArgs, Gateway, OneOrMany};
 use crate::launch::{Launch, Stdio};
 
 mod admin;
@@ -347,10 +347,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             one_shot(&config, |gw| async move {
                 let caller = who.caller(&gw).await?;
-                let found = gw.discover(&caller, &args).await.map_err(anyhow::Error::msg)?;
                 let hidden = match hidden {
                     true => Some(gw.hidden(&caller, &args).await.map_err(anyhow::Error::msg)?),
                     false => None,
+                };
+                let found = match gw.discover(&caller, &args).await {
+                    Ok(found) => found,
+                    // Asked why a server is hidden, the project's own discovery of it is refused: say so, and show why.
+                    Err(why) if hidden.is_some() => Discovery::refused(why),
+                    Err(why) => anyhow::bail!(why),
                 };
                 if json {
                     let out = match &hidden {

@@ -277,6 +277,20 @@ pub struct Discovery {
     pub listed: Option<(i64, i64)>,
 }
 
+impl Discovery {
+    /// No discovery: what the caller would be told instead, as the notice.
+    pub fn refused(why: String) -> Self {
+        Self {
+            results: Vec::new(),
+            provider: None,
+            notice: Some(why),
+            starting: Vec::new(),
+            asked: Asked::default(),
+            listed: None,
+        }
+    }
+}
+
 /// Longest argument list one result's line in the text carries (characters):
 /// a dozen plain arguments fit; past it whole arguments are dropped and
 /// counted (`…3 more`), so fifty results stay a few kilobytes at most.

@@ -347,4 +347,26 @@ async fn an_operator_search_shows_hidden_tools_and_why() {
     assert!(text.contains("hidden from project 'ops':"), "{text}");
     assert!(text.contains("alpha:sha256") && !text.contains("other:"), "{text}");
     assert!(text.contains("hidden: rules[0] in gateway.toml disables it"), "{text}");
+    // Narrowed to a server the project has no tool of: its discovery is refused, and the reason shown.
+    let out = gw.cli(&[
+        "search",
+        "compute a sha256 hash",
+        "--project",
+        "ops",
+        "--hidden",
+        "-s",
+        "other",
+    ]);
+    let (text, told) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(
+        told.contains("no server 'other' among those you can use now: alpha"),
+        "{told}"
+    );
+    assert!(
+        text.contains("hidden: project 'ops' is not granted server 'other'"),
+        "{text}"
+    );
 }

@@ -176,8 +176,8 @@ mod tests {
                 r.get(0)
             })
             .unwrap();
-        // 20 of ours, and sqlite_sequence (audit_log's AUTOINCREMENT).
-        assert_eq!(tables, 21);
+        // 21 of ours, and sqlite_sequence (audit_log's AUTOINCREMENT).
+        assert_eq!(tables, 22);
     }
 
     /// Rebuilding `projects` for 'hybrid' keeps every token and grant
