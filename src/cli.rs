@@ -354,7 +354,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let found = match gw.discover(&caller, &args).await {
                     Ok(found) => found,
                     // Asked why a server is hidden, the project's own discovery of it is refused: say so, and show why.
-                    Err(why) if hidden.is_some() => Discovery::refused(why),
+                    Err(why) if hidden.is_some() => Discovery::none(why),
                     Err(why) => anyhow::bail!(why),
                 };
                 if json {

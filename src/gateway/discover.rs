@@ -97,14 +97,7 @@ impl Gateway {
                      `mcp-gateway project set-search {} bm25`",
                     caller.project.name, caller.project.name
                 );
-                return Ok(Discovery {
-                    results: Vec::new(),
-                    provider: None,
-                    notice: Some(notice),
-                    starting,
-                    asked: Asked::default(),
-                    listed: None,
-                });
+                return Ok(Discovery::none(notice));
             }
             (Some(Search::Bm25), _) => (Bm25.search(&view, &request).await?, Search::Bm25, None),
             (Some(Search::Hybrid), _) => {
@@ -165,18 +158,12 @@ impl Gateway {
             (false, None) => Some(startup::notice(&starting)),
             (false, Some(notice)) => Some(format!("{}\n{notice}", startup::notice(&starting))),
         };
-        // Counted on the caller's whole view, whatever `servers` narrowed the search to.
-        let listed = self
-            .catalog
-            .view_of(caller)
-            .listed_tokens(results.iter().map(|f| f.tool_key.as_str()));
         Ok(Discovery {
             results,
             provider: Some(provider),
             notice,
             starting,
             asked,
-            listed,
         })
     }
 
@@ -238,7 +225,7 @@ impl Gateway {
                     .learning
                     .discovered(session, caller.learning_scope(), request_id, &d.asked, found)
                     .await;
-                let saved_tokens = self.discovery_saved(caller, session, d.listed);
+                let saved_tokens = self.discovery_saved(caller, session, &d.results);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(d.summary())]);
                 r.structured_content = Some(serde_json::to_value(&d).unwrap_or_default());
                 Answer {
@@ -271,22 +258,18 @@ pub struct Discovery {
     /// What it asked (for learning from use).
     #[serde(skip)]
     pub asked: Asked,
-    /// o200k tokens of every tool the caller may see, as listed, and of
-    /// those it answered; `None` while they are counted ([`super::savings`]).
-    #[serde(skip)]
-    pub listed: Option<(i64, i64)>,
 }
 
 impl Discovery {
-    /// No discovery: what the caller would be told instead, as the notice.
-    pub fn refused(why: String) -> Self {
+    /// No results, only a notice saying why (the catalog is off, or the
+    /// discovery was refused).
+    pub fn none(why: String) -> Self {
         Self {
             results: Vec::new(),
             provider: None,
             notice: Some(why),
             starting: Vec::new(),
             asked: Asked::default(),
-            listed: None,
         }
     }
 }
@@ -432,7 +415,6 @@ mod tests {
             notice: None,
             starting: Vec::new(),
             asked: Asked::default(),
-            listed: None,
         }
     }
 

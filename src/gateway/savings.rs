@@ -15,6 +15,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
+use super::Found;
 use super::meta_tools::meta_tokens;
 use crate::auth::Caller;
 
@@ -55,11 +56,15 @@ pub(super) fn kept(received: u64, answered: u64) -> i64 {
 }
 
 impl super::Gateway {
-    /// Tokens `caller`'s discovery in `session` saved, given the listed
-    /// tokens of every tool it may see and of those it returned; `None`
-    /// while the catalog's tokens are still being counted.
-    pub(super) fn discovery_saved(&self, caller: &Caller, session: &str, listed: Option<(i64, i64)>) -> Option<i64> {
-        let (all, returned) = listed?;
+    /// Tokens `caller`'s discovery in `session` saved, having `found` these
+    /// tools; `None` while the catalog's tokens are still being counted.
+    /// Counted on the caller's whole view, whatever `servers` narrowed the
+    /// search to, and only for an answer a model reads (not a script's search).
+    pub(super) fn discovery_saved(&self, caller: &Caller, session: &str, found: &[Found]) -> Option<i64> {
+        let (all, returned) = self
+            .catalog
+            .view_of(caller)
+            .listed_tokens(found.iter().map(|f| f.tool_key.as_str()))?;
         let on_meta = !caller.project.exposure.lists_tools();
         let first = on_meta && self.listed.first(session);
         let tokens = saved(first, all, meta_tokens(), returned);

@@ -333,34 +333,29 @@ async fn an_operator_search_shows_hidden_tools_and_why() {
         Some(&"project 'ops' is not granted server 'other'"),
         "{report}"
     );
-    // Narrowed to one server, the hidden list is too; and the text says the same.
-    let out = gw.cli(&[
-        "search",
-        "compute a sha256 hash",
-        "--project",
-        "ops",
-        "--hidden",
-        "-s",
-        "alpha",
-    ]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    // Narrowed to one server, the hidden list is too; and the text says the
+    // same (`search --hidden` for ops narrowed to `server`: stdout, stderr).
+    let narrowed = |server: &str| {
+        let out = gw.cli(&[
+            "search",
+            "compute a sha256 hash",
+            "--project",
+            "ops",
+            "--hidden",
+            "-s",
+            server,
+        ]);
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (text, _) = narrowed("alpha");
     assert!(text.contains("hidden from project 'ops':"), "{text}");
     assert!(text.contains("alpha:sha256") && !text.contains("other:"), "{text}");
     assert!(text.contains("hidden: rules[0] in gateway.toml disables it"), "{text}");
     // Narrowed to a server the project has no tool of: its discovery is refused, and the reason shown.
-    let out = gw.cli(&[
-        "search",
-        "compute a sha256 hash",
-        "--project",
-        "ops",
-        "--hidden",
-        "-s",
-        "other",
-    ]);
-    let (text, told) = (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    );
+    let (text, told) = narrowed("other");
     assert!(
         told.contains("no server 'other' among those you can use now: alpha"),
         "{told}"
