@@ -1,4 +1,4 @@
-//! The command line: `serve`, `check`, `import`, `servers`, `search`, `call`, the store's
+//! The command line: `serve`, `check`, `import`, `add`, `servers`, `search`, `call`, the store's
 //! operator commands (`project`, `token`, `grant`, `secret`, `login`…), `demo-server`.
 
 use std::net::SocketAddr;
@@ -18,6 +18,7 @@ use crate::config::{self, Config, McpServersFile};
 use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, Discovery, ExecuteArgs, Gateway, OneOrMany};
 use crate::launch::{Launch, Stdio};
 
+mod add;
 mod admin;
 mod archive;
 mod credentials;
@@ -62,6 +63,8 @@ Examples:
   mcp-gateway secret set --project research --server github --header 'Authorization=Bearer ghp_…'
   mcp-gateway login linear --project research     OAuth sign-in, the project's own account
   mcp-gateway import claude_desktop_config.json >> gateway.toml
+  mcp-gateway add io.github.brave/brave-search-mcp-server --project research
+                                             a server from the MCP Registry, checked, its key asked for
   MCP_GATEWAY_DB=postgres://gw@db/gw mcp-gateway serve --http 0.0.0.0:8931
                                              a replica on a shared PostgreSQL store (docs: replicas.md)";
 
@@ -129,6 +132,9 @@ pub enum Command {
         /// The JSON file.
         path: PathBuf,
     },
+    /// Add a server from the MCP Registry by name: a `[[servers]]` entry
+    /// appended to the config and checked; its secrets asked for or named.
+    Add(add::AddArgs),
     /// Start every server, then print its status and tool count.
     Servers {
         /// Print JSON instead of a table.
@@ -292,6 +298,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 
     let path = cli.config.clone().or_else(config::default_path);
+    if let Command::Add(args) = cli.command {
+        return add::run(path, args).await;
+    }
     let config = Config::load(path.as_deref())?;
     if let Command::Eval {
         data,
@@ -316,17 +325,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if !config.missing.is_empty() {
                 bail!("{}", config.missing.join("\n"));
             }
-            let configured: Vec<_> = config.servers.iter().filter(|s| !s.is_builtin()).collect();
-            let enabled = configured.iter().filter(|s| s.enabled).count();
-            println!(
-                "{}: ok ({} servers, {enabled} enabled)",
-                config.source,
-                configured.len()
-            );
-            for builtin in config.servers.iter().filter(|s| s.is_builtin()) {
-                let state = builtin.unconfigured().unwrap_or_else(|| "configured".into());
-                println!("built-in '{}': {state}", builtin.name);
-            }
+            print_check(&config);
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { http, stdio, .. } => serve(config, path, http, stdio || http.is_none()).await,
@@ -444,7 +443,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools(c) => tools::run(&config, c),
         Command::Archive(c) => archive::run(&config, c),
         Command::Model(c) => model::run(&config, c).await,
-        Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } => unreachable!("handled above"),
+        Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } | Command::Add(_) => {
+            unreachable!("handled above")
+        }
+    }
+}
+
+/// What `check` prints of a valid config (and `add` after writing one).
+fn print_check(config: &Config) {
+    let configured: Vec<_> = config.servers.iter().filter(|s| !s.is_builtin()).collect();
+    let enabled = configured.iter().filter(|s| s.enabled).count();
+    println!(
+        "{}: ok ({} servers, {enabled} enabled)",
+        config.source,
+        configured.len()
+    );
+    for builtin in config.servers.iter().filter(|s| s.is_builtin()) {
+        let state = builtin.unconfigured().unwrap_or_else(|| "configured".into());
+        println!("built-in '{}': {state}", builtin.name);
     }
 }
 

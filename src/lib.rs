@@ -24,6 +24,7 @@ pub mod eval;
 pub mod gateway;
 pub mod index_network;
 pub mod launch;
+pub mod mcp_registry;
 pub mod oauth;
 pub mod operator;
 pub mod rank;

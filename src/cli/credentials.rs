@@ -113,11 +113,11 @@ pub struct LogoutArgs {
     project: String,
 }
 
-fn open_store(config: &Config) -> anyhow::Result<Arc<Store>> {
+pub(super) fn open_store(config: &Config) -> anyhow::Result<Arc<Store>> {
     Ok(Arc::new(Store::open_at(&config.store)?))
 }
 
-fn project(store: &Store, name: &str) -> anyhow::Result<Project> {
+pub(super) fn project(store: &Store, name: &str) -> anyhow::Result<Project> {
     Ok(store
         .project(name)?
         .ok_or_else(|| crate::store::Error::NoProject(name.to_string()))?)
@@ -135,7 +135,7 @@ fn server<'c>(config: &'c Config, name: &str) -> anyhow::Result<&'c ServerConfig
 }
 
 /// Splits `NAME=VALUE`, reading VALUE from stdin when it is `-`.
-fn name_value(arg: &str) -> anyhow::Result<(String, String)> {
+pub(super) fn name_value(arg: &str) -> anyhow::Result<(String, String)> {
     let Some((name, value)) = arg.split_once('=') else {
         bail!("expected NAME=VALUE (a VALUE of - reads it from stdin)");
     };
@@ -156,7 +156,7 @@ fn name_value(arg: &str) -> anyhow::Result<(String, String)> {
 
 /// Checks that `server` takes a credential of `kind` named `name` (and that
 /// a header's value is one), without ever echoing the value.
-fn check_kind(server: &ServerConfig, kind: CredentialKind, name: &str, value: &str) -> anyhow::Result<()> {
+pub(super) fn check_kind(server: &ServerConfig, kind: CredentialKind, name: &str, value: &str) -> anyhow::Result<()> {
     match (&server.transport, kind) {
         (Transport::Http { .. }, CredentialKind::Header) => {
             name.parse::<http::HeaderName>()

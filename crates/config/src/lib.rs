@@ -18,6 +18,7 @@ mod overrides;
 mod search;
 pub mod security;
 mod server;
+pub mod server_json;
 mod store;
 pub mod telemetry;
 
@@ -44,8 +45,7 @@ pub use http::{HttpConfig, Rate};
 pub use index_network::IndexConfig;
 use index_network::RawIndex;
 use interpolate::interpolate;
-use mcp_servers::McpServerEntry;
-pub use mcp_servers::{McpServersFile, server_name, to_toml};
+pub use mcp_servers::{McpServerEntry, McpServersFile, entry_toml, server_name, to_toml};
 use search::RawSearch;
 pub use search::{CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, LearningConfig, SemanticConfig};
 pub use server::{Builtin, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};
@@ -53,8 +53,9 @@ use server::{RawServer, validate_server};
 use store::RawStore;
 pub use store::{AuditMode, DB_ENV, StoreLocation};
 
-/// The default shipped with the binary, so `mcp-gateway serve` works anywhere.
-pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../../../gateway.toml");
+/// The default shipped with the binary, so `mcp-gateway serve` works anywhere
+/// (and `add` starts a new file from it).
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../../gateway.toml");
 
 /// The environment variable that overrides `--config`.
 pub const CONFIG_ENV: &str = "MCP_GATEWAY_CONFIG";

@@ -121,18 +121,6 @@ pub struct Imported {
 
 /// Renders `mcpServers` entries as `[[servers]]` TOML, for `mcp-gateway import`.
 pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
-    #[derive(Serialize)]
-    struct Out<'a> {
-        servers: Vec<Entry<'a>>,
-    }
-    #[derive(Serialize)]
-    struct Entry<'a> {
-        name: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        title: Option<&'a str>,
-        #[serde(flatten)]
-        entry: &'a McpServerEntry,
-    }
     let mut text = String::new();
     let mut renamed = Vec::new();
     let mut taken: BTreeMap<String, &str> = BTreeMap::new();
@@ -150,27 +138,52 @@ pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
         if title.is_some() {
             renamed.push((original.clone(), name.clone()));
         }
-        let mut entry = entry.clone();
-        // `[[servers]]` has no `type` or `disabled`: the transport follows from
-        // command/url, and a disabled entry is `enabled = false`.
-        entry.kind = None;
-        let disabled = std::mem::take(&mut entry.disabled);
-        let one = Out {
-            servers: vec![Entry {
-                name: &name,
-                title,
-                entry: &entry,
-            }],
-        };
-        let mut chunk = toml::to_string(&one).map_err(|e| format!("server '{original}': {e}"))?;
-        chunk = chunk.replace("disabled = false\n", "");
-        if disabled {
-            chunk.push_str("enabled = false\n");
-        }
+        let chunk = entry_toml(&name, title, None, entry).map_err(|e| format!("server '{original}': {e}"))?;
         text.push_str(&chunk);
         text.push('\n');
     }
     Ok(Imported { toml: text, renamed })
+}
+
+/// One `[[servers]]` entry as TOML (`import`, and `add` from the MCP Registry).
+pub fn entry_toml(
+    name: &str,
+    title: Option<&str>,
+    description: Option<&str>,
+    entry: &McpServerEntry,
+) -> Result<String, toml::ser::Error> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        servers: [Entry<'a>; 1],
+    }
+    #[derive(Serialize)]
+    struct Entry<'a> {
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<&'a str>,
+        #[serde(flatten)]
+        entry: &'a McpServerEntry,
+    }
+    let mut entry = entry.clone();
+    // `[[servers]]` has no `type` or `disabled`: the transport follows from
+    // command/url, and a disabled entry is `enabled = false`.
+    entry.kind = None;
+    let disabled = std::mem::take(&mut entry.disabled);
+    let one = Out {
+        servers: [Entry {
+            name,
+            title,
+            description,
+            entry: &entry,
+        }],
+    };
+    let mut chunk = toml::to_string(&one)?.replace("disabled = false\n", "");
+    if disabled {
+        chunk.push_str("enabled = false\n");
+    }
+    Ok(chunk)
 }
 
 #[cfg(test)]

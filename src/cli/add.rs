@@ -1,0 +1,310 @@
+//! `add NAME`: a server from the MCP Registry, as a `[[servers]]` entry
+//! appended to the config, checked before anything is written. Its secrets
+//! become a project's own credentials (`secret set`), asked for or named.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+
+use super::credentials::{check_kind, name_value, open_store, project};
+use crate::config::server_json::{self, Converted, Place, Secret, Source};
+use crate::config::{self, Config};
+use crate::credentials::CredentialKind;
+use crate::mcp_registry::{self, Client, MAX_NAME_CHARS};
+use crate::operator::{Actor, Operator};
+use crate::vault::Vault;
+
+/// `add`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  mcp-gateway add io.github.brave/brave-search-mcp-server --project research
+      npx -y @brave/brave-search-mcp-server@…; asks for BRAVE_API_KEY, stored for research only
+  mcp-gateway add com.apify/apify-mcp-server --from remote --as apify
+      its streamable HTTP endpoint; each project sets its own Authorization header
+  mcp-gateway add io.github.oraios/serena --version 0.1.4 --dry-run
+      print the entry, write nothing
+  MCP_GATEWAY_REGISTRY=https://registry.example.com mcp-gateway add internal.example/crm
+
+Nothing is written when the name or version is unknown, the server offers
+nothing this gateway runs (mcpb, sse), a value is missing, or the result
+would not pass `check`. A running gateway picks the new entry up by itself.")]
+pub struct AddArgs {
+    /// The server's name in the registry, e.g. `io.github.brave/brave-search-mcp-server`.
+    name: String,
+    /// Its version (default: the latest).
+    #[arg(long)]
+    version: Option<String>,
+    /// Run it from this (default: its first npm, pypi or oci package that
+    /// runs over stdio, else its streamable HTTP remote).
+    #[arg(long, value_enum)]
+    from: Option<From>,
+    /// Its name in the config (default: the last part of the registry name).
+    #[arg(long = "as", value_name = "SERVER")]
+    as_name: Option<String>,
+    /// A value it takes, by name: a URL or template variable, an env
+    /// variable, a header or an argument (repeat). A secret given here is
+    /// stored for --project, never written. VALUE `-` reads stdin.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Grant this project the server and store its secrets for it (asked
+    /// for on a terminal, or given with --set).
+    #[arg(long)]
+    project: Option<String>,
+    /// The registry: the official one, or a private sub-registry serving the same API.
+    #[arg(long, env = mcp_registry::URL_ENV, default_value = mcp_registry::DEFAULT_URL)]
+    registry: String,
+    /// Print the entry and what it needs; write and store nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// How to run the server.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum From {
+    /// Its npm package, with npx.
+    Npm,
+    /// Its PyPI package, with uvx.
+    Pypi,
+    /// Its OCI image, with docker run.
+    Oci,
+    /// Its streamable HTTP endpoint.
+    Remote,
+}
+
+impl From {
+    fn source(self) -> Source {
+        match self {
+            Self::Npm => Source::Npm,
+            Self::Pypi => Source::Pypi,
+            Self::Oci => Source::Oci,
+            Self::Remote => Source::Remote,
+        }
+    }
+}
+
+/// Runs `add`: `path` is the config file written (created from the
+/// default when it does not exist yet).
+pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<ExitCode> {
+    for (what, text) in [("name", Some(&a.name)), ("version", a.version.as_ref())] {
+        if let Some(text) = text
+            && (text.is_empty() || text.chars().count() > MAX_NAME_CHARS || text.chars().any(char::is_control))
+        {
+            bail!("a {what} is 1 to {MAX_NAME_CHARS} characters, without control characters");
+        }
+    }
+    let path = path.unwrap_or_else(|| PathBuf::from("gateway.toml"));
+    if path.extension().is_some_and(|e| e == "json") {
+        bail!(
+            "{} is an mcpServers JSON file; `add` writes TOML (convert it first: mcp-gateway import {0} > gateway.toml)",
+            path.display()
+        );
+    }
+    let current = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => config::EMBEDDED_DEFAULT.to_string(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let shown = path.display().to_string();
+    let base = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let before = Config::parse(&current, &shown, base).context("fix the config before adding to it")?;
+
+    let mut given = BTreeMap::new();
+    for set in &a.set {
+        let (name, value) = name_value(set)?;
+        given.insert(name, value);
+    }
+    let listed = Client::new(&a.registry)?.server(&a.name, a.version.as_deref()).await?;
+    let doc = &listed.server;
+    match listed.status.as_deref() {
+        Some("deleted") => bail!("{} {} was deleted from the registry", doc.name, doc.version),
+        Some("deprecated") => eprintln!("note: {} {} is deprecated in the registry", doc.name, doc.version),
+        _ => {}
+    }
+    let converted = server_json::convert(doc, a.from.map(From::source), &given)?;
+    let name = match &a.as_name {
+        Some(n) => n.clone(),
+        None => config::server_name(doc.name.rsplit('/').next().unwrap_or(&doc.name)),
+    };
+    config::check_server_name(&name).map_err(anyhow::Error::msg)?;
+    if before.servers.iter().any(|s| s.name == name) {
+        bail!("{shown} already has a server named '{name}'; choose another with --as NAME");
+    }
+
+    let block = entry_text(&name, doc, &converted)?;
+    let mut text = current.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push('\n');
+    text.push_str(&block);
+    let after = Config::parse(&text, &shown, base)
+        .map_err(|e| anyhow::anyhow!("the entry would not pass check, so nothing was written:\n{e}\n\n{block}"))?;
+    let server = after.servers.iter().find(|s| s.name == name).expect("just added");
+
+    let answers = answers(&converted.secrets, &given, a.project.is_some(), !a.dry_run)?;
+    for (secret, value) in &answers {
+        check_kind(server, kind(secret.place), &secret.name, value)?;
+    }
+    let project = match &a.project {
+        Some(p) => Some(project(&*open_store(&before)?, p)?),
+        None => None,
+    };
+    if a.dry_run {
+        print!("{block}");
+        name_secrets(&name, &converted.secrets, a.project.as_deref());
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    write_atomically(&path, &text)?;
+    println!(
+        "added '{name}' to {shown}: {} ({} {})",
+        converted.chosen, doc.name, doc.version
+    );
+    super::print_check(&after);
+    if let Some(p) = &project {
+        let store = open_store(&after)?;
+        Operator::new(&store).grant(&Actor::Cli, &p.name, &name, None, true)?;
+        println!("granted server '{name}' to project '{}'", p.name);
+        let vault = Vault::new(store.clone());
+        for (secret, value) in &answers {
+            vault.set(p, &name, kind(secret.place), &secret.name, value)?;
+            println!(
+                "project '{}': {} {} set for '{name}'",
+                p.name,
+                kind(secret.place).as_str(),
+                secret.name
+            );
+        }
+    }
+    let unanswered: Vec<Secret> = converted
+        .secrets
+        .iter()
+        .filter(|s| !answers.iter().any(|(a, _)| a.name == s.name))
+        .cloned()
+        .collect();
+    name_secrets(&name, &unanswered, a.project.as_deref());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The entry, under a comment that says where it came from and what each
+/// project must set.
+fn entry_text(name: &str, doc: &server_json::ServerJson, converted: &Converted) -> anyhow::Result<String> {
+    let mut block = format!(
+        "# From the MCP Registry: {} {} ({}).\n",
+        doc.name, doc.version, converted.chosen
+    );
+    for s in &converted.secrets {
+        block.push_str(&format!(
+            "# Each project sets its own {} {}: {}\n",
+            kind(s.place).as_str(),
+            s.name,
+            secret_command(name, s, "PROJECT")
+        ));
+    }
+    let title = doc.title.as_deref().or(Some(doc.name.as_str())).filter(|t| *t != name);
+    let description = doc.description.as_deref().map(crate::text::one_line);
+    block.push_str(&config::entry_toml(
+        name,
+        title,
+        description.as_deref(),
+        &converted.entry,
+    )?);
+    Ok(block)
+}
+
+fn kind(place: Place) -> CredentialKind {
+    match place {
+        Place::Env => CredentialKind::Env,
+        Place::Header => CredentialKind::Header,
+    }
+}
+
+/// The `secret set` that stores `s` for `project`, its value read from stdin.
+fn secret_command(server: &str, s: &Secret, project: &str) -> String {
+    let flag = match s.place {
+        Place::Env => "--env",
+        Place::Header => "--header",
+    };
+    let value = match s.value("-") {
+        v if v == "-" => "-".to_string(),
+        // A template (`Bearer {token}`) is typed whole.
+        _ => format!("'{}'", s.value(&format!("<{}>", s.ask))),
+    };
+    format!(
+        "mcp-gateway secret set --project {project} --server {server} {flag} {}={value}",
+        s.name
+    )
+}
+
+/// Each secret's value: given with `--set` (by what it asks for), else asked
+/// for when there is a `project` to hold it, `prompt` allows and standard
+/// input is a terminal. Unanswered ones are left out, to be named.
+fn answers(
+    secrets: &[Secret],
+    given: &BTreeMap<String, String>,
+    project: bool,
+    prompt: bool,
+) -> anyhow::Result<Vec<(Secret, String)>> {
+    let terminal = project && prompt && std::io::stdin().is_terminal();
+    let mut out = Vec::new();
+    for s in secrets {
+        let answer = match given.get(&s.ask).or_else(|| given.get(&s.name)) {
+            Some(v) => Some(v.clone()),
+            None if terminal => {
+                let about = s.description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
+                let typed = rpassword::prompt_password(format!("{}{about}, empty to skip: ", s.ask))
+                    .context("reading a secret from the terminal")?;
+                Some(typed.trim().to_string()).filter(|t| !t.is_empty())
+            }
+            None => None,
+        };
+        if let Some(answer) = answer {
+            if !project {
+                bail!(
+                    "--set {} is a secret: it is stored for a project, so add --project NAME",
+                    s.ask
+                );
+            }
+            out.push((s.clone(), s.value(&answer)));
+        }
+    }
+    Ok(out)
+}
+
+/// Says which secrets each project still has to set, and how.
+fn name_secrets(server: &str, secrets: &[Secret], project: Option<&str>) {
+    if secrets.is_empty() {
+        return;
+    }
+    println!("\n'{server}' takes credentials that each project holds as its own:");
+    for s in secrets {
+        let need = if s.required { "required" } else { "optional" };
+        let about = s.description.as_deref().map(crate::text::one_line).unwrap_or_default();
+        println!("  {} {} ({need}) {about}", kind(s.place).as_str(), s.name);
+        println!("    {}", secret_command(server, s, project.unwrap_or("PROJECT")));
+    }
+}
+
+/// Replaces `path` with `text` in one step: a reader (the running gateway's
+/// reload) sees the old file or the new one, never half of it.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension(format!("toml.add-{}", std::process::id()));
+    let result = (|| {
+        std::fs::write(&tmp, text)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))
+}
