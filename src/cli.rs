@@ -639,6 +639,13 @@ fn exported_traces(cli: &Cli) -> Option<config::TelemetryConfig> {
 mod tests {
     use super::*;
 
+    /// Clap's own checks of every subcommand (a flag that clashes with the
+    /// global `--version` only panics when that subcommand is parsed).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        <Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
     /// Issue 41: rmcp's WARN `response error` carried a caller's megabyte,
     /// credential included.
     #[test]

@@ -138,8 +138,9 @@ pub enum Error {
         /// Its `max_instances`.
         limit: usize,
     },
-    /// The server takes only a project's own sign-in, and the caller's project has none.
-    #[error("server '{server}' takes only a project's own OAuth sign-in, and this project has none")]
+    /// The server takes only a project's own credential (an OAuth sign-in,
+    /// or secrets with `shared = false`), and the caller's project has none.
+    #[error("server '{server}' takes only a project's own credential, and this project has none")]
     SignInRequired {
         /// The server.
         server: String,
@@ -202,7 +203,9 @@ impl std::fmt::Display for Status {
         match self {
             Status::Failed(e) => write!(f, "failed ({e})"),
             Status::NotConfigured(why) => write!(f, "{why}"),
-            Status::SignInRequired => f.write_str("waiting for sign-ins: it takes only projects' own OAuth sign-ins"),
+            Status::SignInRequired => {
+                f.write_str("waiting for a project's credential: it takes only projects' own sign-ins or secrets")
+            }
             other => f.write_str(other.word()),
         }
     }
@@ -802,7 +805,7 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<ToolChanges>) {
                 continue;
             }
             Ok(Ended::SignInRequired) => {
-                info!(server = %name, "downstream server takes only projects' own sign-ins; its tools come from a signed-in project's connection");
+                info!(server = %name, "downstream server takes only projects' own credentials; its tools come from such a project's connection");
                 server.publish_change(&changed, |s| {
                     s.status = Status::SignInRequired;
                     s.peer = None;

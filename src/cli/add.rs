@@ -25,7 +25,7 @@ use crate::vault::Vault;
       npx -y @brave/brave-search-mcp-server@…; asks for BRAVE_API_KEY, stored for research only
   mcp-gateway add com.apify/apify-mcp-server --from remote --as apify
       its streamable HTTP endpoint; each project sets its own Authorization header
-  mcp-gateway add io.github.oraios/serena --version 0.1.4 --dry-run
+  mcp-gateway add io.github.oraios/serena@1.5.3 --dry-run
       print the entry, write nothing
   MCP_GATEWAY_REGISTRY=https://registry.example.com mcp-gateway add internal.example/crm
 
@@ -33,11 +33,11 @@ Nothing is written when the name or version is unknown, the server offers
 nothing this gateway runs (mcpb, sse), a value is missing, or the result
 would not pass `check`. A running gateway picks the new entry up by itself.")]
 pub struct AddArgs {
-    /// The server's name in the registry, e.g. `io.github.brave/brave-search-mcp-server`.
+    /// The server's name in the registry, e.g.
+    /// `io.github.brave/brave-search-mcp-server`, and `@VERSION` for one
+    /// other than the latest.
+    #[arg(value_name = "NAME[@VERSION]")]
     name: String,
-    /// Its version (default: the latest).
-    #[arg(long)]
-    version: Option<String>,
     /// Run it from this (default: its first npm, pypi or oci package that
     /// runs over stdio, else its streamable HTTP remote).
     #[arg(long, value_enum)]
@@ -89,7 +89,12 @@ impl From {
 /// Runs `add`: `path` is the config file written (created from the
 /// default when it does not exist yet).
 pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<ExitCode> {
-    for (what, text) in [("name", Some(&a.name)), ("version", a.version.as_ref())] {
+    // Registry names have no `@`, so the first one starts a version.
+    let (wanted, version) = match a.name.split_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (a.name.as_str(), None),
+    };
+    for (what, text) in [("name", Some(wanted)), ("version", version)] {
         if let Some(text) = text
             && (text.is_empty() || text.chars().count() > MAX_NAME_CHARS || text.chars().any(char::is_control))
         {
@@ -120,7 +125,7 @@ pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<Exi
         let (name, value) = name_value(set)?;
         given.insert(name, value);
     }
-    let listed = Client::new(&a.registry)?.server(&a.name, a.version.as_deref()).await?;
+    let listed = Client::new(&a.registry)?.server(wanted, version).await?;
     let doc = &listed.server;
     match listed.status.as_deref() {
         Some("deleted") => bail!("{} {} was deleted from the registry", doc.name, doc.version),
@@ -214,6 +219,7 @@ fn entry_text(name: &str, doc: &server_json::ServerJson, converted: &Converted) 
         name,
         title,
         description.as_deref(),
+        converted.shared,
         &converted.entry,
     )?);
     Ok(block)

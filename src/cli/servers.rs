@@ -28,9 +28,16 @@ pub(super) fn print(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 _ => None,
             };
             let transport = match state.status {
-                Status::SignInRequired => {
-                    format!("{transport}; takes only projects' own sign-ins (mcp-gateway login {} --project P)", s.name())
-                }
+                Status::SignInRequired => match &s.config.transport {
+                    Transport::Stdio { .. } => format!(
+                        "{transport}; shared = false: takes only projects' own secrets (mcp-gateway secret set --project P --server {} --env NAME=-)",
+                        s.name()
+                    ),
+                    _ => format!(
+                        "{transport}; takes only projects' own sign-ins (mcp-gateway login {} --project P)",
+                        s.name()
+                    ),
+                },
                 _ => transport,
             };
             let held: Vec<Value> = snapshot

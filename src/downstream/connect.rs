@@ -123,6 +123,11 @@ pub(super) async fn run(
     changed: &super::ToolChanges,
     ct: &CancellationToken,
 ) -> Result<Ended, String> {
+    // `shared = false`: no connection of the gateway's own, only projects'
+    // own; its tools come through the first of those, as for sign-ins.
+    if !server.config.shared && server.own.is_none() && server.parent.upgrade().is_none() {
+        return Ok(Ended::SignInRequired);
+    }
     let name = server.name();
     let (tx, mut tools_changed) = mpsc::unbounded_channel();
     let client = Client {

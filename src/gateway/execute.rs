@@ -151,10 +151,16 @@ impl Gateway {
         );
         let mut result = called.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
-            downstream::Error::SignInRequired { server } => ExecuteError::Credential(vault::Error::SignInRequired {
-                project: caller.project.name.clone(),
-                server,
-                why: "the server takes only a project's own sign-in, and this project has none".into(),
+            downstream::Error::SignInRequired { server } => ExecuteError::Credential(match &target.config.transport {
+                crate::config::Transport::Stdio { .. } => vault::Error::SecretRequired {
+                    project: caller.project.name.clone(),
+                    server,
+                },
+                _ => vault::Error::SignInRequired {
+                    project: caller.project.name.clone(),
+                    server,
+                    why: "the server takes only a project's own sign-in, and this project has none".into(),
+                },
             }),
             e => e.into(),
         })?;

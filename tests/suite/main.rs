@@ -4,6 +4,7 @@
 #[macro_use]
 mod common;
 mod fake_index;
+mod fake_registry;
 
 mod archive;
 mod audit;
@@ -23,6 +24,7 @@ mod layout;
 mod learning;
 mod learning_service;
 mod limits;
+mod mcp_registry;
 mod oauth;
 mod one_call;
 mod operations;

@@ -86,6 +86,7 @@ impl McpServerEntry {
             oauth: None,
             secrets: None,
             trusted_for_credentials: false,
+            shared: true,
         })
     }
 }
@@ -138,18 +139,20 @@ pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
         if title.is_some() {
             renamed.push((original.clone(), name.clone()));
         }
-        let chunk = entry_toml(&name, title, None, entry).map_err(|e| format!("server '{original}': {e}"))?;
+        let chunk = entry_toml(&name, title, None, true, entry).map_err(|e| format!("server '{original}': {e}"))?;
         text.push_str(&chunk);
         text.push('\n');
     }
     Ok(Imported { toml: text, renamed })
 }
 
-/// One `[[servers]]` entry as TOML (`import`, and `add` from the MCP Registry).
+/// One `[[servers]]` entry as TOML (`import`, and `add` from the MCP Registry);
+/// `shared = false` is written when `shared` is not.
 pub fn entry_toml(
     name: &str,
     title: Option<&str>,
     description: Option<&str>,
+    shared: bool,
     entry: &McpServerEntry,
 ) -> Result<String, toml::ser::Error> {
     #[derive(Serialize)]
@@ -165,6 +168,8 @@ pub fn entry_toml(
         description: Option<&'a str>,
         #[serde(flatten)]
         entry: &'a McpServerEntry,
+        #[serde(skip_serializing_if = "Clone::clone")]
+        shared: bool,
     }
     let mut entry = entry.clone();
     // `[[servers]]` has no `type` or `disabled`: the transport follows from
@@ -177,6 +182,7 @@ pub fn entry_toml(
             title,
             description,
             entry: &entry,
+            shared,
         }],
     };
     let mut chunk = toml::to_string(&one)?.replace("disabled = false\n", "");

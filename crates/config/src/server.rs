@@ -78,6 +78,12 @@ pub(crate) struct RawServer {
     /// Arguments may carry credentials to this server (they are not blocked).
     #[serde(default)]
     pub trusted_for_credentials: bool,
+    /// `false`: no connection of the gateway's own, only projects' own
+    /// (each with its secrets or sign-in); tools are listed through the
+    /// first project that has one. For a server that will not start
+    /// without a key each project holds.
+    #[serde(default = "yes")]
+    pub shared: bool,
 }
 
 /// When a server is started.
@@ -129,6 +135,8 @@ pub struct ServerConfig {
     pub secrets: Option<super::security::Secrets>,
     /// Arguments may carry credentials to it.
     pub trusted_for_credentials: bool,
+    /// Whether the gateway connects without a project's credential.
+    pub shared: bool,
 }
 
 /// How a downstream server is reached.
@@ -192,6 +200,7 @@ impl ServerConfig {
             oauth: None,
             secrets: None,
             trusted_for_credentials: false,
+            shared: true,
         }
     }
 
@@ -381,6 +390,7 @@ pub(super) fn validate_server(s: RawServer, base: &Path) -> Result<ServerConfig,
     Ok(ServerConfig {
         secrets: s.secrets,
         trusted_for_credentials: s.trusted_for_credentials,
+        shared: s.shared,
         lazy,
         idle_timeout,
         tools_ttl,

@@ -207,6 +207,9 @@ pub struct Converted {
     pub entry: McpServerEntry,
     /// Credentials for each project to set.
     pub secrets: Vec<Secret>,
+    /// Whether the gateway connects without a project's credential: not
+    /// when one is required.
+    pub shared: bool,
     /// What was chosen, e.g. `npm package @brave/brave-search-mcp-server@2.0.58`.
     pub chosen: String,
 }
@@ -310,6 +313,7 @@ pub fn convert(doc: &ServerJson, from: Option<Source>, given: &Given) -> Result<
         });
     }
     Ok(Converted {
+        shared: !fill.secrets.iter().any(|s| s.required),
         secrets: fill.secrets,
         entry: literal(converted.entry),
         chosen: converted.chosen,
@@ -596,6 +600,7 @@ impl Filler<'_> {
                 ..Default::default()
             },
             secrets: Vec::new(),
+            shared: true,
             chosen: format!("{} package {spec}", p.registry_type),
         })
     }
@@ -632,6 +637,7 @@ impl Filler<'_> {
                 ..Default::default()
             },
             secrets: Vec::new(),
+            shared: true,
         })
     }
 }

@@ -114,7 +114,7 @@ fn real(file: &str) -> ServerJson {
 
 /// The entry as `gateway.toml` text, parsed back the way `check` reads it.
 fn checked(name: &str, c: &Converted) -> crate::ServerConfig {
-    let text = crate::entry_toml(name, None, None, &c.entry).unwrap();
+    let text = crate::entry_toml(name, None, None, c.shared, &c.entry).unwrap();
     let config = crate::Config::parse(&text, "added", std::path::Path::new("/")).unwrap();
     config.servers.into_iter().find(|s| s.name == name).unwrap()
 }
@@ -131,7 +131,9 @@ fn brave_runs_with_npx_and_each_project_holds_its_key() {
         (key[0].place, key[0].name.as_str(), key[0].required),
         (Place::Env, "BRAVE_API_KEY", true)
     );
-    assert!(matches!(checked("brave", &c).transport, crate::Transport::Stdio { .. }));
+    let server = checked("brave", &c);
+    assert!(matches!(server.transport, crate::Transport::Stdio { .. }));
+    assert!(!server.shared, "it will not start without a project's key");
 }
 
 #[test]
@@ -186,6 +188,7 @@ fn terraform_passes_its_token_by_name_and_keeps_the_rest() {
     );
     assert_eq!(token.value("t-1"), "t-1");
     assert!(!token.required);
+    assert!(c.shared, "an optional token leaves a shared connection");
     let c = convert(
         &real("terraform-oci.json"),
         None,

@@ -1,0 +1,270 @@
+//! `mcp-gateway add`: servers from the MCP Registry, looked up in a fake
+//! registry that serves real `server.json` files (`fake_registry`), written
+//! to the config of a running gateway, which picks them up and runs them.
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use crate::common::{ANONYMOUS, Gateway, bin, error_code, execute, text, wait_for_tool};
+use crate::fake_registry::FakeRegistry;
+
+/// Runs `mcp-gateway ARGS` with `stdin`, as an operator at a shell.
+async fn run(config: &Path, env: &[(&str, &str)], args: &[&str], stdin: &str) -> Output {
+    let mut child = tokio::process::Command::new(bin())
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .env_remove("MCP_GATEWAY_REGISTRY")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).await.unwrap();
+    drop(input);
+    child.wait_with_output().await.unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A `npx` that records how it was run (and whether the key reached it),
+/// then runs the demo server: the registry's npm package, offline.
+fn fake_npx(dir: &Path) -> String {
+    let bin_dir = dir.join("bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho \"$* key=${{BRAVE_API_KEY:-none}}\" >> '{}'\nexec '{}' demo-server\n",
+        dir.join("npx.log").display(),
+        bin()
+    );
+    let npx = bin_dir.join("npx");
+    std::fs::write(&npx, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_server_is_added_and_runs_with_each_projects_key() {
+    let registry = FakeRegistry::start().await;
+    let scratch = tempfile::tempdir().unwrap();
+    let path = fake_npx(scratch.path());
+    let gw = Gateway::start_with(ANONYMOUS, &[("PATH", &path)]).await;
+    gw.cli(&["project", "create", "research"]);
+    let config = gw.config_path();
+    let env = [
+        ("PATH", path.as_str()),
+        ("MCP_GATEWAY_REGISTRY", registry.base.as_str()),
+    ];
+
+    let name = "io.github.brave/brave-search-mcp-server";
+    let args = ["add", name, "--project", "research", "--set", "BRAVE_API_KEY=-"];
+    let o = run(&config, &env, &args, "brave-test-key\n").await;
+    assert!(o.status.success(), "{}", err(&o));
+    let said = out(&o);
+    for line in [
+        "added 'brave-search-mcp-server' to ",
+        ": npm package @brave/brave-search-mcp-server@2.1.3 (io.github.brave/brave-search-mcp-server 2.1.3)",
+        "gateway.toml: ok (1 servers, 1 enabled)",
+        "granted server 'brave-search-mcp-server' to project 'research'",
+        "project 'research': env BRAVE_API_KEY set for 'brave-search-mcp-server'",
+    ] {
+        assert!(said.contains(line), "{line:?} in:\n{said}");
+    }
+    assert!(!said.contains("secret set --project"), "nothing left to name:\n{said}");
+    let file = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        file.contains("command = \"npx\"\nargs = [\"-y\", \"@brave/brave-search-mcp-server@2.1.3\"]\nshared = false\n"),
+        "without the key it needs, the gateway starts no child of its own: {file}"
+    );
+    assert!(!file.contains("brave-test-key"), "the key stays out of the file");
+    assert!(
+        registry
+            .seen()
+            .contains(&"/v0.1/servers/io.github.brave%2Fbrave-search-mcp-server/versions/latest".to_string()),
+        "the name goes percent-encoded, as the registry wants it: {:?}",
+        registry.seen()
+    );
+    let listed = gw.cli(&["secret", "list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["name"], "BRAVE_API_KEY");
+    assert_eq!(listed[0]["project"], "research");
+
+    // The running gateway reloads the file and lists the server's tools
+    // through the project's own child, which has its key.
+    let token = gw.issue_token("research");
+    let client = gw.client_with_token(&token).await.unwrap();
+    wait_for_tool(&client, "brave-search-mcp-server:calculate").await;
+    let r = execute(
+        &client,
+        "brave-search-mcp-server:calculate",
+        json!({ "expression": "6*7" }),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).contains("42"), "{r:?}");
+    let runs = std::fs::read_to_string(scratch.path().join("npx.log")).unwrap();
+    assert_eq!(
+        runs.trim(),
+        "-y @brave/brave-search-mcp-server@2.1.3 key=brave-test-key",
+        "only the project's child ran"
+    );
+
+    // A project without the key sees the tools but gets a clear refusal.
+    gw.cli(&["project", "create", "other"]);
+    gw.cli(&["grant", "--project", "other", "--server", "brave-search-mcp-server"]);
+    let other = gw.client_with_token(&gw.issue_token("other")).await.unwrap();
+    let r = execute(
+        &other,
+        "brave-search-mcp-server:calculate",
+        json!({ "expression": "1+1" }),
+    )
+    .await;
+    assert_eq!(error_code(&r), "CREDENTIAL_ERROR");
+    assert!(
+        text(&r).contains("runs only with a project's own secrets (shared = false), and project 'other' has none"),
+        "{r:?}"
+    );
+
+    // Each refusal is clear, and leaves the file and the store as they were.
+    let secrets = gw.cli(&["secret", "list", "--json"]).stdout;
+    let down = [("PATH", path.as_str()), ("MCP_GATEWAY_REGISTRY", "http://127.0.0.1:9")];
+    // (arguments, whether the registry is down, what the error says)
+    let cases: [(&[&str], bool, &str); 6] = [
+        (
+            &["add", name],
+            false,
+            "already has a server named 'brave-search-mcp-server'; choose another with --as NAME",
+        ),
+        (
+            &["add", "brave-search"],
+            false,
+            "no server named 'brave-search' in the MCP Registry at http://127.0.0.1:",
+        ),
+        (
+            &["add", "io.github.brave/brave-search-mcp-server@9.9.9", "--as", "brave2"],
+            false,
+            "io.github.brave/brave-search-mcp-server has no version '9.9.9'; its versions: 2.1.3",
+        ),
+        (
+            &["add", "io.github.klarlabs-studio/coverctl"],
+            false,
+            "io.github.klarlabs-studio/coverctl offers an mcpb package; this gateway runs npm (npx), pypi (uvx) and oci (docker) packages over stdio, and streamable-http remotes",
+        ),
+        (
+            &["add", "com.apify/apify-mcp-server", "--from", "npm"],
+            false,
+            "com.apify/apify-mcp-server has no npm package that runs over stdio; it offers a streamable-http remote",
+        ),
+        (
+            &["add", name, "--as", "brave2"],
+            true,
+            "cannot reach the MCP Registry at http://127.0.0.1:9",
+        ),
+    ];
+    for (args, down_now, says) in cases {
+        let env: &[(&str, &str)] = if down_now { &down } else { &env };
+        let o = run(&config, env, args, "").await;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
+        assert!(err(&o).contains(says), "{args:?}: {says:?} in {}", err(&o));
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            file,
+            "{args:?} wrote nothing"
+        );
+    }
+    let o = run(&config, &env, &["add", "brave-search"], "").await;
+    assert!(
+        err(&o).contains("; names like it: io.github.brave/brave-search-mcp-server"),
+        "{}",
+        err(&o)
+    );
+    registry.fail(true);
+    let o = run(&config, &env, &["add", name, "--as", "brave2"], "").await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("answered 500: Internal Server Error: Failed to get server details"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), file);
+    assert_eq!(gw.cli(&["secret", "list", "--json"]).stdout, secrets);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remotes_secrets_are_named_and_a_dry_run_writes_nothing() {
+    let registry = FakeRegistry::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    let env = [("MCP_GATEWAY_REGISTRY", registry.base.as_str())];
+
+    // No file yet: it starts from the shipped default, demo server and all.
+    let o = run(
+        &config,
+        &env,
+        &["add", "com.apify/apify-mcp-server", "--as", "apify"],
+        "",
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+    let said = out(&o);
+    assert!(said.contains("streamable-http remote https://mcp.apify.com/"), "{said}");
+    assert!(
+        said.contains("mcp-gateway secret set --project PROJECT --server apify --header Authorization=-"),
+        "named, with the command that sets it: {said}"
+    );
+    let file = std::fs::read_to_string(&config).unwrap();
+    assert!(file.contains("name = \"demo\""), "{file}");
+    assert!(
+        file.contains("name = \"apify\"\ntitle = \"com.apify/apify-mcp-server\""),
+        "{file}"
+    );
+    assert!(file.contains("url = \"https://mcp.apify.com/\""), "{file}");
+    assert!(
+        file.contains("# Each project sets its own header Authorization"),
+        "{file}"
+    );
+    let check = run(&config, &[], &["check"], "").await;
+    assert!(check.status.success(), "{}", err(&check));
+
+    // A secret is a project's: given without one, it is refused, not written.
+    let o = run(
+        &config,
+        &env,
+        &["add", "io.github.hashicorp/terraform-mcp-server", "--set", "token=t0k"],
+        "",
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--set token is a secret"), "{}", err(&o));
+    let o = run(
+        &config,
+        &env,
+        &["add", "io.github.hashicorp/terraform-mcp-server", "--dry-run"],
+        "",
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        out(&o).contains(r#""-e", "TFE_ADDRESS=https://app.terraform.io", "-e", "TFE_TOKEN""#),
+        "{}",
+        out(&o)
+    );
+    assert!(out(&o).contains("env TFE_TOKEN (optional)"), "{}", out(&o));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        file,
+        "a dry run writes nothing"
+    );
+}
