@@ -153,14 +153,15 @@ pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<Exi
         .map_err(|e| anyhow::anyhow!("the entry would not pass check, so nothing was written:\n{e}\n\n{block}"))?;
     let server = after.servers.iter().find(|s| s.name == name).expect("just added");
 
-    let answers = answers(&converted.secrets, &given, a.project.is_some(), !a.dry_run)?;
-    for (secret, value) in &answers {
-        check_kind(server, kind(secret.place), &secret.name, value)?;
-    }
+    // The project first: nobody types a key for a project that is not there.
     let project = match &a.project {
         Some(p) => Some(project(&*open_store(&before)?, p)?),
         None => None,
     };
+    let answers = answers(&converted.secrets, &given, a.project.is_some(), !a.dry_run)?;
+    for (secret, value) in &answers {
+        check_kind(server, kind(secret.place), &secret.name, value)?;
+    }
     if a.dry_run {
         print!("{block}");
         name_secrets(&name, &converted.secrets, a.project.as_deref());
