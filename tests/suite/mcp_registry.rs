@@ -268,3 +268,61 @@ async fn a_remotes_secrets_are_named_and_a_dry_run_writes_nothing() {
         "a dry run writes nothing"
     );
 }
+
+/// On a terminal the key is asked for, and what is typed is never echoed.
+/// `script` gives `add` a real terminal, as an operator's shell does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_is_asked_for_on_a_terminal_and_never_shown() {
+    use tokio::io::AsyncReadExt;
+    let registry = FakeRegistry::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(&config, crate::common::chaos_server("demo", "")).unwrap();
+    let created = run(&config, &[], &["project", "create", "research"], "").await;
+    assert!(created.status.success(), "{}", err(&created));
+
+    let command = format!(
+        "'{}' add io.github.brave/brave-search-mcp-server --as brave --project research --config '{}'",
+        bin(),
+        config.display()
+    );
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env("MCP_GATEWAY_REGISTRY", &registry.base)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // Type only once asked: typed earlier, the terminal would still echo it.
+    while !String::from_utf8_lossy(&seen).contains("empty to skip: ") {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(20), stdout.read(&mut chunk))
+            .await
+            .expect("the key is asked for")
+            .unwrap();
+        assert!(n > 0, "ended before asking: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"typed-brave-key\r").await.unwrap();
+    stdout.read_to_end(&mut seen).await.unwrap();
+    let status = child.wait().await.unwrap();
+    drop(stdin);
+    let shown = String::from_utf8_lossy(&seen);
+    assert!(status.success(), "{shown}");
+    assert!(
+        shown.contains("BRAVE_API_KEY (Your API key for the service), empty to skip: "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("project 'research': env BRAVE_API_KEY set for 'brave'"),
+        "{shown}"
+    );
+    assert!(!shown.contains("typed-brave-key"), "never echoed: {shown}");
+    let listed = run(&config, &[], &["secret", "list", "--json"], "").await;
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["name"], "BRAVE_API_KEY");
+}
