@@ -49,15 +49,17 @@ pub enum Error {
         /// What the authorization server said, in words.
         why: String,
     },
-    /// A command server with `shared = false`, and the project holds none of its secrets.
+    /// A server with `shared = false`, and the project holds none of its secrets.
     #[error(
-        "server '{server}' runs only with a project's own secrets (shared = false), and project '{project}' has none; set them with `mcp-gateway secret set --project {project} --server {server} --env NAME=-` (the comment above its entry in gateway.toml names them)"
+        "server '{server}' runs only with a project's own secrets (shared = false), and project '{project}' has none; set them with `mcp-gateway secret set --project {project} --server {server} {flag} NAME=-` (the comment above its entry in gateway.toml names them)"
     )]
     SecretRequired {
         /// The project.
         project: String,
         /// The server.
         server: String,
+        /// `--env` for a command server, `--header` for a url server.
+        flag: &'static str,
     },
     /// The sign-in could not be used for another reason (network, metadata).
     #[error("project '{project}''s sign-in to '{server}' cannot be used now: {reason}")]

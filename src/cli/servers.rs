@@ -28,16 +28,15 @@ pub(super) fn print(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 _ => None,
             };
             let transport = match state.status {
-                Status::SignInRequired => match &s.config.transport {
-                    Transport::Stdio { .. } => format!(
-                        "{transport}; shared = false: takes only projects' own secrets (mcp-gateway secret set --project P --server {} --env NAME=-)",
-                        s.name()
-                    ),
-                    _ => format!(
-                        "{transport}; takes only projects' own sign-ins (mcp-gateway login {} --project P)",
-                        s.name()
-                    ),
-                },
+                Status::SignInRequired if !s.config.shared => format!(
+                    "{transport}; shared = false: takes only projects' own secrets (mcp-gateway secret set --project P --server {} {} NAME=-)",
+                    s.name(),
+                    s.config.secret_flag()
+                ),
+                Status::SignInRequired => format!(
+                    "{transport}; takes only projects' own sign-ins (mcp-gateway login {} --project P)",
+                    s.name()
+                ),
                 _ => transport,
             };
             let held: Vec<Value> = snapshot

@@ -151,10 +151,13 @@ impl Gateway {
         );
         let mut result = called.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
-            downstream::Error::SignInRequired { server } => ExecuteError::Credential(match &target.config.transport {
-                crate::config::Transport::Stdio { .. } => vault::Error::SecretRequired {
+            // `shared = false` asks for the project's secrets; else the server refused
+            // the gateway's own connection, and only a sign-in opens it.
+            downstream::Error::SignInRequired { server } => ExecuteError::Credential(match &target.config {
+                c if !c.shared => vault::Error::SecretRequired {
                     project: caller.project.name.clone(),
                     server,
+                    flag: c.secret_flag(),
                 },
                 _ => vault::Error::SignInRequired {
                     project: caller.project.name.clone(),

@@ -204,6 +204,15 @@ impl ServerConfig {
         }
     }
 
+    /// How `mcp-gateway secret set` gives it a project's credential:
+    /// `--header` for a `url` server, `--env` for a `command` server.
+    pub fn secret_flag(&self) -> &'static str {
+        match self.transport {
+            Transport::Http { .. } => "--header",
+            _ => "--env",
+        }
+    }
+
     /// Why this server cannot start, for built-ins that lack their settings.
     pub fn unconfigured(&self) -> Option<String> {
         match &self.transport {
