@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
 use super::credentials::{check_kind, name_value, open_store, project};
-use crate::config::server_json::{self, Converted, Place, Secret, Source};
+use crate::config::server_json::{self, Converted, Place, Runtime, Secret, Source};
 use crate::config::{self, Config};
 use crate::credentials::CredentialKind;
 use crate::mcp_registry::{self, Client, MAX_NAME_CHARS};
@@ -78,9 +78,9 @@ enum From {
 impl From {
     fn source(self) -> Source {
         match self {
-            Self::Npm => Source::Npm,
-            Self::Pypi => Source::Pypi,
-            Self::Oci => Source::Oci,
+            Self::Npm => Source::Package(Runtime::Npm),
+            Self::Pypi => Source::Package(Runtime::Pypi),
+            Self::Oci => Source::Package(Runtime::Oci),
             Self::Remote => Source::Remote,
         }
     }

@@ -19,6 +19,12 @@ pub(crate) fn interpolate(input: &str) -> Result<String, String> {
     })
 }
 
+/// `text` as a configuration string that reads back as itself: every `$`
+/// written `$$`, so no `${…}` in it is taken for a variable.
+pub(crate) fn literal(text: &str) -> String {
+    text.replace('$', "$$")
+}
+
 fn interpolate_with(input: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(input.len());
     let mut rest = input;
@@ -62,6 +68,13 @@ fn interpolate_with(input: &str, lookup: impl Fn(&str) -> Option<String>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_literal_reads_back_as_itself() {
+        for text in ["${USD}", "a$b", "$$", "${X:-y}$", "plain"] {
+            assert_eq!(run(&literal(text)).as_deref(), Ok(text));
+        }
+    }
 
     fn run(s: &str) -> Result<String, String> {
         interpolate_with(s, |n| match n {

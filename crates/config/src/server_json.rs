@@ -143,23 +143,40 @@ fn scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
 /// Which way of running the server to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
+    /// A package of this kind, run over stdio.
+    Package(Runtime),
+    /// A streamable HTTP remote.
+    Remote,
+}
+
+/// The kinds of package this gateway runs, each with its runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
     /// An npm package, with `npx`.
     Npm,
     /// A PyPI package, with `uvx`.
     Pypi,
     /// An OCI image, with `docker run`.
     Oci,
-    /// A streamable HTTP remote.
-    Remote,
 }
 
-impl Source {
-    fn of_package(registry_type: &str) -> Option<Self> {
+impl Runtime {
+    /// The runtime for a package's `registryType`, if it runs here.
+    fn of(registry_type: &str) -> Option<Self> {
         match registry_type {
             "npm" => Some(Self::Npm),
             "pypi" => Some(Self::Pypi),
             "oci" => Some(Self::Oci),
             _ => None,
+        }
+    }
+
+    /// Its `registryType`.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Npm => "npm",
+            Self::Pypi => "pypi",
+            Self::Oci => "oci",
         }
     }
 }
@@ -247,7 +264,7 @@ pub enum Error {
     },
     /// A secret on the command line, which no project secret can fill.
     #[error(
-        "{server} takes the secret '{name}' as a command-line argument; the gateway keeps secrets out of gateway.toml and gives them to servers only as env variables or headers"
+        "{server} takes the secret '{name}' in its command line or URL; the gateway keeps secrets out of gateway.toml and gives them to servers only as env variables or headers"
     )]
     SecretArgument {
         /// The registry name.
@@ -264,47 +281,39 @@ pub type Given = BTreeMap<String, String>;
 /// Makes `doc` an entry, running it the way `from` says, else with its first
 /// package that runs here, else its first streamable HTTP remote.
 pub fn convert(doc: &ServerJson, from: Option<Source>, given: &Given) -> Result<Converted, Error> {
-    let offered = offered(doc);
-    let runnable_package = |p: &&Package| {
-        Source::of_package(&p.registry_type).is_some() && p.transport.as_ref().is_none_or(|t| t.kind == "stdio")
-    };
+    let mut packages = doc.packages.iter().filter_map(|p| {
+        let stdio = p.transport.as_ref().is_none_or(|t| t.kind == "stdio");
+        Runtime::of(&p.registry_type).filter(|_| stdio).map(|r| (p, r))
+    });
     let remote = doc.remotes.iter().find(|r| r.kind == "streamable-http");
-    let package = doc.packages.iter().filter(runnable_package);
+    let not_offered = |wanted: String| Error::NotOffered {
+        server: doc.name.clone(),
+        wanted,
+        offered: offered(doc),
+    };
     let mut fill = Filler {
         given,
         needs: Vec::new(),
         secrets: Vec::new(),
         server: &doc.name,
     };
-    let converted = match from {
-        Some(Source::Remote) => match remote {
-            Some(r) => fill.remote(r),
-            None => return Err(not_offered(doc, "streamable-http remote", offered)),
+    let (entry, chosen) = match from {
+        Some(Source::Remote) => fill.remote(remote.ok_or_else(|| not_offered("streamable-http remote".into()))?)?,
+        Some(Source::Package(wanted)) => match packages.find(|(_, r)| *r == wanted) {
+            Some((p, r)) => fill.package(p, r)?,
+            None => return Err(not_offered(format!("{} package that runs over stdio", wanted.name()))),
         },
-        Some(wanted) => match package
-            .clone()
-            .find(|p| Source::of_package(&p.registry_type) == Some(wanted))
-        {
-            Some(p) => fill.package(p, wanted),
-            None => {
-                return Err(not_offered(
-                    doc,
-                    &format!("{} package that runs over stdio", word(wanted)),
-                    offered,
-                ));
-            }
-        },
-        None => match (package.clone().next(), remote) {
-            (Some(p), _) => fill.package(p, Source::of_package(&p.registry_type).expect("runnable")),
-            (None, Some(r)) => fill.remote(r),
+        None => match (packages.next(), remote) {
+            (Some((p, r)), _) => fill.package(p, r)?,
+            (None, Some(remote)) => fill.remote(remote)?,
             (None, None) => {
                 return Err(Error::Unrunnable {
                     server: doc.name.clone(),
-                    offered,
+                    offered: offered(doc),
                 });
             }
         },
-    }?;
+    };
     if !fill.needs.is_empty() {
         fill.needs.dedup_by(|a, b| a.0 == b.0);
         return Err(Error::Needs {
@@ -315,15 +324,15 @@ pub fn convert(doc: &ServerJson, from: Option<Source>, given: &Given) -> Result<
     Ok(Converted {
         shared: !fill.secrets.iter().any(|s| s.required),
         secrets: fill.secrets,
-        entry: literal(converted.entry),
-        chosen: converted.chosen,
+        entry: literal(entry),
+        chosen,
     })
 }
 
 /// The entry as the file must say it: `gateway.toml` reads `${VAR}` from the
-/// environment, so a `$` of the server's own is written `$$`.
+/// environment, so a `$` of the server's own must not read as one.
 fn literal(mut entry: McpServerEntry) -> McpServerEntry {
-    let escape = |s: &mut String| *s = s.replace('$', "$$");
+    let escape = |s: &mut String| *s = super::interpolate::literal(s);
     entry
         .command
         .iter_mut()
@@ -336,23 +345,6 @@ fn literal(mut entry: McpServerEntry) -> McpServerEntry {
         .chain(entry.headers.values_mut())
         .for_each(escape);
     entry
-}
-
-fn not_offered(doc: &ServerJson, wanted: &str, offered: String) -> Error {
-    Error::NotOffered {
-        server: doc.name.clone(),
-        wanted: wanted.to_string(),
-        offered,
-    }
-}
-
-fn word(source: Source) -> &'static str {
-    match source {
-        Source::Npm => "npm",
-        Source::Pypi => "pypi",
-        Source::Oci => "oci",
-        Source::Remote => "remote",
-    }
 }
 
 /// "an" before a vowel sound: the type names read as letters (an npm, an sse).
@@ -464,16 +456,21 @@ impl Filler<'_> {
             Filled::Plain(v) => {
                 map.insert(kv.name.clone(), v);
             }
-            Filled::Secret { ask, template } => self.secrets.push(Secret {
-                place,
-                name: kv.name.clone(),
-                ask,
-                description: kv.input.description.clone(),
-                required: kv.input.is_required,
-                template,
-            }),
+            Filled::Secret { ask, template } => self.secret(place, &kv.name, ask, &kv.input, template),
             Filled::Absent => {}
         }
+    }
+
+    /// Sets a credential aside for each project to hold.
+    fn secret(&mut self, place: Place, name: &str, ask: String, input: &Input, template: Option<String>) {
+        self.secrets.push(Secret {
+            place,
+            name: name.to_string(),
+            ask,
+            description: input.description.clone(),
+            required: input.is_required,
+            template,
+        });
     }
 
     /// Command-line arguments, in order.
@@ -500,14 +497,7 @@ impl Filler<'_> {
                 {
                     let (name, value) = t.split_once('=').expect("checked");
                     out.extend([flag.unwrap_or("-e").to_string(), name.to_string()]);
-                    self.secrets.push(Secret {
-                        place: Place::Env,
-                        name: name.to_string(),
-                        ask,
-                        description: i.description.clone(),
-                        required: i.is_required,
-                        template: Some(value.to_string()),
-                    });
+                    self.secret(Place::Env, name, ask, i, Some(value.to_string()));
                 }
                 Filled::Secret { .. } => {
                     return Err(Error::SecretArgument {
@@ -520,7 +510,8 @@ impl Filler<'_> {
         Ok(out)
     }
 
-    fn package(&mut self, p: &Package, source: Source) -> Result<Converted, Error> {
+    /// The entry that runs package `p` of `kind`, and what was chosen, in words.
+    fn package(&mut self, p: &Package, kind: Runtime) -> Result<(McpServerEntry, String), Error> {
         let mut env = BTreeMap::new();
         for kv in &p.environment_variables {
             self.key_value(kv, Place::Env, &mut env);
@@ -528,8 +519,8 @@ impl Filler<'_> {
         let runtime = self.arguments(&p.runtime_arguments)?;
         let package = self.arguments(&p.package_arguments)?;
         let version = p.version.as_deref().filter(|v| !v.is_empty() && *v != "latest");
-        let (command, spec, mut args) = match source {
-            Source::Npm => {
+        let (command, spec, mut args) = match kind {
+            Runtime::Npm => {
                 let spec = match version {
                     Some(v) => format!("{}@{v}", p.identifier),
                     None => p.identifier.clone(),
@@ -550,7 +541,7 @@ impl Filler<'_> {
                 }
                 ("npx", spec, args)
             }
-            Source::Pypi => {
+            Runtime::Pypi => {
                 let spec = match version {
                     Some(v) => format!("{}=={v}", p.identifier),
                     None => p.identifier.clone(),
@@ -561,7 +552,7 @@ impl Filler<'_> {
                 }
                 ("uvx", spec, args)
             }
-            Source::Oci => {
+            Runtime::Oci => {
                 // An identifier may carry its tag or digest; else the version is the tag.
                 let tagged = p
                     .identifier
@@ -587,25 +578,21 @@ impl Filler<'_> {
                 }
                 ("docker", spec, args)
             }
-            Source::Remote => unreachable!("a package is not a remote"),
         };
         args.extend(runtime);
         args.push(spec.clone());
         args.extend(package);
-        Ok(Converted {
-            entry: McpServerEntry {
-                command: Some(command.into()),
-                args,
-                env,
-                ..Default::default()
-            },
-            secrets: Vec::new(),
-            shared: true,
-            chosen: format!("{} package {spec}", p.registry_type),
-        })
+        let entry = McpServerEntry {
+            command: Some(command.into()),
+            args,
+            env,
+            ..Default::default()
+        };
+        Ok((entry, format!("{} package {spec}", p.registry_type)))
     }
 
-    fn remote(&mut self, r: &Transport) -> Result<Converted, Error> {
+    /// The entry that reaches remote `r`, and what was chosen, in words.
+    fn remote(&mut self, r: &Transport) -> Result<(McpServerEntry, String), Error> {
         let url = r.url.clone().unwrap_or_default();
         let url = match self.input(
             "url",
@@ -629,16 +616,13 @@ impl Filler<'_> {
         for kv in &r.headers {
             self.key_value(kv, Place::Header, &mut headers);
         }
-        Ok(Converted {
-            chosen: format!("streamable-http remote {url}"),
-            entry: McpServerEntry {
-                url: Some(url),
-                headers,
-                ..Default::default()
-            },
-            secrets: Vec::new(),
-            shared: true,
-        })
+        let chosen = format!("streamable-http remote {url}");
+        let entry = McpServerEntry {
+            url: Some(url),
+            headers,
+            ..Default::default()
+        };
+        Ok((entry, chosen))
     }
 }
 

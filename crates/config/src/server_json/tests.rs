@@ -100,7 +100,9 @@ fn what_cannot_run_here_is_refused_with_what_is_offered() {
         "io.github.x/app offers an mcpb package, an npm package over streamable-http and an sse remote; this gateway runs npm (npx), pypi (uvx) and oci (docker) packages over stdio, and streamable-http remotes"
     );
     assert_eq!(
-        convert(&d, Some(Source::Pypi), &Given::new()).unwrap_err().to_string(),
+        convert(&d, Some(Source::Package(Runtime::Pypi)), &Given::new())
+            .unwrap_err()
+            .to_string(),
         "io.github.x/app has no pypi package that runs over stdio; it offers an mcpb package, an npm package over streamable-http and an sse remote"
     );
 }
@@ -211,9 +213,13 @@ fn apify_is_a_url_server_whose_authorization_each_project_sets() {
     assert_eq!(c.secrets[0].name, "Authorization");
     assert!(matches!(checked("apify", &c).transport, crate::Transport::Http { .. }));
     assert_eq!(
-        convert(&real("apify-remote.json"), Some(Source::Npm), &Given::new())
-            .unwrap_err()
-            .to_string(),
+        convert(
+            &real("apify-remote.json"),
+            Some(Source::Package(Runtime::Npm)),
+            &Given::new()
+        )
+        .unwrap_err()
+        .to_string(),
         "com.apify/apify-mcp-server has no npm package that runs over stdio; it offers a streamable-http remote"
     );
 }
