@@ -326,3 +326,89 @@ async fn a_key_is_asked_for_on_a_terminal_and_never_shown() {
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(listed[0]["name"], "BRAVE_API_KEY");
 }
+
+/// The fake refuses what registry v1.7.0 refuses, in its words
+/// (tests/registry/SOURCES.md): a fake that took everything would hide
+/// what `add` does with a refusal.
+#[tokio::test]
+async fn the_fake_registry_refuses_as_the_real_one_does() {
+    let registry = FakeRegistry::start().await;
+    let get = |path: &str| {
+        let url = format!("{}{path}", registry.base);
+        async move {
+            let r = reqwest::get(url).await.unwrap();
+            let kind = r.headers()["content-type"].to_str().unwrap().to_string();
+            (r.status().as_u16(), kind, r.text().await.unwrap())
+        }
+    };
+    let problem = "application/problem+json";
+    let cases = [
+        (
+            "/v0.1/servers/io.github.nobody%2Fnothing/versions/latest",
+            404,
+            r#"{"detail":"Server not found","status":404,"title":"Not Found"}"#,
+        ),
+        (
+            "/v0.1/servers/io.github.brave%2Fbrave-search-mcp-server/versions/9.9.9",
+            404,
+            r#"{"detail":"Server not found","status":404,"title":"Not Found"}"#,
+        ),
+        (
+            "/v0.1/servers?limit=0",
+            422,
+            r#"{"detail":"validation failed","errors":[{"location":"query.limit","message":"expected number >= 1","value":0}],"status":422,"title":"Unprocessable Entity"}"#,
+        ),
+        (
+            "/v0.1/servers?limit=101",
+            422,
+            r#"{"detail":"validation failed","errors":[{"location":"query.limit","message":"expected number <= 100","value":101}],"status":422,"title":"Unprocessable Entity"}"#,
+        ),
+        (
+            "/v0.1/servers?limit=abc",
+            422,
+            r#"{"detail":"validation failed","errors":[{"location":"query.limit","message":"invalid integer","value":"abc"}],"status":422,"title":"Unprocessable Entity"}"#,
+        ),
+        (
+            "/v0.1/servers/a%25zz/versions",
+            400,
+            r#"{"detail":"Invalid server name encoding","errors":[{"message":"invalid URL escape \"%zz\""}],"status":400,"title":"Bad Request"}"#,
+        ),
+        (
+            "/v0.1/servers/io.github.brave/brave-search-mcp-server/versions/latest",
+            404,
+            r#"{"detail":"Endpoint not found. See /docs for the API documentation.","status":404,"title":"Not Found"}"#,
+        ),
+        (
+            "/servers",
+            404,
+            r#"{"detail":"Endpoint not found. Did you mean '/v0.1/servers' or '/v0/servers'? See /docs for the API documentation.","status":404,"title":"Not Found"}"#,
+        ),
+    ];
+    for (path, status, body) in cases {
+        let (got, kind, text) = get(path).await;
+        assert_eq!((got, kind.as_str()), (status, problem), "{path}: {text}");
+        let text: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(text, serde_json::from_str::<serde_json::Value>(body).unwrap(), "{path}");
+    }
+    // v0 serves what v0.1 does; an entry carries the official _meta.
+    let (status, _, text) = get("/v0/servers/com.apify%2Fapify-mcp-server/versions/latest").await;
+    assert_eq!(status, 200, "{text}");
+    let entry: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(entry["server"]["version"], "0.15.2");
+    let official = &entry["_meta"]["io.modelcontextprotocol.registry/official"];
+    assert_eq!(
+        (official["status"].as_str(), official["isLatest"].as_bool()),
+        (Some("active"), Some(true))
+    );
+    let (_, _, text) = get("/v0.1/servers?search=BRAVE&limit=1").await;
+    let page: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        page["servers"][0]["server"]["name"],
+        "io.github.brave/brave-search-mcp-server"
+    );
+    assert_eq!(page["metadata"]["count"], 1);
+    assert_eq!(
+        page["metadata"]["nextCursor"], "io.github.brave/brave-search-mcp-server:2.1.3",
+        "a full page has a cursor"
+    );
+}
