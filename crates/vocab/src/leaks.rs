@@ -291,7 +291,7 @@ fn scan_at(value: &Value, path: &str, secret_key: bool, found: &mut Vec<Found>) 
 /// Whether a key names a secret, as sent or as redacted (`[REDACTED:github-token]`
 /// names one): either way, so that what [`redact`] leaves, [`scan`] passes.
 fn names_secret(key: &str, shown: &str) -> bool {
-    secret_like_name(key) || secret_like_name(shown)
+    secret_like_name(key) || (shown != key && secret_like_name(shown))
 }
 
 /// What a redacted credential of `kind` is replaced with.

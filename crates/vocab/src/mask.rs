@@ -14,18 +14,33 @@ use regex::Regex;
 pub(crate) const MASK: &str = "***";
 
 /// Whole words that make a key name a secret (too short or too common to match inside other words).
-const SECRET_WORDS: &str = "auth creds pass pwd session token";
+const SECRET_WORDS: &[&str] = &["auth", "creds", "pass", "pwd", "session", "token"];
 /// The same for a URL's parameters, which also name API keys and signatures
 /// in one short word (`?key=`, Azure's `?sig=`, S3's `X-Amz-Signature`).
-const URL_SECRET_WORDS: &str = "key sig signature";
+const URL_SECRET_WORDS: &[&str] = &["key", "sig", "signature"];
 /// Parts of a key's words run together that make it a secret (`x-api-key` → `xapikey`).
-const SECRET_PARTS: &str = "password passwd passphrase secret credential authorization bearer cookie apikey accesskey \
-    privatekey signingkey encryptionkey accesstoken refreshtoken authtoken idtoken sessionid";
+#[rustfmt::skip]
+const SECRET_PARTS: &[&str] = &[
+    "password", "passwd", "passphrase", "secret", "credential", "authorization", "bearer", "cookie", "apikey",
+    "accesskey", "privatekey", "signingkey", "encryptionkey", "accesstoken", "refreshtoken", "authtoken", "idtoken",
+    "sessionid",
+];
 /// Words that make a key about paging, counting or describing a secret rather than holding one.
-const NOT_SECRET_WORDS: &str = "count cursor endpoint expiration expires expiry file hint len length limit max min \
-    name next num offset page path prev previous remaining tokens total ttl type uri url used id ids";
+#[rustfmt::skip]
+const NOT_SECRET_WORDS: &[&str] = &[
+    "count", "cursor", "endpoint", "expiration", "expires", "expiry", "file", "hint", "len", "length", "limit", "max",
+    "min", "name", "next", "num", "offset", "page", "path", "prev", "previous", "remaining", "tokens", "total", "ttl",
+    "type", "uri", "url", "used", "id", "ids",
+];
 /// The same, for keys written as one lower-case word.
-const NOT_SECRET_PARTS: &str = "pagetoken nexttoken maxtokens tokencount tokentype tokensused";
+const NOT_SECRET_PARTS: &[&str] = &[
+    "pagetoken",
+    "nexttoken",
+    "maxtokens",
+    "tokencount",
+    "tokentype",
+    "tokensused",
+];
 
 /// Whether a JSON object key names a secret (password, secret, token, api_key, apiKey, access_key,
 /// private_key, client_secret, authorization, credential(s), passphrase, bearer, session/cookie,
@@ -33,29 +48,32 @@ const NOT_SECRET_PARTS: &str = "pagetoken nexttoken maxtokens tokencount tokenty
 /// secrets: page_token, next_token, nextPageToken, cursor, max_tokens, token_count, tokens_used,
 /// token_type, etc.
 pub(crate) fn secret_like_name(key: &str) -> bool {
-    names_secret(key, "")
+    names_secret(key, &[])
 }
 
-/// [`secret_like_name`], where `extra` (space-separated) are more whole words that name a secret.
-fn names_secret(key: &str, extra: &str) -> bool {
+/// [`secret_like_name`], where `extra` are more whole words that name a secret.
+///
+/// It runs on every key of every call's arguments and result (`leaks::scan`),
+/// so the lists are slices, not text split on each call.
+fn names_secret(key: &str, extra: &[&str]) -> bool {
     let words = words(key);
     let joined = words.concat();
-    let has_word = |list: &str| list.split_whitespace().any(|w| words.iter().any(|word| word == w));
-    let has_part = |list: &str| list.split_whitespace().any(|part| joined.contains(part));
+    let has_word = |list: &[&str]| words.iter().any(|word| list.contains(&word.as_str()));
+    let has_part = |list: &[&str]| list.iter().any(|part| joined.contains(part));
     // An id names a secret without being one (`token_id`, `keyId`), but a session id is the session.
-    let vetoed = !has_part("sessionid") && (has_word(NOT_SECRET_WORDS) || has_part(NOT_SECRET_PARTS));
+    let vetoed = !joined.contains("sessionid") && (has_word(NOT_SECRET_WORDS) || has_part(NOT_SECRET_PARTS));
     !vetoed && (has_word(SECRET_WORDS) || has_word(extra) || has_part(SECRET_PARTS))
 }
 
 /// A key's words, lower-cased: split at anything not a letter or digit and at camelCase humps
 /// (`nextPageToken`, `APIKey`).
 fn words(key: &str) -> Vec<String> {
-    let chars: Vec<char> = key.chars().collect();
     let mut words = Vec::new();
     let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        let prev = i.checked_sub(1).map(|j| chars[j]);
-        let next = chars.get(i + 1);
+    let mut chars = key.chars().peekable();
+    let mut prev: Option<char> = None;
+    while let Some(c) = chars.next() {
+        let next = chars.peek();
         // `tT`, `2T`, or an acronym's last capital before a lower-case letter (`APIKey`)
         let hump = c.is_uppercase()
             && prev.is_some_and(|p| {
@@ -67,6 +85,7 @@ fn words(key: &str) -> Vec<String> {
         if c.is_alphanumeric() {
             word.extend(c.to_lowercase());
         }
+        prev = Some(c);
     }
     if !word.is_empty() {
         words.push(word);
