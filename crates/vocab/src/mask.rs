@@ -33,14 +33,8 @@ const NOT_SECRET_WORDS: &[&str] = &[
     "type", "uri", "url", "used", "id", "ids",
 ];
 /// The same, for keys written as one lower-case word.
-const NOT_SECRET_PARTS: &[&str] = &[
-    "pagetoken",
-    "nexttoken",
-    "maxtokens",
-    "tokencount",
-    "tokentype",
-    "tokensused",
-];
+#[rustfmt::skip]
+const NOT_SECRET_PARTS: &[&str] = &["pagetoken", "nexttoken", "maxtokens", "tokencount", "tokentype", "tokensused"];
 
 /// Whether a JSON object key names a secret (password, secret, token, api_key, apiKey, access_key,
 /// private_key, client_secret, authorization, credential(s), passphrase, bearer, session/cookie,
