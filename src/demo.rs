@@ -105,10 +105,13 @@ impl Demo {
         tools
     }
 
-    /// Whether `name` is listed now. Every call asks, so the tools that never
-    /// change are looked up without building the others.
-    fn has_tool(&self, name: &str) -> bool {
-        fixed_tools(self.chaos).iter().any(|t| t.name == name) || self.tools().iter().any(|t| t.name == name)
+    /// `f` of the tool listed now as `name`. Every call looks its tool up, so
+    /// the tools that never change are searched without building the others.
+    fn with_tool<T>(&self, name: &str, f: impl FnOnce(&Tool) -> T) -> Option<T> {
+        match fixed_tools(self.chaos).iter().find(|t| t.name == name) {
+            Some(tool) => Some(f(tool)),
+            None => self.tools().iter().find(|t| t.name == name).map(f),
+        }
     }
 
     /// `notes`, whose description turns hostile on demand.
@@ -360,8 +363,7 @@ impl ServerHandler for Demo {
 
     /// For rmcp's check of a 2026-07-28 call's `Mcp-Param-*` headers.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let fixed = fixed_tools(self.chaos).iter().find(|t| t.name == name).cloned();
-        fixed.or_else(|| self.tools().into_iter().find(|t| t.name == name))
+        self.with_tool(name, Tool::clone)
     }
 
     async fn call_tool(
@@ -369,7 +371,7 @@ impl ServerHandler for Demo {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.has_tool(&request.name) {
+        if self.with_tool(&request.name, |_| ()).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool '{}'", request.name),
                 None,
