@@ -216,8 +216,7 @@ impl ServerHandler for Upstream {
         };
         // A session without a valid caller is refused at its first request anyway.
         if let Ok(caller) = caller {
-            let listener = Listener::new(Notify::Session(ctx.peer), &caller, self);
-            self.listeners.lock().expect("listeners lock").push(listener);
+            self.listen(Notify::Session(ctx.peer), &caller);
         }
     }
 

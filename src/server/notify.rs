@@ -65,16 +65,22 @@ pub(super) struct Listener {
     fingerprint: u64,
 }
 
-impl Listener {
-    /// `to`, which lists what `caller` sees.
-    pub(super) fn new(to: Notify, caller: &Caller, upstream: &Upstream) -> Self {
-        let view = upstream.gateway.catalog().view_of(caller);
-        Self {
+impl Upstream {
+    /// Adds `to` as a listener of what `caller` sees. The listeners whose
+    /// session or stream has ended go first: the sweep at a change alone
+    /// would keep every ended session's peer (its channel, its client's
+    /// info) for as long as nothing changes, about 12 KiB a session.
+    pub(super) fn listen(&self, to: Notify, caller: &Caller) {
+        let view = self.gateway.catalog().view_of(caller);
+        let listener = Listener {
             to,
             project: caller.project.name.clone(),
             grants: caller.grants.clone(),
             fingerprint: listing_fingerprint(&view, &caller.project),
-        }
+        };
+        let mut listeners = self.listeners.lock().expect("listeners lock");
+        listeners.retain(|l| !l.to.closed());
+        listeners.push(listener);
     }
 }
 
@@ -194,8 +200,7 @@ impl Upstream {
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             relays.push(self.subscribe_for(&caller, uri, to.clone()).await?);
         }
-        let listener = Listener::new(to, &caller, self);
-        self.listeners.lock().expect("listeners lock").push(listener);
+        self.listen(to, &caller);
         context.cancelled().await;
         for (server, uri, relay) in relays {
             drop(relay);
