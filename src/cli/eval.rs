@@ -65,6 +65,9 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
     let bench = crate::eval::Bench::load(data)?;
     let paraphrases = replay::load_paraphrases(data)?;
     let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
+    if let Some(model) = &semantic {
+        model.keep_queries(replay::QUERIES_KEPT);
+    }
     let view = bench.view(Default::default(), semantic.as_deref())?;
     let holdout = replay::holdout(&bench, &paraphrases);
     let folds = replay::server_folds(&bench, &paraphrases, 4);
@@ -176,6 +179,7 @@ pub(super) async fn tune(config: &Config, data: &std::path::Path, evidence: bool
         .ok_or_else(|| {
             anyhow::anyhow!("tuning the memory of meanings needs the embedding model (mcp-gateway model install)")
         })?;
+    model.keep_queries(replay::QUERIES_KEPT);
     let view = bench.view(Default::default(), Some(&model))?;
     let holdout = replay::holdout(&bench, &paraphrases);
     let hybrid = crate::rank::Hybrid::new(model.clone());

@@ -39,6 +39,10 @@ const REPLAYED_AT: i64 = 1_793_491_200;
 /// The replayed call counts reported.
 pub const CHECKPOINTS: [usize; 5] = [0, 10, 100, 300, 1000];
 
+/// Query vectors a replay keeps ([`Semantic::keep_queries`]): every text
+/// of the benchmark, its steps' clauses and the paraphrases (about 2,000).
+pub const QUERIES_KEPT: usize = 4096;
+
 /// One line of `paraphrases.jsonl`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Paraphrases {
@@ -154,7 +158,7 @@ pub fn server_folds(bench: &Bench, paraphrases: &[Paraphrases], folds: usize) ->
                     .any(|k| out.contains(&k.split(':').next().unwrap_or("")))
             };
             let (scored, taught): (Vec<&Task>, Vec<&Task>) = bench.tasks.iter().partition(|t| about(t));
-            let texts: Vec<&str> = scored.iter().flat_map(|t| task_texts(t)).collect();
+            let texts: Vec<Words> = scored.iter().flat_map(|t| task_texts(t)).map(Words::of).collect();
             let kept: Vec<Paraphrases> = paraphrases
                 .iter()
                 .map(|p| Paraphrases {
@@ -162,7 +166,7 @@ pub fn server_folds(bench: &Bench, paraphrases: &[Paraphrases], folds: usize) ->
                     queries: p
                         .queries
                         .iter()
-                        .filter(|q| texts.iter().all(|h| word_overlap(q, h) < NEAR))
+                        .filter(|q| !Words::of(q).near_any(&texts))
                         .cloned()
                         .collect(),
                 })
@@ -186,20 +190,45 @@ fn task_texts(t: &Task) -> impl Iterator<Item = &str> {
 /// Word overlap at which a paraphrase counts as written from a text.
 const NEAR: f64 = 0.4;
 
-/// Jaccard similarity of two texts' sets of lower-cased words.
-pub fn word_overlap(a: &str, b: &str) -> f64 {
-    let words = |s: &str| -> std::collections::HashSet<String> {
-        s.split(|c: char| !c.is_ascii_alphanumeric())
+/// A text's set of lower-cased words (sorted, each once), built once so a
+/// text is compared with many: the folds compare every paraphrase with
+/// every scored text.
+pub struct Words(Vec<String>);
+
+impl Words {
+    pub fn of(text: &str) -> Self {
+        let mut words: Vec<String> = text
+            .split(|c: char| !c.is_ascii_alphanumeric())
             .filter(|w| !w.is_empty())
             .map(str::to_ascii_lowercase)
-            .collect()
-    };
-    let (a, b) = (words(a), words(b));
-    let union = a.union(&b).count();
-    if union == 0 {
-        0.0
-    } else {
-        a.intersection(&b).count() as f64 / union as f64
+            .collect();
+        words.sort_unstable();
+        words.dedup();
+        Self(words)
+    }
+
+    /// Jaccard similarity of the two sets: their common words counted in
+    /// one merge of the sorted lists.
+    pub fn overlap(&self, other: &Words) -> f64 {
+        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
+        let mut common = 0;
+        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+            match x.cmp(y) {
+                std::cmp::Ordering::Less => drop(a.next()),
+                std::cmp::Ordering::Greater => drop(b.next()),
+                std::cmp::Ordering::Equal => {
+                    common += 1;
+                    (a.next(), b.next());
+                }
+            }
+        }
+        let union = self.0.len() + other.0.len() - common;
+        if union == 0 { 0.0 } else { common as f64 / union as f64 }
+    }
+
+    /// Whether this text counts as written from one of `texts`.
+    pub fn near_any<'a>(&self, texts: impl IntoIterator<Item = &'a Words>) -> bool {
+        texts.into_iter().any(|t| self.overlap(t) >= NEAR)
     }
 }
 
@@ -474,6 +503,15 @@ mod tests {
     use crate::search::bm25::Weights;
 
     #[test]
+    fn word_overlap_is_jaccard_of_lower_cased_words() {
+        let a = Words::of("Read a FILE, read it");
+        assert_eq!(a.overlap(&Words::of("read file now")), 2.0 / 5.0);
+        assert_eq!(a.overlap(&a), 1.0);
+        assert_eq!(Words::of("").overlap(&Words::of("-- !")), 0.0);
+        assert!(Words::of("read the file").near_any(&[Words::of("x"), Words::of("file read")]));
+    }
+
+    #[test]
     fn the_history_is_the_tune_side_only_in_a_fixed_order() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
         let bench = Bench::load(&dir).unwrap();
@@ -484,13 +522,19 @@ mod tests {
             .tasks
             .iter()
             .filter(|t| t.split == "holdout")
-            .flat_map(|t| std::iter::once(t.query.as_str()).chain(t.steps.iter().map(String::as_str)))
+            .flat_map(task_texts)
             .collect();
         assert!(calls.iter().all(|c| !held_out.contains(&c.query.as_str())));
         // The paraphrases are no near copy either: none shares 40% of its words with a held-out text.
+        let held_out_words: Vec<Words> = held_out.iter().map(|h| Words::of(h)).collect();
         for query in paraphrases.iter().flat_map(|p| &p.queries) {
-            let near = held_out.iter().find(|h| word_overlap(query, h) >= 0.4);
-            assert!(near.is_none(), "{query:?} is close to held-out {near:?}");
+            let query_words = Words::of(query);
+            let near = held_out_words.iter().position(|h| query_words.overlap(h) >= NEAR);
+            assert!(
+                near.is_none(),
+                "{query:?} is close to held-out {:?}",
+                near.map(|i| held_out[i])
+            );
         }
         let view = bench.view(Weights::default(), None).unwrap();
         for p in &paraphrases {
@@ -564,6 +608,7 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
         let (bench, paraphrases) = (Bench::load(&dir).unwrap(), load_paraphrases(&dir).unwrap());
         let model = crate::eval::tests::installed_model();
+        model.keep_queries(QUERIES_KEPT);
         let view = bench.view(Weights::default(), Some(&model)).unwrap();
         let hybrid = Hybrid::new(model.clone());
         let run = Run {
@@ -606,6 +651,7 @@ mod tests {
             .collect();
         for fold in &folds {
             let texts: Vec<&str> = fold.single.iter().chain(&fold.multi).flat_map(task_texts).collect();
+            let words: Vec<Words> = texts.iter().map(|t| Words::of(t)).collect();
             for call in &fold.history {
                 assert!(
                     !texts.contains(&call.query.as_str()),
@@ -617,7 +663,7 @@ mod tests {
                     continue;
                 }
                 assert!(
-                    texts.iter().all(|h| word_overlap(&call.query, h) < NEAR),
+                    !Words::of(&call.query).near_any(&words),
                     "{}: {:?} is close to a scored text",
                     fold.name,
                     call.query

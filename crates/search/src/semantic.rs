@@ -175,6 +175,13 @@ impl Semantic {
         self.model.embed(texts)
     }
 
+    /// Keeps up to `capacity` query vectors from now on, dropping those
+    /// kept: `eval --replay` asks a few thousand queries again and again,
+    /// more than the gateway's 1,024, which it would embed every time.
+    pub fn keep_queries(&self, capacity: usize) {
+        *self.queries.lock().unwrap_or_else(|p| p.into_inner()) = QueryCache::new(capacity);
+    }
+
     /// The vectors of recent queries, `None` for those not kept: a search
     /// whose queries are all kept needs no inference (and no thread hop).
     pub fn recall_queries(&self, queries: &[String]) -> Vec<Option<Arc<[f32]>>> {
