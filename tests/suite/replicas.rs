@@ -272,9 +272,9 @@ fn spawn_clients(
 }
 
 const CLIENTS: u64 = 16;
-const CALLS: u64 = 500;
+const CALLS: u64 = 200;
 
-/// 16 clients × 500 calls through HAProxy, half stateless, half legacy
+/// 16 clients × 200 calls through HAProxy, half stateless, half legacy
 /// sessions; replica b is killed (SIGKILL) a third of the way through. Every
 /// call is answered in the end: the calls in flight on b are errors to their
 /// clients, which retry (a legacy client opens a new session, as after the
@@ -343,7 +343,7 @@ async fn load_through_haproxy_survives_a_killed_replica() {
 async fn every_answered_call_keeps_its_row_through_repeated_kills() {
     const KILLS: u64 = 5;
     const CLIENTS_PER_ROUND: u64 = 8;
-    const CALLS_PER_CLIENT: u64 = 60;
+    const CALLS_PER_CLIENT: u64 = 30;
     let env = shared_store();
     let db = env[0].1.rsplit('/').next().unwrap().to_string();
     let a = replica(&env).await;
