@@ -10,6 +10,12 @@ use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+/// One client for the raw requests: building one per request (its TLS
+/// roots) cost more than the request, 300 times over. It keeps no idle
+/// connection, which another test's runtime could not drive.
+static HTTP: std::sync::LazyLock<reqwest::Client> =
+    std::sync::LazyLock::new(|| reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap());
+
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 /// Two projects, each granted the demo server; no anonymous access.
@@ -32,7 +38,7 @@ async fn send(
     session: Option<&str>,
     body: Option<&str>,
 ) -> (StatusCode, String) {
-    let mut req = reqwest::Client::new()
+    let mut req = HTTP
         .request(method, &gw.url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-06-18");
@@ -63,7 +69,7 @@ async fn send(
 
 /// Opens a session as `token`; returns its id.
 async fn open(gw: &Gateway, token: &str) -> String {
-    let r = reqwest::Client::new()
+    let r = HTTP
         .post(&gw.url)
         .bearer_auth(token)
         .header("content-type", "application/json")
