@@ -210,16 +210,13 @@ impl Words {
     /// Jaccard similarity of the two sets: their common words counted in
     /// one merge of the sorted lists.
     pub fn overlap(&self, other: &Words) -> f64 {
-        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
-        let mut common = 0;
-        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            match x.cmp(y) {
-                std::cmp::Ordering::Less => drop(a.next()),
-                std::cmp::Ordering::Greater => drop(b.next()),
-                std::cmp::Ordering::Equal => {
-                    common += 1;
-                    (a.next(), b.next());
-                }
+        let (a, b) = (&self.0, &other.0);
+        let (mut i, mut j, mut common) = (0, 0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => (i, j, common) = (i + 1, j + 1, common + 1),
             }
         }
         let union = self.0.len() + other.0.len() - common;
