@@ -78,6 +78,10 @@ fn describe() {
         "Credentials found in calls, by direction (arguments, results), kind and action (blocked, redacted)"
     );
     describe_gauge!("mcp_gateway_sessions_open", "MCP sessions open on the HTTP listener");
+    describe_gauge!(
+        "mcp_gateway_change_listeners",
+        "Sessions and subscriptions/listen streams kept to be told when their tools change"
+    );
     describe_counter!(
         "mcp_gateway_sessions_evicted_total",
         "Idle MCP sessions closed to make room for new ones"
@@ -211,6 +215,12 @@ pub fn secret(direction: &'static str, kind: &'static str, action: &'static str)
 /// MCP sessions open on the HTTP listener.
 pub fn sessions_open(n: usize) {
     gauge!("mcp_gateway_sessions_open").set(n as f64);
+}
+
+/// Listeners of tool-list changes added (a positive `delta`) or dropped: a
+/// sum, as the stdio and HTTP faces keep their own.
+pub fn change_listeners(delta: isize) {
+    gauge!("mcp_gateway_change_listeners").increment(delta as f64);
 }
 
 /// An idle session closed to make room for a new one.

@@ -79,8 +79,10 @@ impl Upstream {
             fingerprint: listing_fingerprint(&view, &caller.project),
         };
         let mut listeners = self.listeners.lock().expect("listeners lock");
+        let before = listeners.len();
         listeners.retain(|l| !l.to.closed());
         listeners.push(listener);
+        crate::telemetry::change_listeners(listeners.len() as isize - before as isize);
     }
 }
 
@@ -126,7 +128,9 @@ impl Upstream {
             }
             let changed: Vec<Notify> = {
                 let mut listeners = self.listeners.lock().expect("listeners lock");
+                let before = listeners.len();
                 listeners.retain(|l| !l.to.closed());
+                crate::telemetry::change_listeners(listeners.len() as isize - before as isize);
                 listeners
                     .iter_mut()
                     .filter_map(|l| {

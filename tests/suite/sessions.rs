@@ -4,6 +4,8 @@
 //! caller's sessions are capped; session ids and payloads stay out of the
 //! log even at `RUST_LOG=debug`.
 
+use std::time::Duration;
+
 use crate::common;
 
 use common::*;
@@ -279,6 +281,30 @@ async fn debug_logging_never_prints_arguments_or_results() {
     assert!(log.contains("DEBUG"), "the gateway ran at debug");
     assert!(!log.contains(marker), "a tool argument or result in the log:\n{log}");
     assert!(!log.contains("peer_info"), "rmcp's peer details in the log");
+}
+
+/// An ended session is not kept to be told of changes: with a catalog and
+/// grants that never change (anonymous callers, nothing edited), each
+/// ended session's peer stayed, the soak's creep.
+#[tokio::test]
+async fn ended_sessions_are_not_kept_as_listeners() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("demo", ""))).await;
+    for _ in 0..5 {
+        gw.client().await.cancel().await.unwrap();
+    }
+    eventually(Duration::from_secs(10), "the five sessions ended", || async {
+        gw.metrics().await.contains("mcp_gateway_sessions_open 0").then_some(())
+    })
+    .await;
+    // The next session's listener is the only one: the ended ones went
+    // when it came (a session whose end is not seen yet goes with the next).
+    eventually(Duration::from_secs(10), "one listener", || async {
+        let client = gw.client().await;
+        let metrics = gw.metrics().await;
+        client.cancel().await.unwrap();
+        metrics.contains("mcp_gateway_change_listeners 1\n").then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
