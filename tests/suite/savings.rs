@@ -24,13 +24,13 @@ async fn a_sessions_discoveries_and_a_scripts_results_are_counted_as_saved() {
     let gw = Gateway::start(&format!("{ANONYMOUS}{servers}")).await;
 
     // What a client would list without the gateway: every tool, directly.
-    // And the project measured here, on the default exposure.
-    for project in ["direct", "measured"] {
+    let grant = |project: &str| {
         gw.cli(&["project", "create", project, "--search", "bm25"]);
         for server in ["alpha", "beta", "gamma"] {
             gw.cli(&["grant", "--project", project, "--server", server]);
         }
-    }
+    };
+    grant("direct");
     gw.cli(&["project", "set-exposure", "direct", "direct"]);
     let lister = gw.client_with_token(&gw.issue_token("direct")).await.unwrap();
     let warm = gw.client().await;
@@ -38,36 +38,14 @@ async fn a_sessions_discoveries_and_a_scripts_results_are_counted_as_saved() {
         wait_for_tool(&warm, &format!("{server}:sha256")).await;
     }
     let every: Vec<Tool> = lister.list_all_tools().await.unwrap();
-    // The catalog counts its tokens off the request path, just after it is
-    // built: a discovery before that saves nothing (its row says NULL).
-    let db = gw.dir.path().join("mcp-gateway.db");
-    eventually(Duration::from_secs(20), "the catalog's tokens counted", || async {
-        discover(&gw.client().await, json!("anything")).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        let counted: Option<i64> = conn
-            .query_row(
-                "SELECT saved_tokens FROM audit_log WHERE meta_tool = 'tool_discovery' ORDER BY id DESC LIMIT 1",
-                [],
-                |r| r.get(0),
-            )
-            .ok()
-            .flatten();
-        counted.map(|_| ())
-    })
-    .await;
     let all: i64 = every.iter().map(tokens).sum();
     let by_key = |key: &str| {
         let direct = key.replacen(':', "__", 1);
         tokens(every.iter().find(|t| t.name == direct).unwrap())
     };
-
-    // A session of its own: the meta-tools, then two discoveries.
-    let client = gw.client_with_token(&gw.issue_token("measured")).await.unwrap();
-    let meta = tokens(&client.list_all_tools().await.unwrap()[..2]);
-    let discovered = || async {
+    let discovered = async |client: &rmcp::service::RunningService<rmcp::RoleClient, ()>| {
         let r = call(
-            &client,
+            client,
             "tool_discovery",
             json!({ "query": "hash a text", "maxResults": 3 }),
         )
@@ -80,9 +58,39 @@ async fn a_sessions_discoveries_and_a_scripts_results_are_counted_as_saved() {
             .collect();
         keys.iter().map(|k| by_key(k)).sum::<i64>()
     };
-    let first = discovered().await;
-    let second = discovered().await;
-    let expected = all - meta - first - second;
+
+    // A session of its own, on the default exposure: the meta-tools, then
+    // two discoveries. The catalog counts its tokens off the request path
+    // each time it is built, so a discovery meanwhile saves nothing (its row
+    // says NULL); a session that met one runs again, as a new project.
+    let db = gw.dir.path().join("mcp-gateway.db");
+    let mut attempt = 0;
+    let (measured, client, expected, first, second, meta) = loop {
+        attempt += 1;
+        let measured = format!("measured{attempt}");
+        grant(&measured);
+        let client = gw.client_with_token(&gw.issue_token(&measured)).await.unwrap();
+        let meta = tokens(&client.list_all_tools().await.unwrap()[..2]);
+        let first = discovered(&client).await;
+        let second = discovered(&client).await;
+        let (counted, rows) = eventually(Duration::from_secs(10), "the discoveries' rows", || async {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            let counts: (i64, i64) = conn
+                .query_row(
+                    "SELECT count(a.saved_tokens), count(*) FROM audit_log a JOIN projects p ON p.id = a.project_id
+                     WHERE p.name = ?1 AND a.meta_tool = 'tool_discovery'",
+                    [&measured],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            (counts.1 == 2).then_some(counts)
+        })
+        .await;
+        if counted == rows {
+            break (measured, client, all - meta - first - second, first, second, meta);
+        }
+        assert!(attempt < 5, "no session of five met a counted catalog throughout");
+    };
 
     // A script reads 64 KiB and returns its length.
     let r = call(
@@ -99,39 +107,39 @@ async fn a_sessions_discoveries_and_a_scripts_results_are_counted_as_saved() {
         (usage["keptBytes"].as_i64() > Some(0)).then_some(usage)
     })
     .await;
-    let measured = usage["projects"]
+    let row = usage["projects"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["name"] == "measured")
+        .find(|p| p["name"] == measured.as_str())
         .unwrap_or_else(|| panic!("{usage}"))
         .clone();
-    let saved = measured["savedTokens"].as_i64().unwrap();
+    let saved = row["savedTokens"].as_i64().unwrap();
     assert!(
         expected > 0,
         "the listing outweighs what was read: {all} {meta} {first} {second}"
     );
     assert_eq!(saved, expected, "{usage}");
-    let kept = measured["keptBytes"].as_i64().unwrap();
+    let kept = row["keptBytes"].as_i64().unwrap();
     assert!(
         (65_536..70_000).contains(&kept),
         "the 64 KiB stayed in the script: {kept}"
     );
 
     // The text says the same, and Prometheus counts it.
-    let text = String::from_utf8(gw.cli(&["usage", "--range", "hour", "--project", "measured"]).stdout).unwrap();
+    let text = String::from_utf8(gw.cli(&["usage", "--range", "hour", "--project", &measured]).stdout).unwrap();
     assert!(
         text.contains(&format!("discovery saved {saved} tokens (o200k)")),
         "{text}"
     );
     let metrics = gw.metrics().await;
     assert!(
-        metrics.contains(&format!("mcp_gateway_tokens_saved{{project=\"measured\"}} {saved}")),
+        metrics.contains(&format!("mcp_gateway_tokens_saved{{project=\"{measured}\"}} {saved}")),
         "{metrics}"
     );
     assert!(
         metrics.contains(&format!(
-            "mcp_gateway_code_mode_bytes_kept_total{{project=\"measured\"}} {kept}"
+            "mcp_gateway_code_mode_bytes_kept_total{{project=\"{measured}\"}} {kept}"
         )),
         "{metrics}"
     );
