@@ -79,11 +79,17 @@ impl Upstream {
             fingerprint: listing_fingerprint(&view, &caller.project),
         };
         let mut listeners = self.listeners.lock().expect("listeners lock");
-        let before = listeners.len();
-        listeners.retain(|l| !l.to.closed());
+        sweep(&mut listeners);
         listeners.push(listener);
-        crate::telemetry::change_listeners(listeners.len() as isize - before as isize);
+        crate::telemetry::change_listeners(1);
     }
+}
+
+/// Drops the listeners whose session or stream has ended.
+fn sweep(listeners: &mut Vec<Listener>) {
+    let before = listeners.len();
+    listeners.retain(|l| !l.to.closed());
+    crate::telemetry::change_listeners(listeners.len() as isize - before as isize);
 }
 
 /// What a listener's `tools/list` follows: its view (Apps coming and going
@@ -128,9 +134,7 @@ impl Upstream {
             }
             let changed: Vec<Notify> = {
                 let mut listeners = self.listeners.lock().expect("listeners lock");
-                let before = listeners.len();
-                listeners.retain(|l| !l.to.closed());
-                crate::telemetry::change_listeners(listeners.len() as isize - before as isize);
+                sweep(&mut listeners);
                 listeners
                     .iter_mut()
                     .filter_map(|l| {
