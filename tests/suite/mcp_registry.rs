@@ -306,6 +306,9 @@ async fn a_key_is_asked_for_on_a_terminal_and_never_shown() {
         assert!(n > 0, "ended before asking: {}", String::from_utf8_lossy(&seen));
         seen.extend_from_slice(&chunk[..n]);
     }
+    // The prompt is written just before echo goes off: a person reads it
+    // first, and a test typing within microseconds would be echoed.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"typed-brave-key\r").await.unwrap();
     stdout.read_to_end(&mut seen).await.unwrap();
