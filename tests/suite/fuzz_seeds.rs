@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use crate::common::Rng;
+
 use serde_json::{Value, json};
 
 mod jsonrpc {
@@ -28,18 +30,6 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     assert!(!seeds.is_empty(), "{} has no seeds", dir.display());
     seeds.sort();
     seeds
-}
-
-/// xorshift64: reproducible without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n.max(1) as u64) as usize
-    }
 }
 
 /// What parsers trip on, as bytes to insert.

@@ -209,14 +209,9 @@ const METHODS: &[&str] = &[
 async fn generated_messages_with_a_wrong_credential_never_reach_the_session() {
     let (gw, victim, stranger) = two_projects("").await;
     let session = open(&gw, &victim).await;
-    // xorshift64: reproducible without a dependency; the seed is in any failure message.
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    // Reproducible: the seed is fixed, and each failure names its case.
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut next = |n: usize| rng.below(n);
     for case in 0..300 {
         let method = METHODS[next(METHODS.len())];
         let id = match next(3) {

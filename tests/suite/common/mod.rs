@@ -35,6 +35,19 @@ pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-gateway")
 }
 
+/// xorshift64, for generated inputs: reproducible without a dependency.
+pub(crate) struct Rng(pub(crate) u64);
+
+impl Rng {
+    /// The next number below `n` (0 when `n` is 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
+
 /// Where test gateways "fetch" a missing model: port 9 (discard) refuses at once.
 pub(crate) const OFFLINE_MODEL_URL: &str = "http://127.0.0.1:9/offline.whl";
 
