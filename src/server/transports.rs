@@ -22,6 +22,7 @@ use crate::gateway::Gateway;
 use crate::oauth;
 use crate::ratelimit::Limiter;
 
+mod answers;
 mod connections;
 
 /// Serves MCP on stdin/stdout until the client closes stdin or `ct` is cancelled.
@@ -98,8 +99,11 @@ pub async fn serve_http(
     let tasks = tokio_util::task::TaskTracker::new();
     tasks.spawn(upstream.clone().announce_changes(ct.child_token()));
     let sessions = Arc::new(Sessions::new(http.max_sessions, http.max_sessions_per_caller));
-    let service: StreamableHttpService<Upstream, Sessions> =
-        StreamableHttpService::new(move || Ok(upstream.for_session()), sessions.clone(), config);
+    let service = Mcp(Arc::new(StreamableHttpService::new(
+        move || Ok(upstream.for_session()),
+        sessions.clone(),
+        config,
+    )));
     let gateway_for_ops = gateway.clone();
     let limiter = http
         .rate
@@ -124,6 +128,36 @@ pub async fn serve_http(
     tasks.close();
     tasks.wait().await;
     Ok(())
+}
+
+/// rmcp's streamable HTTP service behind one `Arc`. Tower's layers clone
+/// their inner service on every request, and rmcp's carries its whole
+/// configuration (the host and origin lists): a request cloned it about a
+/// dozen times, allocating each time.
+#[derive(Clone)]
+struct Mcp(Arc<StreamableHttpService<Upstream, Sessions>>);
+
+impl tower::Service<axum::extract::Request> for Mcp {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        let mcp = self.0.clone();
+        let post = request.method() == http::Method::POST;
+        Box::pin(async move {
+            let response = mcp.handle(request).await.map(axum::body::Body::new);
+            Ok(if post {
+                answers::coalesced(response).await
+            } else {
+                response
+            })
+        })
+    }
 }
 
 /// `GET /.well-known/oauth-protected-resource[/path]` (RFC 9728), when
