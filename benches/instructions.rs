@@ -24,6 +24,10 @@
 //!   demo server (in process, over rmcp like any built-in), the answer, the
 //!   access log line, the audit row and its commit.
 //! * `tool_discovery`: the same path for a discovery (BM25) over the demo's tools.
+//! * `http_execute`: `tool_execute` over streamable HTTP as remote clients
+//!   send it: a new connection per request (rmcp's client keeps none idle),
+//!   the session and bearer token headers, the answer's SSE stream read to
+//!   its end; hyper, axum, the guard and rmcp's session worker with it.
 //! * `catalog_bm25`: ranking one query over the benchmark catalog
 //!   (`benches/data`, 1,764 tools) with BM25F, as `tool_discovery` does.
 //! * `catalog_hybrid`: the same with hybrid search, each query new (so
@@ -37,6 +41,7 @@ use mcp_gateway::access::Search;
 use mcp_gateway::config::{Builtin, Config, Transport};
 use mcp_gateway::eval::Bench;
 use mcp_gateway::gateway::Gateway;
+use mcp_gateway::launch::Launch;
 use mcp_gateway::rank::{Hybrid, SearchProvider, local};
 use mcp_gateway::search::Request;
 use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig};
@@ -107,6 +112,7 @@ fn main() {
         .expect("a runtime");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     runtime.block_on(wire_cases());
+    runtime.block_on(http_cases());
     catalog_cases(&runtime, root);
 }
 
@@ -184,51 +190,71 @@ fn tool_result(line: &str) -> Value {
 
 /// `tool_execute` and `tool_discovery` through the upstream server, as one
 /// token-authenticated session of a gateway on a SQLite store.
-async fn wire_cases() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let config_path = dir.path().join("gateway.toml");
+/// A gateway's configuration in `dir`: a SQLite store there, BM25 only, the
+/// demo server in process. The first one starts the access log as `serve
+/// --http` writes it (stderr, info: a line per call), since serving pays for it.
+fn demo_config(dir: &Path) -> Config {
+    let config_path = dir.join("gateway.toml");
     let text = format!(
         "[store]\npath = \"{}\"\n\n[search.semantic]\nenabled = false\n\n\
          [[servers]]\nname = \"demo\"\ncommand = \"replaced-by-the-in-process-demo\"\n",
-        dir.path().join("gateway.db").display()
+        dir.join("gateway.db").display()
     );
     std::fs::write(&config_path, &text).expect("the config is written");
-    // The access log as `serve` writes it (stderr, info), since serving pays for it.
-    let cli = <mcp_gateway::cli::Cli as clap::Parser>::parse_from([
-        "mcp-gateway",
-        "serve",
-        "--config",
-        config_path.to_str().expect("a UTF-8 temp path"),
-    ]);
-    mcp_gateway::cli::init_logging(&cli).expect("logging starts");
-    let mut config = Config::parse(&text, "instructions", dir.path()).expect("the config is valid");
+    static LOGGING: std::sync::Once = std::sync::Once::new();
+    LOGGING.call_once(|| {
+        let cli = <mcp_gateway::cli::Cli as clap::Parser>::parse_from([
+            "mcp-gateway",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--config",
+            config_path.to_str().expect("a UTF-8 temp path"),
+        ]);
+        mcp_gateway::cli::init_logging(&cli).expect("logging starts");
+    });
+    let mut config = Config::parse(&text, "instructions", dir).expect("the config is valid");
     config.servers[0].transport = Transport::Builtin(Builtin::Demo);
+    config
+}
 
-    let running = Gateway::start(&config, CancellationToken::new()).expect("the gateway starts");
-    let gateway = running.gateway.clone();
-    gateway.ready().await;
+/// A project granted the demo server, and a token of it.
+fn bench_token(gateway: &Gateway) -> String {
     let store = gateway.store();
     store.create_project("bench", Some(Search::Bm25)).expect("a project");
     store.set_permission("bench", "demo", None, true).expect("a grant");
-    let (_, token) = store.issue_token("bench", "instructions").expect("a token");
-    let mut session = Session::open(Upstream::new(gateway, Some(token))).await;
+    store.issue_token("bench", "instructions").expect("a token").1
+}
 
-    let execute = r#"{"toolKey":"demo:calculate","arguments":{"expression":"6*7"}}"#;
-    // The demo's tools reach the view a moment after it connects (pinned, reviewed).
+const EXECUTE: &str = r#"{"toolKey":"demo:calculate","arguments":{"expression":"6*7"}}"#;
+
+/// Calls `call` until the demo's tools have reached the view (a moment after
+/// it connects: pinned, reviewed), then `WARM_UP` times more.
+async fn until_the_demo_answers(mut call: impl AsyncFnMut() -> String) {
     for _ in 0..200 {
-        if !session
-            .call("tool_execute", execute)
-            .await
-            .contains(r#""isError":true"#)
-        {
+        if !call().await.contains(r#""isError":true"#) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     for _ in 0..WARM_UP {
-        tool_result(&session.call("tool_execute", execute).await);
+        let answer = call().await;
+        assert!(answer.contains(r#""result":42"#), "{answer}");
         std::thread::sleep(AUDIT_SETTLE);
     }
+}
+
+async fn wire_cases() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = demo_config(dir.path());
+    let running = Gateway::start(&config, CancellationToken::new()).expect("the gateway starts");
+    let gateway = running.gateway.clone();
+    gateway.ready().await;
+    let token = bench_token(&gateway);
+    let mut session = Session::open(Upstream::new(gateway, Some(token))).await;
+
+    let execute = EXECUTE;
+    until_the_demo_answers(async || session.call("tool_execute", execute).await).await;
     let mut answers = Vec::with_capacity(WIRE_CALLS);
     measure("tool_execute", WIRE_CALLS, AUDIT_SETTLE, async |_| {
         answers.push(session.call("tool_execute", execute).await);
@@ -262,6 +288,144 @@ async fn wire_cases() {
     }
     drop(session);
     running.shutdown().await;
+    after_shutdown().await;
+}
+
+/// One MCP session over streamable HTTP, as raw HTTP/1.1 on a new
+/// connection per request, so the client's own work is a copy and a scan.
+struct HttpSession {
+    addr: std::net::SocketAddr,
+    token: String,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl HttpSession {
+    async fn open(addr: std::net::SocketAddr, token: String) -> Self {
+        let mut session = Self {
+            addr,
+            token,
+            session: None,
+            next_id: 1,
+        };
+        let (head, body) = session
+            .send(
+                "POST",
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"instructions","version":"1"}}}"#,
+            )
+            .await;
+        assert!(body.contains(r#""result""#), "initialize failed: {head}{body}");
+        session.session = head
+            .lines()
+            .find_map(|l| l.strip_prefix("mcp-session-id: "))
+            .map(str::to_string);
+        assert!(session.session.is_some(), "no session: {head}");
+        let (head, _) = session
+            .send("POST", r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+        session
+    }
+
+    /// One request on a new connection: the response's head and whole body.
+    async fn send(&self, method: &str, body: &str) -> (String, String) {
+        use tokio::io::AsyncReadExt;
+        let mut stream = tokio::net::TcpStream::connect(self.addr)
+            .await
+            .expect("the gateway listens");
+        let session = self
+            .session
+            .as_deref()
+            .map(|s| format!("mcp-session-id: {s}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "{method} /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nauthorization: Bearer {}\r\n\
+             mcp-protocol-version: 2025-11-25\r\n{session}content-length: {}\r\n\r\n{body}",
+            self.addr,
+            self.token,
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.expect("the request is sent");
+        let mut read = Vec::with_capacity(4096);
+        loop {
+            let n = stream.read_buf(&mut read).await.expect("the answer is read");
+            let text = std::str::from_utf8(&read).expect("UTF-8");
+            if let Some(end) = text.find("\r\n\r\n") {
+                let (head, rest) = (&text[..end + 2], &text[end + 4..]);
+                let length = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length: "))
+                    .map(|n| n.parse::<usize>().expect("a length"));
+                let complete = match length {
+                    Some(length) => rest.len() >= length,
+                    None => rest.ends_with("\r\n0\r\n\r\n") || rest.starts_with("0\r\n\r\n"),
+                };
+                if complete {
+                    return (head.to_string(), rest.to_string());
+                }
+            }
+            assert!(n > 0, "the gateway closed the connection early: {text}");
+        }
+    }
+
+    async fn call(&mut self, tool: &str, arguments: &str) -> String {
+        self.next_id += 1;
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#,
+            self.next_id
+        );
+        self.send("POST", &request).await.1
+    }
+
+    /// Ends the session (a gateway stopping with it open waits to drain it,
+    /// and logs so into the next case's count).
+    async fn close(self) {
+        let (head, _) = self.send("DELETE", "").await;
+        assert!(head.starts_with("HTTP/1.1 2"), "{head}");
+    }
+}
+
+/// `tool_execute` over streamable HTTP: the listener, hyper, the guard, the
+/// caller from a bearer token, rmcp's session worker and the SSE answer.
+async fn http_cases() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let shutdown = CancellationToken::new();
+    let launched = Launch {
+        config: demo_config(dir.path()),
+        watch: None,
+        http: Some(listener),
+        stdio: None,
+        fetch_model: false,
+    }
+    .start(shutdown.clone())
+    .expect("the gateway starts");
+    launched.gateway().ready().await;
+    let token = bench_token(launched.gateway());
+    let addr = launched.http_addr().expect("HTTP is served");
+    let mut session = HttpSession::open(addr, token).await;
+    until_the_demo_answers(async || session.call("tool_execute", EXECUTE).await).await;
+    let mut answers = Vec::with_capacity(WIRE_CALLS);
+    measure("http_execute", WIRE_CALLS, AUDIT_SETTLE, async |_| {
+        answers.push(session.call("tool_execute", EXECUTE).await);
+    })
+    .await;
+    for answer in &answers {
+        assert!(answer.contains(r#""result":42"#), "{answer}");
+    }
+    session.close().await;
+    shutdown.cancel();
+    launched.wait().await;
+    after_shutdown().await;
+}
+
+/// rmcp's services drain for up to 2 s once cancelled (the in-process demo's
+/// among them), and log when that times out: let them, outside any count.
+async fn after_shutdown() {
+    tokio::time::sleep(Duration::from_secs(3)).await;
 }
 
 /// Distinct queries as people ask them: every task and step of the benchmark.
