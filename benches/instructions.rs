@@ -228,9 +228,11 @@ fn bench_token(gateway: &Gateway) -> String {
 
 const EXECUTE: &str = r#"{"toolKey":"demo:calculate","arguments":{"expression":"6*7"}}"#;
 
-/// Calls `call` until the demo's tools have reached the view (a moment after
-/// it connects: pinned, reviewed), then `WARM_UP` times more.
-async fn until_the_demo_answers(mut call: impl AsyncFnMut() -> String) {
+/// Counts `case`: `WIRE_CALLS` calls of `demo:calculate`, each answered
+/// 42, once the demo's tools have reached the view (a moment after it
+/// connects: pinned, reviewed) and `WARM_UP` calls have run. `call` returns
+/// the JSON-RPC response line.
+async fn count_executes(case: &str, mut call: impl AsyncFnMut() -> String) {
     for _ in 0..200 {
         if !call().await.contains(r#""isError":true"#) {
             break;
@@ -238,9 +240,14 @@ async fn until_the_demo_answers(mut call: impl AsyncFnMut() -> String) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     for _ in 0..WARM_UP {
-        let answer = call().await;
-        assert!(answer.contains(r#""result":42"#), "{answer}");
+        tool_result(&call().await);
         std::thread::sleep(AUDIT_SETTLE);
+    }
+    let mut answers = Vec::with_capacity(WIRE_CALLS);
+    measure(case, WIRE_CALLS, AUDIT_SETTLE, async |_| answers.push(call().await)).await;
+    for answer in &answers {
+        let result = tool_result(answer);
+        assert_eq!(result["structuredContent"]["result"], 42.0, "{answer}");
     }
 }
 
@@ -253,17 +260,7 @@ async fn wire_cases() {
     let token = bench_token(&gateway);
     let mut session = Session::open(Upstream::new(gateway, Some(token))).await;
 
-    let execute = EXECUTE;
-    until_the_demo_answers(async || session.call("tool_execute", execute).await).await;
-    let mut answers = Vec::with_capacity(WIRE_CALLS);
-    measure("tool_execute", WIRE_CALLS, AUDIT_SETTLE, async |_| {
-        answers.push(session.call("tool_execute", execute).await);
-    })
-    .await;
-    for answer in &answers {
-        let result = tool_result(answer);
-        assert_eq!(result["structuredContent"]["result"], 42.0, "{answer}");
-    }
+    count_executes("tool_execute", async || session.call("tool_execute", EXECUTE).await).await;
 
     let queries = [
         "evaluate an arithmetic expression",
@@ -276,7 +273,7 @@ async fn wire_cases() {
         tool_result(&session.call("tool_discovery", &discover(i)).await);
         std::thread::sleep(AUDIT_SETTLE);
     }
-    answers.clear();
+    let mut answers = Vec::with_capacity(WIRE_CALLS);
     measure("tool_discovery", WIRE_CALLS, AUDIT_SETTLE, async |i| {
         answers.push(session.call("tool_discovery", &discover(i)).await);
     })
@@ -375,7 +372,13 @@ impl HttpSession {
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#,
             self.next_id
         );
-        self.send("POST", &request).await.1
+        let (head, body) = self.send("POST", &request).await;
+        // The SSE answer's response event, as the stdio session reads a line.
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .find(|d| d.contains(r#""result""#) || d.contains(r#""error""#))
+            .unwrap_or_else(|| panic!("no response in {head}{body}"))
+            .to_string()
     }
 
     /// Ends the session (a gateway stopping with it open waits to drain it,
@@ -407,15 +410,7 @@ async fn http_cases() {
     let token = bench_token(launched.gateway());
     let addr = launched.http_addr().expect("HTTP is served");
     let mut session = HttpSession::open(addr, token).await;
-    until_the_demo_answers(async || session.call("tool_execute", EXECUTE).await).await;
-    let mut answers = Vec::with_capacity(WIRE_CALLS);
-    measure("http_execute", WIRE_CALLS, AUDIT_SETTLE, async |_| {
-        answers.push(session.call("tool_execute", EXECUTE).await);
-    })
-    .await;
-    for answer in &answers {
-        assert!(answer.contains(r#""result":42"#), "{answer}");
-    }
+    count_executes("http_execute", async || session.call("tool_execute", EXECUTE).await).await;
     session.close().await;
     shutdown.cancel();
     launched.wait().await;
