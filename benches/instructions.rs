@@ -137,16 +137,9 @@ impl Session {
             from: BufReader::new(from),
             next_id: 0,
         };
-        let answer = session
-            .request(
-                "initialize",
-                r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"instructions","version":"1"}}"#,
-            )
-            .await;
+        let answer = session.request("initialize", INITIALIZE).await;
         assert!(answer.contains("\"result\""), "initialize failed: {answer}");
-        session
-            .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-            .await;
+        session.send(INITIALIZED).await;
         session
     }
 
@@ -159,10 +152,7 @@ impl Session {
     async fn request(&mut self, method: &str, params: &str) -> String {
         self.next_id += 1;
         let id = self.next_id;
-        self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
-        ))
-        .await;
+        self.send(&jsonrpc_request(id, method, params)).await;
         let mut line = String::new();
         loop {
             line.clear();
@@ -175,9 +165,22 @@ impl Session {
     }
 
     async fn call(&mut self, tool: &str, arguments: &str) -> String {
-        self.request("tools/call", &format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#))
-            .await
+        self.request("tools/call", &tool_call(tool, arguments)).await
     }
+}
+
+const INITIALIZE: &str =
+    r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"instructions","version":"1"}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// A JSON-RPC request line.
+fn jsonrpc_request(id: u64, method: &str, params: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
+}
+
+/// `tools/call`'s params.
+fn tool_call(tool: &str, arguments: &str) -> String {
+    format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#)
 }
 
 /// The tool result inside a `tools/call` response line; panics on an error.
@@ -188,8 +191,6 @@ fn tool_result(line: &str) -> Value {
     result.clone()
 }
 
-/// `tool_execute` and `tool_discovery` through the upstream server, as one
-/// token-authenticated session of a gateway on a SQLite store.
 /// A gateway's configuration in `dir`: a SQLite store there, BM25 only, the
 /// demo server in process. The first one starts the access log as `serve
 /// --http` writes it (stderr, info: a line per call), since serving pays for it.
@@ -251,6 +252,8 @@ async fn count_executes(case: &str, mut call: impl AsyncFnMut() -> String) {
     }
 }
 
+/// `tool_execute` and `tool_discovery` through the upstream server, as one
+/// token-authenticated session of a gateway on a SQLite store.
 async fn wire_cases() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let config = demo_config(dir.path());
@@ -306,10 +309,7 @@ impl HttpSession {
             next_id: 1,
         };
         let (head, body) = session
-            .send(
-                "POST",
-                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"instructions","version":"1"}}}"#,
-            )
+            .send("POST", &jsonrpc_request(1, "initialize", INITIALIZE))
             .await;
         assert!(body.contains(r#""result""#), "initialize failed: {head}{body}");
         session.session = head
@@ -317,9 +317,7 @@ impl HttpSession {
             .find_map(|l| l.strip_prefix("mcp-session-id: "))
             .map(str::to_string);
         assert!(session.session.is_some(), "no session: {head}");
-        let (head, _) = session
-            .send("POST", r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-            .await;
+        let (head, _) = session.send("POST", INITIALIZED).await;
         assert!(head.starts_with("HTTP/1.1 202"), "{head}");
         session
     }
@@ -368,10 +366,7 @@ impl HttpSession {
 
     async fn call(&mut self, tool: &str, arguments: &str) -> String {
         self.next_id += 1;
-        let request = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#,
-            self.next_id
-        );
+        let request = jsonrpc_request(self.next_id, "tools/call", &tool_call(tool, arguments));
         let (head, body) = self.send("POST", &request).await;
         // The SSE answer's response event, as the stdio session reads a line.
         body.lines()

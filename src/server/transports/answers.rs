@@ -42,15 +42,14 @@ fn event(text: &[u8]) -> Event {
         id: Option<IgnoredAny>,
         method: Option<IgnoredAny>,
     }
-    let data: Vec<&[u8]> = text
+    let mut data = text
         .split(|&b| b == b'\n')
         .filter_map(|line| line.strip_prefix(b"data:"))
         .map(|d| d.strip_prefix(b" ").unwrap_or(d))
-        .filter(|d| !d.is_empty())
-        .collect();
-    match data.as_slice() {
-        [] => Event::Empty,
-        [json] => match serde_json::from_slice::<Shape>(json) {
+        .filter(|d| !d.is_empty());
+    match (data.next(), data.next()) {
+        (None, _) => Event::Empty,
+        (Some(json), None) => match serde_json::from_slice::<Shape>(json) {
             Ok(Shape {
                 id: Some(_),
                 method: None,
