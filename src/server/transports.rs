@@ -91,7 +91,11 @@ pub async fn serve_http(
     http: &HttpConfig,
     ct: CancellationToken,
 ) -> anyhow::Result<()> {
+    // A 2026-07-28 answer that is one response goes as JSON: rmcp's client
+    // (3.9) drops the tool schemas of a `tools/list` whose SSE stream ends as
+    // its message arrives, and then calls without the `Mcp-Param-*` headers.
     let config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
         .with_allowed_hosts(http.allowed_hosts.clone())
         .with_allowed_origins(http.allowed_origins.clone())
         .with_cancellation_token(ct.child_token());
