@@ -38,7 +38,9 @@ async fn the_official_conformance_suite_passes_all_that_applies_to_a_gateway() {
     let active = run_suite(&gw, &[], "expected-failures.yml").await;
     assert!(active.starts_with("Total: 53 passed, 12 failed"), "{active}");
     let stateless = run_suite(&gw, &["--requirements", "2026-07-28"], "expected-failures-2026.yml").await;
-    assert!(stateless.starts_with("Total: 121 passed, 53 failed"), "{stateless}");
+    // 2026-07-28 answers of one message are JSON, so the check that concurrent
+    // SSE streams work is informational there (server-sse-multiple-streams).
+    assert!(stateless.starts_with("Total: 120 passed, 53 failed"), "{stateless}");
 }
 
 /// Runs the suite against `gw` with `args` and the baseline `expected`
