@@ -35,6 +35,9 @@ const BUILTIN_PIPE_BYTES: usize = 256 * 1024;
 /// Room for the JSON-RPC envelope around a result of `max_result_bytes`.
 const ENVELOPE_BYTES: usize = 4096;
 
+/// How long a stopping server's subscription gets to say it is cancelled.
+const LISTEN_CANCEL_WAIT: Duration = Duration::from_secs(1);
+
 /// How long a stopping child gets (rmcp closes stdin, waits, SIGTERMs, waits) before its group is killed.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
 
@@ -205,17 +208,27 @@ pub(super) async fn run(
     // `ctx.notify_tools_changed()` reaches the stream), and the TTL below is
     // what bounds how old its tools get. Stopped with this connection (the
     // guard), or with the gateway.
-    let listening = ct.child_token();
+    let listening = CancellationToken::new();
     let _stop_listening = listening.clone().drop_guard();
-    if protocol
+    let listener = protocol
         .as_deref()
         .is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str())
-    {
-        tokio::spawn(listen(name.to_string(), peer.clone(), tx, listening));
-    }
+        .then(|| tokio::spawn(listen(name.to_string(), peer.clone(), tx, listening.clone())));
 
-    let stop = conn.cancellation_token();
+    let (stop, stopping) = (conn.cancellation_token(), conn.cancellation_token());
     let mut done = tokio::spawn(conn.waiting());
+    // Ends the subscription first: a server waits for its open
+    // `subscriptions/listen` before it exits on a closed stdin (rmcp's for
+    // 5 s), so the child would otherwise be SIGTERMed after its grace.
+    let listening = &listening;
+    let close = async move |done: &mut tokio::task::JoinHandle<_>| {
+        listening.cancel();
+        if let Some(listener) = listener {
+            let _ = tokio::time::timeout(LISTEN_CANCEL_WAIT, listener).await;
+        }
+        stopping.cancel();
+        let _ = tokio::time::timeout(STOP_GRACE, done).await;
+    };
     let mut tick = tokio::time::interval(LIVENESS_TICK);
     // Whatever the server announces, its tools are listed again once the
     // last listing is this old (a fresh listing, for any reason, restarts it).
@@ -226,14 +239,12 @@ pub(super) async fn run(
         let why = tokio::select! {
             _ = &mut done => break Ok(Ended::Closed),
             _ = ct.cancelled() => {
-                stop.cancel();
-                let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
+                close(&mut done).await;
                 break Ok(Ended::Stopped);
             }
             _ = server.restart.notified() => {
                 info!(server = %name, "restarting the downstream server, as an operator asked");
-                stop.cancel();
-                let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
+                close(&mut done).await;
                 break Ok(Ended::Restart);
             }
             _ = server.relist.notified() => "operator",
@@ -260,8 +271,7 @@ pub(super) async fn run(
                         }
                     })
                     .await;
-                    stop.cancel();
-                    let _ = tokio::time::timeout(STOP_GRACE, &mut done).await;
+                    close(&mut done).await;
                     break Ok(Ended::Idle);
                 }
                 continue;
@@ -344,7 +354,11 @@ async fn listen(
                     Ok(Some(_)) => { let _ = tools_changed.send("list_changed"); }
                     _ => break,
                 },
-                _ = ct.cancelled() => return,
+                _ = ct.cancelled() => {
+                    // Said, not dropped: the notice is sent before this returns.
+                    let _ = sub.cancel_with_reason(Some("the gateway is stopping this server".into())).await;
+                    return;
+                }
             }
         }
         if since.elapsed() >= LISTEN_AGAIN_MAX {
@@ -547,7 +561,7 @@ async fn handshake(
             let cannot_start = |e: std::io::Error| Failure::Setup(format!("cannot start '{command}': {e}"));
             let mut child = wrapped.spawn().map_err(cannot_start)?;
             let stderr = child.inner_mut().stderr().take();
-            let transport = ChildTransport::new(child, answer_limit).map_err(cannot_start)?;
+            let transport = ChildTransport::new(name.clone(), child, answer_limit).map_err(cannot_start)?;
             group.store(transport.id().unwrap_or(0), Ordering::SeqCst);
             if let Some(stderr) = stderr {
                 tokio::spawn(super::stderr::follow(name, stderr, server.stderr.clone()));

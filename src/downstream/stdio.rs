@@ -27,6 +27,8 @@ const EXIT_WAIT: Duration = Duration::from_secs(3);
 
 /// A running child and the MCP transport over its stdio.
 pub(super) struct ChildTransport {
+    /// The server's name, for the log.
+    name: String,
     child: Option<Box<dyn ChildWrapper>>,
     io: AsyncRwTransport<RoleClient, LineGuard<ChildStdout>, ChildStdin>,
 }
@@ -34,14 +36,18 @@ pub(super) struct ChildTransport {
 impl ChildTransport {
     /// Takes a spawned child's stdin and stdout; answers longer than `limit`
     /// bytes become errors.
-    pub(super) fn new(mut child: Box<dyn ChildWrapper>, limit: usize) -> io::Result<Self> {
+    pub(super) fn new(name: String, mut child: Box<dyn ChildWrapper>, limit: usize) -> io::Result<Self> {
         let stdin = child.inner_mut().stdin().take();
         let stdout = child.inner_mut().stdout().take();
         let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
             return Err(io::Error::other("the child's stdin and stdout must be piped"));
         };
         let io = AsyncRwTransport::new(LineGuard::new(stdout, limit), stdin).with_max_line_length(limit);
-        Ok(Self { child: Some(child), io })
+        Ok(Self {
+            name,
+            child: Some(child),
+            io,
+        })
     }
 
     /// The child's process id (its process group's, too).
@@ -71,6 +77,11 @@ impl Transport<RoleClient> for ChildTransport {
             return Ok(());
         };
         if tokio::time::timeout(EXIT_WAIT, child.wait()).await.is_err() {
+            tracing::warn!(
+                server = %self.name,
+                wait_ms = EXIT_WAIT.as_millis() as u64,
+                "the server did not exit when its stdin closed; sending SIGTERM"
+            );
             let _ = child.signal(nix::sys::signal::Signal::SIGTERM as i32);
             if tokio::time::timeout(EXIT_WAIT, child.wait()).await.is_err() {
                 Box::into_pin(child.kill()).await?;

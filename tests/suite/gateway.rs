@@ -326,7 +326,10 @@ async fn header_arguments_are_checked_and_set_on_each_hop() {
     assert_eq!(answer.status(), 200);
     assert_eq!(answer.headers()["content-type"], "application/json");
     let answer: Value = answer.json().await.unwrap();
-    assert_eq!(answer["result"]["structuredContent"]["regionHeader"], "eu-west", "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["regionHeader"], "eu-west",
+        "{answer}"
+    );
 }
 
 #[tokio::test]
@@ -416,6 +419,15 @@ async fn sigterm_stops_the_gateway_and_its_children() {
     for child in children {
         assert!(!alive(child), "child {child} outlived the gateway");
     }
+    // Each exits on its closed stdin, not on a SIGTERM after its grace: the
+    // subscription a 2026-07-28 server holds open is cancelled first.
+    gw.wait_log("mcp_gateway::cli: stopped", Duration::from_secs(10))
+        .await
+        .expect("the gateway logs its stop");
+    let log = gw.log();
+    assert!(log.contains(r#"protocol="2026-07-28""#), "{log}");
+    assert_eq!(log.matches("downstream server stopped").count(), 2, "{log}");
+    assert!(!log.contains("did not exit when its stdin closed"), "{log}");
 }
 
 #[tokio::test]
