@@ -1,10 +1,12 @@
 //! A POST's answer in one write when it is ready at once.
 //!
-//! rmcp answers every POST with an SSE stream: its headers and a priming
-//! event (an event id to resume from) at once, then the JSON-RPC response
-//! and the stream's end. Most calls are answered within a millisecond or
-//! two, so that is two writes (measured), and as many wake-ups of the client
-//! and of the connection's task, for one small answer.
+//! rmcp answers every POST of a session (protocol versions before
+//! 2026-07-28; later ones get JSON when one message answers them) with an
+//! SSE stream: its headers and a priming event (an event id to resume
+//! from) at once, then the JSON-RPC response and the stream's end. Most
+//! calls are answered within a millisecond or two, so that is two writes
+//! (measured), and as many wake-ups of the client and of the connection's
+//! task, for one small answer.
 //! Here the headers and the priming event are held until the first event
 //! that carries a message: a response ends the stream there, and all of it
 //! leaves as one body with its length; a notification or a request to the
