@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::access::{Apps, Exposure, Search};
 use crate::config::Config;
 use crate::operator::{Actor, Operator};
-use crate::store::Store;
+use crate::store::{AuditRow, Store};
 
 /// `project …`.
 #[derive(Debug, Subcommand)]
@@ -232,7 +232,9 @@ pub enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The newest rows, oldest first.
+    /// The newest rows, oldest first. Rows still only in the audit journal
+    /// (SQLite under strict audit, while the store is behind or takes no
+    /// rows) are shown too, marked `journaled`.
     Tail {
         /// Only this project's.
         #[arg(long)]
@@ -529,8 +531,12 @@ pub(super) fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCo
         }
     };
     let rows = match request {
-        Some(id) => store.audit_request(&id)?,
-        None => store.audit_tail(project.as_deref(), lines)?,
+        Some(id) => store.audit_request(&id)?.into_iter().map(Shown::stored).collect(),
+        None => newest(
+            store.audit_tail(project.as_deref(), lines)?,
+            store.journaled_rows(project.as_deref())?,
+            lines,
+        ),
     };
     if json {
         return print_json(&rows);
@@ -539,7 +545,7 @@ pub(super) fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCo
         "{:<24} {:<20} {:>7} {:>5} {:<14} {:<10} {:>7} {:>7}  TOOL",
         "AT", "REQUEST", "PROJECT", "TOKEN", "META-TOOL", "OUTCOME", "MS", "RESULTS"
     );
-    for r in rows {
+    for Shown { row: r, journaled } in rows {
         let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
         let outcome = serde_json::to_value(r.outcome)?.as_str().unwrap_or("").to_string();
         println!(
@@ -552,8 +558,77 @@ pub(super) fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCo
             outcome,
             r.latency_ms,
             r.result_count.map_or("-".to_string(), |n| n.to_string()),
-            r.tool_key.unwrap_or_default()
+            r.tool_key.unwrap_or_default() + if journaled { "  (journaled)" } else { "" }
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An audit row as `audit tail` shows it.
+#[derive(Debug, Serialize)]
+struct Shown {
+    #[serde(flatten)]
+    row: AuditRow,
+    /// Durable in the journal, not in the store yet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    journaled: bool,
+}
+
+impl Shown {
+    fn stored(row: AuditRow) -> Shown {
+        Shown { row, journaled: false }
+    }
+}
+
+/// The `n` newest of the store's rows and the journal's, oldest first; at
+/// the same instant the store's come first.
+fn newest(stored: Vec<AuditRow>, journaled: Vec<AuditRow>, n: usize) -> Vec<Shown> {
+    let mut rows: Vec<Shown> = stored.into_iter().map(Shown::stored).collect();
+    rows.extend(journaled.into_iter().map(|row| Shown { row, journaled: true }));
+    rows.sort_by(|a, b| a.row.at.cmp(&b.row.at));
+    let extra = rows.len().saturating_sub(n);
+    rows.drain(..extra);
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, at: &str) -> AuditRow {
+        AuditRow {
+            at: at.to_string(),
+            ..crate::store::audit_row(id, "tool_execute")
+        }
+    }
+
+    #[test]
+    fn the_newest_rows_of_both_come_in_time_order_and_journaled_ones_are_marked() {
+        let stored = vec![
+            row("a", "2026-11-29T10:00:00.001Z"),
+            row("b", "2026-11-29T10:00:00.003Z"),
+        ];
+        let journaled = vec![
+            row("c", "2026-11-29T10:00:00.002Z"),
+            row("d", "2026-11-29T10:00:00.004Z"),
+        ];
+        let shown = newest(stored, journaled, 3);
+        let ids: Vec<(&str, bool)> = shown.iter().map(|s| (s.row.request_id.as_str(), s.journaled)).collect();
+        assert_eq!(ids, [("c", true), ("b", false), ("d", true)]);
+        let json = serde_json::to_value(&shown).unwrap();
+        assert_eq!(json[0]["requestId"], "c");
+        assert_eq!(json[0]["journaled"], true);
+        assert!(
+            json[1].get("journaled").is_none(),
+            "a stored row says nothing more: {json}"
+        );
+    }
+
+    #[test]
+    fn at_the_same_instant_the_stores_row_comes_first() {
+        let at = "2026-11-29T10:00:00.001Z";
+        let shown = newest(vec![row("stored", at)], vec![row("journaled", at)], 5);
+        let ids: Vec<&str> = shown.iter().map(|s| s.row.request_id.as_str()).collect();
+        assert_eq!(ids, ["stored", "journaled"]);
+    }
 }

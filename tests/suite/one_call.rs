@@ -142,12 +142,36 @@ async fn a_sqlite_store_that_takes_no_rows_delays_them_and_refuses_no_call() {
     assert!(calculated(stored).is_empty(), "not in the store yet");
     let journaled = gw.gateway().store().journaled_backlog().unwrap();
     assert!(journaled >= 2, "its two rows are journaled: {journaled}");
+    // An operator sees the call all the same: its outcome, which replaces
+    // its start, marked as only in the journal.
+    let journaled = gw.gateway().store().journaled_rows(None).unwrap();
+    assert_eq!(calculated(journaled), [Outcome::Ok]);
+    let tail = |gw: &InProcess| -> Vec<Value> {
+        let out = std::process::Command::new(bin())
+            .args(["audit", "tail", "--json", "--config"])
+            .arg(gw.dir.path().join("gateway.toml"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        rows.into_iter().filter(|r| r["toolKey"] == "demo:calculate").collect()
+    };
+    let shown = tail(&gw);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(
+        (&shown[0]["outcome"], &shown[0]["journaled"]),
+        (&json!("ok"), &json!(true))
+    );
 
     db.execute_batch("DROP TRIGGER refuse_rows").unwrap();
     eventually(Duration::from_secs(15), "the journaled row", || async {
         (calculated(gw.last_rows(5).await) == [Outcome::Ok]).then_some(())
     })
     .await;
+    assert!(calculated(gw.gateway().store().journaled_rows(None).unwrap()).is_empty());
+    let shown = tail(&gw);
+    assert_eq!(shown.len(), 1, "once, from the store: {shown:?}");
+    assert!(shown[0].get("journaled").is_none(), "{shown:?}");
     gw.stop().await;
 }
 

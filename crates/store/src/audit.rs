@@ -221,6 +221,52 @@ impl Store {
         Ok(rows)
     }
 
+    /// Rows durable in the audit journal and not in the store yet (SQLite
+    /// under strict audit, while its writer is behind or the store takes no
+    /// rows), oldest first; none on PostgreSQL. What a running gateway has
+    /// journaled is read too, without taking its segments.
+    pub fn journaled_rows(&self, project: Option<&str>) -> Result<Vec<AuditRow>, Error> {
+        let Some(dir) = &self.journal_dir else {
+            return Ok(Vec::new());
+        };
+        let project_id = project.map(|p| self.require_project(p)).transpose()?.map(|p| p.id);
+        let lines = super::journal::lines(dir).map_err(|e| Error::Journal {
+            dir: dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let rows: Vec<AuditRow> = lines
+            .iter()
+            .filter_map(|line| serde_json::from_str::<AuditRow>(line).ok())
+            .filter(|r| project_id.is_none_or(|p| r.project_id == Some(p)))
+            .collect();
+        let (rows, _) = final_rows(rows.iter().collect());
+        let mut pending = Vec::new();
+        for chunk in rows.chunks(ROWS_PER_INSERT) {
+            let ids: Vec<Value> = chunk.iter().map(|r| r.request_id.to_value()).collect();
+            let stored: std::collections::HashSet<(String, String)> = self
+                .with(|c| {
+                    c.all(
+                        &format!(
+                            "SELECT request_id, outcome FROM audit_log WHERE request_id IN ({})",
+                            places(chunk.len())
+                        ),
+                        &ids,
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                })?
+                .into_iter()
+                .collect();
+            pending.extend(
+                chunk
+                    .iter()
+                    .filter(|r| !stored.contains(&(r.request_id.clone(), r.outcome.as_str().to_string())))
+                    .map(|r| (*r).clone()),
+            );
+        }
+        pending.sort_by(|a, b| a.at.cmp(&b.at));
+        Ok(pending)
+    }
+
     /// One request's rows: the request itself, then, for a script, its
     /// inner calls (`ID.1`, `ID.2`…) in the order it made them. An
     /// operator's lookup, so a scan is fine; the id is matched whole, never
@@ -440,12 +486,11 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
     // An outcome replaces its call's `started` row with a row of its own (a
     // new id, so the usage rollup, which skips `started` rows, counts it).
     for chunk in finished.chunks(ROWS_PER_INSERT) {
-        let places: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
         let ids: Vec<Value> = chunk.iter().map(|id| id.to_value()).collect();
         tx.execute(
             &format!(
                 "DELETE FROM audit_log WHERE outcome = 'started' AND request_id IN ({})",
-                places.join(", ")
+                places(chunk.len())
             ),
             &ids,
         )?;
@@ -487,6 +532,11 @@ fn final_rows(rows: Vec<&AuditRow>) -> (Vec<&AuditRow>, Vec<&str>) {
         .filter(|r| r.outcome != Outcome::Started || !done.contains(r.request_id.as_str()))
         .collect();
     (kept, finished)
+}
+
+/// `?1, ?2, …, ?n`: the places of an `IN` list of `n` arguments.
+fn places(n: usize) -> String {
+    (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
 }
 
 /// Audit rows one `INSERT` carries at most ([`AUDIT_COLUMNS`] arguments each).

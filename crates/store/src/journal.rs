@@ -188,6 +188,31 @@ impl Journal {
     }
 }
 
+/// Every line of every segment in `dir`, held by a live gateway or not: an
+/// operator's view of rows that may not be in the store yet. A segment
+/// deleted meanwhile is skipped, and so, by its reader, is a line still
+/// being written.
+pub(super) fn lines(dir: &Path) -> std::io::Result<Vec<String>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut lines = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        match File::open(&path) {
+            Ok(file) => lines.extend(BufReader::new(file).lines().collect::<Result<Vec<_>, _>>()?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(lines)
+}
+
 fn remove(path: &Path) {
     if let Err(e) = fs::remove_file(path) {
         // Replayed at the next start, it changes nothing: rows are written once per request id.
