@@ -1,6 +1,7 @@
 //! Operator commands on the store: projects, tokens, grants, audit. They
 //! open the SQLite file named by the config and start no server.
 
+use std::collections::HashSet;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -10,6 +11,7 @@ use serde_json::json;
 use crate::access::{Apps, Exposure, Search};
 use crate::config::Config;
 use crate::operator::{Actor, Operator};
+use crate::outcome::Outcome;
 use crate::store::{AuditRow, Store};
 
 /// `project …`.
@@ -532,11 +534,12 @@ pub(super) fn audit(config: &Config, cmd: AuditCommand) -> anyhow::Result<ExitCo
     };
     let rows = match request {
         Some(id) => store.audit_request(&id)?.into_iter().map(Shown::stored).collect(),
-        None => newest(
-            store.audit_tail(project.as_deref(), lines)?,
-            store.journaled_rows(project.as_deref())?,
-            lines,
-        ),
+        None => {
+            // The journal first: a row the writer commits in between is then
+            // in the store's read, never in neither.
+            let journaled = store.journaled_rows(project.as_deref())?;
+            newest(store.audit_tail(project.as_deref(), lines)?, journaled, lines)
+        }
     };
     if json {
         return print_json(&rows);
@@ -581,8 +584,18 @@ impl Shown {
 }
 
 /// The `n` newest of the store's rows and the journal's, oldest first; at
-/// the same instant the store's come first.
-fn newest(stored: Vec<AuditRow>, journaled: Vec<AuditRow>, n: usize) -> Vec<Shown> {
+/// the same instant the store's come first. A call in both (its rows were
+/// committed between the two reads) is shown once, at its latest: the
+/// journal's outcome over the store's `started` row, else the store's row.
+fn newest(mut stored: Vec<AuditRow>, mut journaled: Vec<AuditRow>, n: usize) -> Vec<Shown> {
+    let finished: HashSet<String> = journaled
+        .iter()
+        .filter(|r| r.outcome != Outcome::Started)
+        .map(|r| r.request_id.clone())
+        .collect();
+    stored.retain(|r| r.outcome != Outcome::Started || !finished.contains(&r.request_id));
+    let in_store: HashSet<&str> = stored.iter().map(|r| r.request_id.as_str()).collect();
+    journaled.retain(|r| !in_store.contains(r.request_id.as_str()));
     let mut rows: Vec<Shown> = stored.into_iter().map(Shown::stored).collect();
     rows.extend(journaled.into_iter().map(|row| Shown { row, journaled: true }));
     rows.sort_by(|a, b| a.row.at.cmp(&b.row.at));
@@ -621,6 +634,33 @@ mod tests {
         assert!(
             json[1].get("journaled").is_none(),
             "a stored row says nothing more: {json}"
+        );
+    }
+
+    #[test]
+    fn a_call_in_both_reads_is_shown_once_at_its_latest() {
+        let at = "2026-11-29T10:00:00.001Z";
+        let done = |id: &str| AuditRow {
+            outcome: Outcome::Ok,
+            ..row(id, at)
+        };
+        let started = |id: &str| AuditRow {
+            outcome: Outcome::Started,
+            ..row(id, at)
+        };
+        let stored = vec![done("committed"), started("running"), started("finishing")];
+        let journaled = vec![done("committed"), started("running"), done("finishing")];
+        let shown: Vec<(String, Outcome, bool)> = newest(stored, journaled, 10)
+            .into_iter()
+            .map(|s| (s.row.request_id, s.row.outcome, s.journaled))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("committed".to_string(), Outcome::Ok, false),
+                ("running".to_string(), Outcome::Started, false),
+                ("finishing".to_string(), Outcome::Ok, true),
+            ]
         );
     }
 
