@@ -99,11 +99,7 @@ impl Journal {
         };
         fs::create_dir_all(dir).map_err(failed)?;
         let mut replayed = 0;
-        for entry in fs::read_dir(dir).map_err(failed)? {
-            let path = entry.map_err(failed)?.path();
-            if path.extension().is_none_or(|e| e != "jsonl") {
-                continue;
-            }
+        for path in segment_paths(dir).map_err(failed)? {
             let file = File::open(&path).map_err(failed)?;
             match file.try_lock() {
                 Ok(()) => {}
@@ -193,17 +189,13 @@ impl Journal {
 /// deleted meanwhile is skipped, and so, by its reader, is a line still
 /// being written.
 pub(super) fn lines(dir: &Path) -> std::io::Result<Vec<String>> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
+    let paths = match segment_paths(dir) {
+        Ok(paths) => paths,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
     let mut lines = Vec::new();
-    for entry in entries {
-        let path = entry?.path();
-        if path.extension().is_none_or(|e| e != "jsonl") {
-            continue;
-        }
+    for path in paths {
         match File::open(&path) {
             Ok(file) => lines.extend(BufReader::new(file).lines().collect::<Result<Vec<_>, _>>()?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -211,6 +203,18 @@ pub(super) fn lines(dir: &Path) -> std::io::Result<Vec<String>> {
         }
     }
     Ok(lines)
+}
+
+/// The segment files in `dir`.
+fn segment_paths(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            paths.push(path);
+        }
+    }
+    Ok(paths)
 }
 
 fn remove(path: &Path) {
