@@ -9,6 +9,7 @@
 pub mod asks;
 mod child_env;
 mod connect;
+mod http_client;
 mod instances;
 mod passthrough;
 mod progress;

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::child_env::child_environment;
+use super::http_client::{WholeListing, reqwest_client};
 use super::stdio::ChildTransport;
 use super::{Downstream, Ended, LIVENESS_TICK, Status};
 use crate::config::{Builtin, Transport};
@@ -598,11 +599,11 @@ async fn handshake(
             match server.own.as_ref().and_then(|own| own.sign_in.clone()) {
                 // A project signed in with OAuth: its token on every request, refreshed when due.
                 Some(signed_in) => {
-                    let transport = StreamableHttpClientTransport::with_client(signed_in, config);
+                    let transport = StreamableHttpClientTransport::with_client(WholeListing(signed_in), config);
                     client.serve_with_lifecycle(transport, lifecycle).await
                 }
                 None => {
-                    let transport = StreamableHttpClientTransport::from_config(config);
+                    let transport = StreamableHttpClientTransport::with_client(WholeListing(reqwest_client()), config);
                     client.serve_with_lifecycle(transport, lifecycle).await
                 }
             }
