@@ -17,6 +17,7 @@ mod remembered;
 mod stderr;
 mod stdio;
 
+pub(crate) use http_client::reqwest_client;
 pub use instances::ProjectCredential;
 pub use progress::{ProgressRoutes, Relay};
 

@@ -144,7 +144,8 @@ pub async fn client(
             OAuthClientConfig::new(id.clone(), "http://127.0.0.1/callback").with_client_secret(secret.clone()),
         )?;
     }
-    Ok(AuthClient::new(reqwest::Client::new(), manager))
+    // The client every remote server gets: no idle connections, same-origin 307/308 redirects only.
+    Ok(AuthClient::new(crate::downstream::reqwest_client(), manager))
 }
 
 /// Maps rmcp's error for `project` at `server` to ours: what needs the
