@@ -224,7 +224,7 @@ mod tests {
         })
     }
 
-    fn answer() -> serde_json::Value {
+    fn listed() -> serde_json::Value {
         json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": [{"name": "echo", "inputSchema": {
             "type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}}]}})
     }
@@ -262,7 +262,7 @@ mod tests {
         let answer = read(vec![
             event(None, None),
             event(Some("message"), Some(json!(""))),
-            event(None, Some(answer())),
+            event(None, Some(listed())),
         ])
         .await;
         let StreamableHttpPostResponse::Json(message, session) = answer else {
@@ -287,17 +287,17 @@ mod tests {
         let answer = read(vec![
             event(None, None),
             event(None, Some(log.clone())),
-            event(None, Some(answer())),
+            event(None, Some(listed())),
         ])
         .await;
         assert_eq!(
             left(answer).await,
-            [None, Some(log.to_string()), Some(self::answer().to_string())]
+            [None, Some(log.to_string()), Some(listed().to_string())]
         );
         // A control event is rmcp's to handle, so it stays too.
         let answer = read(vec![
             event(Some("endpoint"), Some(json!("/x"))),
-            event(None, Some(self::answer())),
+            event(None, Some(listed())),
         ])
         .await;
         assert_eq!(left(answer).await.len(), 2);
@@ -305,10 +305,10 @@ mod tests {
 
     #[tokio::test]
     async fn other_answers_and_a_stream_without_a_response_pass_as_they_came() {
-        let events = vec![event(None, Some(answer()))];
+        let events = vec![event(None, Some(listed()))];
         let call = StreamableHttpPostResponse::Sse(stream::iter(events).boxed(), None);
         let passed = read_listing(false, call).await;
-        assert_eq!(left(passed).await, [Some(answer().to_string())]);
+        assert_eq!(left(passed).await, [Some(listed().to_string())]);
         assert_eq!(left(read(vec![event(None, None)]).await).await, [None]);
     }
 }
