@@ -38,7 +38,10 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut changes = match crate::watch::watch(&[folder], false, DEBOUNCE) {
+    // Only the file itself: the store often sits beside it.
+    let name = path.file_name().map(std::ffi::OsStr::to_os_string);
+    let wanted = move |p: &Path| p.file_name() == name.as_deref();
+    let mut changes = match crate::watch::watch(&[folder], false, DEBOUNCE, wanted) {
         Ok(c) => {
             info!(path = %path.display(), "watching the config file for changes");
             Some(c)
@@ -53,9 +56,9 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
         let trigger = tokio::select! {
             _ = ct.cancelled() => return,
             Some(()) = async { hangup.as_mut()?.recv().await } => "SIGHUP",
-            Some(paths) = async { changes.as_mut()?.next().await } => {
+            Some(_) = async { changes.as_mut()?.next().await } => {
                 let now = stamp(&path);
-                if !paths.iter().any(|p| p.file_name() == path.file_name()) || now == seen {
+                if now == seen {
                     continue;
                 }
                 // Saved in place, a file is empty between its truncation and

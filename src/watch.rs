@@ -11,17 +11,17 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use notify_debouncer_mini::notify::event::{AccessKind, AccessMode, ModifyKind};
-use notify_debouncer_mini::notify::{
-    self, Event, EventHandler, EventKind, RecommendedWatcher, RecursiveMode, Watcher, WatcherKind,
-};
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer_opt};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 /// Changes under the watched paths; dropping it stops watching.
 pub struct Changes {
     rx: mpsc::UnboundedReceiver<Vec<PathBuf>>,
-    _debouncer: Debouncer<ContentWatcher>,
+    /// Changed paths received, waiting for the quiet time.
+    pending: Vec<PathBuf>,
+    debounce: Duration,
+    _watcher: RecommendedWatcher,
 }
 
 impl std::fmt::Debug for Changes {
@@ -31,42 +31,64 @@ impl std::fmt::Debug for Changes {
 }
 
 /// Why watching could not start (no inotify, too many watches, a missing folder).
-pub type Error = notify_debouncer_mini::notify::Error;
+pub type Error = notify::Error;
 
 impl Changes {
-    /// The paths that changed in the next quiet period of `debounce`; `None`
-    /// once the watcher has stopped.
+    /// The paths that changed, once nothing more has changed for the
+    /// debounce time; `None` once the watcher has stopped.
+    /// Cancel-safe: what arrived before a caller gave up waiting is kept
+    /// for the next call.
     pub async fn next(&mut self) -> Option<Vec<PathBuf>> {
-        self.rx.recv().await
+        if self.pending.is_empty() {
+            self.pending = self.rx.recv().await?;
+        }
+        while let Ok(Some(more)) = tokio::time::timeout(self.debounce, self.rx.recv()).await {
+            self.pending.extend(more);
+        }
+        let mut paths = std::mem::take(&mut self.pending);
+        paths.sort();
+        paths.dedup();
+        Some(paths)
     }
 }
 
-/// Watches `paths` (folders: `recursive` or just their entries); changes
-/// arrive once things have been quiet for `debounce`.
-pub fn watch(paths: &[&Path], recursive: bool, debounce: Duration) -> Result<Changes, Error> {
+/// Watches `paths` (folders: `recursive` or just their entries) for changes
+/// to the paths that are `wanted`; changes arrive once things have been
+/// quiet for `debounce`. What is not wanted is dropped on the watcher's own
+/// thread: a database beside a watched file writes many times a second.
+pub fn watch(
+    paths: &[&Path],
+    recursive: bool,
+    debounce: Duration,
+    wanted: impl Fn(&Path) -> bool + Send + 'static,
+) -> Result<Changes, Error> {
     let (tx, rx) = mpsc::unbounded_channel();
+    let handler = move |event: notify::Result<Event>| match event {
+        Ok(event) if changes_content(&event.kind) => {
+            let paths: Vec<PathBuf> = event.paths.into_iter().filter(|p| wanted(p)).collect();
+            if !paths.is_empty() {
+                let _ = tx.send(paths);
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "file watch error"),
+    };
     // A symlink in a watched tree (say to /usr) would otherwise add a watch
     // for every folder behind it.
-    let config = notify_debouncer_mini::Config::default()
-        .with_timeout(debounce)
-        .with_notify_config(notify::Config::default().with_follow_symlinks(false));
-    let mut debouncer = new_debouncer_opt(config, move |events: DebounceEventResult| match events {
-        Ok(events) => {
-            let _ = tx.send(events.into_iter().map(|e| e.path).collect());
-        }
-        Err(e) => tracing::warn!(error = %e, "file watch error"),
-    })?;
+    let mut watcher = RecommendedWatcher::new(handler, notify::Config::default().with_follow_symlinks(false))?;
     let mode = if recursive {
         RecursiveMode::Recursive
     } else {
         RecursiveMode::NonRecursive
     };
     for path in paths {
-        debouncer.watcher().watch(path, mode)?;
+        watcher.watch(path, mode)?;
     }
     Ok(Changes {
         rx,
-        _debouncer: debouncer,
+        pending: Vec::new(),
+        debounce,
+        _watcher: watcher,
     })
 }
 
@@ -80,34 +102,6 @@ fn changes_content(kind: &EventKind) -> bool {
     }
 }
 
-/// The platform's watcher, passing on only the events that
-/// [`changes_content`]; the debouncer builds it, so it filters before the
-/// debouncer sees anything.
-struct ContentWatcher(RecommendedWatcher);
-
-impl Watcher for ContentWatcher {
-    fn new<F: EventHandler>(mut handler: F, config: notify::Config) -> notify::Result<Self> {
-        let filter = move |event: notify::Result<Event>| {
-            if event.as_ref().map_or(true, |e| changes_content(&e.kind)) {
-                handler.handle_event(event);
-            }
-        };
-        RecommendedWatcher::new(filter, config).map(Self)
-    }
-
-    fn watch(&mut self, path: &Path, mode: RecursiveMode) -> notify::Result<()> {
-        self.0.watch(path, mode)
-    }
-
-    fn unwatch(&mut self, path: &Path) -> notify::Result<()> {
-        self.0.unwatch(path)
-    }
-
-    fn kind() -> WatcherKind {
-        RecommendedWatcher::kind()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +111,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.toml");
         std::fs::write(&file, "one").unwrap();
-        let mut changes = watch(&[dir.path()], false, Duration::from_millis(50)).unwrap();
+        let mut changes = watch(&[dir.path()], false, Duration::from_millis(50), |_| true).unwrap();
         std::fs::write(&file, "two").unwrap();
         seen_within(&mut changes, &file).await;
         // An editor's atomic save: write a temp file, rename it over.
@@ -132,7 +126,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.md");
         std::fs::write(&file, "one").unwrap();
-        let mut changes = watch(&[dir.path()], true, Duration::from_millis(50)).unwrap();
+        let mut changes = watch(&[dir.path()], true, Duration::from_millis(50), |_| true).unwrap();
         std::fs::read(&file).unwrap();
         std::fs::read_dir(dir.path()).unwrap().for_each(drop);
         let mode = std::fs::metadata(&file).unwrap().permissions();
@@ -144,6 +138,28 @@ mod tests {
             .expect("the write is seen")
             .unwrap();
         assert!(first.iter().all(|p| *p == written), "{first:?}");
+    }
+
+    #[tokio::test]
+    async fn what_is_not_wanted_never_arrives() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("gateway.toml");
+        let name = file.file_name().unwrap().to_owned();
+        let mut changes = watch(&[dir.path()], false, Duration::from_millis(50), move |p| {
+            p.file_name() == Some(name.as_os_str())
+        })
+        .unwrap();
+        // A store beside the config file, written again and again.
+        let store = dir.path().join("gateway.db-wal");
+        for n in 0..20 {
+            std::fs::write(&store, n.to_string()).unwrap();
+        }
+        std::fs::write(&file, "one").unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(10), changes.next())
+            .await
+            .expect("the config's write is seen")
+            .unwrap();
+        assert_eq!(first, vec![file]);
     }
 
     /// Waits for a batch naming `file`; on a loaded machine the steps of one

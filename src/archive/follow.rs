@@ -43,7 +43,7 @@ impl Follower {
 async fn follow(config: Arc<ArchivesConfig>, reindexing: Arc<AtomicBool>, stop: CancellationToken) {
     let folders: Vec<&Path> = config.folders.iter().map(|f| f.path.as_path()).collect();
     // Watching starts before the first run, so a change during it is not lost.
-    let mut changes = match crate::watch::watch(&folders, true, DEBOUNCE) {
+    let mut changes = match crate::watch::watch(&folders, true, DEBOUNCE, |_| true) {
         Ok(c) => Some(c),
         Err(e) => {
             tracing::warn!(error = %e, "cannot watch the archive folders; run mcp-gateway archive index after changes");

@@ -112,8 +112,7 @@ pub async fn serve_http(
     let limiter = http
         .rate
         .map(|r| Arc::new(Limiter::for_store(r, gateway.store().clone())));
-    let mcp = axum::Router::new().nest_service("/mcp", service);
-    let app = guarded(mcp, gateway.clone(), limiter, sessions)
+    let app = guarded(service, gateway.clone(), limiter, sessions)
         // Outside the MCP guard: health, metrics, the widget's static assets
         // and the operator console (which checks its own credentials).
         .merge(resource_metadata(gateway_for_ops.clone()))

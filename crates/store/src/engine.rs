@@ -50,7 +50,10 @@ impl Engine {
     /// (the checkpoint's fsync would land in a commit an answer waits for);
     /// a thread with a connection of its own checkpoints it every second
     /// instead, without blocking the writer (PASSIVE), until the returned
-    /// sender drops. PostgreSQL has nothing to do.
+    /// sender drops. Its temporary data stays in memory: a batch's
+    /// multi-row `INSERT` keeps a statement journal, which past 64 KiB
+    /// went to a file made, written and dropped for every batch.
+    /// PostgreSQL has nothing to do.
     pub(super) fn checkpoint_apart(&self) -> Result<Option<std::sync::mpsc::Sender<()>>, Error> {
         let Self::Sqlite { path, conn } = self else {
             return Ok(None);
@@ -59,10 +62,11 @@ impl Engine {
             path: path.display().to_string(),
             reason: sqlite::explain(&e),
         };
-        conn.lock()
-            .expect("sqlite lock")
-            .pragma_update(None, "wal_autocheckpoint", 0)
-            .map_err(open_err)?;
+        {
+            let conn = conn.lock().expect("sqlite lock");
+            conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(open_err)?;
+            conn.pragma_update(None, "temp_store", "MEMORY").map_err(open_err)?;
+        }
         let checkpointer = sqlite::open(path)?;
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()

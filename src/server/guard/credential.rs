@@ -62,7 +62,10 @@ pub(super) async fn check(State(gateway): State<Gateway>, request: Request, next
         owner: Owner::of(&caller),
         budget: caller.identity().unwrap_or_else(|| "anonymous".to_string()),
     });
-    if from_header {
+    // The handler takes this caller, and resolves a message's own
+    // `_meta.token` itself. An anonymous caller goes on too: resolving it
+    // again read the store a second time on every call.
+    if from_header || token.is_none() {
         parts.extensions.insert(caller);
     }
     next.run(Request::from_parts(parts, body)).await
