@@ -58,7 +58,12 @@ const SESSION_ID: &str = "mcp-session-id";
 /// service itself, not a router: a router boxes what each layer wraps, and
 /// every request cloned each box below each layer (about twenty
 /// allocations a request, for five layers).
-pub(super) fn guarded<S>(mcp: S, gateway: Gateway, limiter: Option<Arc<Limiter>>, sessions: Arc<Sessions>) -> axum::Router
+pub(super) fn guarded<S>(
+    mcp: S,
+    gateway: Gateway,
+    limiter: Option<Arc<Limiter>>,
+    sessions: Arc<Sessions>,
+) -> axum::Router
 where
     S: tower::Service<axum::extract::Request, Response = axum::response::Response, Error = std::convert::Infallible>
         + Clone

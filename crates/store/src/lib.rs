@@ -156,6 +156,8 @@ pub struct Store {
     journal: Arc<std::sync::OnceLock<journal::Journal>>,
     /// The journal's folder, for a SQLite store.
     journal_dir: Option<PathBuf>,
+    /// What tells a SQLite store's reader that nothing committed since.
+    commits: Option<generation::Commits>,
 }
 
 fn now() -> String {
@@ -217,6 +219,10 @@ impl Store {
             journal,
             journal_dir: match at {
                 StoreLocation::File(db) => Some(journal::folder_of(db)),
+                StoreLocation::Postgres { .. } => None,
+            },
+            commits: match at {
+                StoreLocation::File(db) => generation::Commits::of(db),
                 StoreLocation::Postgres { .. } => None,
             },
         })
