@@ -43,7 +43,11 @@ impl Follower {
 async fn follow(config: Arc<ArchivesConfig>, reindexing: Arc<AtomicBool>, stop: CancellationToken) {
     let folders: Vec<&Path> = config.folders.iter().map(|f| f.path.as_path()).collect();
     // Watching starts before the first run, so a change during it is not lost.
-    let mut changes = match crate::watch::watch(&folders, true, DEBOUNCE, |_| true) {
+    // The stores may live inside a watched folder: their own writes (many
+    // a second while indexing) are dropped on the watcher's thread.
+    let stores = config.clone();
+    let wanted = move |p: &Path| !is_store(&stores, p);
+    let mut changes = match crate::watch::watch(&folders, true, DEBOUNCE, wanted) {
         Ok(c) => Some(c),
         Err(e) => {
             tracing::warn!(error = %e, "cannot watch the archive folders; run mcp-gateway archive index after changes");
@@ -60,7 +64,7 @@ async fn follow(config: Arc<ArchivesConfig>, reindexing: Arc<AtomicBool>, stop: 
                 c = async { changes.as_mut()?.next().await } => c,
             };
             match changed {
-                Some(paths) if paths.iter().all(|p| is_no_change(&config, p)) => continue,
+                Some(paths) if paths.iter().all(|p| is_no_change(p)) => continue,
                 Some(_) => break,
                 None => {
                     stop.cancelled().await;
@@ -71,15 +75,14 @@ async fn follow(config: Arc<ArchivesConfig>, reindexing: Arc<AtomicBool>, stop: 
     }
 }
 
-/// Whether a change at `path` leaves the archive as it was: the stores may
-/// live inside a watched folder, and their own writes are no change; nor is
-/// a file the indexer does not read (a download's `.part`, an editor's swap
-/// file). A path that is gone may have been anything, so it counts.
-fn is_no_change(config: &ArchivesConfig, path: &Path) -> bool {
-    is_store(config, path)
-        || std::fs::symlink_metadata(path).is_ok_and(|m| {
-            m.is_file() && super::parse::Kind::of(&path.file_name().unwrap_or_default().to_string_lossy()).is_none()
-        })
+/// Whether a change at `path` leaves the archive as it was: a file the
+/// indexer does not read (a download's `.part`, an editor's swap file). The
+/// stores' own writes never arrive ([`is_store`]). A path that is gone may
+/// have been anything, so it counts.
+fn is_no_change(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| {
+        m.is_file() && super::parse::Kind::of(&path.file_name().unwrap_or_default().to_string_lossy()).is_none()
+    })
 }
 
 /// Whether `path` is the archive's own database or full-text index.
@@ -130,27 +133,15 @@ mod tests {
     #[test]
     fn files_the_indexer_does_not_read_are_no_change() {
         let dir = tempfile::tempdir().unwrap();
-        let config = ArchivesConfig::from_raw(
-            crate::config::RawArchives {
-                folders: vec!["notes".into()],
-                db_path: Some("data/search.db".into()),
-                ..Default::default()
-            },
-            dir.path(),
-        )
-        .unwrap();
         let notes = dir.path().join("notes");
         std::fs::create_dir_all(notes.join("new.d")).unwrap();
         std::fs::write(notes.join("page.html.part"), "<p>half").unwrap();
         std::fs::write(notes.join("idea.md"), "# idea").unwrap();
-        assert!(is_no_change(&config, &notes.join("page.html.part")));
-        assert!(!is_no_change(&config, &notes.join("idea.md")));
+        assert!(is_no_change(&notes.join("page.html.part")));
+        assert!(!is_no_change(&notes.join("idea.md")));
+        assert!(!is_no_change(&notes.join("new.d")), "a folder may hold documents");
         assert!(
-            !is_no_change(&config, &notes.join("new.d")),
-            "a folder may hold documents"
-        );
-        assert!(
-            !is_no_change(&config, &notes.join("gone.part")),
+            !is_no_change(&notes.join("gone.part")),
             "a removed path may have been one"
         );
     }
