@@ -250,6 +250,17 @@ impl Demo {
                 let kib = args.get("kib").and_then(Value::as_u64).unwrap_or(0) as usize;
                 ok("x".repeat(kib * 1024))
             }
+            "work" if self.chaos => {
+                let rounds = args
+                    .get("rounds")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0)
+                    .min(MAX_WORK_ROUNDS);
+                let digest = tokio::task::spawn_blocking(move || work(rounds))
+                    .await
+                    .map_err(|e| format!("the work stopped: {e}"))?;
+                ok(crate::text::hex(&digest))
+            }
             "crash" if self.chaos => {
                 eprintln!("crashing on request");
                 std::process::exit(3);
@@ -603,6 +614,18 @@ impl ServerHandler for Demo {
     }
 }
 
+/// The most rounds one `work` call chains (about a second on one core).
+const MAX_WORK_ROUNDS: u64 = 10_000_000;
+
+/// `work`: `rounds` of SHA-256, each over the digest before. A process does
+/// one call's work at a time, so its copies (`stateless_instances`), not its
+/// threads, are what lets a busy server use more cores.
+fn work(rounds: u64) -> [u8; 32] {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    (0..rounds).fold([0; 32], |digest, _| sha2::Sha256::digest(digest).into())
+}
+
 /// The tools whose definitions never change, built once: the demo's own and,
 /// with `chaos`, the test tools.
 fn fixed_tools(chaos: bool) -> &'static [Tool] {
@@ -661,6 +684,7 @@ fn build_fixed_tools(chaos: bool) -> Vec<Tool> {
                 .with_meta(app_meta()),
             Tool::new("fail", "Always fail with a tool error (test tool).", object(json!({"type": "object", "properties": {"message": {"type": "string"}}}))),
             Tool::new("sleep", "Sleep for ms milliseconds, then answer (test tool).", object(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}, "required": ["ms"]}))),
+            Tool::new("work", "Chain rounds of SHA-256 on one thread, one call at a time per process, as a single-threaded (Node or Python) server computes (test tool).", object(json!({"type": "object", "properties": {"rounds": {"type": "integer", "minimum": 0, "maximum": MAX_WORK_ROUNDS}}, "required": ["rounds"]}))),
             Tool::new("crash", "Exit the server process at once (test tool).", object(json!({"type": "object"}))),
             Tool::new("flood", "Send count unsolicited notifications, then answer (test tool).", object(json!({"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}}))),
             Tool::new("big", "Answer with a text of kib kibibytes (test tool).", object(json!({"type": "object", "properties": {"kib": {"type": "integer", "minimum": 0, "maximum": 102400}}, "required": ["kib"]}))),
@@ -701,4 +725,17 @@ fn app_meta() -> MetaObject {
             .cloned()
             .unwrap_or_default(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_chains_each_round_over_the_digest_before() {
+        assert_eq!(work(0), [0; 32]);
+        let once: [u8; 32] = sha2::Sha256::digest([0; 32]).into();
+        assert_eq!(work(1), once);
+        assert_eq!(work(2), <[u8; 32]>::from(sha2::Sha256::digest(once)));
+    }
 }
