@@ -570,11 +570,10 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
         // show its stderr in the user's terminal: a line per call is noise.
         _ => "warn",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    use tracing_subscriber::filter::FilterExt;
-    // No RUST_LOG opens rmcp's payload logging (see telemetry::loggable).
-    let filter = filter.and(tracing_subscriber::filter::filter_fn(crate::telemetry::loggable));
+    let filter = log_filter(
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default)),
+    );
     let fmt = tracing_subscriber::fmt::layer().with_writer(|| MaskedStderr);
     let mut layers: Vec<Boxed> = vec![match cli.log_format {
         LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),
@@ -587,6 +586,18 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
         bail!("cannot initialize logging: {e}");
     }
     Ok(())
+}
+
+/// What is logged: `directives` (RUST_LOG or the default), less rmcp's
+/// payloads, whatever RUST_LOG says ([`crate::telemetry::loggable`]).
+fn log_filter(
+    directives: tracing_subscriber::EnvFilter,
+) -> impl tracing_subscriber::layer::Filter<tracing_subscriber::Registry> {
+    use tracing_subscriber::filter::{FilterExt, LevelFilter, filter_fn};
+    // The hint says this filter never widens the directives: without one the
+    // pair hints nothing, every level counts as wanted, and each `log::trace!`
+    // of a dependency (mio's, for every socket) reached the subscriber.
+    directives.and(filter_fn(crate::telemetry::loggable).with_max_level_hint(LevelFilter::TRACE))
 }
 
 /// Standard error for log lines, each scrubbed ([`scrub`]): dependencies
@@ -648,6 +659,15 @@ mod tests {
 
     /// Issue 41: rmcp's WARN `response error` carried a caller's megabyte,
     /// credential included.
+    #[test]
+    fn the_log_filter_hints_the_directives_level() {
+        use tracing_subscriber::filter::LevelFilter;
+        use tracing_subscriber::layer::Filter;
+        let hint = |d: &str| Filter::max_level_hint(&log_filter(tracing_subscriber::EnvFilter::new(d)));
+        assert_eq!(hint("info"), Some(LevelFilter::INFO));
+        assert_eq!(hint("warn,mcp_gateway=debug"), Some(LevelFilter::DEBUG));
+    }
+
     #[test]
     fn log_lines_are_masked_redacted_and_bounded() {
         let token = format!("mgwa_1_{}", "0123456789abcdef".repeat(4));

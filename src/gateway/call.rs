@@ -166,16 +166,18 @@ impl Gateway {
         crate::telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
         // The access log has its own target, so an operator can keep it apart
         // or off (`RUST_LOG=info,mcp_gateway::calls=off`): every call is in the
-        // audit log too.
+        // audit log too. It holds every field of the call's span, so it is
+        // written without the span's prefix, which would repeat them.
         info!(
             target: "mcp_gateway::calls",
+            parent: None,
             request_id = %request_id,
             project = caller.project.id,
             subject = caller.subject.as_deref().unwrap_or(""),
             issuer = caller.issuer.as_deref().unwrap_or(""),
             meta_tool,
             tool_key = shown_key.as_deref().unwrap_or(""),
-            outcome = ?answer.outcome,
+            outcome = answer.outcome.as_str(),
             results = answer.result_count,
             latency_us = latency.as_micros() as u64,
             "call"
