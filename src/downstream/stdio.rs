@@ -2,22 +2,33 @@
 //!
 //! rmcp's `TokioChildProcess` reads lines of at most 16 MiB and cannot be
 //! told otherwise: a longer answer is dropped, and the call it answers waits
-//! out its timeout. This transport reads lines up to the server's limit, and
-//! a [`LineGuard`] on the child's stdout turns a longer answer into a
+//! out its timeout. This transport reads lines up to the server's limit
+//! ([`messages`], which also reads a tool's answer without rmcp's detour),
+//! and a [`LineGuard`] on the child's stdout turns a longer answer into a
 //! JSON-RPC error for the same request at once, without ever holding the
 //! answer in memory.
 
+mod messages;
+
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use futures::{SinkExt, StreamExt};
 use process_wrap::tokio::ChildWrapper;
 use rmcp::RoleClient;
+use rmcp::model::{ClientJsonRpcMessage, ErrorData};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::async_rw::JsonRpcMessageCodec;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::Mutex;
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+use messages::{Incoming, Lines};
 
 /// Key of the synthetic error's `data` that holds the size of the refused answer.
 pub(super) const OVERSIZED_BYTES: &str = "mcp-gateway/oversizedBytes";
@@ -25,12 +36,17 @@ pub(super) const OVERSIZED_BYTES: &str = "mcp-gateway/oversizedBytes";
 /// How long a child gets to exit after its stdin closes, and again after SIGTERM.
 const EXIT_WAIT: Duration = Duration::from_secs(3);
 
+/// What the gateway writes to the child: one JSON-RPC message a line.
+type Writer = FramedWrite<ChildStdin, JsonRpcMessageCodec<ClientJsonRpcMessage>>;
+
 /// A running child and the MCP transport over its stdio.
 pub(super) struct ChildTransport {
     /// The server's name, for the log.
     name: String,
     child: Option<Box<dyn ChildWrapper>>,
-    io: AsyncRwTransport<RoleClient, LineGuard<ChildStdout>, ChildStdin>,
+    read: FramedRead<LineGuard<ChildStdout>, Lines>,
+    /// Shared with the sends in flight; `None` once closed.
+    write: Arc<Mutex<Option<Writer>>>,
 }
 
 impl ChildTransport {
@@ -42,11 +58,14 @@ impl ChildTransport {
         let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
             return Err(io::Error::other("the child's stdin and stdout must be piped"));
         };
-        let io = AsyncRwTransport::new(LineGuard::new(stdout, limit), stdin).with_max_line_length(limit);
         Ok(Self {
             name,
             child: Some(child),
-            io,
+            read: FramedRead::new(LineGuard::new(stdout, limit), Lines::new(limit)),
+            write: Arc::new(Mutex::new(Some(FramedWrite::new(
+                stdin,
+                JsonRpcMessageCodec::default(),
+            )))),
         })
     }
 
@@ -61,18 +80,48 @@ impl Transport<RoleClient> for ChildTransport {
 
     fn send(
         &mut self,
-        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+        item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.io.send(item)
+        let write = self.write.clone();
+        async move {
+            match write.lock().await.as_mut() {
+                Some(write) => write.send(item).await.map_err(io::Error::from),
+                None => Err(io::Error::new(io::ErrorKind::NotConnected, "the transport is closed")),
+            }
+        }
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
-        self.io.receive()
+    /// Cancel-safe, as rmcp polls it beside other work: a line half read
+    /// stays in the reader's buffer for the next call.
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.read.next().await? {
+                Ok(Incoming::Message(message)) => return Some(*message),
+                Ok(Incoming::Skip) => {}
+                Ok(Incoming::TooLong) => {
+                    tracing::warn!(server = %self.name, "a message longer than the server's limit was dropped");
+                }
+                Ok(Incoming::Invalid) => {
+                    // As rmcp's transport answers well-formed JSON of no MCP shape.
+                    let refusal = TxJsonRpcMessage::<RoleClient>::error(
+                        ErrorData::invalid_request("Invalid request", None),
+                        None,
+                    );
+                    if self.send(refusal).await.is_err() {
+                        return None;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(server = %self.name, error = %e, "cannot read the server's output");
+                    return None;
+                }
+            }
+        }
     }
 
     /// The MCP stdio shutdown: close its stdin, wait, SIGTERM, wait, kill.
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.io.close().await?;
+        drop(self.write.lock().await.take());
         let Some(child) = self.child.as_mut() else {
             return Ok(());
         };
