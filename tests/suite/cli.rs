@@ -275,7 +275,7 @@ fn servers_shows_status_tool_counts_and_errors() {
     assert!(o.status.success(), "{}", stderr(&o));
     let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(rows[0]["status"], "running");
-    assert_eq!(rows[0]["tools"], 21);
+    assert_eq!(rows[0]["tools"], 22);
     assert_eq!(rows[1]["status"], "failed");
     assert!(rows[1]["error"].as_str().unwrap().contains("/no/such/binary"));
     assert_eq!(rows[2]["status"], "stopped");
