@@ -15,8 +15,8 @@ use sha2::Digest;
 
 mod common;
 
-use common::measure::{Client, args, connect, cpu_time, machine, pct, setting};
-use common::spawn;
+use common::measure::{Client, args, connect, cpu_time, machine, pct, setting, settings};
+use common::serve;
 
 /// Calls start this long before the window is measured: the copies start
 /// while the first child is busy.
@@ -24,11 +24,7 @@ const WARM_UP: Duration = Duration::from_secs(2);
 
 #[tokio::main]
 async fn main() {
-    let counts: Vec<u64> = std::env::var("INSTANCES")
-        .unwrap_or_else(|_| "1,2,4".into())
-        .split(',')
-        .map(|n| n.trim().parse().expect("INSTANCES is a list of counts, e.g. 1,2,4"))
-        .collect();
+    let counts: Vec<u64> = settings("INSTANCES", "1,2,4");
     let sessions = setting("INSTANCES_SESSIONS", 16) as usize;
     let seconds = setting("INSTANCES_SECONDS", 8);
     let rounds = setting("INSTANCES_ROUNDS", 100_000);
@@ -55,17 +51,11 @@ fn one_call_on_one_core(rounds: u64) -> Duration {
 }
 
 async fn run(instances: u64, sessions: usize, window: Duration, rounds: u64) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gateway.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[auth]\nallow_anonymous = true\nanonymous_project = \"bench\"\n[http]\nmax_sessions_per_caller = 4096\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"pool\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\nstateless_instances = {instances}\n",
-            common::BIN
-        ),
-    )
-    .unwrap();
-    let (url, gateway) = spawn(&["serve", "--http", "127.0.0.1:0", "--config", config.to_str().unwrap()]).await;
+    let (url, gateway, _dir) = serve(&format!(
+        "[auth]\nallow_anonymous = true\nanonymous_project = \"bench\"\n[http]\nmax_sessions_per_caller = 4096\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"pool\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\nstateless_instances = {instances}\n",
+        common::BIN
+    ))
+    .await;
     let pid = gateway.id().unwrap();
     let probe = connect(&url).await;
     while !call(&probe, 1).await {

@@ -21,7 +21,7 @@ use serde_json::json;
 
 mod common;
 
-use common::measure::{Client, args, connect, cpu_time, machine, pct, setting};
+use common::measure::{Client, args, connect, cpu_time, machine, pct, setting, settings};
 
 /// A proxy under test: how to start it, and how its tool is called.
 #[derive(Clone, Copy, PartialEq)]
@@ -222,11 +222,7 @@ async fn run(peer: Peer, clients: &[Client], length: Duration) -> (Vec<Duration>
 
 #[tokio::main]
 async fn main() {
-    let sessions: Vec<usize> = std::env::var("PEERS_SESSIONS")
-        .unwrap_or_else(|_| "1,16".into())
-        .split(',')
-        .map(|n| n.trim().parse().expect("PEERS_SESSIONS is a list of numbers"))
-        .collect();
+    let sessions: Vec<usize> = settings("PEERS_SESSIONS", "1,16");
     let seconds = setting("PEERS_SECONDS", 8);
     let reps = setting("PEERS_REPS", 3);
     let peers: Vec<Peer> = match std::env::var("PEERS_ONLY").as_deref() {

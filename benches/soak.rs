@@ -24,17 +24,11 @@ async fn main() {
     let sessions = setting("SOAK_SESSIONS", 16);
     let per_session = setting("SOAK_PER_SESSION", 200);
     let total = setting("SOAK_CALLS", 100_000);
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gateway.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[auth]\nallow_anonymous = true\nanonymous_project = \"soak\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n",
-            common::BIN
-        ),
-    )
-    .unwrap();
-    let (url, gateway) = common::spawn(&["serve", "--http", "127.0.0.1:0", "--config", config.to_str().unwrap()]).await;
+    let (url, gateway, _dir) = common::serve(&format!(
+        "[auth]\nallow_anonymous = true\nanonymous_project = \"soak\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n",
+        common::BIN
+    ))
+    .await;
     let pid = gateway.id().unwrap();
     println!("machine: {}", machine());
     println!("{total} calls, {sessions} workers, a new session every {per_session} calls");

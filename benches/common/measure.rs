@@ -73,6 +73,19 @@ pub(crate) fn machine() -> String {
     format!("{model}, {cores} cores")
 }
 
+/// A comma-separated list of numbers from the environment, or `default`'s.
+pub(crate) fn settings<T: std::str::FromStr>(name: &str, default: &str) -> Vec<T> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|n| {
+            n.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} is a list of numbers, e.g. {default}"))
+        })
+        .collect()
+}
+
 /// A number from the environment, or `default`.
 pub(crate) fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)

@@ -18,6 +18,16 @@ pub(crate) async fn spawn(args: &[&str]) -> (String, tokio::process::Child) {
     spawn_with(args, &[]).await
 }
 
+/// `mcp-gateway serve --http` on `config` (a `gateway.toml`'s text) in a
+/// fresh folder: its URL, the child, and the folder, kept as long as it runs.
+pub(crate) async fn serve(config: &str) -> (String, tokio::process::Child, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, config).unwrap();
+    let (url, child) = spawn(&["serve", "--http", "127.0.0.1:0", "--config", path.to_str().unwrap()]).await;
+    (url, child, dir)
+}
+
 /// [`spawn`] with extra environment variables.
 pub(crate) async fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (String, tokio::process::Child) {
     let mut child = tokio::process::Command::new(BIN)
