@@ -657,8 +657,6 @@ mod tests {
         <Cli as clap::CommandFactory>::command().debug_assert();
     }
 
-    /// Issue 41: rmcp's WARN `response error` carried a caller's megabyte,
-    /// credential included.
     #[test]
     fn the_log_filter_hints_the_directives_level() {
         use tracing_subscriber::filter::LevelFilter;
@@ -668,6 +666,8 @@ mod tests {
         assert_eq!(hint("warn,mcp_gateway=debug"), Some(LevelFilter::DEBUG));
     }
 
+    /// Issue 41: rmcp's WARN `response error` carried a caller's megabyte,
+    /// credential included.
     #[test]
     fn log_lines_are_masked_redacted_and_bounded() {
         let token = format!("mgwa_1_{}", "0123456789abcdef".repeat(4));
