@@ -619,8 +619,9 @@ const MAX_WORK_ROUNDS: u64 = 10_000_000;
 
 /// `work`: `rounds` of SHA-256, each over the digest before. A process does
 /// one call's work at a time, so its copies (`stateless_instances`), not its
-/// threads, are what lets a busy server use more cores.
-fn work(rounds: u64) -> [u8; 32] {
+/// threads, are what lets a busy server use more cores. `benches/instances.rs`
+/// times one call's worth with it.
+pub fn work(rounds: u64) -> [u8; 32] {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     (0..rounds).fold([0; 32], |digest, _| sha2::Sha256::digest(digest).into())

@@ -54,7 +54,10 @@ impl Decoder for Lines {
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Incoming>, Self::Error> {
         loop {
-            let newline = newline_in(&buf[self.searched..]).map(|i| i + self.searched);
+            let newline = buf[self.searched..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|i| i + self.searched);
             match newline {
                 Some(end) if self.discarding => {
                     buf.advance(end + 1);
@@ -94,10 +97,6 @@ impl Decoder for Lines {
         }
         Ok(line)
     }
-}
-
-fn newline_in(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
 }
 
 /// Reads one line (its newline included).
