@@ -70,7 +70,7 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
     }
     let view = bench.view(Default::default(), semantic.as_deref())?;
     let holdout = replay::holdout(&bench, &paraphrases);
-    let folds = replay::server_folds(&bench, &paraphrases, 4);
+    let folds = replay::server_folds(&bench, &paraphrases, replay::SERVER_FOLDS);
     let run = |search: &str, lessons, with_failures| Run {
         search: search.to_string(),
         lessons,
@@ -118,12 +118,11 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "holdout: {} tune-side calls replayed ({} paraphrases); scored: held-out single-tool tasks, and multi-step tasks one query per step",
+        "holdout: {} tune-side calls replayed (tasks, and paraphrases of the held-out tasks' tools); scored: held-out single-tool tasks, and multi-step tasks one query per step",
         holdout.history.len(),
-        paraphrases.iter().map(|p| p.queries.len()).sum::<usize>()
     );
     println!(
-        "servers: {} folds of the servers; scored: every task about a fold's servers; replayed: the other tasks and the paraphrases\n",
+        "servers: {} folds of the servers; scored: every task about a fold's servers; replayed: the other tasks, and paraphrases of the scored tasks' tools\n",
         folds.len()
     );
     println!(
