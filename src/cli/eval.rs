@@ -78,9 +78,30 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
         blend: Default::default(),
         score: true,
     };
+    let mut searches = vec![("bm25", Lessons::Terms)];
+    if semantic.is_some() {
+        searches.extend(Lessons::ALL.map(|l| ("hybrid", l)));
+    }
+    // A replay takes seconds to minutes: stderr says which one runs.
+    let runs = 2 + semantic.as_ref().map_or(0, |_| Lessons::ALL.len() + 1) + searches.len() * folds.len();
+    let mut started = 0;
+    let mut progress = |split: &str, r: &Run| {
+        started += 1;
+        let failing = if r.with_failures {
+            ", a failing execute after each call"
+        } else {
+            ""
+        };
+        eprintln!(
+            "replay {started}/{runs}: {split}, {} {}{failing}",
+            r.search,
+            r.lessons.label()
+        );
+    };
     let mut points = Vec::new();
     for with_failures in [false, true] {
         let bm25 = run("bm25", Lessons::Terms, with_failures);
+        progress(&holdout.name, &bm25);
         points.extend(replay::replay(&crate::rank::Bm25, None, &view, &holdout, &bm25).await?);
         if let Some(model) = &semantic {
             let hybrid = crate::rank::Hybrid::new(model.clone());
@@ -88,18 +109,16 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
             let kinds: &[Lessons] = if with_failures { &[Lessons::Both] } else { &Lessons::ALL };
             for &lessons in kinds {
                 let r = run("hybrid", lessons, with_failures);
+                progress(&holdout.name, &r);
                 points.extend(replay::replay(&hybrid, Some(model), &view, &holdout, &r).await?);
             }
         }
-    }
-    let mut searches = vec![("bm25", Lessons::Terms)];
-    if semantic.is_some() {
-        searches.extend(Lessons::ALL.map(|l| ("hybrid", l)));
     }
     for (search, lessons) in searches {
         let mut per_fold = Vec::new();
         for fold in &folds {
             let r = run(search, lessons, false);
+            progress(&fold.name, &r);
             per_fold.push(match (search, &semantic) {
                 ("hybrid", Some(model)) => {
                     let hybrid = crate::rank::Hybrid::new(model.clone());

@@ -528,3 +528,30 @@ fn a_database_url_in_mcp_gateway_db_is_refused_not_made_a_folder() {
     );
     assert!(!err.contains("hunter2"), "{err}");
 }
+
+#[test]
+fn eval_replay_says_which_replay_runs_and_scores_both_splits() {
+    let dir = tempfile::tempdir().unwrap();
+    // BM25 only (no model): four replays, seconds each.
+    std::fs::write(dir.path().join("gateway.toml"), "[search.semantic]\nenabled = false\n").unwrap();
+    let data = repo_path("benches/data");
+    let o = run(dir.path(), &["eval", "--replay", "--data", data.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let progress: Vec<String> = stderr(&o).lines().map(str::to_owned).collect();
+    assert_eq!(
+        progress,
+        [
+            "replay 1/4: holdout, bm25 terms",
+            "replay 2/4: holdout, bm25 terms, a failing execute after each call",
+            "replay 3/4: servers 1/2, bm25 terms",
+            "replay 4/4: servers 2/2, bm25 terms",
+        ]
+    );
+    let table = stdout(&o);
+    for split in ["holdout ", "servers (pooled over 2) "] {
+        assert!(
+            table.lines().any(|l| l.starts_with(split) && l.contains(" 1000 ")),
+            "no 1,000-call row for {split:?}:\n{table}"
+        );
+    }
+}
