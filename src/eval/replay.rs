@@ -1,9 +1,9 @@
 //! `mcp-gateway eval --replay`: does learning from use lift search?
 //!
-//! The tune side of the benchmark (its tasks and steps, and from
-//! `paraphrases.jsonl`, requests written from each tool's own description,
-//! never from a task's text, those of the held-out tasks' tools) is
-//! replayed as a project's history: each
+//! The tune side of the benchmark (its tasks and steps) and, from
+//! `paraphrases.jsonl` (requests written from each tool's own description,
+//! never from a task's text), the requests for the held-out tasks' tools
+//! are replayed as a project's history: each
 //! call is a `tool_discovery`, then, when the right tool was among the
 //! answers, a successful `tool_execute` of it, through the gateway's own
 //! [`Learning`] over a throwaway store. The held-out tasks are then scored
@@ -640,27 +640,29 @@ mod tests {
         );
     }
 
-    /// Leave-servers-out: every task is scored in some fold, no fold
-    /// teaches from a task it scores or from a paraphrase near one (the
-    /// paraphrase rule: other tasks may be near, as tune tasks may be near
-    /// held-out ones), and each history is long enough for the 1,000-call
-    /// checkpoint.
+    /// Leave-servers-out scores every task in some fold; no split (the
+    /// folds and the benchmark's own) teaches from a task it scores or from
+    /// a paraphrase near one (the paraphrase rule: other tasks may be near,
+    /// as tune tasks may be near held-out ones), or a paraphrase of a tool
+    /// it does not score; and each history is long enough for the
+    /// 1,000-call checkpoint.
     #[test]
-    fn server_folds_score_each_task_once_and_never_teach_from_it() {
+    fn splits_score_each_task_and_never_teach_from_it() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
         let bench = Bench::load(&dir).unwrap();
         let paraphrases = load_paraphrases(&dir).unwrap();
         let folds = server_folds(&bench, &paraphrases, SERVER_FOLDS);
         let scored: usize = folds.iter().map(|f| f.single.len() + f.multi.len()).sum();
         assert!(scored >= bench.tasks.len(), "{scored} of {}", bench.tasks.len());
-        let written: std::collections::HashSet<&str> = paraphrases
+        let tool_of: std::collections::HashMap<&str, &str> = paraphrases
             .iter()
-            .flat_map(|p| &p.queries)
-            .map(String::as_str)
+            .flat_map(|p| p.queries.iter().map(|q| (q.as_str(), p.tool.as_str())))
             .collect();
-        for fold in &folds {
-            let texts: Vec<&str> = fold.single.iter().chain(&fold.multi).flat_map(task_texts).collect();
+        for fold in folds.iter().chain([&holdout(&bench, &paraphrases)]) {
+            let scored = || fold.single.iter().chain(&fold.multi);
+            let texts: Vec<&str> = scored().flat_map(task_texts).collect();
             let words: Vec<Words> = texts.iter().map(|t| Words::of(t)).collect();
+            let needed: std::collections::HashSet<&str> = scored().flat_map(right_tools).collect();
             for call in &fold.history {
                 assert!(
                     !texts.contains(&call.query.as_str()),
@@ -668,9 +670,14 @@ mod tests {
                     fold.name,
                     call.query
                 );
-                if !written.contains(call.query.as_str()) {
+                let Some(tool) = tool_of.get(call.query.as_str()) else {
                     continue;
-                }
+                };
+                assert!(
+                    needed.contains(tool),
+                    "{}: teaches {tool}, which it never scores",
+                    fold.name
+                );
                 assert!(
                     !Words::of(&call.query).near_any(&words),
                     "{}: {:?} is close to a scored text",
