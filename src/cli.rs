@@ -23,10 +23,13 @@ mod admin;
 mod archive;
 mod credentials;
 mod eval;
+mod logs;
 mod model;
 mod servers;
 mod tools;
 mod usage;
+
+pub use logs::{flush_logs, init_logging};
 
 /// An MCP gateway: many downstream MCP servers behind two tools,
 /// `tool_discovery` (search) and `tool_execute` (run).
@@ -557,95 +560,6 @@ fn default_threads(cores: usize) -> usize {
     (cores / 2).max(1)
 }
 
-/// Initializes logging on stderr (stdout may be the MCP transport), and for
-/// `serve` with `[telemetry] otlp_endpoint`, the export of spans.
-pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    type Boxed = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
-    let default = match cli.command {
-        Command::Serve { http: Some(_), .. } => "info",
-        // Over stdio alone a client started the gateway, and some clients
-        // show its stderr in the user's terminal: a line per call is noise.
-        _ => "warn",
-    };
-    let filter = log_filter(
-        tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default)),
-    );
-    let fmt = tracing_subscriber::fmt::layer().with_writer(|| MaskedStderr);
-    let mut layers: Vec<Boxed> = vec![match cli.log_format {
-        LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),
-        LogFormat::Pretty => fmt.with_ansi(false).with_filter(filter).boxed(),
-    }];
-    if let Some(telemetry) = exported_traces(cli) {
-        layers.push(crate::traces::layer(&telemetry)?);
-    }
-    if let Err(e) = tracing_subscriber::registry().with(layers).try_init() {
-        bail!("cannot initialize logging: {e}");
-    }
-    Ok(())
-}
-
-/// What is logged: `directives` (RUST_LOG or the default), less rmcp's
-/// payloads, whatever RUST_LOG says ([`crate::telemetry::loggable`]).
-fn log_filter(
-    directives: tracing_subscriber::EnvFilter,
-) -> impl tracing_subscriber::layer::Filter<tracing_subscriber::Registry> {
-    use tracing_subscriber::filter::{FilterExt, LevelFilter, filter_fn};
-    // The hint says this filter never widens the directives: without one the
-    // pair hints nothing, every level counts as wanted, and each `log::trace!`
-    // of a dependency (mio's, for every socket) reached the subscriber.
-    directives.and(filter_fn(crate::telemetry::loggable).with_max_level_hint(LevelFilter::TRACE))
-}
-
-/// Standard error for log lines, each scrubbed ([`scrub`]): dependencies
-/// log URLs too (rmcp's transport worker, a failed request's URL at ERROR),
-/// and what a caller sent (rmcp logs every error a handler returns, and the
-/// caller's JSON-RPC id, whole).
-struct MaskedStderr;
-
-/// Most bytes of one log line. The gateway's own lines quote a caller's
-/// strings short (`leaks::quote`); a dependency's line that quotes one
-/// whole is cut here (a JSON line cut is no longer JSON, which only a
-/// caller's abuse brings about).
-const MAX_LOG_LINE_BYTES: usize = 16 * 1024;
-
-/// A log line as it is written: URLs masked ([`crate::mask::urls_in`]),
-/// credentials redacted, at most [`MAX_LOG_LINE_BYTES`] (a cut line ends in `…`).
-fn scrub(line: &str) -> String {
-    let (body, end) = match line.strip_suffix('\n') {
-        Some(body) => (body, "\n"),
-        None => (line, ""),
-    };
-    let masked = crate::mask::urls_in(body);
-    crate::leaks::redacted_head(&masked, MAX_LOG_LINE_BYTES) + end
-}
-
-impl std::io::Write for MaskedStderr {
-    /// The formatter writes each event whole, so a URL or a credential is
-    /// never split across calls.
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let line = scrub(&String::from_utf8_lossy(buf));
-        std::io::stderr().write_all(line.as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
-    }
-}
-
-/// `serve`'s `[telemetry]`, read ahead of the run (which reports a bad config itself).
-fn exported_traces(cli: &Cli) -> Option<config::TelemetryConfig> {
-    if !matches!(cli.command, Command::Serve { .. }) {
-        return None;
-    }
-    let path = cli.config.clone().or_else(config::default_path);
-    Config::load(path.as_deref()).ok()?.telemetry
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -655,30 +569,6 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         <Cli as clap::CommandFactory>::command().debug_assert();
-    }
-
-    #[test]
-    fn the_log_filter_hints_the_directives_level() {
-        use tracing_subscriber::filter::LevelFilter;
-        use tracing_subscriber::layer::Filter;
-        let hint = |d: &str| Filter::max_level_hint(&log_filter(tracing_subscriber::EnvFilter::new(d)));
-        assert_eq!(hint("info"), Some(LevelFilter::INFO));
-        assert_eq!(hint("warn,mcp_gateway=debug"), Some(LevelFilter::DEBUG));
-    }
-
-    /// Issue 41: rmcp's WARN `response error` carried a caller's megabyte,
-    /// credential included.
-    #[test]
-    fn log_lines_are_masked_redacted_and_bounded() {
-        let token = format!("mgwa_1_{}", "0123456789abcdef".repeat(4));
-        let line = format!("WARN response error: unknown tool '{token}' {}\n", "y ".repeat(1 << 20));
-        let out = scrub(&line);
-        assert!(out.len() <= MAX_LOG_LINE_BYTES + "…\n".len(), "{}", out.len());
-        assert!(out.ends_with("…\n"), "one line still");
-        assert!(out.contains("[REDACTED:gateway-admin-token]"), "{}", &out[..200]);
-        assert!(!out.contains("0123456789abcdef"));
-        assert_eq!(scrub("plain line\n"), "plain line\n");
-        assert_eq!(scrub("db postgres://gw:pw@db/gw\n"), "db postgres://gw:***@db/gw\n");
     }
 
     #[test]

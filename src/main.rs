@@ -22,7 +22,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(cli::run(cli)) {
+    let result = runtime.block_on(cli::run(cli));
+    // Log lines held back while logging was busy go out before the process ends.
+    cli::flush_logs();
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("mcp-gateway: {e:#}");

@@ -1,5 +1,6 @@
-//! Operating the gateway: health and readiness, Prometheus metrics, and
-//! progress and cancellation passing through `tool_execute`.
+//! Operating the gateway: health and readiness, Prometheus metrics, its
+//! log under load, and progress and cancellation passing through
+//! `tool_execute`.
 
 use crate::common;
 
@@ -381,4 +382,31 @@ async fn a_first_start_on_the_shipped_config_is_short_and_says_what_next() {
         "{log}"
     );
     assert!(lines.len() <= 8, "a start in a few lines, not {}:\n{log}", lines.len());
+}
+
+/// Busy logging is written in batches (a thread of its own holds lines
+/// back for a few milliseconds): no line is lost or cut, whatever the load.
+#[tokio::test(flavor = "multi_thread")]
+async fn busy_logging_is_batched_and_loses_no_line() {
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("red", ""))).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "red:echo").await;
+    let calls = 400;
+    let answers = futures::future::join_all((0..calls).map(|x| execute(&client, "red:echo", json!({ "x": x })))).await;
+    assert!(answers.iter().all(|a| a.is_error != Some(true)));
+    let writer = std::fs::read_dir(format!("/proc/{}/task", gw.pid()))
+        .unwrap()
+        .flatten()
+        .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "log-writer"));
+    assert!(writer, "{calls} calls at once never made logging busy");
+    let access = |log: &str| {
+        log.lines()
+            .filter(|l| l.contains("mcp_gateway::calls") && l.contains("tool_key=\"red:echo\""))
+            .filter(|l| l.contains(" latency_us="))
+            .count()
+    };
+    eventually(Duration::from_secs(5), "every call's access line, whole", || async {
+        (access(&gw.log()) == calls).then_some(())
+    })
+    .await;
 }
