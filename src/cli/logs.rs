@@ -114,8 +114,9 @@ const MAX_PENDING_BYTES: usize = 256 * 1024;
 /// Standard error that writes each line at once while logging is quiet,
 /// and in batches at most [`LINGER`] apart while it is busy (over
 /// [`BUSY_LINES_PER_SECOND`]): every write to a pipe wakes its reader
-/// (journald, docker, a terminal, a test), and at one session the access
-/// line's write was about a sixth of the gateway's CPU per call. Lines keep
+/// (journald, docker, a terminal, a test): at one session the access
+/// line's wake-up alone was about a twentieth of the gateway's CPU per
+/// call (docs/src/measured.md, "The access line's write"). Lines keep
 /// their order: a line written at once first writes out those held back.
 struct Coalesced {
     state: Mutex<Pending>,
