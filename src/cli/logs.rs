@@ -107,8 +107,9 @@ const BUSY_LINES_PER_SECOND: u32 = 200;
 /// logging is busy.
 const LINGER: Duration = Duration::from_millis(10);
 
-/// Held-back bytes past which the logging thread writes them itself
-/// (a stalled reader then slows logging down, as an unbuffered pipe would).
+/// Held-back bytes past which the thread that logs a line writes them
+/// itself (a stalled reader then slows logging down, as an unbuffered pipe
+/// would).
 const MAX_PENDING_BYTES: usize = 256 * 1024;
 
 /// Standard error that writes each line at once while logging is quiet,
