@@ -59,7 +59,7 @@ pub(super) async fn measure(
 
 /// `eval --replay`: scored quality before and after replayed use, for BM25
 /// and (with the model) hybrid search with each kind of lesson, on the
-/// benchmark's split and pooled over four leave-servers-out folds.
+/// benchmark's split and pooled over the leave-servers-out folds.
 pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
     use crate::eval::replay::{self, Lessons, Run};
     let bench = crate::eval::Bench::load(data)?;
@@ -78,14 +78,27 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
         blend: Default::default(),
         score: true,
     };
-    let mut searches = vec![("bm25", Lessons::Terms)];
-    if semantic.is_some() {
-        searches.extend(Lessons::ALL.map(|l| ("hybrid", l)));
-    }
-    // A replay takes seconds to minutes: stderr says which one runs.
-    let runs = 2 + semantic.as_ref().map_or(0, |_| Lessons::ALL.len() + 1) + searches.len() * folds.len();
+    // Every replay, listed first so that stderr can say which one runs
+    // (each takes seconds to minutes). Failures are shown to teach nothing
+    // once, with every lesson on.
+    let hybrid_kinds = |with_failures| match (&semantic, with_failures) {
+        (None, _) => &[][..],
+        (Some(_), false) => &Lessons::ALL[..],
+        (Some(_), true) => &[Lessons::Both][..],
+    };
+    let holdout_runs: Vec<Run> = [false, true]
+        .into_iter()
+        .flat_map(|failing| {
+            let hybrid = hybrid_kinds(failing).iter().map(move |&l| run("hybrid", l, failing));
+            std::iter::once(run("bm25", Lessons::Terms, failing)).chain(hybrid)
+        })
+        .collect();
+    let fold_runs: Vec<Run> = std::iter::once(run("bm25", Lessons::Terms, false))
+        .chain(hybrid_kinds(false).iter().map(|&l| run("hybrid", l, false)))
+        .collect();
+    let runs = holdout_runs.len() + fold_runs.len() * folds.len();
     let mut started = 0;
-    let mut progress = |split: &str, r: &Run| {
+    let mut replay_one = async |split: &replay::Split, r: &Run| {
         started += 1;
         let failing = if r.with_failures {
             ", a failing execute after each call"
@@ -93,39 +106,27 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
             ""
         };
         eprintln!(
-            "replay {started}/{runs}: {split}, {} {}{failing}",
+            "replay {started}/{runs}: {}, {} {}{failing}",
+            split.name,
             r.search,
             r.lessons.label()
         );
+        match (r.search.as_str(), &semantic) {
+            ("hybrid", Some(model)) => {
+                let hybrid = crate::rank::Hybrid::new(model.clone());
+                replay::replay(&hybrid, Some(model), &view, split, r).await
+            }
+            _ => replay::replay(&crate::rank::Bm25, None, &view, split, r).await,
+        }
     };
     let mut points = Vec::new();
-    for with_failures in [false, true] {
-        let bm25 = run("bm25", Lessons::Terms, with_failures);
-        progress(&holdout.name, &bm25);
-        points.extend(replay::replay(&crate::rank::Bm25, None, &view, &holdout, &bm25).await?);
-        if let Some(model) = &semantic {
-            let hybrid = crate::rank::Hybrid::new(model.clone());
-            // Failures are shown to teach nothing once, with every lesson on.
-            let kinds: &[Lessons] = if with_failures { &[Lessons::Both] } else { &Lessons::ALL };
-            for &lessons in kinds {
-                let r = run("hybrid", lessons, with_failures);
-                progress(&holdout.name, &r);
-                points.extend(replay::replay(&hybrid, Some(model), &view, &holdout, &r).await?);
-            }
-        }
+    for r in &holdout_runs {
+        points.extend(replay_one(&holdout, r).await?);
     }
-    for (search, lessons) in searches {
+    for r in &fold_runs {
         let mut per_fold = Vec::new();
         for fold in &folds {
-            let r = run(search, lessons, false);
-            progress(&fold.name, &r);
-            per_fold.push(match (search, &semantic) {
-                ("hybrid", Some(model)) => {
-                    let hybrid = crate::rank::Hybrid::new(model.clone());
-                    replay::replay(&hybrid, Some(model), &view, fold, &r).await?
-                }
-                _ => replay::replay(&crate::rank::Bm25, None, &view, fold, &r).await?,
-            });
+            per_fold.push(replay_one(fold, r).await?);
         }
         for at in 0..per_fold[0].len() {
             let same: Vec<_> = per_fold.iter().filter_map(|f| f.get(at).cloned()).collect();
