@@ -130,6 +130,17 @@ struct Pending {
     flusher: bool,
 }
 
+impl Pending {
+    /// Writes out the held lines (under the lock, so lines keep their
+    /// order); they are gone even if the write fails, as an unbuffered
+    /// line would be. The buffer keeps its room for the next batch.
+    fn write_out(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let written = out.write_all(&self.bytes);
+        self.bytes.clear();
+        written
+    }
+}
+
 impl Coalesced {
     const fn new() -> Self {
         Self {
@@ -148,7 +159,7 @@ impl Coalesced {
         if !busy || pending.bytes.len() + line.len() > MAX_PENDING_BYTES {
             // Written under the lock, after what is held back: in order.
             let mut out = std::io::stderr().lock();
-            out.write_all(&std::mem::take(&mut pending.bytes))?;
+            pending.write_out(&mut out)?;
             return out.write_all(line);
         }
         let first = pending.bytes.is_empty();
@@ -165,9 +176,7 @@ impl Coalesced {
         match spawned {
             Ok(_) => pending.flusher = true,
             // No thread to write them later: now, then.
-            Err(_) => std::io::stderr()
-                .lock()
-                .write_all(&std::mem::take(&mut pending.bytes))?,
+            Err(_) => pending.write_out(&mut std::io::stderr().lock())?,
         }
         Ok(())
     }
@@ -183,14 +192,14 @@ impl Coalesced {
             drop(pending);
             std::thread::sleep(LINGER);
             pending = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = std::io::stderr().lock().write_all(&std::mem::take(&mut pending.bytes));
+            let _ = pending.write_out(&mut std::io::stderr().lock());
         }
     }
 
     fn flush(&self) -> std::io::Result<()> {
         let mut pending = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = std::io::stderr().lock();
-        out.write_all(&std::mem::take(&mut pending.bytes))?;
+        pending.write_out(&mut out)?;
         out.flush()
     }
 }
