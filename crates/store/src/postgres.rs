@@ -246,6 +246,10 @@ impl<C: GenericClient + ?Sized> Sql for Statements<'_, C> {
             Ok(self.client.execute(&statement, &arguments(args)).await? as usize)
         })
     }
+
+    fn round_trips(&self) -> bool {
+        true
+    }
 }
 
 /// The store's SQL as PostgreSQL reads it: `$N` for `?N`, and without

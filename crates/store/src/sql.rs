@@ -197,6 +197,10 @@ pub(super) trait Sql {
     fn query(&self, sql: &str, args: &[Value]) -> Result<Vec<Row>, Error>;
     /// Runs a statement; how many rows it changed.
     fn execute(&self, sql: &str, args: &[Value]) -> Result<usize, Error>;
+    /// Whether each statement is a round trip to a server (PostgreSQL),
+    /// rather than a call into the process (SQLite): what decides how many
+    /// rows a statement should carry.
+    fn round_trips(&self) -> bool;
 }
 
 impl dyn Sql + '_ {

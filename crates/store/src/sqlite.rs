@@ -51,6 +51,10 @@ impl Sql for Connection {
     fn execute(&self, sql: &str, args: &[Value]) -> Result<usize, Error> {
         Ok(self.prepare_cached(sql)?.execute(rusqlite::params_from_iter(args))?)
     }
+
+    fn round_trips(&self) -> bool {
+        false
+    }
 }
 
 /// Opens a connection to the file at `path` (creating its folder), in WAL mode.
