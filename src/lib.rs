@@ -13,6 +13,12 @@
 //! where their modules once were. docs/src/layout.md holds the one list of the layers and of
 //! every file; `tests/suite/layers.rs` and `tests/suite/layout.rs` keep the tree to it.
 
+// The allocator of every program built on this crate (the binary, the
+// in-process benches that count its instructions, the test harness), so
+// each measures what ships: see the dependency's note in Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod archive;
 pub mod auth;
 pub mod catalog;
