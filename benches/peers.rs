@@ -21,7 +21,7 @@ use serde_json::json;
 
 mod common;
 
-use common::measure::{Client, args, connect, cpu_time, machine, pct, setting, settings};
+use common::measure::{Client, args, connect, cpu_time, machine, pct, setting, settings, stolen};
 
 /// A proxy under test: how to start it, and how its tool is called.
 #[derive(Clone, Copy, PartialEq)]
@@ -233,6 +233,7 @@ async fn main() {
     println!("get-sum of server-everything over stdio behind each; {seconds} s a rep, {reps} reps interleaved");
     for &n in &sessions {
         let mut results: Vec<Vec<Rep>> = peers.iter().map(|_| Vec::new()).collect();
+        let stolen_before = stolen();
         for _ in 0..reps {
             for (i, &peer) in peers.iter().enumerate() {
                 results[i].push(rep(peer, n, seconds).await);
@@ -258,6 +259,10 @@ async fn main() {
                 us
             );
         }
+        println!(
+            "CPU time other guests took from this machine over these reps: {:.1} s",
+            stolen().saturating_sub(stolen_before).as_secs_f64()
+        );
         if per_call.len() == 3 {
             let best = per_call[1].min(per_call[2]);
             println!(

@@ -73,6 +73,21 @@ pub(crate) fn machine() -> String {
     format!("{model}, {cores} cores")
 }
 
+/// CPU time the hypervisor gave other guests while this one wanted it, all
+/// cores together, so far (the `steal` column of `/proc/stat`, in its
+/// hundredths of a second); zero where there is none to read. On a shared
+/// VM a rep's CPU per call rises with it (docs/src/measured.md).
+pub(crate) fn stolen() -> Duration {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu "))
+        .and_then(|l| l.split_whitespace().nth(7))
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
 /// A comma-separated list of numbers from the environment, or `default`'s.
 pub(crate) fn settings<T: std::str::FromStr>(name: &str, default: &str) -> Vec<T> {
     std::env::var(name)
