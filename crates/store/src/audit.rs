@@ -485,20 +485,40 @@ fn insert_batch(tx: &dyn Sql, writes: &[Write]) -> Result<(), Error> {
     let (rows, finished) = final_rows(rows);
     // An outcome replaces its call's `started` row with a row of its own (a
     // new id, so the usage rollup, which skips `started` rows, counts it).
-    let per_statement = rows_per_statement(tx);
-    for chunk in finished.chunks(per_statement) {
-        let ids: Vec<Value> = chunk.iter().map(|id| id.to_value()).collect();
-        tx.execute(
-            &format!(
-                "DELETE FROM audit_log WHERE outcome = 'started' AND request_id IN ({})",
-                places(chunk.len())
-            ),
-            &ids,
-        )?;
-    }
-    for chunk in rows.chunks(per_statement) {
-        let values: Vec<Value> = chunk.iter().flat_map(|r| audit_values(r)).collect();
-        tx.execute(&insert_statement(chunk.len()), &values)?;
+    let per = rows_per_statement(tx);
+    let delete = |n| {
+        format!(
+            "DELETE FROM audit_log WHERE outcome = 'started' AND request_id IN ({})",
+            places(n)
+        )
+    };
+    in_statements(&finished, per, delete, |sql, ids| {
+        let ids: Vec<Value> = ids.iter().map(|id| id.to_value()).collect();
+        tx.execute(sql, &ids).map(drop)
+    })?;
+    in_statements(&rows, per, insert_statement, |sql, rows| {
+        let values: Vec<Value> = rows.iter().flat_map(|r| audit_values(r)).collect();
+        tx.execute(sql, &values).map(drop)
+    })
+}
+
+/// Runs `run` on `items` in chunks of `per`, each with the statement `shape`
+/// writes for its length: written once per length (a batch has two at
+/// most), not once per chunk, since on SQLite a chunk is one row.
+fn in_statements<T>(
+    items: &[T],
+    per: usize,
+    shape: impl Fn(usize) -> String,
+    mut run: impl FnMut(&str, &[T]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut written: Option<(usize, String)> = None;
+    for chunk in items.chunks(per) {
+        let sql = match written.take() {
+            Some((n, sql)) if n == chunk.len() => sql,
+            _ => shape(chunk.len()),
+        };
+        run(&sql, chunk)?;
+        written = Some((chunk.len(), sql));
     }
     Ok(())
 }
