@@ -11,6 +11,7 @@ mod child_env;
 mod connect;
 mod http_client;
 mod instances;
+mod lines;
 mod passthrough;
 mod progress;
 mod remembered;
@@ -550,7 +551,7 @@ impl Downstream {
 
 /// The size of an answer the stdio guard refused, if `error` stands for one.
 fn oversized(error: &rmcp::ErrorData) -> Option<u64> {
-    error.data.as_ref()?.get(stdio::OVERSIZED_BYTES)?.as_u64()
+    error.data.as_ref()?.get(lines::OVERSIZED_BYTES)?.as_u64()
 }
 
 /// The servers of one configuration, in config order.

@@ -26,6 +26,7 @@ use tracing::{debug, info, warn};
 
 use super::child_env::child_environment;
 use super::http_client::{WholeListing, reqwest_client};
+use super::lines::LineTransport;
 use super::stdio::ChildTransport;
 use super::{Downstream, Ended, LIVENESS_TICK, Status};
 use crate::config::{Builtin, Transport};
@@ -583,7 +584,9 @@ async fn handshake(
                 Builtin::Archives(config) => serve_builtin(crate::archive::ArchiveServer::new(config.clone()), theirs),
                 Builtin::Demo => serve_builtin(crate::demo::Demo::new(false), theirs),
             }
-            client.serve_with_lifecycle(ours, lifecycle).await
+            let (read, write) = tokio::io::split(ours);
+            let transport = LineTransport::new(name.clone(), read, write, answer_limit);
+            client.serve_with_lifecycle(transport, lifecycle).await
         }
         Transport::Http { url, headers } => {
             let mut custom = HashMap::new();

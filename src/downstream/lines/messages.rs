@@ -1,4 +1,4 @@
-//! The child's stdout as JSON-RPC messages: lines of at most the server's
+//! What a server writes, as JSON-RPC messages: lines of at most the server's
 //! limit, each read as rmcp reads it, with one shortcut. rmcp reads a
 //! server's answer as an untagged union of every result type, buffering the
 //! answer and trying fifteen types (each failure an error made and dropped)
@@ -15,20 +15,20 @@ use serde_json::value::RawValue;
 use tokio_util::bytes::{Buf, BytesMut};
 use tokio_util::codec::Decoder;
 
-/// One line of the child's stdout.
+/// One line the server wrote.
 #[derive(Debug)]
 pub(super) enum Incoming {
     Message(Box<ServerJsonRpcMessage>),
     /// Nothing to do: a blank line, not JSON, or a notification of no
     /// shape rmcp reads (a notification is never answered).
     Skip,
-    /// JSON that is not a message of MCP: the child is told so.
+    /// JSON that is not a message of MCP: the server is told so.
     Invalid,
     /// Longer than the limit, dropped unread (the line guard answers it).
     TooLong,
 }
 
-/// Splits the child's stdout into lines of at most `limit` bytes, in
+/// Splits what the server writes into lines of at most `limit` bytes, in
 /// bounded memory: a longer line is dropped as it arrives.
 pub(super) struct Lines {
     limit: usize,
