@@ -1,14 +1,13 @@
 //! MCP over a stream of lines, one JSON-RPC message each: the transport
 //! to a stdio child's pipes and to a built-in server's in-memory pipe.
 //!
-//! rmcp's own transport over a byte stream reads lines of at most 16 MiB
-//! and cannot be told otherwise: a longer answer is dropped, and the call it
-//! answers waits out its timeout. It also reads every answer as an untagged
-//! union of every result type. This transport reads lines up to the
-//! server's limit ([`messages`], which also reads a tool's answer without
-//! rmcp's detour), and a [`LineGuard`] on what the server writes turns a
-//! longer answer into a JSON-RPC error for the same request at once,
-//! without ever holding the answer in memory.
+//! rmcp's own transport over a byte stream drops a line past its limit (16
+//! MiB unless set), so the call it answers waits out its timeout, and reads
+//! every answer as an untagged union of every result type. This transport
+//! reads lines up to the server's limit ([`messages`], which also reads a
+//! tool's answer without rmcp's detour), and a [`LineGuard`] on what the
+//! server writes turns a longer answer into a JSON-RPC error for the same
+//! request at once, without ever holding the answer in memory.
 
 mod messages;
 
