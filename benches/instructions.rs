@@ -18,8 +18,8 @@
 //!
 //! Cases:
 //! * `tool_execute`: `demo:calculate` through the gateway's upstream MCP
-//!   server, as a JSON-RPC line on an in-memory pipe (what stdio serves,
-//!   less its line guard): parse, authenticate an `mgw_` token against a
+//!   server, as a JSON-RPC line on an in-memory pipe, read as stdio's
+//!   lines are (`serve_lines`): parse, authenticate an `mgw_` token against a
 //!   SQLite store in a temp dir, view, schema check, screens, the call to the
 //!   demo server (in process, over rmcp like any built-in), the answer, the
 //!   access log line, the audit row and its commit.
@@ -45,8 +45,7 @@ use mcp_gateway::launch::Launch;
 use mcp_gateway::rank::{Hybrid, SearchProvider, local};
 use mcp_gateway::search::Request;
 use mcp_gateway::search::semantic::{DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, Semantic, SemanticConfig};
-use mcp_gateway::server::Upstream;
-use rmcp::ServiceExt;
+use mcp_gateway::server::{Upstream, serve_lines};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
@@ -127,10 +126,8 @@ struct Session {
 impl Session {
     async fn open(upstream: Upstream) -> Self {
         let (ours, theirs) = tokio::io::duplex(1 << 16);
-        tokio::spawn(async move {
-            let running = upstream.serve(theirs).await.expect("the upstream server starts");
-            let _ = running.waiting().await;
-        });
+        let (read, write) = tokio::io::split(theirs);
+        tokio::spawn(serve_lines(upstream, read, write, CancellationToken::new()));
         let (from, to) = tokio::io::split(ours);
         let mut session = Self {
             to,

@@ -27,6 +27,7 @@ pub mod console;
 pub mod demo;
 pub mod downstream;
 pub mod eval;
+pub mod framing;
 pub mod gateway;
 pub mod index_network;
 pub mod launch;

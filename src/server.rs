@@ -33,7 +33,7 @@ mod skills;
 mod transports;
 
 pub use guard::{Envelope, parse_jsonrpc};
-pub use transports::{serve_http, serve_stdio};
+pub use transports::{serve_http, serve_lines, serve_stdio};
 
 use crate::auth::{self, Caller};
 use crate::downstream::asks::Asker;

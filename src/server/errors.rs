@@ -31,7 +31,13 @@ pub(super) const INVALID_REQUEST: i32 = -32600;
 
 /// A JSON-RPC error for a message whose id is unknown (it could not be read, or was refused before reading).
 pub(super) fn unanswerable(code: i32, message: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
+    refusal(Value::Null, code, message)
+}
+
+/// A JSON-RPC error for request `id`, answered before rmcp reads the request
+/// (a stdio line past the limit).
+pub(super) fn refusal(id: Value, code: i32, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
 /// Why well-formed JSON-RPC is still not an MCP message (a 30-digit id,

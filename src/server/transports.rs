@@ -1,4 +1,4 @@
-//! Where the upstream server is served: stdio (behind a line guard), and
+//! Where the upstream server is served: stdio (its lines bounded), and
 //! streamable HTTP at `/mcp` (behind the HTTP guard) beside the OAuth
 //! metadata, the operations endpoints (`/healthz`, `/readyz`, `/metrics`)
 //! and the operator console (`/console`).
@@ -10,11 +10,10 @@ use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::info;
 
 use super::Upstream;
-use super::errors::unanswerable;
-use super::guard::{guarded, jsonrpc_shape_error};
+use super::guard::guarded;
 use super::hosts::{self, Hosts};
 use super::sessions::Sessions;
 use crate::config::HttpConfig;
@@ -24,53 +23,22 @@ use crate::ratelimit::Limiter;
 
 mod answers;
 mod connections;
+mod stdio;
 
 /// Serves MCP on stdin/stdout until the client closes stdin or `ct` is cancelled.
-///
-/// Lines pass through a guard first: one that is not JSON-RPC gets the
-/// JSON-RPC error it deserves on stdout (rmcp would drop it silently).
 pub async fn serve_stdio(upstream: Upstream, ct: CancellationToken) -> anyhow::Result<()> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let (rmcp_in, mut feed) = tokio::io::duplex(1 << 16);
-    let (rmcp_out, drain) = tokio::io::duplex(1 << 16);
-    let (errors, mut error_rx) = tokio::sync::mpsc::channel::<String>(16);
+    serve_lines(upstream, tokio::io::stdin(), tokio::io::stdout(), ct).await
+}
 
-    tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim().is_empty() {
-                continue;
-            }
-            if let Some((code, message)) = jsonrpc_shape_error(line.as_bytes()) {
-                warn!(code, "refused a malformed stdio message");
-                let reply = unanswerable(code, &message);
-                if errors.send(reply.to_string()).await.is_err() {
-                    break;
-                }
-                continue;
-            }
-            if feed.write_all(format!("{line}\n").as_bytes()).await.is_err() {
-                break;
-            }
-        }
-        // Dropping `feed` is stdin's EOF for rmcp.
-    });
-    tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        let mut replies = tokio::io::BufReader::new(drain).lines();
-        loop {
-            let line = tokio::select! {
-                l = replies.next_line() => match l { Ok(Some(l)) => l, _ => break },
-                Some(e) = error_rx.recv() => e,
-            };
-            if stdout.write_all(format!("{line}\n").as_bytes()).await.is_err() || stdout.flush().await.is_err() {
-                break;
-            }
-        }
-    });
-
+/// Serves MCP to a client that writes lines to `read` and reads them from
+/// `write` (see [`stdio`]), until it closes `read` or `ct` is cancelled.
+pub async fn serve_lines<R, W>(upstream: Upstream, read: R, write: W, ct: CancellationToken) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     tokio::spawn(upstream.clone().announce_changes(ct.child_token()));
-    let service = upstream.serve((rmcp_in, rmcp_out)).await?;
+    let service = upstream.serve(stdio::ClientLines::new(read, write)).await?;
     let stop = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => info!("stdio client disconnected"),

@@ -333,6 +333,75 @@ fn json_logs_on_request() {
     }
 }
 
+/// The gateway's peak memory (VmHWM), in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// A stdio client's line is bounded as an HTTP body is: a 192 MiB request
+/// gets its error by id, and the gateway never holds it (its peak memory
+/// grows by a third of the line at most, most of that the gateway's own
+/// start settling); the session goes on.
+#[test]
+fn a_stdio_line_past_the_limit_gets_its_error_and_is_never_held() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        format!("{ANONYMOUS}{}", chaos_server("alpha", "")),
+    )
+    .unwrap();
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let mut answer_to = |id: &str, line: &mut String| {
+        while !line.contains(&format!(r#""id":{id}"#)) {
+            line.clear();
+            assert!(out.read_line(line).unwrap() > 0, "stdout closed");
+        }
+    };
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    writeln!(stdin, "{init}").unwrap();
+    answer_to("0", &mut line);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    let call = |id: &str, expression: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_execute","arguments":{{"toolKey":"alpha:calculate","arguments":{{"expression":"{expression}"}}}}}}}}"#
+        )
+    };
+    writeln!(stdin, "{}", call("1", "1+2")).unwrap();
+    answer_to("1", &mut line);
+    assert!(line.contains("1+2 = 3"), "{line}");
+    let before = peak_kib(child.id());
+
+    let big = call(r#""big""#, &"9".repeat(192 << 20));
+    writeln!(stdin, "{big}").unwrap();
+    writeln!(stdin, "{}", call("2", "2+3")).unwrap();
+    answer_to(r#""big""#, &mut line);
+    let refusal: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(refusal["error"]["code"], -32600, "{line}");
+    let says = refusal["error"]["message"].as_str().unwrap();
+    assert!(
+        says.contains(&format!("{} bytes", big.len())) && says.contains("4 MiB"),
+        "{says}"
+    );
+    answer_to("2", &mut line);
+    assert!(line.contains("2+3 = 5"), "{line}");
+    let grew = peak_kib(child.id()).saturating_sub(before);
+    assert!(grew < 64 << 10, "the peak grew by {grew} KiB for a 192 MiB line");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 /// A client that starts the gateway over stdio may show its stderr to the
 /// user: a line per call is noise there, so stdio alone logs warnings only,
 /// unless RUST_LOG asks for more.

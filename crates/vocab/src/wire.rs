@@ -37,6 +37,10 @@ pub const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabi
 /// the catalog leaves out a tool whose key is longer, so no key discovery
 /// shows is one execute refuses.
 pub const MAX_TOOL_KEY_BYTES: usize = 256;
+/// Most bytes of one message a caller sends the upstream server: an HTTP
+/// body, a line on stdio (rmcp's default for HTTP bodies; a tool call's
+/// arguments rarely pass a few kilobytes).
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Most queries one discovery takes. Queries are a task's steps or a few
 /// paraphrases (the benchmark's longest task has four steps), and each is
 /// ranked (and embedded) on its own: 10,000 of them took 13 s of CPU.

@@ -1,5 +1,5 @@
-//! What a server writes, as JSON-RPC messages: lines of at most the server's
-//! limit, each read as rmcp reads it, with one shortcut. rmcp reads a
+//! What a server writes, as JSON-RPC messages: each line read as rmcp
+//! reads it, with one shortcut. rmcp reads a
 //! server's answer as an untagged union of every result type, buffering the
 //! answer and trying fifteen types (each failure an error made and dropped)
 //! before `CallToolResult`, the answer of nearly every call the gateway
@@ -12,8 +12,6 @@ use rmcp::model::{CallToolResult, JsonRpcVersion2_0, RequestId, ServerJsonRpcMes
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use tokio_util::bytes::{Buf, BytesMut};
-use tokio_util::codec::Decoder;
 
 /// One line the server wrote.
 #[derive(Debug)]
@@ -24,86 +22,10 @@ pub(super) enum Incoming {
     Skip,
     /// JSON that is not a message of MCP: the server is told so.
     Invalid,
-    /// Longer than the limit, dropped unread (the line guard answers it).
-    TooLong,
 }
 
-/// Splits what the server writes into lines of at most `limit` bytes, in
-/// bounded memory: a longer line is dropped as it arrives.
-pub(super) struct Lines {
-    limit: usize,
-    /// Bytes of the buffer already searched for a newline.
-    searched: usize,
-    /// Dropping the rest of a line found too long.
-    discarding: bool,
-}
-
-impl Lines {
-    pub(super) fn new(limit: usize) -> Self {
-        Self {
-            limit,
-            searched: 0,
-            discarding: false,
-        }
-    }
-}
-
-impl Decoder for Lines {
-    type Item = Incoming;
-    type Error = std::io::Error;
-
-    fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Incoming>, Self::Error> {
-        loop {
-            let newline = buf[self.searched..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map(|i| i + self.searched);
-            match newline {
-                Some(end) if self.discarding => {
-                    buf.advance(end + 1);
-                    (self.discarding, self.searched) = (false, 0);
-                }
-                None if self.discarding => {
-                    buf.clear();
-                    return Ok(None);
-                }
-                Some(end) => {
-                    let line = buf.split_to(end + 1);
-                    self.searched = 0;
-                    return Ok(Some(if end > self.limit {
-                        Incoming::TooLong
-                    } else {
-                        read(&line)
-                    }));
-                }
-                None if buf.len() > self.limit => {
-                    buf.clear();
-                    (self.discarding, self.searched) = (true, 0);
-                    return Ok(Some(Incoming::TooLong));
-                }
-                None => {
-                    self.searched = buf.len();
-                    return Ok(None);
-                }
-            }
-        }
-    }
-
-    /// A last line without its newline is incomplete: dropped, as rmcp does.
-    fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Incoming>, Self::Error> {
-        let line = self.decode(buf)?;
-        if line.is_none() {
-            buf.clear();
-        }
-        Ok(line)
-    }
-}
-
-/// Reads one line (its newline included).
-fn read(line: &[u8]) -> Incoming {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+/// Reads one line (as [`crate::framing::Line::Whole`] hands it over).
+pub(super) fn read(line: &[u8]) -> Incoming {
     if line.is_empty() {
         return Incoming::Skip;
     }
@@ -177,21 +99,6 @@ mod tests {
         }
     }
 
-    fn lines(limit: usize, input: &str) -> Vec<serde_json::Value> {
-        let mut decoder = Lines::new(limit);
-        let mut buf = BytesMut::new();
-        let mut out = Vec::new();
-        // A byte at a time, as the worst of reads would hand them over.
-        for b in input.bytes() {
-            buf.extend_from_slice(&[b]);
-            while let Some(line) = decoder.decode(&mut buf).unwrap() {
-                out.push(shown(line));
-            }
-        }
-        out.extend(decoder.decode_eof(&mut buf).unwrap().map(shown));
-        out
-    }
-
     /// What rmcp's own transport makes of a line.
     fn rmcp_reads(line: &str) -> ServerJsonRpcMessage {
         serde_json::from_str(line).unwrap()
@@ -231,34 +138,30 @@ mod tests {
     }
 
     #[test]
-    fn lines_are_split_bounded_and_read() {
+    fn lines_are_read_as_rmcp_reads_them() {
         let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
         // Another protocol's notification: rmcp reads it as a custom one.
         let hello = r#"{"jsonrpc":"2.0","method":"lsp/hello"}"#;
-        let long = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"t\":\"{}\"}}}}",
-            "x".repeat(200)
-        );
-        let input = format!(
-            "{answer}\r\n\n\u{feff}{answer}\nnot json\n{{\"id\":1}}\n{{\"jsonrpc\":\"2.0\",\"method\":5}}\n{hello}\n{long}\n{answer}\n{answer}"
-        );
-        let read = lines(100, &input);
-        let message = serde_json::to_value(rmcp_reads(answer)).unwrap();
+        let read = [
+            answer,
+            "",
+            "not json",
+            r#"{"id":1}"#,
+            r#"{"jsonrpc":"2.0","method":5}"#,
+            hello,
+        ]
+        .map(|line| shown(read(line.as_bytes())));
         let kind = |k: &str| serde_json::Value::from(k);
         assert_eq!(
             read,
             [
-                message.clone(),
+                serde_json::to_value(rmcp_reads(answer)).unwrap(),
                 kind("Skip"),
-                message.clone(),
                 kind("Skip"),
                 kind("Invalid"),
                 kind("Skip"),
                 serde_json::to_value(rmcp_reads(hello)).unwrap(),
-                kind("TooLong"),
-                message,
-            ],
-            "the unterminated last line is dropped"
+            ]
         );
     }
 }

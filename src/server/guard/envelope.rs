@@ -9,16 +9,14 @@ use serde_json::Value;
 
 use super::Message;
 use crate::server::errors::{INVALID_REQUEST, PARSE_ERROR, unanswerable, unreadable};
-
-/// Largest request body accepted (the rmcp default).
-const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+use crate::wire::MAX_MESSAGE_BYTES;
 
 /// Reads and checks a POST's body; see the module's doc.
 pub(super) async fn read(request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let posted = parts.method == http::Method::POST;
     let bytes = if posted {
-        match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        match axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await {
             Ok(b) => b,
             Err(_) => return (http::StatusCode::PAYLOAD_TOO_LARGE, "request body larger than 4 MiB").into_response(),
         }
@@ -198,7 +196,7 @@ mod tests {
         );
         let huge = post(&format!(
             r#"{{"jsonrpc":"2.0","method":"x","params":{{"p":"{}"}}}}"#,
-            "a".repeat(MAX_BODY_BYTES)
+            "a".repeat(MAX_MESSAGE_BYTES)
         ));
         assert_eq!(
             answer(behind(StatusCode::OK), huge).await.0.status(),
