@@ -333,6 +333,61 @@ fn json_logs_on_request() {
     }
 }
 
+/// A client of `mcp-gateway serve` on its stdin and stdout, in raw JSON-RPC lines.
+struct StdioSession {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl StdioSession {
+    /// Runs `serve` as `command` sets it up (folder, environment, stderr)
+    /// and opens a session: `initialize`, then `notifications/initialized`.
+    fn open(mut command: Command) -> Self {
+        let mut child = command
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut session = Self { child, stdin, out };
+        session.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+        session.answer("0");
+        session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        session
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+    }
+
+    /// The line answering request `id` (as JSON writes it: `1`, `"big"`);
+    /// notifications (list_changed) may come first.
+    fn answer(&mut self, id: &str) -> String {
+        let mut line = String::new();
+        while !line.contains(&format!(r#""id":{id}"#)) {
+            line.clear();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "stdout closed");
+        }
+        line
+    }
+
+    /// Closes stdin, which ends the gateway; what it left.
+    fn close(self) -> Output {
+        drop(self.stdin);
+        self.child.wait_with_output().unwrap()
+    }
+}
+
+/// A `tool_execute` of alpha's `calculate` as request `id`.
+fn calculate(id: &str, expression: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_execute","arguments":{{"toolKey":"alpha:calculate","arguments":{{"expression":"{expression}"}}}}}}}}"#
+    )
+}
+
 /// The gateway's peak memory (VmHWM), in KiB.
 fn peak_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -352,41 +407,18 @@ fn a_stdio_line_past_the_limit_gets_its_error_and_is_never_held() {
         format!("{ANONYMOUS}{}", chaos_server("alpha", "")),
     )
     .unwrap();
-    let mut child = Command::new(bin())
-        .arg("serve")
-        .current_dir(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    let mut answer_to = |id: &str, line: &mut String| {
-        while !line.contains(&format!(r#""id":{id}"#)) {
-            line.clear();
-            assert!(out.read_line(line).unwrap() > 0, "stdout closed");
-        }
-    };
-    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    writeln!(stdin, "{init}").unwrap();
-    answer_to("0", &mut line);
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
-    let call = |id: &str, expression: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_execute","arguments":{{"toolKey":"alpha:calculate","arguments":{{"expression":"{expression}"}}}}}}}}"#
-        )
-    };
-    writeln!(stdin, "{}", call("1", "1+2")).unwrap();
-    answer_to("1", &mut line);
+    let mut command = Command::new(bin());
+    command.current_dir(dir.path()).stderr(Stdio::null());
+    let mut session = StdioSession::open(command);
+    session.send(&calculate("1", "1+2"));
+    let line = session.answer("1");
     assert!(line.contains("1+2 = 3"), "{line}");
-    let before = peak_kib(child.id());
+    let before = peak_kib(session.child.id());
 
-    let big = call(r#""big""#, &"9".repeat(192 << 20));
-    writeln!(stdin, "{big}").unwrap();
-    writeln!(stdin, "{}", call("2", "2+3")).unwrap();
-    answer_to(r#""big""#, &mut line);
+    let big = calculate(r#""big""#, &"9".repeat(192 << 20));
+    session.send(&big);
+    session.send(&calculate("2", "2+3"));
+    let line = session.answer(r#""big""#);
     let refusal: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(refusal["error"]["code"], -32600, "{line}");
     let says = refusal["error"]["message"].as_str().unwrap();
@@ -394,12 +426,11 @@ fn a_stdio_line_past_the_limit_gets_its_error_and_is_never_held() {
         says.contains(&format!("{} bytes", big.len())) && says.contains("4 MiB"),
         "{says}"
     );
-    answer_to("2", &mut line);
+    let line = session.answer("2");
     assert!(line.contains("2+3 = 5"), "{line}");
-    let grew = peak_kib(child.id()).saturating_sub(before);
+    let grew = peak_kib(session.child.id()).saturating_sub(before);
     assert!(grew < 64 << 10, "the peak grew by {grew} KiB for a 192 MiB line");
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(session.close().status.success());
 }
 
 /// A client that starts the gateway over stdio may show its stderr to the
@@ -416,33 +447,17 @@ fn stdio_alone_logs_only_warnings_unless_asked() {
     let session = |rust_log: Option<&str>| {
         let mut command = Command::new(bin());
         command
-            .arg("serve")
             .current_dir(dir.path())
             .env_remove("RUST_LOG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if let Some(level) = rust_log {
             command.env("RUST_LOG", level);
         }
-        let mut child = command.spawn().unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-        writeln!(stdin, "{init}").unwrap();
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
-        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool_execute","arguments":{"toolKey":"alpha:calculate","arguments":{"expression":"1+2"}}}}"#;
-        writeln!(stdin, "{call}").unwrap();
-        // Notifications (list_changed) may come first.
-        while !line.contains(r#""id":1"#) {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "stdout closed");
-        }
+        let mut session = StdioSession::open(command);
+        session.send(&calculate("1", "1+2"));
+        let line = session.answer("1");
         assert!(line.contains("1+2 = 3"), "{line}");
-        drop(stdin);
-        stderr(&child.wait_with_output().unwrap())
+        stderr(&session.close())
     };
     let quiet = session(None);
     assert!(!quiet.contains(" INFO "), "{quiet}");
