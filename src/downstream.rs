@@ -549,7 +549,7 @@ impl Downstream {
     }
 }
 
-/// The size of an answer the line guard refused, if `error` stands for one.
+/// The size of an answer refused for its length (`lines::refused_answer`), if `error` is one.
 fn oversized(error: &rmcp::ErrorData) -> Option<u64> {
     error.data.as_ref()?.get(lines::OVERSIZED_BYTES)?.as_u64()
 }
