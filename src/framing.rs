@@ -23,7 +23,7 @@ pub enum Line {
 }
 
 /// What a line past the limit held, as far as answering it goes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Oversized {
     /// Its length, without its newline.
     pub bytes: usize,
@@ -54,6 +54,20 @@ impl MessageLines {
             dropping: None,
         }
     }
+
+    /// The line ending at the newline at `end`, without its line end or a byte order mark.
+    fn take(&mut self, buf: &mut BytesMut, end: usize) -> BytesMut {
+        let mut line = buf.split_to(end + 1);
+        self.searched = 0;
+        line.truncate(end);
+        if line.last() == Some(&b'\r') {
+            line.truncate(end - 1);
+        }
+        if line.starts_with(b"\xEF\xBB\xBF") {
+            line.advance(3);
+        }
+        line
+    }
 }
 
 impl Decoder for MessageLines {
@@ -62,51 +76,28 @@ impl Decoder for MessageLines {
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Line>, Self::Error> {
         let newline = first_newline(&buf[self.searched..]).map(|i| i + self.searched);
-        if let Some(scan) = self.dropping.as_mut() {
-            let Some(end) = newline else {
-                scan.feed(buf);
-                buf.clear();
-                return Ok(None);
-            };
-            scan.feed(&buf[..end]);
-            buf.advance(end + 1);
-            self.searched = 0;
-            let scan = self.dropping.take().expect("dropping a line");
-            return Ok(Some(Line::TooLong(scan.finish())));
-        }
-        match newline {
-            Some(end) if end > self.limit => {
-                let mut scan = LineScan::default();
-                scan.feed(&buf[..end]);
-                buf.advance(end + 1);
-                self.searched = 0;
-                Ok(Some(Line::TooLong(scan.finish())))
-            }
-            Some(end) => {
-                let mut line = buf.split_to(end + 1);
-                self.searched = 0;
-                line.truncate(end);
-                if line.last() == Some(&b'\r') {
-                    line.truncate(end - 1);
+        if self.dropping.is_none() {
+            match newline {
+                Some(end) if end <= self.limit => return Ok(Some(Line::Whole(self.take(buf, end)))),
+                None if buf.len() <= self.limit => {
+                    self.searched = buf.len();
+                    return Ok(None);
                 }
-                if line.starts_with(b"\xEF\xBB\xBF") {
-                    line.advance(3);
-                }
-                Ok(Some(Line::Whole(line)))
-            }
-            None if buf.len() > self.limit => {
-                let mut scan = LineScan::default();
-                scan.feed(buf);
-                buf.clear();
-                self.searched = 0;
-                self.dropping = Some(scan);
-                Ok(None)
-            }
-            None => {
-                self.searched = buf.len();
-                Ok(None)
+                // Past the limit: from here on the line is scanned and dropped.
+                _ => self.dropping = Some(LineScan::default()),
             }
         }
+        let scan = self.dropping.as_mut().expect("dropping a line");
+        self.searched = 0;
+        let Some(end) = newline else {
+            scan.feed(buf);
+            buf.clear();
+            return Ok(None);
+        };
+        scan.feed(&buf[..end]);
+        buf.advance(end + 1);
+        let scan = self.dropping.take().expect("dropping a line");
+        Ok(Some(Line::TooLong(scan.finish())))
     }
 
     /// A last line without its newline is incomplete: dropped, as rmcp does.

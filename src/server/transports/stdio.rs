@@ -61,8 +61,8 @@ where
     type Error = io::Error;
 
     fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let write = self.write.clone();
-        async move { write_line(&write, serde_json::to_vec(&item)?).await }
+        let (write, line) = (self.write.clone(), serde_json::to_vec(&item));
+        async move { write_line(write, line?).await }
     }
 
     /// Cancel-safe, as rmcp polls it beside other work: a line half read
@@ -82,11 +82,8 @@ where
                 Read::Refused(error) => {
                     // Written apart from this future, which rmcp may drop
                     // between lines: never a refusal cut off halfway.
-                    let (write, line) = (
-                        self.write.clone(),
-                        serde_json::to_vec(&error).expect("an error serializes"),
-                    );
-                    tokio::spawn(async move { write_line(&write, line).await });
+                    let line = serde_json::to_vec(&error).expect("an error serializes");
+                    tokio::spawn(write_line(self.write.clone(), line));
                 }
                 Read::Nothing => {}
             }
@@ -99,7 +96,7 @@ where
 }
 
 /// Writes `line` and its newline, then flushes: the client reads each message as it comes.
-async fn write_line<W: AsyncWrite + Unpin>(write: &Mutex<W>, mut line: Vec<u8>) -> io::Result<()> {
+async fn write_line<W: AsyncWrite + Unpin>(write: Arc<Mutex<W>>, mut line: Vec<u8>) -> io::Result<()> {
     line.push(b'\n');
     let mut write = write.lock().await;
     write.write_all(&line).await?;
