@@ -14,7 +14,7 @@ use serde_json::json;
 
 mod common;
 
-use common::measure::{Client, args, connect, cpu_time, machine, pct, setting, settings};
+use common::measure::{Client, args, children, connect, cpu_with_children, machine, pct, setting, settings};
 use common::serve;
 
 /// Calls start this long before the window is measured: the copies start
@@ -110,25 +110,4 @@ async fn call(client: &Client, rounds: u64) -> bool {
         )))
         .await
         .is_ok_and(|r| r.is_error != Some(true))
-}
-
-/// The gateway's child processes (the server's copies).
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|c| {
-            c.split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
-}
-
-/// CPU time of the gateway and of the children it has now.
-fn cpu_with_children(pid: u32) -> Duration {
-    cpu_time(pid) + children(pid).into_iter().map(cpu_time).sum::<Duration>()
 }

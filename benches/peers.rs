@@ -21,7 +21,8 @@ use serde_json::json;
 
 mod common;
 
-use common::measure::{Client, args, connect, cpu_time, machine, pct, setting, settings, stolen};
+use common::measure::{Client, args, machine, setting, settings, stolen};
+use common::reps::{Rep, Summary, measure, sessions_on};
 
 /// A proxy under test: how to start it, and how its tool is called.
 #[derive(Clone, Copy, PartialEq)]
@@ -153,71 +154,14 @@ async fn ready(peer: Peer, url: &str) -> Client {
     }
 }
 
-struct Rep {
-    calls: usize,
-    errors: u64,
-    latencies: Vec<Duration>,
-    seconds: f64,
-    cpu: Duration,
-}
-
 async fn rep(peer: Peer, sessions: usize, seconds: u64) -> Rep {
     let (url, child, _dir) = start(peer).await;
     let pid = child.id().unwrap();
     let probe = ready(peer, &url).await;
     let clients = sessions_on(&url, sessions).await;
-    // A warm-up second, outside the figures.
-    run(peer, &clients, Duration::from_secs(1)).await;
-    let cpu_before = cpu_time(pid);
-    let started = Instant::now();
-    let (mut latencies, errors) = run(peer, &clients, Duration::from_secs(seconds)).await;
-    let seconds = started.elapsed().as_secs_f64();
-    let cpu = cpu_time(pid).saturating_sub(cpu_before);
-    latencies.sort();
+    let rep = measure(&clients, seconds, pid, |n, i| get_sum(peer, n as u64, i)).await;
     drop(probe);
-    Rep {
-        calls: latencies.len(),
-        errors,
-        latencies,
-        seconds,
-        cpu,
-    }
-}
-
-async fn sessions_on(url: &str, sessions: usize) -> Vec<Client> {
-    let mut clients = Vec::with_capacity(sessions);
-    for _ in 0..sessions {
-        clients.push(connect(url).await);
-    }
-    clients
-}
-
-/// Every session calls in a loop for `length`; the latencies and errors.
-async fn run(peer: Peer, clients: &[Client], length: Duration) -> (Vec<Duration>, u64) {
-    let deadline = Instant::now() + length;
-    let sessions = clients.iter().enumerate().map(|(n, client)| async move {
-        let mut latencies = Vec::new();
-        let mut errors = 0;
-        let mut i = 0u64;
-        while Instant::now() < deadline {
-            i += 1;
-            let t = Instant::now();
-            let ok = client
-                .call_tool(get_sum(peer, n as u64, i))
-                .await
-                .is_ok_and(|r| r.is_error != Some(true));
-            latencies.push(t.elapsed());
-            errors += u64::from(!ok);
-        }
-        (latencies, errors)
-    });
-    let mut all = Vec::new();
-    let mut errors = 0;
-    for (l, e) in futures::future::join_all(sessions).await {
-        all.extend(l);
-        errors += e;
-    }
-    (all, errors)
+    rep
 }
 
 #[tokio::main]
@@ -242,21 +186,16 @@ async fn main() {
         println!("\n{n} sessions | calls/s | p50 ms | p99 ms | own CPU per call | errors");
         let mut per_call = Vec::new();
         for (peer, reps) in peers.iter().zip(&results) {
-            let calls: usize = reps.iter().map(|r| r.calls).sum();
-            let secs: f64 = reps.iter().map(|r| r.seconds).sum();
-            let cpu: f64 = reps.iter().map(|r| r.cpu.as_secs_f64()).sum();
-            let errors: u64 = reps.iter().map(|r| r.errors).sum();
-            let mut all: Vec<Duration> = reps.iter().flat_map(|r| r.latencies.iter().copied()).collect();
-            all.sort();
-            let us = cpu * 1e6 / calls.max(1) as f64;
-            per_call.push(us);
+            let row = Summary::of(reps);
+            per_call.push(row.own_per_call_us);
             println!(
-                "{:<20} | {:>7.0} | {:>6.2} | {:>6.2} | {:>6.0} µs | {errors}",
+                "{:<20} | {:>7.0} | {:>6.2} | {:>6.2} | {:>6.0} µs | {}",
                 peer.name(),
-                calls as f64 / secs,
-                pct(&all, 0.5),
-                pct(&all, 0.99),
-                us
+                row.calls_per_second,
+                row.p50,
+                row.p99,
+                row.own_per_call_us,
+                row.errors
             );
         }
         println!(

@@ -42,6 +42,27 @@ pub(crate) fn cpu_time(pid: u32) -> Duration {
     Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second())
 }
 
+/// A process's children (a gateway's servers).
+pub(crate) fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// CPU time of a process and of the children it has now.
+pub(crate) fn cpu_with_children(pid: u32) -> Duration {
+    cpu_time(pid) + children(pid).into_iter().map(cpu_time).sum::<Duration>()
+}
+
 fn clock_ticks_per_second() -> f64 {
     std::process::Command::new("getconf")
         .arg("CLK_TCK")

@@ -4,6 +4,7 @@
 use tokio::io::AsyncBufReadExt;
 
 pub(crate) mod measure;
+pub(crate) mod reps;
 
 /// The binary cargo built for the benches.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
