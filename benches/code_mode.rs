@@ -30,8 +30,6 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::BIN;
-
 type Client = RunningService<RoleClient, ()>;
 
 /// The name three of the 30 files mention.
@@ -214,13 +212,14 @@ fn bench(c: &mut Criterion) {
             "[auth]\nallow_anonymous = true\nanonymous_project = \"bench\"\n[store]\npath = \"{}\"\n\n\
              [[servers]]\nname = \"filesystem\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\n\n\
              [[servers]]\nname = \"memory\"\ncommand = \"{}\"\nenv = {{ MEMORY_FILE_PATH = \"{}\" }}\n\n\
-             [[servers]]\nname = \"demo\"\ncommand = \"{BIN}\"\nargs = [\"demo-server\"]\n",
+             [[servers]]\nname = \"demo\"\ncommand = \"{bin}\"\nargs = [\"demo-server\"]\n",
             work.path().join("bench.db").display(),
             npm_bin("mcp-server-filesystem").display(),
             files.display(),
             work.path().display(),
             npm_bin("mcp-server-memory").display(),
             work.path().join("memory.jsonl").display(),
+            bin = common::bin(),
         ),
     )
     .unwrap();

@@ -13,12 +13,10 @@ use serde_json::json;
 
 mod common;
 
-use common::BIN;
-
 type Client = RunningService<RoleClient, ()>;
 
 async fn stdio(args: &[&str]) -> Client {
-    let cmd = tokio::process::Command::new(BIN).configure(|c| {
+    let cmd = tokio::process::Command::new(common::bin()).configure(|c| {
         c.args(args)
             .env("RUST_LOG", "warn")
             .env("MCP_GATEWAY_MODEL_URL", common::OFFLINE_MODEL_URL);
@@ -60,8 +58,9 @@ fn bench(c: &mut Criterion) {
     std::fs::write(
         config.path(),
         format!(
-            "[auth]\nallow_anonymous = true\nanonymous_project = \"bench\"\n[store]\npath = \"{}\"\n\n[[servers]]\nname = \"demo\"\ncommand = \"{BIN}\"\nargs = [\"demo-server\"]\n",
-            store.path().join("bench.db").display()
+            "[auth]\nallow_anonymous = true\nanonymous_project = \"bench\"\n[store]\npath = \"{}\"\n\n[[servers]]\nname = \"demo\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n",
+            store.path().join("bench.db").display(),
+            common::bin()
         ),
     )
     .unwrap();

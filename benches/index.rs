@@ -19,11 +19,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 
-use common::BIN;
 const RUNS: usize = 3;
 
 fn cli(config: &str, args: &[&str]) -> String {
-    let out = Command::new(BIN)
+    let out = Command::new(common::bin())
         .args(args)
         .args(["--config", config])
         .output()

@@ -51,7 +51,7 @@ fn one_call_on_one_core(rounds: u64) -> Duration {
 async fn run(instances: u64, sessions: usize, window: Duration, rounds: u64) {
     let (url, gateway, _dir) = serve(&format!(
         "[auth]\nallow_anonymous = true\nanonymous_project = \"bench\"\n[http]\nmax_sessions_per_caller = 4096\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"pool\"\ncommand = \"{}\"\nargs = [\"demo-server\", \"--chaos\"]\nstateless_instances = {instances}\n",
-        common::BIN
+        common::bin()
     ))
     .await;
     let pid = gateway.id().unwrap();

@@ -67,7 +67,7 @@ async fn main() {
     let stdio = std::env::var("LOAD_DOWNSTREAM").is_ok_and(|d| d == "stdio");
     let execute_only = std::env::var("LOAD_MIX").is_ok_and(|m| m == "execute");
     let downstream = if stdio {
-        format!("command = \"{}\"\nargs = [\"demo-server\"]", common::BIN)
+        format!("command = \"{}\"\nargs = [\"demo-server\"]", common::bin())
     } else {
         format!("url = \"{demo_url}\"")
     };

@@ -53,7 +53,7 @@ impl Subject {
         };
         let (url, child, dir) = common::serve(&format!(
             "[auth]\nallow_anonymous = true\nanonymous_project = \"scale\"\n[http]\nmax_sessions_per_caller = 4096\n[store]\naudit = \"{audit}\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n",
-            common::BIN
+            common::bin()
         ))
         .await;
         (url, child, Some(dir))

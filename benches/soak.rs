@@ -26,7 +26,7 @@ async fn main() {
     let total = setting("SOAK_CALLS", 100_000);
     let (url, gateway, _dir) = common::serve(&format!(
         "[auth]\nallow_anonymous = true\nanonymous_project = \"soak\"\n[index]\nenabled = false\n[archives]\nenabled = false\n\n[[servers]]\nname = \"demo\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n",
-        common::BIN
+        common::bin()
     ))
     .await;
     let pid = gateway.id().unwrap();

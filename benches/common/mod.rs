@@ -6,8 +6,15 @@ use tokio::io::AsyncBufReadExt;
 pub(crate) mod measure;
 pub(crate) mod reps;
 
-/// The binary cargo built for the benches.
-pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_mcp-gateway");
+/// The gateway binary: the one cargo built for the benches, or
+/// `BENCH_GATEWAY`, a copy carried to a machine with no Rust toolchain
+/// (`scripts/scale pack`).
+pub(crate) fn bin() -> &'static str {
+    static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        std::env::var("BENCH_GATEWAY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_mcp-gateway").into())
+    });
+    &BIN
+}
 
 /// Bench gateways never fetch a missing embedding model (its download and
 /// embedding would load the machine being measured): port 9 refuses at once.
@@ -31,7 +38,7 @@ pub(crate) async fn serve(config: &str) -> (String, tokio::process::Child, tempf
 
 /// [`spawn`] with extra environment variables.
 pub(crate) async fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (String, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(BIN)
+    let mut child = tokio::process::Command::new(bin())
         .args(args)
         .envs(env.iter().copied())
         // BENCH_RUST_LOG measures another level (it must keep the "listening" line).
