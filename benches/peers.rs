@@ -164,6 +164,18 @@ async fn rep(peer: Peer, sessions: usize, seconds: u64) -> Rep {
     rep
 }
 
+/// The gateway's own CPU per call against the best peer's, round by round
+/// of reps: a round's reps run within half a minute, so other guests' load
+/// moves them together more than it moves a whole run (docs/src/measured.md).
+fn paired(results: &[Vec<Rep>]) -> Vec<f64> {
+    (0..results[0].len())
+        .map(|i| {
+            let best = results[1][i].own_per_call_us().min(results[2][i].own_per_call_us());
+            results[0][i].own_per_call_us() / best
+        })
+        .collect()
+}
+
 #[tokio::main]
 async fn main() {
     let sessions: Vec<usize> = settings("PEERS_SESSIONS", "1,16");
@@ -202,11 +214,27 @@ async fn main() {
             "CPU time other guests took from this machine over these reps: {:.1} s",
             stolen().saturating_sub(stolen_before).as_secs_f64()
         );
+        for (peer, reps) in peers.iter().zip(&results) {
+            let each: Vec<String> = reps
+                .iter()
+                .map(|r| format!("{:.0} µs ({:.1} s)", r.own_per_call_us(), r.stolen.as_secs_f64()))
+                .collect();
+            println!(
+                "{:<20} rep by rep, own CPU per call (stolen meanwhile): {}",
+                peer.name(),
+                each.join(", ")
+            );
+        }
         if per_call.len() == 3 {
             let best = per_call[1].min(per_call[2]);
             println!(
-                "gateway CPU per call against the best peer's: {:.2}×",
-                per_call[0] / best
+                "gateway CPU per call against the best peer's: {:.2}×; rep by rep: {}",
+                per_call[0] / best,
+                paired(&results)
+                    .iter()
+                    .map(|r| format!("{r:.2}×"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
     }

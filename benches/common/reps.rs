@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolRequestParams;
 
-use super::measure::{Client, connect, cpu_time, cpu_with_children, pct};
+use super::measure::{Client, connect, cpu_time, cpu_with_children, pct, stolen};
 
 /// One measured rep.
 pub(crate) struct Rep {
@@ -17,6 +17,8 @@ pub(crate) struct Rep {
     pub(crate) own: Duration,
     /// The same, and its children's (the servers it runs).
     pub(crate) with_children: Duration,
+    /// CPU time other guests took from this machine meanwhile ([`stolen`]).
+    pub(crate) stolen: Duration,
 }
 
 /// `n` sessions on `url`, opened one after another.
@@ -70,12 +72,13 @@ pub(crate) async fn measure(
     call: impl Fn(usize, u64) -> CallToolRequestParams + Copy,
 ) -> Rep {
     drive(clients, Duration::from_secs(1), call).await;
-    let (own_before, all_before) = (cpu_time(pid), cpu_with_children(pid));
+    let (own_before, all_before, stolen_before) = (cpu_time(pid), cpu_with_children(pid), stolen());
     let started = Instant::now();
     let (mut latencies, errors) = drive(clients, Duration::from_secs(seconds), call).await;
     let seconds = started.elapsed().as_secs_f64();
     let own = cpu_time(pid).saturating_sub(own_before);
     let with_children = cpu_with_children(pid).saturating_sub(all_before);
+    let stolen = stolen().saturating_sub(stolen_before);
     latencies.sort();
     Rep {
         errors,
@@ -83,6 +86,7 @@ pub(crate) async fn measure(
         seconds,
         own,
         with_children,
+        stolen,
     }
 }
 
@@ -98,6 +102,13 @@ pub(crate) struct Summary {
     /// With its children's, in µs.
     pub(crate) with_children_per_call_us: f64,
     pub(crate) errors: u64,
+}
+
+impl Rep {
+    /// The process's own CPU per call, in µs.
+    pub(crate) fn own_per_call_us(&self) -> f64 {
+        self.own.as_secs_f64() * 1e6 / self.latencies.len().max(1) as f64
+    }
 }
 
 impl Summary {
