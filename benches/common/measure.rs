@@ -42,20 +42,25 @@ pub(crate) fn cpu_time(pid: u32) -> Duration {
     Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second())
 }
 
-/// A process's children (a gateway's servers).
+/// A process's children (a gateway's servers): every process whose parent
+/// it is, read from `/proc/*/stat`, which every Linux has (a task's
+/// `children` file needs a kernel built with it, and sandboxes such as
+/// gVisor may lack it).
 pub(crate) fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    tasks
+    entries
         .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|c| {
-            c.split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<u32>>()
-        })
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| parent(p) == Some(pid))
         .collect()
+}
+
+/// Its parent's pid: `pid (comm) state ppid …`, the comm possibly holding spaces and parentheses.
+fn parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
 }
 
 /// CPU time of a process and of the children it has now.
@@ -63,13 +68,17 @@ pub(crate) fn cpu_with_children(pid: u32) -> Duration {
     cpu_time(pid) + children(pid).into_iter().map(cpu_time).sum::<Duration>()
 }
 
+/// Read once: `getconf` is a process of its own.
 fn clock_ticks_per_second() -> f64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
-        .unwrap_or(100.0)
+    static TICKS: std::sync::LazyLock<f64> = std::sync::LazyLock::new(|| {
+        std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+            .unwrap_or(100.0)
+    });
+    *TICKS
 }
 
 /// The `p` quantile of `sorted`, in ms.
