@@ -70,6 +70,7 @@ impl Subject {
     }
 }
 
+/// One rep of `subject`: a fresh process, then `sessions` sessions calling for `seconds`.
 async fn rep(subject: Subject, sessions: usize, seconds: u64) -> Rep {
     let (url, child, _dir) = subject.start().await;
     let pid = child.id().unwrap();
