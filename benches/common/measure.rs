@@ -63,9 +63,14 @@ fn parent(pid: u32) -> Option<u32> {
     stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
 }
 
+/// CPU time of the children a process has now.
+pub(crate) fn children_cpu(pid: u32) -> Duration {
+    children(pid).into_iter().map(cpu_time).sum()
+}
+
 /// CPU time of a process and of the children it has now.
 pub(crate) fn cpu_with_children(pid: u32) -> Duration {
-    cpu_time(pid) + children(pid).into_iter().map(cpu_time).sum::<Duration>()
+    cpu_time(pid) + children_cpu(pid)
 }
 
 /// Read once: `getconf` is a process of its own.

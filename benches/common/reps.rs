@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolRequestParams;
 
-use super::measure::{Client, connect, cpu_time, cpu_with_children, pct, stolen};
+use super::measure::{Client, children_cpu, connect, cpu_time, pct, stolen};
 
 /// One measured rep.
 pub(crate) struct Rep {
@@ -72,12 +72,12 @@ pub(crate) async fn measure(
     call: impl Fn(usize, u64) -> CallToolRequestParams + Copy,
 ) -> Rep {
     drive(clients, Duration::from_secs(1), call).await;
-    let (own_before, all_before, stolen_before) = (cpu_time(pid), cpu_with_children(pid), stolen());
+    let (own_before, children_before, stolen_before) = (cpu_time(pid), children_cpu(pid), stolen());
     let started = Instant::now();
     let (mut latencies, errors) = drive(clients, Duration::from_secs(seconds), call).await;
     let seconds = started.elapsed().as_secs_f64();
     let own = cpu_time(pid).saturating_sub(own_before);
-    let with_children = cpu_with_children(pid).saturating_sub(all_before);
+    let with_children = own + children_cpu(pid).saturating_sub(children_before);
     let stolen = stolen().saturating_sub(stolen_before);
     latencies.sort();
     Rep {
