@@ -11,6 +11,8 @@ use anyhow::bail;
 use super::{Cli, Command, LogFormat};
 use crate::config::{self, Config};
 
+mod fields;
+
 /// Initializes logging on stderr (stdout may be the MCP transport), and for
 /// `serve` with `[telemetry] otlp_endpoint`, the export of spans.
 pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
@@ -31,7 +33,11 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
     let fmt = tracing_subscriber::fmt::layer().with_writer(|| MaskedStderr);
     let mut layers: Vec<Boxed> = vec![match cli.log_format {
         LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),
-        LogFormat::Pretty => fmt.with_ansi(false).with_filter(filter).boxed(),
+        LogFormat::Pretty => fmt
+            .with_ansi(false)
+            .fmt_fields(fields::PlainFields)
+            .with_filter(filter)
+            .boxed(),
     }];
     if let Some(telemetry) = exported_traces(cli) {
         layers.push(crate::traces::layer(&telemetry)?);
