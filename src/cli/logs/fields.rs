@@ -1,9 +1,10 @@
-//! Fields of the plain (`pretty`) log format: `name=value`, the message
-//! bare, as tracing-subscriber's default writes them without colour, less
-//! the `otel.*` fields, which name a span for the trace exporter and only
-//! repeated the span's own fields on every line. The default visitor
-//! styles each name and `=` even with colour off: on the access line and
-//! the call's span that was about a fortieth of a call's instructions.
+//! The plain log format's fields: `name=value`, the message bare.
+//!
+//! They read as tracing-subscriber's default writes them without colour,
+//! less the `otel.*` fields, which name a span for the trace exporter and
+//! only cluttered every line. The default visitor styles each name and `=`
+//! even with colour off: on the access line and the call's span that was
+//! about a fortieth of a call's instructions.
 
 use std::fmt::{self, Write as _};
 
