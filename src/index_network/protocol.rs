@@ -442,7 +442,7 @@ async fn send<T: DeserializeOwned>(
     let exchange = async {
         let response = request.send().await.map_err(|e| Error::Network {
             what,
-            message: reqwest_message(&e),
+            message: crate::text::with_sources(&e),
         })?;
         let status = response.status();
         let retry_after = response
@@ -455,7 +455,7 @@ async fn send<T: DeserializeOwned>(
         }
         let body = response.bytes().await.map_err(|e| Error::Network {
             what,
-            message: reqwest_message(&e),
+            message: crate::text::with_sources(&e),
         })?;
         if !status.is_success() {
             let quoted = call.quote_body.then(|| snippet(&body));
@@ -561,18 +561,6 @@ fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let head = crate::leaks::redacted_head(text.trim(), SNIPPET_WINDOW);
     crate::text::truncate(&crate::text::one_line(&crate::mask::hide_emails(&head)), SNIPPET)
-}
-
-fn reqwest_message(e: &reqwest::Error) -> String {
-    use std::error::Error as _;
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    message
 }
 
 /// Dates arrive as ISO strings (JSON of a JS `Date`) or epoch milliseconds; both become ISO 8601.

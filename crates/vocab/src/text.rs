@@ -64,6 +64,18 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// An error and each of its causes, `: ` apart ("error sending request: connection refused").
+pub fn with_sources(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = e.to_string();
+    let mut cause = e.source();
+    while let Some(next) = cause {
+        message.push_str(": ");
+        message.push_str(&next.to_string());
+        cause = next.source();
+    }
+    message
+}
+
 /// The innermost cause of an error ("connection refused", not "error sending request").
 pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = e;

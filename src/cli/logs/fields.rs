@@ -6,7 +6,7 @@
 //! even with colour off: on the access line and the call's span that was
 //! about a fortieth of a call's instructions.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use tracing::field::{Field, Visit};
 use tracing_subscriber::field::{MakeVisitor, VisitFmt, VisitOutput};
@@ -60,13 +60,7 @@ impl Visit for Plain<'_> {
 
     /// The error and its sources, `: ` apart.
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        let mut chain = value.to_string();
-        let mut source = value.source();
-        while let Some(s) = source {
-            let _ = write!(chain, ": {s}");
-            source = s.source();
-        }
-        self.write(field, format_args!("{chain}"));
+        self.write(field, format_args!("{}", crate::text::with_sources(value)));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
