@@ -1,6 +1,8 @@
 //! The official MCP Registry's API (`/v0.1`), as `mcp-gateway add` reads it:
 //! one version of a server, its versions, and names like an unknown one.
-//! A private sub-registry serves the same API at another URL.
+//! A private sub-registry serves the same API at another URL. What an
+//! error quotes of a registry's text is escaped: a registry is not trusted
+//! to write to the operator's terminal.
 
 use std::time::Duration;
 
@@ -8,6 +10,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::config::server_json::ServerJson;
+use crate::text::escape_control;
 
 /// The public registry.
 pub const DEFAULT_URL: &str = "https://registry.modelcontextprotocol.io";
@@ -61,7 +64,7 @@ pub enum Error {
         name: String,
         /// The registry.
         url: String,
-        /// Names the registry's search found for it.
+        /// Names the registry's search found for it, escaped.
         similar: Vec<String>,
     },
     /// The server, but not that version.
@@ -71,7 +74,7 @@ pub enum Error {
         name: String,
         /// The version asked for.
         version: String,
-        /// The versions it has, oldest first.
+        /// The versions it has, oldest first, escaped.
         versions: Vec<String>,
     },
 }
@@ -195,7 +198,7 @@ impl Client {
             return Error::UnknownVersion {
                 name: name.to_string(),
                 version: version.to_string(),
-                versions: page.servers.into_iter().map(|e| e.server.version).collect(),
+                versions: page.servers.iter().map(|e| escape_control(&e.server.version)).collect(),
             };
         }
         let mut search = self.url(&["servers"]);
@@ -207,7 +210,7 @@ impl Client {
             .append_pair("version", "latest")
             .append_pair("limit", "5");
         let similar = match self.get::<Page<Named>>(search).await {
-            Ok(Some(page)) => page.servers.into_iter().map(|e| e.server.name).collect(),
+            Ok(Some(page)) => page.servers.iter().map(|e| escape_control(&e.server.name)).collect(),
             _ => Vec::new(),
         };
         Error::UnknownName {
@@ -250,13 +253,13 @@ impl Client {
                 status: status.as_u16(),
                 detail: match detail.is_empty() {
                     true => status.canonical_reason().unwrap_or("no reason given").to_string(),
-                    false => crate::leaks::quote(&detail),
+                    false => escape_control(&crate::leaks::quote(&detail)),
                 },
             });
         }
         serde_json::from_slice(&body).map(Some).map_err(|e| Error::Malformed {
             url: self.shown(),
-            why: e.to_string(),
+            why: escape_control(&e.to_string()),
         })
     }
 }

@@ -1,8 +1,11 @@
 //! `add NAME`: a server from the MCP Registry, as a `[[servers]]` entry
 //! appended to the config, checked before anything is written. Its secrets
 //! become a project's own credentials (`secret set`), asked for or named.
+//!
+//! The registry's document is another party's text: a string of it with a
+//! control character is refused, the file must read as before plus one
+//! `[[servers]]` entry, and what is shown of it is escaped.
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,11 +14,12 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
 use super::credentials::{check_kind, name_value, open_store, project};
-use crate::config::server_json::{self, Converted, Place, Runtime, Secret, Source};
+use crate::config::server_json::{self, Converted, Given, Place, Runtime, Secret, Source};
 use crate::config::{self, Config};
 use crate::credentials::CredentialKind;
 use crate::mcp_registry::{self, Client, MAX_NAME_CHARS};
 use crate::operator::{Actor, Operator};
+use crate::text::escape_control;
 use crate::vault::Vault;
 
 /// `add`.
@@ -120,19 +124,23 @@ pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<Exi
         .unwrap_or(Path::new("."));
     let before = Config::parse(&current, &shown, base).context("fix the config before adding to it")?;
 
-    let mut given = BTreeMap::new();
+    let mut given = Given::new();
     for set in &a.set {
+        // Piped in, as a key is (`echo KEY | … --set NAME=-`): a secret.
+        let piped = set.split_once('=').is_some_and(|(_, v)| v == "-");
         let (name, value) = name_value(set)?;
-        given.insert(name, value);
+        given.insert(name, value, piped);
     }
     let listed = Client::new(&a.registry)?.server(wanted, version).await?;
     let doc = &listed.server;
+    let shown_doc = format!("{} {}", escape_control(&doc.name), escape_control(&doc.version));
     match listed.status.as_deref() {
-        Some("deleted") => bail!("{} {} was deleted from the registry", doc.name, doc.version),
-        Some("deprecated") => eprintln!("note: {} {} is deprecated in the registry", doc.name, doc.version),
+        Some("deleted") => bail!("{shown_doc} was deleted from the registry"),
+        Some("deprecated") => eprintln!("note: {shown_doc} is deprecated in the registry"),
         _ => {}
     }
-    let converted = server_json::convert(doc, a.from.map(From::source), &given)?;
+    let converted = server_json::convert(doc, a.from.map(From::source), &given)
+        .map_err(|e| anyhow::anyhow!(escape_control(&e.to_string())))?;
     let name = match &a.as_name {
         Some(n) => n.clone(),
         None => config::server_name(doc.name.rsplit('/').next().unwrap_or(&doc.name)),
@@ -142,7 +150,8 @@ pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<Exi
         bail!("{shown} already has a server named '{name}'; choose another with --as NAME");
     }
 
-    let block = entry_text(&name, doc, &converted)?;
+    let (comments, entry) = entry_text(&name, doc, &converted)?;
+    let block = format!("{comments}{entry}");
     let mut text = current.clone();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
@@ -151,6 +160,13 @@ pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<Exi
     text.push_str(&block);
     let after = Config::parse(&text, &shown, base)
         .map_err(|e| anyhow::anyhow!("the entry would not pass check, so nothing was written:\n{e}\n\n{block}"))?;
+    // The checks above keep the document's text in its strings; this one
+    // does not depend on them.
+    config::check_appended(&current, &text, &entry).map_err(|why| {
+        anyhow::anyhow!(
+            "the entry would change {shown} beyond one new [[servers]] entry ({why}), so nothing was written"
+        )
+    })?;
     let server = after.servers.iter().find(|s| s.name == name).expect("just added");
 
     // The project first: nobody types a key for a project that is not there.
@@ -199,31 +215,59 @@ pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-/// The entry, under a comment that says where it came from and what each
-/// project must set.
-fn entry_text(name: &str, doc: &server_json::ServerJson, converted: &Converted) -> anyhow::Result<String> {
-    let mut block = format!(
+/// The comment that says where the entry came from and what each project
+/// must set, and the entry. Refuses a document whose text for either holds
+/// a control character.
+fn entry_text(name: &str, doc: &server_json::ServerJson, converted: &Converted) -> anyhow::Result<(String, String)> {
+    let title = doc.title.as_deref().or(Some(doc.name.as_str())).filter(|t| *t != name);
+    let description = doc.description.as_deref().map(crate::text::one_line);
+    let e = &converted.entry;
+    let values = (e.command.iter().chain(&e.url).chain(&e.cwd).chain(&e.args))
+        .chain(e.env.iter().chain(&e.headers).flat_map(|(k, v)| [k, v]));
+    for (what, text) in [
+        ("name", &doc.name),
+        ("version", &doc.version),
+        ("package", &converted.chosen),
+    ]
+    .into_iter()
+    .chain(values.map(|v| ("value", v)))
+    {
+        refuse_control(what, text)?;
+    }
+    for (what, text) in [("title", title), ("description", description.as_deref())] {
+        refuse_control(what, text.unwrap_or_default())?;
+    }
+    for s in &converted.secrets {
+        refuse_control("secret", &s.name)?;
+        refuse_control("secret", &s.value(&s.ask))?;
+    }
+    let mut comments = format!(
         "# From the MCP Registry: {} {} ({}).\n",
         doc.name, doc.version, converted.chosen
     );
     for s in &converted.secrets {
-        block.push_str(&format!(
+        comments.push_str(&format!(
             "# Each project sets its own {} {}: {}\n",
             kind(s.place).as_str(),
             s.name,
             secret_command(name, s, "PROJECT")
         ));
     }
-    let title = doc.title.as_deref().or(Some(doc.name.as_str())).filter(|t| *t != name);
-    let description = doc.description.as_deref().map(crate::text::one_line);
-    block.push_str(&config::entry_toml(
-        name,
-        title,
-        description.as_deref(),
-        converted.shared,
-        &converted.entry,
-    )?);
-    Ok(block)
+    let entry = config::entry_toml(name, title, description.as_deref(), converted.shared, e)?;
+    Ok((comments, entry))
+}
+
+/// Refuses the registry's `text` when it holds a control character: in a
+/// `#` line a newline starts TOML of the document's choosing, and anywhere
+/// an escape code rewrites what the operator reads.
+fn refuse_control(what: &str, text: &str) -> anyhow::Result<()> {
+    if text.chars().any(char::is_control) {
+        bail!(
+            "the registry's {what} '{}' holds a control character; nothing was written",
+            escape_control(text)
+        );
+    }
+    Ok(())
 }
 
 fn kind(place: Place) -> CredentialKind {
@@ -253,19 +297,16 @@ fn secret_command(server: &str, s: &Secret, project: &str) -> String {
 /// Each secret's value: given with `--set` (by what it asks for), else asked
 /// for when there is a `project` to hold it, `prompt` allows and standard
 /// input is a terminal. Unanswered ones are left out, to be named.
-fn answers(
-    secrets: &[Secret],
-    given: &BTreeMap<String, String>,
-    project: bool,
-    prompt: bool,
-) -> anyhow::Result<Vec<(Secret, String)>> {
+fn answers(secrets: &[Secret], given: &Given, project: bool, prompt: bool) -> anyhow::Result<Vec<(Secret, String)>> {
     let terminal = project && prompt && std::io::stdin().is_terminal();
     let mut out = Vec::new();
     for s in secrets {
         let answer = match given.get(&s.ask).or_else(|| given.get(&s.name)) {
-            Some(v) => Some(v.clone()),
+            Some(v) => Some(v.to_string()),
             None if terminal => {
-                let about = s.description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
+                let about = (s.description.as_deref())
+                    .map(|d| format!(" ({})", escape_control(d)))
+                    .unwrap_or_default();
                 let typed = rpassword::prompt_password(format!("{}{about}, empty to skip: ", s.ask))
                     .context("reading a secret from the terminal")?;
                 Some(typed.trim().to_string()).filter(|t| !t.is_empty())
@@ -293,7 +334,9 @@ fn name_secrets(server: &str, secrets: &[Secret], project: Option<&str>) {
     println!("\n'{server}' takes credentials that each project holds as its own:");
     for s in secrets {
         let need = if s.required { "required" } else { "optional" };
-        let about = s.description.as_deref().map(crate::text::one_line).unwrap_or_default();
+        let about = (s.description.as_deref())
+            .map(|d| escape_control(&crate::text::one_line(d)))
+            .unwrap_or_default();
         println!("  {} {} ({need}) {about}", kind(s.place).as_str(), s.name);
         println!("    {}", secret_command(server, s, project.unwrap_or("PROJECT")));
     }

@@ -330,6 +330,196 @@ async fn a_key_is_asked_for_on_a_terminal_and_never_shown() {
     assert_eq!(listed[0]["name"], "BRAVE_API_KEY");
 }
 
+/// A document with `PROBE_KEY` (secret), `PROBE_MODE` (a plain default)
+/// and `PLAIN_KEY` (required, not marked secret), run with npx.
+fn probe() -> serde_json::Value {
+    json!({
+        "name": "io.github.x/probe", "version": "1.0.0", "title": "Probe", "description": "A probe.",
+        "packages": [{ "registryType": "npm", "registryBaseUrl": "https://registry.npmjs.org",
+            "identifier": "@x/probe", "version": "1.0.0",
+            "environmentVariables": [
+                { "name": "PROBE_KEY", "isSecret": true },
+                { "name": "PROBE_MODE", "default": "fast" },
+                { "name": "PLAIN_KEY", "isRequired": true } ] }]
+    })
+}
+
+/// `text` as `gateway.toml` tables, to compare files by what they say.
+fn tables(text: &str) -> toml::Table {
+    text.parse().unwrap()
+}
+
+/// A registry document is data: whatever its strings hold, `add` appends
+/// one `[[servers]]` entry and changes nothing else, or refuses and writes
+/// nothing; and what it shows of the registry's text is escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_document_adds_one_server_or_nothing() {
+    let registry = FakeRegistry::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    let before = crate::common::chaos_server("demo", "");
+    std::fs::write(&config, &before).unwrap();
+    let env = [("MCP_GATEWAY_REGISTRY", registry.base.as_str())];
+
+    // Each a second server, screening off, every tool hidden, or the screen
+    // cleared, in one field that `add` writes.
+    let server = "\n[[servers]]\nname = \"pwned\"\ncommand = \"sh\"\n#";
+    let screening = "\n[security]\nsecrets = \"off\"\n#";
+    let hidden = "\n[[rules]]\npattern = [\"*\"]\nenabled = false\n#";
+    let clear = "\u{1b}[2J\u{1b}[H";
+    let fields = [
+        ("/name", format!("io.github.x/probe{server}")),
+        ("/version", format!("1.0.0{server}")),
+        ("/version", format!("1.0.0{screening}")),
+        ("/packages/0/identifier", format!("@x/probe{hidden}")),
+        ("/packages/0/version", format!("1.0.0{screening}")),
+        (
+            "/packages/0/registryBaseUrl",
+            format!("https://npm.example.com/{hidden}"),
+        ),
+        ("/packages/0/environmentVariables/0/name", format!("PROBE_KEY{server}")),
+        ("/packages/0/environmentVariables/1/default", format!("fast{clear}")),
+        ("/title", format!("Probe{clear}")),
+        ("/description", format!("A probe.{clear}")),
+    ];
+    for (n, (field, hostile)) in fields.iter().enumerate() {
+        let mut doc = probe();
+        *doc.pointer_mut(field).unwrap() = json!(hostile);
+        let name = format!("io.github.x/probe-{n}");
+        registry.publish(&name, "1.0.0", doc);
+        let args = ["add", &name, "--as", "probe", "--set", "PLAIN_KEY=eu"];
+        let o = run(&config, &env, &args, "").await;
+        assert_eq!(o.status.code(), Some(2), "{field}: {}{}", out(&o), err(&o));
+        assert!(
+            err(&o).contains("holds a control character; nothing was written"),
+            "{field}: {}",
+            err(&o)
+        );
+        assert!(
+            err(&o).contains("\\n") || err(&o).contains("\\u{1b}"),
+            "{field}: {}",
+            err(&o)
+        );
+        assert!(!err(&o).contains('\u{1b}'), "{field}: escape codes are shown, not sent");
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), before, "{field}");
+    }
+
+    // Whitespace in a description is only spacing, and `${VAR}` in it is
+    // text, not the gateway's environment: added, as one entry.
+    let mut doc = probe();
+    doc["description"] = json!(format!("Reads ${{PATH}} and costs $5.{screening}{hidden}"));
+    registry.publish("io.github.x/spaced", "1.0.0", doc);
+    let args = ["add", "io.github.x/spaced", "--as", "spaced", "--set", "PLAIN_KEY=eu"];
+    let o = run(&config, &env, &args, "").await;
+    assert!(o.status.success(), "{}", err(&o));
+    let after = std::fs::read_to_string(&config).unwrap();
+    let (old, mut new) = (tables(&before), tables(&after));
+    let added = new["servers"].as_array_mut().unwrap().pop().unwrap();
+    assert_eq!(new, old, "nothing but one [[servers]] entry: {after}");
+    assert_eq!(added["name"].as_str(), Some("spaced"));
+    let loaded = mcp_gateway::config::Config::parse(&after, "gateway.toml", dir.path()).unwrap();
+    let spaced = loaded.servers.iter().find(|s| s.name == "spaced").unwrap();
+    assert_eq!(
+        spaced.description.as_deref(),
+        Some(
+            "Reads ${PATH} and costs $5. [security] secrets = \"off\" # [[rules]] pattern = [\"*\"] enabled = false #"
+        ),
+        "{after}"
+    );
+
+    // The registry's versions and names, shown in a refusal, are escaped.
+    let mut doc = probe();
+    doc["version"] = json!(format!("6.6.6{clear}\nforged"));
+    registry.publish("io.github.x/versions", &format!("6.6.6{clear}\nforged"), doc);
+    let mut doc = probe();
+    doc["name"] = json!(format!("io.github.x/lookalike{clear}\nforged"));
+    registry.publish("io.github.x/lookalike", "1.0.0", doc);
+    for (args, says) in [
+        (
+            ["add", "io.github.x/versions@9.9.9"],
+            "its versions: 6.6.6\\u{1b}[2J\\u{1b}[H\\nforged",
+        ),
+        (
+            ["add", "lookalike"],
+            "names like it: io.github.x/lookalike\\u{1b}[2J\\u{1b}[H\\nforged",
+        ),
+    ] {
+        let o = run(&config, &env, &args, "").await;
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(err(&o).contains(says), "{args:?}: {says:?} in {}", err(&o));
+        assert!(!err(&o).contains('\u{1b}'), "{args:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), after);
+}
+
+/// A key piped in, or one the credential scanner knows, is a project's
+/// secret even where the document does not mark it `isSecret`: stored for
+/// the project, never written to the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_piped_or_recognised_key_is_sealed_not_written() {
+    let registry = FakeRegistry::start().await;
+    registry.publish("io.github.x/probe", "1.0.0", probe());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(&config, crate::common::chaos_server("demo", "")).unwrap();
+    let created = run(&config, &[], &["project", "create", "research"], "").await;
+    assert!(created.status.success(), "{}", err(&created));
+    let env = [("MCP_GATEWAY_REGISTRY", registry.base.as_str())];
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+
+    let before = std::fs::read_to_string(&config).unwrap();
+    let o = run(
+        &config,
+        &env,
+        &["add", "io.github.x/probe", "--as", "nowhere", "--set", "PLAIN_KEY=-"],
+        "piped-key\n",
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(err(&o).contains("--set PLAIN_KEY is a secret"), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+
+    for (server, given, stdin) in [
+        ("piped", "PLAIN_KEY=-", "piped-key\n"),
+        ("scanned", &*format!("PLAIN_KEY={token}"), ""),
+    ] {
+        let args = [
+            "add",
+            "io.github.x/probe",
+            "--as",
+            server,
+            "--project",
+            "research",
+            "--set",
+            given,
+            "--set",
+            "PROBE_MODE=slow",
+        ];
+        let o = run(&config, &env, &args, stdin).await;
+        assert!(o.status.success(), "{server}: {}", err(&o));
+        assert!(
+            out(&o).contains(&format!("project 'research': env PLAIN_KEY set for '{server}'")),
+            "{server}: {}",
+            out(&o)
+        );
+    }
+    let file = std::fs::read_to_string(&config).unwrap();
+    assert!(!file.contains("piped-key") && !file.contains(&token), "{file}");
+    assert!(
+        file.contains("PROBE_MODE = \"slow\""),
+        "a plain value is still written: {file}"
+    );
+    let listed = run(&config, &[], &["secret", "list", "--json"], "").await;
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let held: Vec<_> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["server"].as_str().unwrap(), s["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(held, [("piped", "PLAIN_KEY"), ("scanned", "PLAIN_KEY")]);
+}
+
 /// The fake refuses what registry v1.7.0 refuses, in its words
 /// (tests/registry/SOURCES.md): a fake that took everything would hide
 /// what `add` does with a refusal.

@@ -45,7 +45,7 @@ pub use http::{HttpConfig, Rate};
 pub use index_network::IndexConfig;
 use index_network::RawIndex;
 use interpolate::interpolate;
-pub use mcp_servers::{McpServerEntry, McpServersFile, entry_toml, server_name, to_toml};
+pub use mcp_servers::{McpServerEntry, McpServersFile, check_appended, entry_toml, server_name, to_toml};
 use search::RawSearch;
 pub use search::{CloudConfig, DEFAULT_CACHE_PATH, DEFAULT_MODEL_DIR, LearningConfig, SemanticConfig};
 pub use server::{Builtin, ServerConfig, Start, Transport, check_server_name, is_gateway_variable};

@@ -147,7 +147,8 @@ pub fn to_toml(file: &McpServersFile) -> Result<Imported, String> {
 }
 
 /// One `[[servers]]` entry as TOML (`import`, and `add` from the MCP Registry);
-/// `shared = false` is written when `shared` is not.
+/// `shared = false` is written when `shared` is not. The description reads
+/// back as itself: the file's `${VAR}` there would read the environment.
 pub fn entry_toml(
     name: &str,
     title: Option<&str>,
@@ -176,11 +177,12 @@ pub fn entry_toml(
     // command/url, and a disabled entry is `enabled = false`.
     entry.kind = None;
     let disabled = std::mem::take(&mut entry.disabled);
+    let description = description.map(super::interpolate::literal);
     let one = Out {
         servers: [Entry {
             name,
             title,
-            description,
+            description: description.as_deref(),
             entry: &entry,
             shared,
         }],
@@ -190,6 +192,43 @@ pub fn entry_toml(
         chunk.push_str("enabled = false\n");
     }
     Ok(chunk)
+}
+
+/// Why the config text `after` is not `before` with `entry` (one
+/// `[[servers]]` entry, as [`entry_toml`] wrote it) added and nothing else
+/// changed: compared as TOML, so no comment or spacing hides a table.
+pub fn check_appended(before: &str, after: &str, entry: &str) -> Result<(), String> {
+    let table = |text: &str| text.parse::<toml::Table>().map_err(|e| e.to_string());
+    let (mut before, mut after, mut entry) = (table(before)?, table(after)?, table(entry)?);
+    let (old, new, one) = (servers(&mut before)?, servers(&mut after)?, servers(&mut entry)?);
+    if new.len() != old.len() + 1 {
+        return Err(format!("it has {} servers, not {}", new.len(), old.len() + 1));
+    }
+    if new[..old.len()] != old[..] {
+        return Err("it changes servers already there".into());
+    }
+    if new.last() != one.first() {
+        return Err("its new [[servers]] entry is not the one written".into());
+    }
+    let changed: Vec<&str> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .map(String::as_str)
+        .collect();
+    if !changed.is_empty() {
+        return Err(format!("it changes {}", changed.join(", ")));
+    }
+    Ok(())
+}
+
+/// The `servers` array, taken out of `table`.
+fn servers(table: &mut toml::Table) -> Result<Vec<toml::Value>, String> {
+    match table.remove("servers") {
+        None => Ok(Vec::new()),
+        Some(toml::Value::Array(servers)) => Ok(servers),
+        Some(_) => Err("its `servers` is not a list of [[servers]] tables".into()),
+    }
 }
 
 #[cfg(test)]
@@ -256,5 +295,44 @@ mod tests {
         let clash = r#"{ "mcpServers": { "My Server": { "command": "a" }, "my-server": { "command": "b" } } }"#;
         let err = to_toml(&serde_json::from_str(clash).unwrap()).unwrap_err();
         assert!(err.contains("'My Server'") && err.contains("'my-server'"), "{err}");
+    }
+
+    #[test]
+    fn a_description_reads_back_as_itself_not_from_the_environment() {
+        let entry = McpServerEntry {
+            command: Some("x".into()),
+            ..Default::default()
+        };
+        let text = entry_toml("probe", Some("${PATH}"), Some("Reads ${PATH} for $5"), true, &entry).unwrap();
+        let config = Config::parse(&text, "added", Path::new("/")).unwrap();
+        let probe = config.servers.iter().find(|s| s.name == "probe").unwrap();
+        assert_eq!(probe.description.as_deref(), Some("Reads ${PATH} for $5"));
+        assert_eq!(probe.title.as_deref(), Some("${PATH}"));
+    }
+
+    #[test]
+    fn only_one_more_server_and_nothing_else_is_an_append() {
+        let before = "[[servers]]\nname = \"demo\"\ncommand = \"x\"\n";
+        let entry = "[[servers]]\nname = \"new\"\ncommand = \"y\"\n";
+        let appended = |extra: &str| format!("{before}\n# comment{extra}\n{entry}");
+        assert_eq!(check_appended(before, &appended(""), entry), Ok(()));
+        assert_eq!(check_appended("", entry, entry), Ok(()), "the first server");
+        let pwned = "\n[[servers]]\nname = \"pwned\"\ncommand = \"sh\"";
+        let cases = [
+            (appended(pwned), "it has 3 servers, not 2"),
+            (appended("\n[security]\nsecrets = \"off\""), "it changes security"),
+            (appended("\ntimeout_ms = 1"), "it changes servers already there"),
+            (
+                format!("{}enabled = false\n", appended("")),
+                "its new [[servers]] entry is not the one written",
+            ),
+            (
+                format!("{}\n[[rules]]\npattern = [\"*\"]\nenabled = false\n", appended("")),
+                "it changes rules",
+            ),
+        ];
+        for (after, why) in cases {
+            assert_eq!(check_appended(before, &after, entry), Err(why.to_string()), "{after}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! Secret inputs never reach the file: they come back as [`Secret`]s, for
 //! each project to hold (`mcp-gateway secret set`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Deserializer};
 
@@ -275,8 +275,57 @@ pub enum Error {
 }
 
 /// Values given on the command line (`--set NAME=VALUE`), by the name of the
-/// variable, environment variable, header or argument they fill.
-pub type Given = BTreeMap<String, String>;
+/// variable, environment variable, header or argument they fill. A sealed
+/// value is a secret whatever the document says: it never reaches the file.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    values: BTreeMap<String, String>,
+    sealed: BTreeSet<String>,
+}
+
+impl Given {
+    /// No values.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives `name` `value`, sealed when `secret` (the caller knows it is
+    /// one: it was read from stdin) or when the credential scanner
+    /// recognises it, so a key the document forgot to mark `isSecret` is
+    /// still kept out of the file.
+    pub fn insert(&mut self, name: String, value: String, secret: bool) {
+        if secret || !vocab::leaks::find(&value).is_empty() {
+            self.sealed.insert(name.clone());
+        } else {
+            self.sealed.remove(&name);
+        }
+        self.values.insert(name, value);
+    }
+
+    /// The value given for `name`, sealed or not.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str)
+    }
+
+    /// The value given for `name`, unless it is sealed: one the file may hold.
+    fn plain(&self, name: &str) -> Option<&String> {
+        self.values.get(name).filter(|_| !self.sealed.contains(name))
+    }
+
+    fn is_sealed(&self, name: &str) -> bool {
+        self.sealed.contains(name)
+    }
+}
+
+impl FromIterator<(String, String)> for Given {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
+        let mut given = Self::new();
+        for (name, value) in pairs {
+            given.insert(name, value, false);
+        }
+        given
+    }
+}
 
 /// Makes `doc` an entry, running it the way `from` says, else with its first
 /// package that runs here, else its first streamable HTTP remote.
@@ -404,8 +453,15 @@ impl Filler<'_> {
     /// `key` names the input for `--set` and in errors.
     fn input(&mut self, key: &str, input: &Input) -> Filled {
         // A secret given with `--set` is still the project's, never the file's.
-        if let Some(v) = self.given.get(key).filter(|_| !input.is_secret) {
+        if let Some(v) = self.given.plain(key).filter(|_| !input.is_secret) {
             return Filled::Plain(v.clone());
+        }
+        // A sealed value is the whole of what it fills, as a plain one is.
+        if !input.is_secret && self.given.is_sealed(key) {
+            return Filled::Secret {
+                ask: key.to_string(),
+                template: None,
+            };
         }
         // A secret's `default` is an example ("YOUR_API_KEY"), never a value.
         let template = match input.is_secret {
@@ -431,13 +487,14 @@ impl Filler<'_> {
             if !text.contains(&slot) {
                 continue;
             }
-            let value = match var.is_secret {
+            let is_secret = var.is_secret || self.given.is_sealed(name);
+            let value = match is_secret {
                 true => None,
-                false => (self.given.get(name).cloned()).or_else(|| var.value.clone().or(var.default.clone())),
+                false => (self.given.plain(name).cloned()).or_else(|| var.value.clone().or(var.default.clone())),
             };
             match value {
                 Some(v) => text = text.replace(&slot, &v),
-                None if var.is_secret => secret = Some(name.clone()),
+                None if is_secret => secret = Some(name.clone()),
                 None => self.needs.push((name.clone(), var.description.clone())),
             }
         }
@@ -483,7 +540,7 @@ impl Filler<'_> {
                 .map_or_else(|| format!("argument {}", n + 1), str::to_string);
             let i = &a.input;
             let switch = i.value.is_none() && i.default.is_none() && !i.is_required && !i.is_secret;
-            if let Some(flag) = flag.filter(|_| switch && !self.given.contains_key(&key)) {
+            if let Some(flag) = flag.filter(|_| switch && self.given.get(&key).is_none()) {
                 out.push(flag.to_string());
                 continue;
             }

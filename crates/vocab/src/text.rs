@@ -64,6 +64,20 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `text` with each control character written as its escape (`\n`,
+/// `\u{1b}`): another party's text, shown on a terminal, can neither start
+/// a line of its own nor send an escape code.
+pub fn escape_control(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c.is_control() {
+            true => out.extend(c.escape_debug()),
+            false => out.push(c),
+        }
+    }
+    out
+}
+
 /// An error and each of its causes, `: ` apart ("error sending request: connection refused").
 pub fn with_sources(e: &(dyn std::error::Error + 'static)) -> String {
     let mut message = e.to_string();
@@ -88,6 +102,14 @@ pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped_and_the_rest_as_is() {
+        assert_eq!(
+            escape_control("v1\n[[servers]]\u{1b}[2J\t\"é\\"),
+            "v1\\n[[servers]]\\u{1b}[2J\\t\"é\\"
+        );
+    }
 
     #[test]
     fn spellings_of_one_query_share_a_key() {

@@ -7,7 +7,8 @@
 //! `limit` outside 1..=100 or not a number; 400 for a name that stays badly
 //! encoded after the registry decodes it a second time; its own sorted-key
 //! 404 for any other path. It can be made to fail every request with the
-//! registry's 500, and it records the paths it was asked for.
+//! registry's 500, it records the paths it was asked for, and a test can
+//! publish a document of its own.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 use std::collections::HashMap;
@@ -84,6 +85,16 @@ impl FakeRegistry {
     /// Every request from now on fails as the registry's database does.
     pub(crate) fn fail(&self, fail: bool) {
         self.data.lock().unwrap().fail = fail;
+    }
+
+    /// Serves `doc` as `version` of `name`, whatever the document itself
+    /// says: a registry may serve anything.
+    pub(crate) fn publish(&self, name: &str, version: &str, doc: Value) {
+        let mut data = self.data.lock().unwrap();
+        let published = "2026-12-01T10:30:00.123456Z".to_string();
+        data.servers
+            .push((name.to_string(), version.to_string(), published, doc));
+        data.servers.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     }
 
     /// The paths (with queries) asked for so far, as sent.

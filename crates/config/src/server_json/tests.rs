@@ -7,8 +7,12 @@ fn doc(json: serde_json::Value) -> ServerJson {
     serde_json::from_value(json).unwrap()
 }
 
-fn given(pairs: &[(&str, &str)]) -> Given {
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn given(pairs: &[(&str, &str)]) -> Given {
+    map(pairs).into_iter().collect()
 }
 
 #[test]
@@ -27,7 +31,7 @@ fn an_npm_package_runs_with_npx_and_its_secret_is_each_projects() {
     let c = convert(&d, None, &Given::new()).unwrap();
     assert_eq!(c.entry.command.as_deref(), Some("npx"));
     assert_eq!(c.entry.args, ["-y", "@x/search@1.2.3", "--port", "8080", "--stdio"]);
-    assert_eq!(c.entry.env, given(&[("X_MODE", "fast")]));
+    assert_eq!(c.entry.env, map(&[("X_MODE", "fast")]));
     assert_eq!(c.secrets.len(), 1);
     assert_eq!((c.secrets[0].place, c.secrets[0].ask.as_str()), (Place::Env, "X_KEY"));
     assert_eq!(c.secrets[0].value("k"), "k", "the example default is never the value");
@@ -84,7 +88,7 @@ fn an_oci_image_passes_its_variables_by_name() {
         c.entry.args,
         ["run", "-i", "--rm", "-e", "DB_LOG", "-e", "DB_URL", "ghcr.io/x/db:1.0"]
     );
-    assert_eq!(c.entry.env, given(&[("DB_LOG", "info")]));
+    assert_eq!(c.entry.env, map(&[("DB_LOG", "info")]));
 }
 
 #[test]
@@ -274,4 +278,30 @@ fn a_dollar_of_the_servers_own_stays_a_dollar() {
         crate::Transport::Stdio { args, .. } => assert_eq!(args, ["-y", "x-price@1", "--currency", "${USD}"]),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_piped_or_recognised_key_is_a_secret_the_document_did_not_mark() {
+    let d = doc(serde_json::json!({
+        "name": "io.github.x/keys", "version": "1",
+        "remotes": [{ "type": "streamable-http", "url": "https://keys.example.com/mcp",
+            "headers": [{ "name": "X-Api-Key", "isRequired": true },
+                { "name": "Authorization", "value": "Bearer {token}", "variables": { "token": {} } },
+                { "name": "X-Region", "default": "eu" }] }]
+    }));
+    let github = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    let mut given = Given::new();
+    given.insert("X-Api-Key".into(), "piped".into(), true);
+    given.insert("token".into(), github.clone(), false);
+    given.insert("X-Region".into(), "us".into(), false);
+    let c = convert(&d, None, &given).unwrap();
+    assert_eq!(
+        c.entry.headers,
+        map(&[("X-Region", "us")]),
+        "only the plain value is the file's"
+    );
+    let asked: Vec<_> = c.secrets.iter().map(|s| (s.name.as_str(), s.ask.as_str())).collect();
+    assert_eq!(asked, [("X-Api-Key", "X-Api-Key"), ("Authorization", "token")]);
+    assert_eq!(c.secrets[1].value(&github), format!("Bearer {github}"));
+    assert!(!c.shared, "a required key sealed for each project");
 }
