@@ -11,6 +11,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
+use common::in_process::InProcess;
 use common::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -324,6 +325,39 @@ async fn credentials_are_blocked_in_arguments_and_redacted_in_results_and_never_
         m.contains("mcp_gateway_secrets_total{direction=\"results\",kind=\"github-token\",action=\"redacted\"} 2"),
         "{m}"
     );
+}
+
+// See: issue #71 (`x_ghp_…` passed the word boundary: it reached the
+// server, came back whole, and a tool named `tool_ghp_…` was echoed whole).
+#[tokio::test]
+async fn credentials_glued_to_words_are_blocked_and_redacted() {
+    let config = format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("alpha", ""),
+        chaos_server("vault", "trusted_for_credentials = true")
+    );
+    let gw = InProcess::start(&config).await;
+    let client = gw.client().await;
+    for key in ["alpha:echo", "vault:echo"] {
+        wait_for_tool(&client, key).await;
+    }
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let glued = format!("x_{token}");
+
+    let r = execute(&client, "alpha:echo", json!({ "note": glued })).await;
+    assert_eq!(error_code(&r), "SECRET_IN_ARGUMENTS", "{r:?}");
+    assert!(!format!("{r:?}").contains(&token), "{r:?}");
+
+    let r = execute(&client, "vault:echo", json!({ "note": format!("{token}_x") })).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert!(!format!("{r:?}").contains(&token), "leaked in {r:?}");
+    assert!(text(&r).contains("[REDACTED:github-token]_x"), "{}", text(&r));
+
+    let params = rmcp::model::CallToolRequestParams::new(format!("tool_{token}"));
+    let refused = client.call_tool(params).await.expect_err("no such tool");
+    let said = refused.to_string();
+    assert!(said.contains("tool_[REDACTED:github-token]"), "{said}");
+    assert!(!said.contains(&token), "{said}");
 }
 
 /// A `[[servers]]` entry `name` running `script` with `sh -c` (a JSON string
