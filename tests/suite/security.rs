@@ -596,6 +596,50 @@ async fn past_max_connections_a_caller_waits_until_stalled_connections_time_out(
     }
 }
 
+// See: issue #71 (a connection without a token held about 400 KiB of
+// headers it never finished).
+#[tokio::test]
+async fn headers_past_32_kib_get_431_and_the_gateway_keeps_serving() {
+    let gw = InProcess::start("").await;
+    let store = gw.gateway().store();
+    store.create_project("p", None).unwrap();
+    let (_, token) = store.issue_token("p", "test").unwrap();
+    let addr = gw.url.trim_start_matches("http://").trim_end_matches("/mcp");
+
+    // 33 KiB of one header, never finished: refused once 32 KiB are held,
+    // with nothing left unread for the close to reset.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {}",
+        "a".repeat(33 * 1024)
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let said = read_until_closed(&mut stream, Duration::from_secs(20))
+        .await
+        .expect("the gateway answers and closes");
+    let said = String::from_utf8_lossy(&said);
+    assert!(said.starts_with("HTTP/1.1 431"), "{said}");
+
+    let health = reqwest::get(gw.url.replace("/mcp", "/healthz")).await.unwrap();
+    assert_eq!(health.status(), reqwest::StatusCode::OK);
+    // Ordinary headers, a bearer token and a few KiB of cookies, still pass.
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(gw.url.as_str())
+            .auth_header(token)
+            .custom_headers(
+                [(
+                    http::header::COOKIE,
+                    http::HeaderValue::from_str(&format!("session={}", "c".repeat(8 * 1024))).unwrap(),
+                )]
+                .into(),
+            );
+    let client = rmcp::ServiceExt::serve((), rmcp::transport::StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("a client with a token connects");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "tool_discovery"), "{tools:?}");
+}
+
 #[test]
 fn zero_timeouts_and_connections_are_refused() {
     let dir = tempfile::tempdir().unwrap();
