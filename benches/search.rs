@@ -53,18 +53,12 @@ const QUERY_TEXT: &str = "what's the weather going to be like in Berlin tomorrow
 const NOW: i64 = 1_793_491_200;
 
 /// A project's memory of meanings at its caps: 10,000 queries, 32 for each of
-/// 313 tools, each with its text, its vector from `vector(i)`.
+/// 313 tools, each keyed by its text, its vector from `vector(i)`.
 fn full_memory(vector: impl Fn(usize) -> Vec<f32>) -> Meanings {
     let mut m = Meanings::default();
     for i in 0..TOTAL {
         let tool = format!("server-{}:tool_{}", i / PER_TOOL, i % 7);
-        m.record(
-            &tool,
-            format!("{QUERY_TEXT} {i}"),
-            Some(QUERY_TEXT.to_string()),
-            &QueryVector::new(&vector(i)),
-            NOW,
-        );
+        m.record(&tool, format!("{QUERY_TEXT} {i}"), &QueryVector::new(&vector(i)), NOW);
     }
     m
 }

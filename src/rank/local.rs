@@ -252,13 +252,7 @@ mod tests {
         add_pulls(
             &mut boosts,
             HashMap::from([
-                (
-                    1,
-                    (
-                        lift(0.4, 0.2),
-                        "asked like this 7 times: 'forecast for Berlin'".to_string(),
-                    ),
-                ),
+                (1, (lift(0.4, 0.2), "asked like this 7 times".to_string())),
                 (2, (lift(0.2, 0.1), "asked like this once".to_string())),
             ]),
         );
@@ -266,7 +260,7 @@ mod tests {
             boosts[&1],
             (
                 lift(terms::CAP, 0.25),
-                "used once for 'forecast'; asked like this 7 times: 'forecast for Berlin'".to_string()
+                "used once for 'forecast'; asked like this 7 times".to_string()
             )
         );
         assert_eq!(boosts[&2], (lift(0.2, 0.1), "asked like this once".to_string()));

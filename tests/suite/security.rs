@@ -11,6 +11,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
+use common::in_process::InProcess;
 use common::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -326,6 +327,39 @@ async fn credentials_are_blocked_in_arguments_and_redacted_in_results_and_never_
     );
 }
 
+// See: issue #71 (`x_ghp_…` passed the word boundary: it reached the
+// server, came back whole, and a tool named `tool_ghp_…` was echoed whole).
+#[tokio::test]
+async fn credentials_glued_to_words_are_blocked_and_redacted() {
+    let config = format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("alpha", ""),
+        chaos_server("vault", "trusted_for_credentials = true")
+    );
+    let gw = InProcess::start(&config).await;
+    let client = gw.client().await;
+    for key in ["alpha:echo", "vault:echo"] {
+        wait_for_tool(&client, key).await;
+    }
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let glued = format!("x_{token}");
+
+    let r = execute(&client, "alpha:echo", json!({ "note": glued })).await;
+    assert_eq!(error_code(&r), "SECRET_IN_ARGUMENTS", "{r:?}");
+    assert!(!format!("{r:?}").contains(&token), "{r:?}");
+
+    let r = execute(&client, "vault:echo", json!({ "note": format!("{token}_x") })).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert!(!format!("{r:?}").contains(&token), "leaked in {r:?}");
+    assert!(text(&r).contains("[REDACTED:github-token]_x"), "{}", text(&r));
+
+    let params = rmcp::model::CallToolRequestParams::new(format!("tool_{token}"));
+    let refused = client.call_tool(params).await.expect_err("no such tool");
+    let said = refused.to_string();
+    assert!(said.contains("tool_[REDACTED:github-token]"), "{said}");
+    assert!(!said.contains(&token), "{said}");
+}
+
 /// A `[[servers]]` entry `name` running `script` with `sh -c` (a JSON string
 /// is a TOML basic string, escapes and all).
 fn shell_server(name: &str, script: &str, extra: &str) -> String {
@@ -560,6 +594,50 @@ async fn past_max_connections_a_caller_waits_until_stalled_connections_time_out(
             "a stalled connection is closed without an answer"
         );
     }
+}
+
+// See: issue #71 (a connection without a token held about 400 KiB of
+// headers it never finished).
+#[tokio::test]
+async fn headers_past_32_kib_get_431_and_the_gateway_keeps_serving() {
+    let gw = InProcess::start("").await;
+    let store = gw.gateway().store();
+    store.create_project("p", None).unwrap();
+    let (_, token) = store.issue_token("p", "test").unwrap();
+    let addr = gw.url.trim_start_matches("http://").trim_end_matches("/mcp");
+
+    // 33 KiB of one header, never finished: refused once 32 KiB are held,
+    // with nothing left unread for the close to reset.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {}",
+        "a".repeat(33 * 1024)
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let said = read_until_closed(&mut stream, Duration::from_secs(20))
+        .await
+        .expect("the gateway answers and closes");
+    let said = String::from_utf8_lossy(&said);
+    assert!(said.starts_with("HTTP/1.1 431"), "{said}");
+
+    let health = reqwest::get(gw.url.replace("/mcp", "/healthz")).await.unwrap();
+    assert_eq!(health.status(), reqwest::StatusCode::OK);
+    // Ordinary headers, a bearer token and a few KiB of cookies, still pass.
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(gw.url.as_str())
+            .auth_header(token)
+            .custom_headers(
+                [(
+                    http::header::COOKIE,
+                    http::HeaderValue::from_str(&format!("session={}", "c".repeat(8 * 1024))).unwrap(),
+                )]
+                .into(),
+            );
+    let client = rmcp::ServiceExt::serve((), rmcp::transport::StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("a client with a token connects");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "tool_discovery"), "{tools:?}");
 }
 
 #[test]

@@ -16,9 +16,6 @@ use int8_bert::{QueryVector, Vectors};
 use crate::limits::{PER_TOOL, TOTAL};
 use crate::terms::{CAP, weight_of_use};
 
-/// Characters of a query's text kept for the explanation.
-pub(crate) const TEXT_CHARS: usize = 80;
-
 /// A remembered query whose (decayed) uses fall under this is forgotten:
 /// one use, after about four half-lives (four months).
 pub(crate) const MIN_USES: f64 = 0.05;
@@ -65,8 +62,6 @@ struct Slot {
     tool: Arc<str>,
     /// The query as it is keyed: its normalised text, or a salted hash of it.
     key: String,
-    /// The query as asked (shortened), `None` when terms are hashed.
-    text: Option<String>,
     /// Sum of [`weight_of_use`] over its uses (decay applied on reading).
     weight: f64,
     /// Order of last use: the newest are kept.
@@ -93,8 +88,6 @@ pub struct Pull {
     pub boost: f32,
     /// Decayed uses of the tool's remembered queries among the neighbours.
     pub uses: f64,
-    /// The nearest of them as asked, when kept.
-    pub text: Option<String>,
 }
 
 impl Meanings {
@@ -108,12 +101,12 @@ impl Meanings {
         self.slots.is_empty()
     }
 
-    /// Bytes held, roughly (vectors, texts, keys, maps).
+    /// Bytes held, roughly (vectors, keys, maps).
     pub fn heap_bytes(&self) -> usize {
         let slots: usize = self
             .slots
             .iter()
-            .map(|s| std::mem::size_of::<Slot>() + s.key.capacity() + s.text.as_ref().map_or(0, String::capacity))
+            .map(|s| std::mem::size_of::<Slot>() + s.key.capacity())
             .sum();
         // The key map holds an Arc and a copy of each key, plus hashing overhead.
         let map: usize = self.slots.iter().map(|s| 48 + s.key.len()).sum();
@@ -124,21 +117,21 @@ impl Meanings {
     /// [`QueryVector::to_bytes`] made it, `weight` the sum of
     /// [`weight_of_use`] over its uses, `touched` its order of last use.
     /// Rows beyond the caps, or of another vector length, are skipped.
-    pub fn load(&mut self, tool: &str, key: String, text: Option<String>, vector: &[u8], weight: f64, touched: i64) {
+    pub fn load(&mut self, tool: &str, key: String, vector: &[u8], weight: f64, touched: i64) {
         let Some(vector) = QueryVector::from_bytes(vector) else {
             return;
         };
-        self.put(tool, key, text, &vector, weight, touched);
+        self.put(tool, key, &vector, weight, touched);
     }
 
-    /// One successful use of `tool` after a query keyed `key` (asked as
-    /// `text`, meaning `vector`) at unix time `at`.
-    pub fn record(&mut self, tool: &str, key: String, text: Option<String>, vector: &QueryVector, at: i64) {
+    /// One successful use of `tool` after a query keyed `key` (meaning
+    /// `vector`) at unix time `at`.
+    pub fn record(&mut self, tool: &str, key: String, vector: &QueryVector, at: i64) {
         let touched = self.newest + 1;
-        self.put(tool, key, text, vector, weight_of_use(at), touched);
+        self.put(tool, key, vector, weight_of_use(at), touched);
     }
 
-    fn put(&mut self, tool: &str, key: String, text: Option<String>, vector: &QueryVector, weight: f64, touched: i64) {
+    fn put(&mut self, tool: &str, key: String, vector: &QueryVector, weight: f64, touched: i64) {
         self.newest = self.newest.max(touched);
         let tool: Arc<str> = match self.per_tool.get_key_value(tool) {
             Some((t, _)) => t.clone(),
@@ -148,9 +141,6 @@ impl Meanings {
             let slot = &mut self.slots[i];
             slot.weight += weight;
             slot.touched = slot.touched.max(touched);
-            if text.is_some() {
-                slot.text = text;
-            }
             return;
         }
         if !self.vectors.push(vector) {
@@ -161,7 +151,6 @@ impl Meanings {
         self.slots.push(Slot {
             tool: tool.clone(),
             key,
-            text,
             weight,
             touched,
         });
@@ -217,8 +206,8 @@ impl Meanings {
         }
         near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let decay = decay(now);
-        // Per tool: (votes, uses, its nearest query's slot).
-        let mut by_tool: HashMap<&str, (f64, f64, usize)> = HashMap::new();
+        // Per tool: (votes, uses).
+        let mut by_tool: HashMap<&str, (f64, f64)> = HashMap::new();
         let mut all = blend.smoothing;
         for &(s, i) in &near {
             let slot = &self.slots[i];
@@ -226,17 +215,16 @@ impl Meanings {
             let uses = slot.weight * decay;
             let vote = uses * f64::from(closeness);
             all += vote;
-            let e = by_tool.entry(&slot.tool).or_insert((0.0, 0.0, i));
+            let e = by_tool.entry(&slot.tool).or_insert((0.0, 0.0));
             e.0 += vote;
             e.1 += uses;
         }
         let mut out: Vec<Pull> = by_tool
             .into_iter()
-            .map(|(tool, (votes, uses, i))| Pull {
+            .map(|(tool, (votes, uses))| Pull {
                 tool: tool.to_string(),
                 boost: blend.cap * (votes / all) as f32,
                 uses,
-                text: self.slots[i].text.clone(),
             })
             .collect();
         out.sort_by(|a, b| b.boost.total_cmp(&a.boost).then_with(|| a.tool.cmp(&b.tool)));
@@ -260,24 +248,15 @@ pub fn least_weight(now: i64) -> f64 {
     MIN_USES * weight_of_use(now)
 }
 
-/// "asked like this 7 times: 'forecast for Berlin'" (without the quote when
-/// terms are hashed and no text was kept).
-pub fn explain(uses: f64, text: Option<&str>) -> String {
-    let n = uses.round().max(1.0) as u64;
-    let times = if n == 1 {
-        "once".to_string()
-    } else {
-        format!("{n} times")
-    };
-    match text {
-        Some(t) => format!("asked like this {times}: '{t}'"),
-        None => format!("asked like this {times}"),
+/// "asked like this 7 times": what was learned, never the words it was
+/// learned from. They were another caller's (issue #71): a password in
+/// plain words, a name, or an instruction written for a model would reach
+/// every later caller's model.
+pub fn explain(uses: f64) -> String {
+    match uses.round().max(1.0) as u64 {
+        1 => "asked like this once".to_string(),
+        n => format!("asked like this {n} times"),
     }
-}
-
-/// `query` shortened for keeping.
-pub fn kept_text(query: &str) -> String {
-    vocab::text::truncate(query.trim(), TEXT_CHARS)
 }
 
 /// The combined learned lift of a tool: the term prior's and the meaning
@@ -305,7 +284,7 @@ mod tests {
 
     fn teach(m: &mut Meanings, tool: &str, key: &str, vector: &QueryVector, times: usize) {
         for _ in 0..times {
-            m.record(tool, key.into(), Some(key.into()), vector, NOW);
+            m.record(tool, key.into(), vector, NOW);
         }
     }
 
@@ -330,11 +309,8 @@ mod tests {
         assert_eq!(m.len(), 1, "the same query is one row, used 7 times");
         let seven = &m.pulls(&v(0, 0.2), NOW, &blend)[0];
         assert!(seven.boost > once[0].boost && seven.boost <= blend.cap, "{seven:?}");
-        assert_eq!(
-            explain(seven.uses, seven.text.as_deref()),
-            "asked like this 7 times: 'forecast for berlin'"
-        );
-        assert_eq!(explain(1.0, None), "asked like this once");
+        assert_eq!(explain(seven.uses), "asked like this 7 times");
+        assert_eq!(explain(1.0), "asked like this once");
         // Closer pulls harder.
         let far = &m.pulls(&v(0, 0.4), NOW, &blend)[0];
         assert!(far.boost < seven.boost, "{far:?} vs {seven:?}");
@@ -357,9 +333,9 @@ mod tests {
     fn old_meanings_fade() {
         let blend = Blend::default();
         let mut m = Meanings::default();
-        m.record("old:tool", "a".into(), None, &v(0, 0.0), NOW - 120 * 86_400);
-        m.record("old:tool", "a".into(), None, &v(0, 0.0), NOW - 120 * 86_400);
-        m.record("new:tool", "b".into(), None, &v(0, 0.01), NOW);
+        m.record("old:tool", "a".into(), &v(0, 0.0), NOW - 120 * 86_400);
+        m.record("old:tool", "a".into(), &v(0, 0.0), NOW - 120 * 86_400);
+        m.record("new:tool", "b".into(), &v(0, 0.01), NOW);
         let p = m.pulls(&v(0, 0.0), NOW, &blend);
         assert_eq!(p[0].tool, "new:tool", "{p:?}");
         assert!((p[1].uses - 2.0 / 16.0).abs() < 1e-6, "four half-lives: {}", p[1].uses);
@@ -378,7 +354,7 @@ mod tests {
     fn the_memory_keeps_the_newest_per_tool_and_in_all() {
         let mut m = Meanings::default();
         for i in 0..PER_TOOL + 5 {
-            m.record("a:tool", format!("q{i}"), None, &v(i % 7, 0.1), NOW);
+            m.record("a:tool", format!("q{i}"), &v(i % 7, 0.1), NOW);
         }
         assert_eq!(m.len(), PER_TOOL);
         assert!(
@@ -387,13 +363,13 @@ mod tests {
         );
         assert!(m.at.contains_key(&(Arc::from("a:tool"), format!("q{}", PER_TOOL + 4))));
         // Use keeps a query: q5 used again outlives q6.
-        m.record("a:tool", "q5".into(), None, &v(0, 0.1), NOW);
-        m.record("a:tool", "fresh".into(), None, &v(0, 0.1), NOW);
+        m.record("a:tool", "q5".into(), &v(0, 0.1), NOW);
+        m.record("a:tool", "fresh".into(), &v(0, 0.1), NOW);
         assert!(m.at.contains_key(&(Arc::from("a:tool"), "q5".to_string())));
         assert!(!m.at.contains_key(&(Arc::from("a:tool"), "q6".to_string())));
         for t in 0..TOTAL / PER_TOOL + 2 {
             for i in 0..PER_TOOL {
-                m.record(&format!("s:t{t}"), format!("q{i}"), None, &v(i % 7, 0.1), NOW);
+                m.record(&format!("s:t{t}"), format!("q{i}"), &v(i % 7, 0.1), NOW);
             }
         }
         assert_eq!(m.len(), TOTAL);
@@ -427,16 +403,13 @@ mod tests {
     #[test]
     fn rows_load_as_they_were_kept() {
         let mut m = Meanings::default();
-        let (weight, text) = (weight_of_use(NOW) * 3.0, Some("forecast".to_string()));
-        m.load("w:f", "k".into(), text.clone(), &v(0, 0.0).to_bytes(), weight, 9);
-        m.load("w:f", "k2".into(), text, &[1, 2], weight, 9);
+        let weight = weight_of_use(NOW) * 3.0;
+        m.load("w:f", "k".into(), &v(0, 0.0).to_bytes(), weight, 9);
+        m.load("w:f", "k2".into(), &[1, 2], weight, 9);
         assert_eq!(m.len(), 1);
         let p = &m.pulls(&v(0, 0.0), NOW, &Blend::default())[0];
-        assert_eq!(
-            explain(p.uses, p.text.as_deref()),
-            "asked like this 3 times: 'forecast'"
-        );
-        m.record("w:f", "new".into(), None, &v(1, 0.0), NOW);
+        assert_eq!(explain(p.uses), "asked like this 3 times");
+        m.record("w:f", "new".into(), &v(1, 0.0), NOW);
         assert_eq!(m.slots[1].touched, 10, "after the newest loaded");
     }
 }

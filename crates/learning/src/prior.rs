@@ -56,7 +56,7 @@ impl Prior {
             .pulls(&QueryVector::new(query), self.now, &self.blend)
             .into_iter()
             .map(|p| {
-                let why = meanings::explain(p.uses, p.text.as_deref());
+                let why = meanings::explain(p.uses);
                 (p.tool, (Lift::new(p.boost, p.uses, self.blend.evidence), why))
             })
             .collect()

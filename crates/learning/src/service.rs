@@ -74,7 +74,6 @@ pub struct Asked {
 #[derive(Debug, Clone)]
 struct Meaning {
     key: String,
-    text: Option<String>,
     vector: QueryVector,
 }
 
@@ -83,7 +82,6 @@ struct Meaning {
 struct Linked {
     terms: Vec<Vec<String>>,
     keys: Vec<String>,
-    texts: Option<Vec<String>>,
 }
 
 /// One discovery, as a later execute may follow it.
@@ -230,7 +228,7 @@ impl<S: LearningStore> Learning<S> {
         let mut remembered = Meanings::default();
         if self.config.meanings {
             for m in self.store.meanings(project_id, least)? {
-                remembered.load(&m.tool_key, m.query_key, m.query, &m.vector, m.weight, m.touched);
+                remembered.load(&m.tool_key, m.query_key, &m.vector, m.weight, m.touched);
             }
         }
         self.store.prune_learning(project_id, least);
@@ -322,11 +320,10 @@ impl<S: LearningStore> Learning<S> {
     }
 
     /// `query`'s meaning as a lesson keeps it: keyed like its terms (text,
-    /// or a salted hash), its text only when terms are kept as text.
+    /// or a salted hash).
     fn meaning(&self, query: &str, vector: &[f32]) -> Meaning {
         Meaning {
             key: self.keys.key(&normalise_query(query)),
-            text: matches!(self.keys, TermKeys::Text).then(|| meanings::kept_text(query)),
             vector: QueryVector::new(vector),
         }
     }
@@ -338,10 +335,6 @@ impl<S: LearningStore> Learning<S> {
         let asked = Linked {
             terms: found.queries.clone(),
             keys: with_meaning.iter().flatten().map(|m| m.key.clone()).collect(),
-            texts: with_meaning
-                .as_ref()
-                .filter(|_| matches!(self.keys, TermKeys::Text))
-                .map(|m| m.iter().map(|m| m.text.clone().unwrap_or_default()).collect()),
         };
         Some(Link {
             request_id: found.request_id.clone(),
@@ -368,7 +361,6 @@ impl<S: LearningStore> Learning<S> {
             for (i, (key, chunk)) in asked.keys.iter().zip(bytes.chunks(row)).enumerate() {
                 meanings[i] = QueryVector::from_bytes(chunk).map(|vector| Meaning {
                     key: key.clone(),
-                    text: asked.texts.as_ref().and_then(|t| t.get(i)).cloned(),
                     vector,
                 });
             }
@@ -492,7 +484,6 @@ impl<S: LearningStore> Learning<S> {
                 memory.meanings.write().unwrap_or_else(|p| p.into_inner()).record(
                     tool_key,
                     m.key.clone(),
-                    m.text.clone(),
                     &m.vector,
                     at,
                 );
@@ -508,7 +499,6 @@ impl<S: LearningStore> Learning<S> {
                 meaning: meaning.map(|m| Remembered {
                     tool_key: tool_key.to_string(),
                     query_key: m.key,
-                    query: m.text,
                     vector: m.vector.to_bytes(),
                     weight,
                     touched: 0,

@@ -23,8 +23,6 @@ pub struct Remembered {
     pub tool_key: String,
     /// The normalised query, or its salted hash.
     pub query_key: String,
-    /// The query as asked (shortened); `None` when terms are hashed.
-    pub query: Option<String>,
     /// Its embedding's int8 codes and scale.
     pub vector: Vec<u8>,
     /// Sum of the weights of its uses.
@@ -62,7 +60,7 @@ pub struct Link {
     pub session: String,
     /// Unix milliseconds.
     pub at: i64,
-    /// Its queries (JSON: terms, and the meanings' keys and texts).
+    /// Its queries (JSON: terms, and the meanings' keys).
     pub asked: String,
     /// Its answer: toolKeys with the query that found each (JSON).
     pub results: String,

@@ -57,17 +57,16 @@ impl LearningStore for Store {
     fn meanings(&self, project_id: i64, least_weight: f64) -> Result<Vec<Remembered>, Error> {
         self.with(|c| {
             c.all(
-                "SELECT tool_key, query_key, query, vector, weight, touched FROM query_meanings
+                "SELECT tool_key, query_key, vector, weight, touched FROM query_meanings
                  WHERE project_id = ?1 AND weight >= ?2 ORDER BY touched DESC LIMIT ?3",
                 args![project_id, least_weight, TOTAL as i64],
                 |r| {
                     Ok(Remembered {
                         tool_key: r.get(0)?,
                         query_key: r.get(1)?,
-                        query: r.get(2)?,
-                        vector: r.get(3)?,
-                        weight: r.get(4)?,
-                        touched: r.get(5)?,
+                        vector: r.get(2)?,
+                        weight: r.get(3)?,
+                        touched: r.get(4)?,
                     })
                 },
             )
@@ -190,14 +189,13 @@ fn claim(tx: &dyn Sql, claimant: &str, tool_key: &str, at: i64) -> Result<bool, 
 /// that tool's newest [`PER_TOOL`].
 fn remember(tx: &dyn Sql, project_id: i64, m: &Remembered) -> Result<(), Error> {
     tx.execute(
-        "INSERT INTO query_meanings (project_id, tool_key, query_key, query, vector, weight, touched)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+        "INSERT INTO query_meanings (project_id, tool_key, query_key, vector, weight, touched)
+         VALUES (?1, ?2, ?3, ?4, ?5,
                  (SELECT coalesce(max(touched), 0) + 1 FROM query_meanings WHERE project_id = ?1))
          ON CONFLICT (project_id, tool_key, query_key) DO UPDATE SET
              weight = query_meanings.weight + excluded.weight,
-             touched = excluded.touched,
-             query = coalesce(excluded.query, query_meanings.query)",
-        args![project_id, m.tool_key, m.query_key, m.query, m.vector, m.weight],
+             touched = excluded.touched",
+        args![project_id, m.tool_key, m.query_key, m.vector, m.weight],
     )?;
     tx.execute(
         "DELETE FROM query_meanings WHERE project_id = ?1 AND tool_key = ?2 AND touched <=
@@ -319,7 +317,6 @@ mod tests {
         Remembered {
             tool_key: tool.into(),
             query_key: key.into(),
-            query: Some(key.into()),
             vector: vec![1, 2, 3, 0, 0, 128, 63],
             weight,
             touched: 0,
@@ -360,7 +357,7 @@ mod tests {
         eventually("b's lesson", || s.meanings(b.id, 0.0).unwrap().len() == 1).await;
         let got = s.meanings(a.id, 0.0).unwrap();
         assert_eq!(got.len(), 1);
-        assert_eq!((got[0].weight, got[0].query.as_deref()), (2.0, Some("forecast")));
+        assert_eq!((got[0].weight, got[0].query_key.as_str()), (2.0, "forecast"));
         assert_eq!(got[0].vector, meaning("", "", 0.0).vector);
         let terms = s.learned(a.id, 0.0).unwrap();
         assert_eq!(terms[0].weight, 2.0, "the term prior is claimed once per claimant too");

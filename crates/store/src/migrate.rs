@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0016_project_search.sql"),
     include_str!("../migrations/0017_tool_limits.sql"),
     include_str!("../migrations/0018_savings.sql"),
+    include_str!("../migrations/0019_forget_query_texts.sql"),
 ];
 
 /// The same migrations for PostgreSQL.
@@ -58,6 +59,7 @@ const POSTGRES: &[&str] = &[
     include_str!("../migrations/postgres/0016_project_search.sql"),
     include_str!("../migrations/postgres/0017_tool_limits.sql"),
     include_str!("../migrations/postgres/0018_savings.sql"),
+    include_str!("../migrations/postgres/0019_forget_query_texts.sql"),
 ];
 
 /// The advisory lock replicas take to migrate one at a time ("mcp-gateway" in ASCII, shortened).

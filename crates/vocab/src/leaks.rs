@@ -3,7 +3,8 @@
 //! one can be redacted before it reaches the model.
 //!
 //! Free text is matched against curated credential formats (gitleaks-style: a
-//! distinctive prefix or label, a tight alphabet and length, word boundaries),
+//! distinctive prefix or label, a tight alphabet and length, standing apart from
+//! letters and digits but not from `_`, which glues no credential shut),
 //! never guessed by entropy, so hashes, ids, UUIDs and Base64 in prose pass.
 //! Entropy is used only for a string under a key that names a secret
 //! (`"password": …`), where the key has already said what the value is.
@@ -57,71 +58,88 @@ const MIN_SECRET_CHARS: usize = 12;
 /// Least Shannon entropy, bits per character: random tokens score 3.5 to 5, words and repeats less.
 const MIN_ENTROPY: f64 = 3.0;
 
+/// How a match must stand apart from the text around it, checked by [`stands_apart`]: a regex
+/// word boundary counts `_` as part of a word, so `x_ghp_…` or `id_AKIA…` would pass it glued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edges {
+    /// The pattern says it all (a label, a URL, a key block's armour).
+    Pattern,
+    /// No ASCII letter or digit just before or after: `_`, `-` and the like separate.
+    Apart,
+    /// A prefix distinctive enough to count glued to letters too (`xghp_…`), but
+    /// nothing alphanumeric just after it (`npm_` and 37 characters is not a token).
+    Prefixed,
+}
+
 /// The formats `find` knows. On a tie (same start and length) the earlier rule names the kind, so
 /// specific formats come before the generic `bearer-token` and `url-password`. A group named `s`
 /// marks the credential when the pattern also matches its label or the character after it.
-/// Word boundaries are ASCII `(?-u:\b)`: credentials are ASCII, and the fast engines cannot do Unicode ones.
-static RULES: LazyLock<Vec<(Kind, Regex)>> = LazyLock::new(|| {
+static RULES: LazyLock<Vec<(Kind, Edges, Regex)>> = LazyLock::new(|| {
     [
         // to the END line; without one, the BEGIN line and the Base64 lines after it (`\n`-escaped too)
         (
             "private-key",
+            Edges::Pattern,
             concat!(
                 r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----",
                 r"(?:(?s:.*?)-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----",
                 r"|(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/=]+)*)",
             ),
         ),
-        ("aws-access-key", r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)"),
+        ("aws-access-key", Edges::Apart, r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
         // 40 Base64 characters are common; only a label makes them an AWS secret
         (
             "aws-secret-key",
+            Edges::Pattern,
             concat!(
                 r"(?i:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)",
                 r#"[\\"']{0,3}\s*(?::|=>?)\s*[\\"']{0,3}"#,
                 r"(?P<s>[A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)",
             ),
         ),
-        ("github-token", r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)"),
-        ("github-token", r"(?-u:\b)github_pat_[A-Za-z0-9_]{82}(?-u:\b)"),
-        ("gitlab-token", r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}"),
+        ("github-token", Edges::Prefixed, r"gh[pousr]_[A-Za-z0-9]{36,255}"),
+        ("github-token", Edges::Prefixed, r"github_pat_[A-Za-z0-9_]{82}"),
+        ("gitlab-token", Edges::Prefixed, r"glpat-[A-Za-z0-9_-]{20,}"),
         (
             "slack-webhook",
+            Edges::Pattern,
             r"https://hooks\.slack\.com/services/T[A-Z0-9]{8,}/B[A-Z0-9]{8,}/[A-Za-z0-9]{20,}",
         ),
-        ("slack-token", r"(?-u:\b)xox[baprs]-[A-Za-z0-9-]{10,}"),
+        ("slack-token", Edges::Prefixed, r"xox[baprs]-[A-Za-z0-9-]{10,}"),
         (
             "google-api-key",
-            r"(?-u:\b)(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
+            Edges::Apart,
+            r"(?P<s>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)",
         ),
-        (
-            "stripe-key",
-            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}(?-u:\b)",
-        ),
+        ("stripe-key", Edges::Apart, r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}"),
         (
             "anthropic-key",
-            r"(?-u:\b)sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,}",
+            Edges::Apart,
+            r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,}",
         ),
         // `T3BlbkFJ` is "openai" in Base64, inside every classic and most project keys
         (
             "openai-key",
+            Edges::Apart,
             concat!(
-                r"(?-u:\b)sk-(?:(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
+                r"sk-(?:(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}",
                 r"|proj-[A-Za-z0-9_-]{40,})",
             ),
         ),
-        ("npm-token", r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)"),
+        ("npm-token", Edges::Prefixed, r"npm_[A-Za-z0-9]{36}"),
         // this gateway's own: `mgw_<id>_<64 hex>` (store::issue_token)
-        ("gateway-token", r"(?-u:\b)mgw_[0-9]+_[0-9a-f]{64}(?-u:\b)"),
+        ("gateway-token", Edges::Prefixed, r"mgw_[0-9]+_[0-9a-f]{64}"),
         // and its admin tokens, which open the console: `mgwa_<id>_<64 hex>` (store::issue_admin_token)
-        ("gateway-admin-token", r"(?-u:\b)mgwa_[0-9]+_[0-9a-f]{64}(?-u:\b)"),
+        ("gateway-admin-token", Edges::Prefixed, r"mgwa_[0-9]+_[0-9a-f]{64}"),
         // header and payload are Base64url JSON objects, so both start `{"` = `eyJ`
         (
             "jwt",
-            r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+            Edges::Apart,
+            r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
         ),
         (
             "bearer-token",
+            Edges::Pattern,
             concat!(
                 r#"(?i:authorization)[\\"']{0,3}\s*[:=]\s*[\\"']{0,3}"#,
                 r"(?i:bearer)\s+(?P<s>[A-Za-z0-9_.~+/=-]{20,})",
@@ -129,14 +147,15 @@ static RULES: LazyLock<Vec<(Kind, Regex)>> = LazyLock::new(|| {
         ),
         (
             "url-password",
+            Edges::Pattern,
             concat!(
-                r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\\]*"#,
+                r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\\]*"#,
                 r#":(?P<s>[^\s/?#@"'<>\\]+)@[A-Za-z0-9\[]"#,
             ),
         ),
     ]
     .into_iter()
-    .map(|(kind, pattern)| (kind, Regex::new(pattern).expect("credential patterns are valid")))
+    .map(|(kind, edges, pattern)| (kind, edges, Regex::new(pattern).expect("credential patterns are valid")))
     .collect()
 });
 
@@ -146,7 +165,7 @@ static RULES: LazyLock<Vec<(Kind, Regex)>> = LazyLock::new(|| {
 const SHORT_TEXT: usize = 1024;
 /// Every rule at once: one pass over a text that holds no credential (most do).
 static ANY: LazyLock<RegexSet> =
-    LazyLock::new(|| RegexSet::new(RULES.iter().map(|(_, re)| re.as_str())).expect("credential patterns are valid"));
+    LazyLock::new(|| RegexSet::new(RULES.iter().map(|(_, _, re)| re.as_str())).expect("credential patterns are valid"));
 
 /// Lower-case marks of a placeholder, a template variable or an already-redacted value (space-separated).
 const PLACEHOLDER_MARKS: &str =
@@ -162,15 +181,21 @@ pub fn find(text: &str) -> Vec<Leak> {
         (0..RULES.len()).collect()
     };
     for rank in candidates {
-        let (kind, re) = &RULES[rank];
-        let matches = re
-            .captures_iter(text)
-            .filter_map(|caps| caps.name("s").or_else(|| caps.get(0)));
-        for m in matches {
+        let (kind, edges, re) = &RULES[rank];
+        let mut at = 0;
+        while let Some(caps) = re.captures_at(text, at) {
+            let whole = caps.get(0).expect("group 0 is the match");
+            let m = caps.name("s").unwrap_or(whole);
+            if !stands_apart(text, m.range(), *edges) {
+                // a match glued to its neighbours may hide one that starts inside it
+                at = whole.start() + text[whole.start()..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            }
             // a placeholder is documentation, but a key block's Base64 may spell anything
             if *kind == "private-key" || !is_placeholder(m.as_str()) {
                 hits.push((m.range(), rank, *kind));
             }
+            at = whole.end();
         }
     }
     hits.sort_by_key(|(range, rank, _)| (range.start, Reverse(range.end), *rank));
@@ -182,6 +207,20 @@ pub fn find(text: &str) -> Vec<Leak> {
         }
     }
     leaks
+}
+
+/// Whether the credential at `range` of `text` is not part of a longer word, as `edges` has it.
+fn stands_apart(text: &str, range: Range<usize>, edges: Edges) -> bool {
+    let alnum = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+    let (before, after) = (
+        alnum(text.as_bytes()[..range.start].last()),
+        alnum(text.as_bytes().get(range.end)),
+    );
+    match edges {
+        Edges::Pattern => true,
+        Edges::Apart => !before && !after,
+        Edges::Prefixed => !after,
+    }
 }
 
 /// Whether a string value under a secret-like key looks like a real credential: at least 12 chars,
@@ -546,6 +585,46 @@ mod tests {
             "the body was SGVsbG8sIHRoaXMgaXMgYSBwbGFpbiBzZW50ZW5jZS4= as sent",
         ];
         for text in near.iter().map(String::as_str).chain(ordinary) {
+            assert!(find(text).is_empty(), "{text}");
+        }
+    }
+
+    // See: issue #71 (a credential glued to a word by `_` passed the regex word boundary).
+    #[test]
+    fn credentials_glued_to_words_are_found() {
+        let gh = format!("ghp_{}", alnum(36, 45));
+        let mgw = format!("mgw_17_{}", noise(HEX, 64, 46));
+        let akia = format!("AKIA{}", noise(UPPER, 16, 47));
+        let google = format!("AIza{}", noise(B64URL, 35, 48));
+        let npm = format!("npm_{}", alnum(36, 49));
+        let glued = [
+            (format!("x_{gh}"), "github-token", &gh),
+            (format!("{gh}_x"), "github-token", &gh),
+            (format!("tool_{gh}"), "github-token", &gh),
+            (format!("x{gh}"), "github-token", &gh),
+            (format!("k_{mgw}"), "gateway-token", &mgw),
+            (format!("id_{akia}"), "aws-access-key", &akia),
+            (format!("{akia}_2"), "aws-access-key", &akia),
+            (format!("id_{google} "), "google-api-key", &google),
+            (format!("my_{npm}_v2"), "npm-token", &npm),
+        ];
+        for (text, kind, secret) in &glued {
+            assert_eq!(found(text), [(*kind, secret.as_str())], "{text}");
+        }
+        assert_eq!(
+            redacted(&format!("call tool_{gh}")),
+            "call tool_[REDACTED:github-token]"
+        );
+        // Letters and digits still join: a longer run is another string.
+        let joined = [
+            format!("X{akia} {akia}7"),
+            format!("{npm}x"),
+            format!("keyAIza{}", noise(B64URL, 35, 48)),
+            format!("task-proj-{}", noise(B64URL, 48, 22)),
+            format!("desk_live_{}", alnum(24, 18)),
+            "snake_case_name_with_many_words max_tokens ghp_short AKIA_prefix npm_install".to_string(),
+        ];
+        for text in &joined {
             assert!(find(text).is_empty(), "{text}");
         }
     }

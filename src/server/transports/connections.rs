@@ -1,6 +1,7 @@
 //! The HTTP listener's connections: at most `[http] max_connections` open,
-//! each with `header_timeout_secs` to send a request's headers and
-//! `body_timeout_secs` to finish its body, drained on shutdown.
+//! each with `header_timeout_secs` to send a request's headers, at most
+//! [`MAX_HEADER_BYTES`] of them, and `body_timeout_secs` to finish its body,
+//! drained on shutdown.
 //!
 //! `axum::serve` sets none of these: a connection that never finished its
 //! headers or its body stayed open as long as its client liked, and needs no
@@ -69,6 +70,13 @@ fn within_open_files(wanted: usize) -> usize {
     wanted.min(room)
 }
 
+/// The most bytes of a request's head (request line and headers) a
+/// connection may hold; past it hyper answers 431. hyper's default, about
+/// 400 KiB, let a connection that needs no token to open hold that much
+/// while it never finished its headers (issue #71). nginx allows 32 KiB too,
+/// Node.js 16 KiB: a long OAuth token and a browser's cookies fit.
+const MAX_HEADER_BYTES: usize = 32 * 1024;
+
 /// Serves `app` on `listener` until `ct` is cancelled, then stops accepting
 /// and waits for the open connections to finish their requests in flight,
 /// as `axum::serve(..).with_graceful_shutdown(..)` does.
@@ -85,7 +93,8 @@ pub(super) async fn serve(mut listener: TcpListener, app: axum::Router, http: &H
     // also closes a kept-alive connection that sends no next request.
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(http.header_timeout);
+        .header_read_timeout(http.header_timeout)
+        .max_buf_size(MAX_HEADER_BYTES);
     let slots = Arc::new(Semaphore::new(within_open_files(http.max_connections)));
     let connections = TaskTracker::new();
     let mut full = false;
