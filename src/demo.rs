@@ -42,6 +42,11 @@ const CARD_URI: &str = "ui://widget/card.html";
 /// A file whose existence makes `notes` hostile from the start (tests of pins across restarts).
 const HOSTILE_FILE_ENV: &str = "DEMO_HOSTILE_FILE";
 
+/// Tools listed besides the chaos ones: a JSON array of tool definitions,
+/// so a test shapes a server's listing (its `_meta`, or one that differs
+/// by project) without a server of its own.
+const EXTRA_TOOLS_ENV: &str = "DEMO_EXTRA_TOOLS";
+
 /// The demo server. `chaos` adds the misbehaving tools.
 #[derive(Debug, Clone)]
 pub struct Demo {
@@ -101,6 +106,7 @@ impl Demo {
                     object(json!({"type": "object"})),
                 ));
             }
+            tools.extend(extra_tools());
         }
         tools
     }
@@ -310,9 +316,25 @@ impl Demo {
                 self.tools_changed(&ctx.peer).await;
                 ok("notes is hostile now".into())
             }
+            // An extra tool echoes its arguments, and `resultMeta` as its result's `_meta`.
+            _ if self.chaos && extra_tools().iter().any(|t| t.name == name) => {
+                let mut r = ok(serde_json::to_string(args).unwrap_or_default());
+                r.meta = args
+                    .get("resultMeta")
+                    .and_then(|m| serde_json::from_value(m.clone()).ok());
+                r
+            }
             _ => return Err(format!("unknown tool '{name}'")),
         })
     }
+}
+
+/// The tools `$DEMO_EXTRA_TOOLS` defines (none when unset or not a list of tools).
+fn extra_tools() -> Vec<Tool> {
+    std::env::var(EXTRA_TOOLS_ENV)
+        .ok()
+        .and_then(|json| serde_json::from_str(&json).ok())
+        .unwrap_or_default()
 }
 
 impl ServerHandler for Demo {

@@ -120,6 +120,7 @@ impl Upstream {
         request_id: RequestId,
         caller: Result<Caller, auth::Error>,
         request: CallToolRequestParams,
+        by_name: bool,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let shape = |caller: &Caller| {
@@ -150,6 +151,7 @@ impl Upstream {
                     .get::<http::request::Parts>()
                     .and_then(|p| p.extensions.get::<Budget>())
                     .cloned(),
+                by_name,
             }
         };
         self.gateway
@@ -268,15 +270,15 @@ impl ServerHandler for Upstream {
             }
             _ => None,
         };
-        let (meta_tool, app) = match request.name.as_ref() {
-            DISCOVERY => (DISCOVERY, None),
+        let (meta_tool, app, by_name) = match request.name.as_ref() {
+            DISCOVERY => (DISCOVERY, None, false),
             EXECUTE => {
                 let key = request
                     .arguments
                     .as_ref()
                     .and_then(|a| a.get("toolKey"))
                     .and_then(Value::as_str);
-                (EXECUTE, key.and_then(|key| app_call(key, false)))
+                (EXECUTE, key.and_then(|key| app_call(key, false)), false)
             }
             other => {
                 // A tool called by a name of its own is a tool_execute of its key, checked and audited alike.
@@ -308,7 +310,7 @@ impl ServerHandler for Upstream {
                 let arguments = request.arguments.take().map(Value::Object);
                 request.name = EXECUTE.into();
                 request.arguments = json!({ "toolKey": key, "arguments": arguments }).as_object().cloned();
-                (EXECUTE, app)
+                (EXECUTE, app, true)
             }
         };
         let request_id = RequestId::fresh();
@@ -326,7 +328,7 @@ impl ServerHandler for Upstream {
         );
         crate::traces::adopt(&span, &ctx.meta);
         let mut response = self
-            .answer_call(meta_tool, request_id, caller, request, ctx)
+            .answer_call(meta_tool, request_id, caller, request, by_name, ctx)
             .instrument(span)
             .await;
         if let (Some(app), Ok(CallToolResponse::Complete(result))) = (app, &mut response) {

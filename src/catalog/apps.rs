@@ -40,8 +40,20 @@ pub fn app_only(meta: Option<&JsonObject>) -> bool {
 /// Rewrites the App URIs in a tool's or result's `_meta` (the template keys,
 /// and the resource seed 000's `openai.com/widget` embeds) into `server`'s namespace.
 pub fn namespace(meta: &mut JsonObject, server: &str) {
+    rewrite(meta, server, |_| true);
+}
+
+/// Where a caller's listings keep servers' own App URIs: only those that
+/// claim the gateway's namespace go into `server`'s, since a read of one
+/// reaches the server it names, and a server names only its own Apps.
+pub fn namespace_claimed(meta: &mut JsonObject, server: &str) {
+    rewrite(meta, server, |uri| uris::origin(uri).is_some());
+}
+
+/// Rewrites the App URIs in `meta` that `which` picks into `server`'s namespace.
+fn rewrite(meta: &mut JsonObject, server: &str, which: impl Fn(&str) -> bool) {
     let fix = |v: &mut Value| {
-        let app = v.as_str().filter(|u| u.starts_with("ui://"));
+        let app = v.as_str().filter(|u| u.starts_with("ui://") && which(u));
         if let Some(namespaced) = app.and_then(|u| uris::scoped(server, u)) {
             *v = namespaced.into();
         }
@@ -90,9 +102,29 @@ mod tests {
             "other keys are the server's business"
         );
         assert_eq!(meta["ui"]["visibility"], json!(["model"]));
-        let again = meta.clone();
+    }
+
+    /// Issue #71: red may not name demo's App; its URI in demo's namespace
+    /// is red's own, read from red.
+    #[test]
+    fn a_uri_in_another_servers_namespace_is_the_servers_own() {
+        let foreign = "ui://mcp-gateway/demo/widget/card.html";
+        let mut meta = object(json!({ "ui": { "resourceUri": foreign }, "ui/resourceUri": "ui://widget/a.html" }));
+        namespace_claimed(&mut meta, "red");
+        assert_eq!(
+            meta["ui"]["resourceUri"],
+            "ui://mcp-gateway/red/mcp-gateway/demo/widget/card.html"
+        );
+        assert_eq!(
+            meta["ui/resourceUri"], "ui://widget/a.html",
+            "the server's own URIs stay its own"
+        );
+        let mut meta = object(json!({ "ui": { "resourceUri": foreign } }));
         namespace(&mut meta, "red");
-        assert_eq!(meta, again, "a namespaced URI stays as it is");
+        assert_eq!(
+            meta["ui"]["resourceUri"],
+            "ui://mcp-gateway/red/mcp-gateway/demo/widget/card.html"
+        );
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub struct Entry {
     /// Whether it carries an MCP App ([`apps::template`]).
     has_app: bool,
     /// Whether it is for its App alone ([`apps::app_only`]): discovery leaves it out.
-    pub(super) app_only: bool,
+    app_only: bool,
 }
 
 impl Entry {
@@ -92,6 +92,12 @@ impl Entry {
     /// Whether it carries an MCP App, which a host renders only for a tool it listed.
     pub fn has_app(&self) -> bool {
         self.has_app
+    }
+
+    /// Whether it is for its App alone: discovery leaves it out, and only a
+    /// call by its listed name runs it.
+    pub fn app_only(&self) -> bool {
+        self.app_only
     }
 
     /// Whether it is listed for Apps on the `meta` exposure: it carries one,

@@ -165,8 +165,9 @@ impl View {
 
     /// The key of the tool a client calls `name`, if the caller may use it:
     /// its direct name, or its own name where the caller may use only one
-    /// tool of that name (an MCP App calls its server's tools by the
-    /// server's names). With `apps_only`, only tools listed for Apps answer.
+    /// tool of that name (an MCP App calls its server's tools by their
+    /// names). A tool an operator renamed answers to its new name alone.
+    /// With `apps_only`, only tools listed for Apps answer.
     pub fn key_of_name(&self, name: &str, apps_only: bool) -> Option<&str> {
         let callable = |e: &&Entry| (!apps_only || e.for_apps()) && self.allows(e);
         let direct = self
@@ -181,7 +182,7 @@ impl View {
             .snapshot
             .entries
             .iter()
-            .filter(|e| e.real_name() == name)
+            .filter(|e| e.tool.name == name)
             .filter(callable);
         match (named.next(), named.next()) {
             (Some(only), None) => Some(only.key.as_str()),
@@ -234,7 +235,7 @@ impl View {
 /// they may use it, and it is not for its App alone (hosts keep such a tool
 /// from the model, and so does discovery).
 fn discoverable(access: &[Access], grants: &Grants, entry: &Entry) -> bool {
-    !entry.app_only && allowed(access, grants, entry)
+    !entry.app_only() && allowed(access, grants, entry)
 }
 
 /// Whether a caller with `access` (per server) and `grants` may use `entry`.

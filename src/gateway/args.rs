@@ -141,6 +141,10 @@ pub struct ExecuteArgs {
     /// A 2026-07-28 retry's answers, from the request beside the arguments.
     #[serde(skip)]
     pub retry: Retry,
+    /// Called by the tool's listed name (the path an App calls by), not
+    /// through `tool_execute`: only such a call may run a tool for its App alone.
+    #[serde(skip)]
+    pub by_name: bool,
 }
 
 /// What a 2026-07-28 client sends again after an `InputRequiredResult`:

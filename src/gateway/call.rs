@@ -35,6 +35,9 @@ pub struct CallRequest {
     /// What the face charged the request to, when it meters requests: each
     /// call of a script is charged there too.
     pub budget: Option<Budget>,
+    /// The tool was called by its listed name, the path an App calls by
+    /// (see [`ExecuteArgs::by_name`]).
+    pub by_name: bool,
 }
 
 /// Why a call got no answer at all (an answer, even an error, is `Ok`).
@@ -96,6 +99,7 @@ impl Gateway {
             session,
             origin,
             budget,
+            by_name,
         } = request(&caller);
         let (answer, tool_key) = if meta_tool == DISCOVERY {
             let answer = self.answer_discovery(&caller, arguments, &session, request_id).await;
@@ -104,7 +108,7 @@ impl Gateway {
             match ExecuteArgs::parse(arguments) {
                 Err(e) => (Answer::usage(EXECUTE, &e), None),
                 Ok(args) => {
-                    let args = ExecuteArgs { retry, ..args };
+                    let args = ExecuteArgs { retry, by_name, ..args };
                     // A script's row has no key: its calls have rows of their own.
                     let key = Some(args.tool_key.clone()).filter(|k| !k.is_empty());
                     meta.insert(REQUEST_ID_META.into(), request_id.as_str().into());

@@ -1,7 +1,7 @@
 //! `tool_execute`: one call through the caller's view, its checks, its
 //! server's connection and the screening of what comes back.
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject};
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -39,8 +39,11 @@ impl Gateway {
             }
             view = self.catalog.view_of(caller);
         }
+        // A tool for its App alone may confirm a user's click: hosts keep it
+        // from the model, so only the App's path (its listed name) runs it.
         let entry = view
             .get(&args.tool_key)
+            .filter(|e| args.by_name || !e.app_only())
             .ok_or_else(|| match view.held(&args.tool_key) {
                 Some(held) => ExecuteError::Held {
                     key: args.tool_key.clone(),
@@ -188,6 +191,7 @@ impl Gateway {
             }
             self.security
                 .screen_result(&caller.project.name, &server.config, &entry.real_key, r)?;
+            drop_gateway_meta(r);
         }
         Ok(result)
     }
@@ -230,6 +234,14 @@ impl Gateway {
                 .await;
         }
         answer
+    }
+}
+
+/// Drops the gateway's own keys from a downstream's result `_meta`: only the
+/// gateway writes its namespace (an App's call-back name among them).
+fn drop_gateway_meta(result: &mut CallToolResult) {
+    if let Some(meta) = result.meta.as_mut() {
+        meta.retain(|k, _| !k.starts_with(wire::GATEWAY_META_PREFIX));
     }
 }
 

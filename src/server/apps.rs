@@ -52,6 +52,8 @@ impl AppCall {
         let meta = result.meta.get_or_insert_with(Default::default);
         if self.namespaced {
             apps::namespace(meta, &self.server);
+        } else {
+            apps::namespace_claimed(meta, &self.server);
         }
         let call_back = match self.call_back {
             CallBack::Direct(name) => json!({ "name": name }),

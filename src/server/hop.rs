@@ -25,9 +25,6 @@ pub(super) fn client_has_mcp_apps(ctx: &RequestContext<RoleServer>) -> Option<bo
     client_extension(ctx, crate::wire::MCP_APPS_EXTENSION)
 }
 
-/// `_meta` keys the gateway itself sets for downstreams; a client cannot supply them.
-const GATEWAY_META_PREFIX: &str = "mcp-gateway/";
-
 /// `_meta` keys that belong to this hop (protocol lifecycle, progress, caller
 /// identity) and must not travel downstream.
 pub(super) fn forwardable_meta(meta: &JsonObject) -> Option<JsonObject> {
@@ -35,7 +32,7 @@ pub(super) fn forwardable_meta(meta: &JsonObject) -> Option<JsonObject> {
         .iter()
         .filter(|(k, _)| {
             !k.starts_with("io.modelcontextprotocol/")
-                && !k.starts_with(GATEWAY_META_PREFIX)
+                && !k.starts_with(crate::wire::GATEWAY_META_PREFIX)
                 && !matches!(k.as_str(), "progressToken" | "token" | "projectId")
         })
         .map(|(k, v)| (k.clone(), v.clone()))

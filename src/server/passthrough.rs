@@ -52,8 +52,10 @@ impl Upstream {
         let apps_namespaced = caller.project.names_tools();
         for (server, resources) in listed {
             for mut r in resources {
-                let namespaced =
-                    uris::scoped(&server, &r.uri).filter(|_| apps_namespaced || r.uri.starts_with("skill://"));
+                // A URI in the gateway's namespace is the server's own too: read from it.
+                let claimed = uris::origin(&r.uri).is_some();
+                let namespaced = uris::scoped(&server, &r.uri)
+                    .filter(|_| apps_namespaced || claimed || r.uri.starts_with("skill://"));
                 if let Some(namespaced) = namespaced {
                     r.uri = namespaced;
                 } else if shared.contains(&r.uri) {

@@ -167,6 +167,14 @@ async fn direct_exposure_uses_the_new_name_and_check_refuses_a_bad_override() {
     );
     let r = call(&client, "alpha__checksum", json!({ "text": "abc" })).await;
     assert_eq!(text(&r), SHA256_OF_ABC);
+    // Issue #71: renamed, it no longer answers to its server's own name.
+    let by_old_name = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("sha256")
+                .with_arguments(json!({ "text": "abc" }).as_object().unwrap().clone()),
+        )
+        .await;
+    assert!(format!("{by_old_name:?}").contains("unknown tool"), "{by_old_name:?}");
 
     std::fs::write(
         gw.config_path(),

@@ -658,3 +658,114 @@ fn zero_timeouts_and_connections_are_refused() {
         );
     }
 }
+
+/// A chaos server `name` that also lists the tools `extra` (a JSON array of
+/// definitions, `DEMO_EXTRA_TOOLS`), each answering with its arguments and
+/// `resultMeta` as its result's `_meta`.
+fn server_with_tools(name: &str, extra: Value) -> String {
+    chaos_server(name, &format!("env = {{ DEMO_EXTRA_TOOLS = '{extra}' }}"))
+}
+
+/// Issue #71 (5): a tool for its App alone (`_meta.ui.visibility` without
+/// `"model"`) may confirm a user's click, so the model cannot run it:
+/// neither `tool_execute` nor a script's `tools.call` finds it. The App's
+/// path, the name the tool is listed by, still runs it.
+#[tokio::test]
+async fn a_tool_for_its_app_alone_runs_only_by_its_listed_name() {
+    let confirm = json!([{
+        "name": "confirm",
+        "description": "Confirm a click in its App (test tool).",
+        "inputSchema": { "type": "object" },
+        "_meta": { "ui": { "resourceUri": "ui://widget/card.html", "visibility": ["app"] } }
+    }]);
+    let gw = InProcess::start(&format!("{ANONYMOUS}{}", server_with_tools("demo", confirm))).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:echo").await;
+    let listed = client.list_all_tools().await.unwrap();
+    assert!(listed.iter().any(|t| t.name == "demo__confirm"), "{listed:?}");
+
+    let r = execute(&client, "demo:confirm", json!({})).await;
+    assert_eq!(error_code(&r), "TOOL_NOT_FOUND", "{r:?}");
+    let r = call(
+        &client,
+        "tool_execute",
+        json!({ "script": "try { await tools.call('demo:confirm', {}); return 'ran'; } catch (e) { return e.code; }" }),
+    )
+    .await;
+    assert_eq!(r.structured_content.unwrap()["result"], "TOOL_NOT_FOUND");
+
+    let r = call(&client, "demo__confirm", json!({ "click": 1 })).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert_eq!(text(&r), r#"{"click":1}"#);
+}
+
+/// Issue #71 (11): a server names only its own Apps. Red's tool naming a
+/// URI in demo's namespace is listed with it in red's, and its read reaches
+/// red, never demo's widget.
+#[tokio::test]
+async fn a_server_cannot_name_another_servers_app() {
+    let foreign = "ui://mcp-gateway/demo/widget/card.html";
+    let peek = json!([{
+        "name": "peek",
+        "description": "Show a card (test tool).",
+        "inputSchema": { "type": "object" },
+        "_meta": { "ui": { "resourceUri": foreign } }
+    }]);
+    let config = format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("demo", "env = { DEMO_ACCOUNT = \"demo-account\" }"),
+        server_with_tools("red", peek)
+    );
+    let gw = InProcess::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:echo").await;
+    wait_for_tool(&client, "red:echo").await;
+    // Demo's own widget is there to be reached.
+    let card = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(foreign))
+        .await
+        .unwrap();
+    assert!(format!("{card:?}").contains("demo-account"), "{card:?}");
+
+    let listed = client.list_all_tools().await.unwrap();
+    let peek = listed.iter().find(|t| t.name == "red__peek").expect("red's App tool");
+    let uri = peek.meta.as_ref().unwrap()["ui"]["resourceUri"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(uri, "ui://mcp-gateway/red/mcp-gateway/demo/widget/card.html");
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+        .await;
+    assert!(!format!("{read:?}").contains("demo-account"), "{read:?}");
+
+    // Its result's App URI is red's too.
+    let r = call(
+        &client,
+        "red__peek",
+        json!({ "resultMeta": { "ui": { "resourceUri": foreign } } }),
+    )
+    .await;
+    assert_eq!(
+        r.meta.unwrap()["ui"]["resourceUri"],
+        "ui://mcp-gateway/red/mcp-gateway/demo/widget/card.html"
+    );
+}
+
+/// Issue #71 (11): only the gateway writes its `_meta` namespace. A
+/// downstream's `mcp-gateway/callTool` on a result without an App is
+/// dropped; its other keys pass through.
+#[tokio::test]
+async fn a_downstreams_gateway_meta_is_dropped_from_its_results() {
+    let plain =
+        json!([{ "name": "plain", "description": "Answer plainly (test tool).", "inputSchema": { "type": "object" } }]);
+    let gw = InProcess::start(&format!("{ANONYMOUS}{}", server_with_tools("demo", plain))).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "demo:plain").await;
+    let result_meta =
+        json!({ "mcp-gateway/callTool": { "name": "demo__echo" }, "mcp-gateway/requestId": "x", "kept": 1 });
+    let r = execute(&client, "demo:plain", json!({ "resultMeta": result_meta })).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let meta = serde_json::to_value(r.meta.unwrap()).unwrap();
+    assert_eq!(meta, json!({ "kept": 1 }));
+}

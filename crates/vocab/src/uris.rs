@@ -11,11 +11,13 @@ const SCHEMES: [&str; 2] = ["ui", "skill"];
 /// What follows `<scheme>://` in a namespaced URI, before the server's name.
 const AUTHORITY: &str = "mcp-gateway/";
 
-/// `server`'s `uri` in its namespace; `None` for other schemes, and for a
-/// URI already namespaced.
+/// `server`'s `uri` in its namespace; `None` for other schemes. A URI the
+/// server gave in another server's namespace goes under its own as well: a
+/// server names only its own resources, and the read reaches it.
 pub fn scoped(server: &str, uri: &str) -> Option<String> {
     let (scheme, rest) = uri.split_once("://")?;
-    (SCHEMES.contains(&scheme) && !rest.starts_with(AUTHORITY))
+    SCHEMES
+        .contains(&scheme)
         .then(|| format!("{scheme}://{AUTHORITY}{server}/{rest}"))
 }
 
@@ -43,7 +45,13 @@ mod tests {
         assert_eq!(skill, "skill://mcp-gateway/red/git/commit/SKILL.md");
         assert_eq!(origin(&skill), Some(("red", "skill://git/commit/SKILL.md".into())));
         assert_eq!(scoped("blue", "demo://readme"), None, "only ui:// and skill://");
-        assert_eq!(scoped("blue", &namespaced), None, "never twice");
+        let foreign = scoped("red", &namespaced).unwrap();
+        assert_eq!(foreign, "ui://mcp-gateway/red/mcp-gateway/blue/widget/card.html?v=2");
+        assert_eq!(
+            origin(&foreign),
+            Some(("red", namespaced.clone())),
+            "red's URI naming blue's namespace is read from red"
+        );
         assert_eq!(origin("ui://widget/card.html"), None);
         assert_eq!(origin("ui://mcp-gateway/blue"), None, "no resource after the server");
         assert_eq!(origin("demo://mcp-gateway/blue/x"), None);

@@ -12,6 +12,9 @@ pub const EXECUTE: &str = "tool_execute";
 /// Separates server and tool in a `toolKey`; server names may not contain it.
 pub const KEY_SEPARATOR: char = ':';
 
+/// The prefix of the gateway's own `_meta` keys: only the gateway writes
+/// them, so a client's and a downstream's are dropped where they cross.
+pub const GATEWAY_META_PREFIX: &str = "mcp-gateway/";
 /// `_meta` key carrying the caller's bearer token to built-in servers only
 /// (they run in process; no other downstream ever receives it).
 pub const CALLER_TOKEN_META: &str = "mcp-gateway/callerToken";
