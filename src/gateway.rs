@@ -317,6 +317,11 @@ impl Gateway {
         &self.registry
     }
 
+    /// The defences against hostile servers, credential screening among them.
+    pub fn security(&self) -> &Arc<Security> {
+        &self.security
+    }
+
     /// The tool catalog.
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog

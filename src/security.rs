@@ -278,13 +278,38 @@ impl Security {
         key: &str,
         arguments: &mut JsonObject,
     ) -> Result<(), Blocked> {
+        self.screen_outgoing(project, server, key, arguments, "")
+    }
+
+    /// Screens the caller's `_meta` of a request to `key` on `server` as
+    /// arguments are: it reaches the server as they do.
+    pub fn screen_meta(
+        &self,
+        project: &str,
+        server: &ServerConfig,
+        key: &str,
+        meta: &mut JsonObject,
+    ) -> Result<(), Blocked> {
+        self.screen_outgoing(project, server, key, meta, "/_meta")
+    }
+
+    /// [`Security::screen_arguments`] of `object`, whose paths a refusal
+    /// names under `at`.
+    fn screen_outgoing(
+        &self,
+        project: &str,
+        server: &ServerConfig,
+        key: &str,
+        object: &mut JsonObject,
+        at: &str,
+    ) -> Result<(), Blocked> {
         let direction = Direction::Arguments;
         let policy = self.secrets(project, server, direction);
         if policy == Secrets::Off {
             return Ok(());
         }
         // Moved into a Value and back, not copied.
-        let mut value = Value::Object(std::mem::take(arguments));
+        let mut value = Value::Object(std::mem::take(object));
         let outcome = if policy == Secrets::Redact {
             record(key, direction, &leaks::redact(&mut value), "redacted");
             Ok(())
@@ -299,14 +324,33 @@ impl Security {
                     key: key.to_string(),
                     direction,
                     kinds,
-                    paths: found.into_iter().map(|f| f.path).collect(),
+                    paths: found.into_iter().map(|f| format!("{at}{}", f.path)).collect(),
                 })
             }
         };
         if let Value::Object(o) = value {
-            *arguments = o;
+            *object = o;
         }
         outcome
+    }
+
+    /// Redacts credentials in the text of a resource `server` answered a
+    /// read with, unless the policy for results is off. A read is not
+    /// refused for one: what is left of a page is still the page.
+    pub fn screen_resource(&self, project: &str, server: &ServerConfig, contents: &mut [ResourceContents]) {
+        if self.secrets(project, server, Direction::Results) == Secrets::Off {
+            return;
+        }
+        let mut kinds = Vec::new();
+        for contents in contents {
+            if let ResourceContents::TextResourceContents { text, .. } = contents
+                && let Some((clean, found)) = leaks::redact_text(text)
+            {
+                *text = clean;
+                kinds.extend(found);
+            }
+        }
+        record(&server.name, Direction::Results, &kinds, "redacted");
     }
 
     /// Screens the result of a call to `key` on `server`: its text blocks,

@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -250,9 +251,32 @@ impl ServerHandler for Upstream {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
+    /// What rmcp checks a 2026-07-28 call's `Mcp-Param-*` headers against,
+    /// before the call reaches [`Upstream::call_tool`]: a tool the caller
+    /// may not call by name is unknown here too, or rmcp's refusal of a
+    /// missing header would name the tool's argument to anyone.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let meta_tool = built_meta_tools().iter().find(|t| t.name == name).cloned();
-        meta_tool.or_else(|| self.gateway.catalog().direct_tool(name))
+        if let Some(meta_tool) = built_meta_tools().iter().find(|t| t.name == name) {
+            return Some(meta_tool.clone());
+        }
+        let caller = transports::http_request_caller()?;
+        if !caller.project.names_tools() {
+            return None;
+        }
+        let apps_only = !caller.project.exposure.lists_tools();
+        let view = self.gateway.catalog().view_of(&caller);
+        view.key_of_name(name, apps_only)?;
+        self.gateway.catalog().direct_tool(name)
+    }
+
+    /// A method no handler serves: -32601, the name quoted (rmcp's own
+    /// answer echoed it whole).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(errors::unknown_method(&request.method))
     }
 
     async fn call_tool(

@@ -225,9 +225,24 @@ impl View {
         Ok(self)
     }
 
-    /// Whether the caller sees anything of `server` (resources and prompts follow this).
-    pub fn sees_server(&self, server: &str) -> bool {
-        self.grants.sees_server(server)
+    /// Whether the caller may read `server`'s resource `uri` (as that
+    /// server names it): every one of a server granted whole; of a server
+    /// granted tool by tool, only the App templates of the tools it may use.
+    pub fn opens_resource(&self, server: &str, uri: &str) -> bool {
+        self.grants.opens_server(server) || self.apps_at(uri).any(|e| *e.server == *server)
+    }
+
+    /// The server of the first tool the caller may use whose App template is
+    /// `uri` (as its server names it).
+    pub fn app_server<'a>(&'a self, uri: &'a str) -> Option<&'a str> {
+        self.apps_at(uri).next().map(|e| &*e.server)
+    }
+
+    /// The tools the caller may use whose App template is `uri`.
+    fn apps_at<'a>(&'a self, uri: &'a str) -> impl Iterator<Item = &'a Entry> {
+        self.snapshot.entries.iter().filter(move |e| {
+            e.has_app() && self.allows(e) && super::apps::template(e.tool.meta.as_deref()) == Some(uri)
+        })
     }
 }
 

@@ -78,6 +78,9 @@ impl Gateway {
         self.security
             .screen_arguments(&caller.project.name, &server.config, &entry.real_key, &mut arguments)?;
         let mut meta = meta.unwrap_or_default();
+        // The caller's `_meta` reaches the server as the arguments do.
+        self.security
+            .screen_meta(&caller.project.name, &server.config, &entry.real_key, &mut meta)?;
         let request_id = meta
             .get(wire::REQUEST_ID_META)
             .and_then(Value::as_str)

@@ -138,12 +138,35 @@ pub(super) fn too_long(e: TooLong) -> ErrorData {
     ErrorData::invalid_params(e.to_string(), None)
 }
 
+/// A method this gateway does not serve: -32601, naming it as any
+/// caller's string is named.
+pub(super) fn unknown_method(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: '{}'", quote(method)),
+        None,
+    )
+}
+
+/// Most bytes of a downstream's failure, or of its error's `data`, that
+/// the caller gets: a server's text is quoted as a caller's is.
+const DOWNSTREAM_TEXT_BYTES: usize = 1024;
+
 /// A downstream's failure as the caller gets it.
 pub(super) fn downstream_error(e: crate::downstream::Error) -> ErrorData {
     match e {
         crate::downstream::Error::Protocol { server, error } => relayed(&server, error),
-        other => ErrorData::internal_error(other.to_string(), None),
+        other => ErrorData::internal_error(leaks::redacted_head(&other.to_string(), DOWNSTREAM_TEXT_BYTES), None),
     }
+}
+
+/// A downstream's error `data` as the caller gets it: credentials
+/// redacted, and none at all past [`DOWNSTREAM_TEXT_BYTES`] (a server's
+/// echo of a caller's megabyte, say).
+fn relayed_data(data: Option<Value>) -> Option<Value> {
+    let mut data = data?;
+    leaks::redact(&mut data);
+    (serde_json::to_string(&data).map_or(0, |s| s.len()) <= DOWNSTREAM_TEXT_BYTES).then_some(data)
 }
 
 /// A downstream's JSON-RPC error, as the caller gets it. The 2026-07-28
@@ -152,21 +175,26 @@ pub(super) fn downstream_error(e: crate::downstream::Error) -> ErrorData {
 /// request to that server, not the caller's: passed on as they are, they
 /// would tell the caller to fix what it did not do. They become an internal
 /// error naming the server, with the server's code in `data`.
+///
+/// Either way the server's message and data are quoted as a caller's
+/// string is: a server may echo what it was sent (`unknown prompt 'ghp_…'`).
 fn relayed(server: &str, error: ErrorData) -> ErrorData {
     let about_the_hop = [
         ErrorCode::HEADER_MISMATCH,
         ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
     ];
+    let message = quote(&error.message);
+    let data = relayed_data(error.data);
     if !about_the_hop.contains(&error.code) {
-        return error;
+        return ErrorData::new(error.code, message, data);
     }
     ErrorData::internal_error(
         format!(
-            "server '{server}' refused the gateway's request to it ({}, code {}); the gateway and that server disagree, not this request",
-            error.message, error.code.0
+            "server '{server}' refused the gateway's request to it ({message}, code {}); the gateway and that server disagree, not this request",
+            error.code.0
         ),
-        Some(json!({ "server": server, "downstreamCode": error.code.0, "downstreamData": error.data })),
+        Some(json!({ "server": server, "downstreamCode": error.code.0, "downstreamData": data })),
     )
 }
 
@@ -197,6 +225,26 @@ mod tests {
             "unknown tool 'calc'; this gateway has tool_discovery and tool_execute"
         );
         assert_eq!(unknown_resource("demo://x").data.unwrap()["uri"], "demo://x");
+        let method = unknown_method(&name);
+        assert_eq!(method.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(method.message.len() < 4096 && !method.message.contains("0123456789abcdef"));
+    }
+
+    /// Issue 71: a downstream's `unknown prompt 'ghp_…'` reached the caller whole.
+    #[test]
+    fn a_downstreams_words_are_quoted_as_a_callers_are() {
+        let token = format!("ghp_{}", "A1b2C3d4E5".repeat(4));
+        let theirs = ErrorData::invalid_params(
+            format!("unknown prompt '{token}' {}", "y ".repeat(1 << 16)),
+            Some(json!({ "name": token })),
+        );
+        let mapped = relayed("fs", theirs);
+        assert_eq!(mapped.code, ErrorCode::INVALID_PARAMS, "the server's code stays");
+        let all = serde_json::to_string(&mapped).unwrap();
+        assert!(all.len() < 4096, "{}", &all[..200]);
+        assert!(!all.contains(&token) && all.contains("[REDACTED:"), "{all}");
+        let echoed = ErrorData::invalid_params("no", Some(json!({ "echo": "x".repeat(1 << 16) })));
+        assert_eq!(relayed("fs", echoed).data, None, "too much data is dropped");
     }
 
     #[test]

@@ -50,6 +50,13 @@ struct Identity {
     budget: String,
 }
 
+/// The caller the credential layer found for a request's `_meta.token`,
+/// which the handler resolves again itself (hint and all): what rmcp's
+/// check of a call's `Mcp-Param-*` headers sees the tools through, as it
+/// does a header's caller.
+#[derive(Debug, Clone)]
+pub(super) struct Authenticated(pub(super) crate::auth::Caller);
+
 /// The session header (lower case, as `http` stores names).
 const SESSION_ID: &str = "mcp-session-id";
 

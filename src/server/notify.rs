@@ -162,20 +162,15 @@ impl Upstream {
     }
 
     /// Subscribes `to` to the resource the caller calls `client_uri`, on the
-    /// server that listed it (or the first that accepts it); the updates
-    /// flow until the guard is dropped.
+    /// server that listed it (or the first of those that may have it, as a
+    /// read goes); the updates flow until the guard is dropped.
     pub(super) async fn subscribe_for(
         &self,
         caller: &Caller,
         client_uri: &str,
         to: Notify,
     ) -> Result<(Arc<Downstream>, String, DropGuard), ErrorData> {
-        let (owner, uri) = self.resource_owner(caller, client_uri)?;
-        let candidates = match owner {
-            Some(server) => vec![server],
-            // Not in a listing this session made: the first server that accepts it.
-            None => self.running_for(caller),
-        };
+        let (candidates, uri) = self.readers_of(caller, client_uri).await?;
         let mut last = super::errors::unknown_resource(client_uri);
         for server in candidates {
             match server.subscribe(&uri).await {

@@ -1,7 +1,8 @@
-//! Resources and prompts pass through: each running server the caller may
-//! see is asked, and what they answer comes back under names that say which
-//! server it belongs to (`mcp-gateway://SERVER/…` for a URI two servers
-//! share, `server:prompt` for prompts).
+//! Resources and prompts pass through: each running server the caller was
+//! granted whole is asked, and what they answer comes back under names that
+//! say which server it belongs to (`mcp-gateway://SERVER/…` for a URI two
+//! servers share, `server:prompt` for prompts). A grant of some of a
+//! server's tools opens those tools' Apps and nothing else of it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CacheScope, GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    CacheScope, GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType,
 };
 use rmcp::service::RequestContext;
@@ -95,29 +96,24 @@ impl Upstream {
         if let Some(apps) = client_has_mcp_apps(ctx) {
             meta.insert(crate::wire::MCP_APPS_META.into(), apps.into());
         }
-        request.meta = (!meta.is_empty()).then(|| meta.into());
-        let (target, served) = self.resource_owner(&caller, &request.uri)?;
+        let (readers, served) = self.readers_of(&caller, &request.uri).await?;
         let client_uri = std::mem::replace(&mut request.uri, served.clone());
-        let mut response = match target {
-            Some(server) => server.read_resource(request).await.map_err(downstream_error)?,
-            // Not in the last listing (a template instance, or never listed):
-            // the first server that can read it answers.
-            None => {
-                let mut last = unknown_resource(&client_uri);
-                let mut found = None;
-                for server in self.running_for(&caller) {
-                    match server.read_resource(request.clone()).await {
-                        Ok(r) => {
-                            found = Some(r);
-                            break;
-                        }
-                        Err(crate::downstream::Error::Protocol { .. }) => {}
-                        Err(e) => last = downstream_error(e),
-                    }
+        let mut last = unknown_resource(&client_uri);
+        let mut found = None;
+        for server in readers {
+            let mut request = request.clone();
+            request.meta = self.screened_meta(&caller, &server, &meta)?.map(Into::into);
+            match server.read_resource(request).await {
+                Ok(r) => {
+                    found = Some((server, r));
+                    break;
                 }
-                found.ok_or(last)?
+                // Not this server's after all: the next that may have it.
+                Err(crate::downstream::Error::Protocol { .. }) => {}
+                Err(e) => last = downstream_error(e),
             }
-        };
+        }
+        let (server, mut response) = found.ok_or(last)?;
         if let ReadResourceResponse::Complete(ref mut r) = response {
             // Contents carry the URI they answer: the one the client asked for.
             for contents in &mut r.contents {
@@ -128,12 +124,84 @@ impl Upstream {
                     uri.clone_from(&client_uri);
                 }
             }
+            self.gateway
+                .security()
+                .screen_resource(&caller.project.name, &server.config, &mut r.contents);
             r.result_type.get_or_insert(ResultType::COMPLETE);
             // Which server answers, and with whose credential, depends on the
             // caller: a downstream's "public" does not hold for this answer.
             r.cache_scope = Some(CacheScope::Private);
         }
         Ok(response)
+    }
+
+    /// The servers a read of (or subscription to) `uri` may go to, in the
+    /// order to ask them, and the URI they know it by: the one its
+    /// namespace or the caller's listing names; else a server one of the
+    /// caller's App tools names it for, or whose listing has it, or one of
+    /// whose templates it instantiates. Never any other: a URI is the
+    /// caller's, and may carry what only its own server should see.
+    pub(super) async fn readers_of(
+        &self,
+        caller: &Caller,
+        uri: &str,
+    ) -> Result<(Vec<Arc<Downstream>>, String), ErrorData> {
+        let (owner, served) = self.resource_owner(caller, uri)?;
+        if let Some(owner) = owner {
+            return Ok((vec![owner], served));
+        }
+        let registry = self.gateway.registry();
+        let app = self
+            .gateway
+            .catalog()
+            .view_of(caller)
+            .app_server(uri)
+            .and_then(|s| registry.get(s));
+        if let Some(app) = app {
+            return Ok((vec![app], served));
+        }
+        let (resources, templates) = futures::future::join(
+            self.listed_by_each(caller, "resources/list", |s| async move { s.list_resources().await }),
+            self.listed_by_each(caller, "resources/templates/list", |s| async move {
+                s.list_resource_templates().await
+            }),
+        )
+        .await;
+        let listing: HashMap<String, bool> = resources
+            .into_iter()
+            .map(|(server, listed)| (server, listed.iter().any(|r| r.uri == uri)))
+            .collect();
+        let readers = templates
+            .into_iter()
+            .filter(|(server, templates)| {
+                listing.get(server).copied().unwrap_or(false)
+                    || templates.iter().any(|t| uris::matches_template(&t.uri_template, uri))
+            })
+            .filter_map(|(server, _)| registry.get(&server))
+            .collect::<Vec<_>>();
+        if readers.is_empty() {
+            return Err(unknown_resource(uri));
+        }
+        Ok((readers, served))
+    }
+
+    /// The caller's `_meta` for `server`, screened for credentials as the
+    /// arguments of a call to it are.
+    fn screened_meta(
+        &self,
+        caller: &Caller,
+        server: &Downstream,
+        meta: &JsonObject,
+    ) -> Result<Option<JsonObject>, ErrorData> {
+        if meta.is_empty() {
+            return Ok(None);
+        }
+        let mut meta = meta.clone();
+        self.gateway
+            .security()
+            .screen_meta(&caller.project.name, &server.config, server.name(), &mut meta)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        Ok(Some(meta))
     }
 
     pub(super) async fn prompts_for(&self, ctx: &RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
@@ -183,17 +251,19 @@ impl Upstream {
                 }
             }
         };
-        if !caller.grants.sees_server(server.name()) {
+        if !caller.grants.opens_server(server.name()) {
             return Err(unknown());
         }
         request.name = prompt;
-        request.meta = forwardable_meta(&ctx.meta).map(Into::into);
+        let meta = forwardable_meta(&ctx.meta).unwrap_or_default();
+        request.meta = self.screened_meta(&caller, &server, &meta)?.map(Into::into);
         server.get_prompt(request).await.map_err(downstream_error)
     }
     /// The server behind a resource URI as the client knows it, by its
     /// namespace (`mcp-gateway://SERVER/`, or `uris.rs` for Apps and skills)
     /// or the last listing, and the URI that server knows; no server
-    /// when neither says. A namespace the caller may not see is an unknown
+    /// when neither says. A resource the caller may not read (its server
+    /// not granted whole, and no App of a tool it may use) is an unknown
     /// resource, not one to ask every server about; a URI longer than
     /// `MAX_URI_BYTES` is refused before anything reads it (every read,
     /// subscription and unsubscription asks here first).
@@ -204,6 +274,7 @@ impl Upstream {
     ) -> Result<(Option<Arc<Downstream>>, String), ErrorData> {
         bounded("uri", uri, MAX_URI_BYTES).map_err(too_long)?;
         let registry = self.gateway.registry();
+        let view = self.gateway.catalog().view_of(caller);
         let named = match uri.strip_prefix(SHARED_URI_PREFIX) {
             Some(rest) => rest
                 .split_once('/')
@@ -213,15 +284,18 @@ impl Upstream {
         let Some((server, original)) = named else {
             let owner = self.routes.read().expect("routes lock").get(uri).cloned();
             let owner = owner.and_then(|s| registry.get(&s));
-            return Ok((owner.filter(|s| caller.grants.sees_server(s.name())), uri.to_string()));
+            return Ok((owner.filter(|s| view.opens_resource(s.name(), uri)), uri.to_string()));
         };
-        match registry.get(server).filter(|s| caller.grants.sees_server(s.name())) {
+        match registry
+            .get(server)
+            .filter(|s| view.opens_resource(s.name(), &original))
+        {
             Some(owner) => Ok((Some(owner), original)),
             None => Err(unknown_resource(uri)),
         }
     }
 
-    /// What `list` gives of each running server the caller may see, by
+    /// What `list` gives of each running server the caller may open, by
     /// server name; a server whose list fails (logged) adds nothing and
     /// hides nothing of the others.
     pub(super) async fn listed_by_each<T, Fut>(
@@ -249,10 +323,11 @@ impl Upstream {
             .collect()
     }
 
-    /// Running servers the caller may see.
+    /// Running servers the caller was granted whole: those whose
+    /// resources, templates, prompts and skills it may see.
     pub(super) fn running_for(&self, caller: &Caller) -> Vec<Arc<Downstream>> {
         let mut servers = self.gateway.registry().servers();
-        servers.retain(|s| caller.grants.sees_server(s.name()) && s.state().peer.is_some());
+        servers.retain(|s| caller.grants.opens_server(s.name()) && s.state().peer.is_some());
         servers
     }
 }

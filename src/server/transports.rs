@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use super::Upstream;
-use super::guard::guarded;
+use super::guard::{Authenticated, guarded};
 use super::hosts::{self, Hosts};
 use super::sessions::Sessions;
+use crate::auth::Caller;
 use crate::config::HttpConfig;
 use crate::gateway::Gateway;
 use crate::oauth;
@@ -120,15 +121,37 @@ impl tower::Service<axum::extract::Request> for Mcp {
     fn call(&mut self, request: axum::extract::Request) -> Self::Future {
         let mcp = self.0.clone();
         let post = request.method() == http::Method::POST;
-        Box::pin(async move {
+        // Only a POST carries a call whose headers rmcp checks.
+        let extensions = request.extensions();
+        let caller = post
+            .then(|| {
+                extensions
+                    .get::<Caller>()
+                    .or(extensions.get::<Authenticated>().map(|a| &a.0))
+            })
+            .flatten()
+            .cloned();
+        Box::pin(REQUEST_CALLER.scope(caller, async move {
             let response = mcp.handle(request).await.map(axum::body::Body::new);
             Ok(if post {
                 answers::coalesced(response).await
             } else {
                 response
             })
-        })
+        }))
     }
+}
+
+tokio::task_local! {
+    /// The caller of the HTTP request rmcp is handling in this task: rmcp
+    /// asks [`Upstream`](super::Upstream) for a tool's schema before any
+    /// handler has a request context.
+    static REQUEST_CALLER: Option<Caller>;
+}
+
+/// The caller of the HTTP request being handled, where one is.
+pub(super) fn http_request_caller() -> Option<Caller> {
+    REQUEST_CALLER.try_with(Clone::clone).ok().flatten()
 }
 
 /// `GET /.well-known/oauth-protected-resource[/path]` (RFC 9728), when

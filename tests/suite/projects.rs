@@ -489,9 +489,9 @@ async fn a_project_may_see_its_tools_directly_on(engine: Engine) {
     let blue_echo = blue_echo.iter().find(|t| t.name == "blue__echo").unwrap();
     let app = &blue_echo.meta.as_ref().unwrap()["ui"]["resourceUri"];
     assert_eq!(app, "ui://mcp-gateway/blue/widget/card.html");
-    for server in ["red", "blue"] {
+    for (client, server) in [(&one, "red"), (&two, "blue")] {
         let uri = format!("ui://mcp-gateway/{server}/widget/card.html");
-        let read = two
+        let read = client
             .read_resource(ReadResourceRequestParams::new(uri.clone()))
             .await
             .unwrap();
@@ -501,11 +501,16 @@ async fn a_project_may_see_its_tools_directly_on(engine: Engine) {
         let text = read["contents"][0]["text"].as_str().unwrap();
         assert!(text.contains(&format!("the card of {server}")), "{read}");
     }
-    // A namespace the caller may not see is unknown, not asked of every server.
-    let hidden = one
-        .read_resource(ReadResourceRequestParams::new("ui://mcp-gateway/blue/widget/card.html"))
-        .await;
-    assert!(format!("{hidden:?}").contains("unknown resource"), "{hidden:?}");
+    // A namespace the caller may not see is unknown, not asked of every
+    // server; so is the App of a tool the caller was not granted (project
+    // two has red's calculate, not its echo).
+    for (client, uri) in [
+        (&one, "ui://mcp-gateway/blue/widget/card.html"),
+        (&two, "ui://mcp-gateway/red/widget/card.html"),
+    ] {
+        let hidden = client.read_resource(ReadResourceRequestParams::new(uri)).await;
+        assert!(format!("{hidden:?}").contains("unknown resource"), "{hidden:?}");
+    }
     // An App calls its server's tools by their own names (project two may
     // run only blue's echo), and the result names the App in the namespace.
     let r = call(&two, "echo", json!({"x": 1})).await;
@@ -585,8 +590,9 @@ on_both_engines!(
     each_project_sees_the_skills_of_its_servers_only_on
 );
 
-/// Skills (SEP-2640): a project sees those of the servers it may see, each
-/// in its server's namespace, and reads them there; no other project can.
+/// Skills (SEP-2640): a project sees those of the servers it was granted
+/// whole, each in its server's namespace, and reads them there; no other
+/// project can, nor one granted some of the server's tools.
 async fn each_project_sees_the_skills_of_its_servers_only_on(engine: Engine) {
     let (gw, t1, t2) = two_projects_on(engine).await;
     let one = gw.client_with_token(&t1).await.unwrap();
@@ -594,13 +600,11 @@ async fn each_project_sees_the_skills_of_its_servers_only_on(engine: Engine) {
     let red = "skill://mcp-gateway/red/demo/arithmetic/SKILL.md";
     let blue = "skill://mcp-gateway/blue/demo/arithmetic/SKILL.md";
     eventually(Duration::from_secs(20), "both servers' skills", || async {
-        skill_uris(&two).await.filter(|u| u.len() == 2)
+        let one = skill_uris(&one).await.filter(|u| !u.is_empty())?;
+        skill_uris(&two).await.filter(|u| !u.is_empty()).map(|two| (one, two))
     })
     .await;
-    assert_eq!(
-        skill_uris(&two).await.unwrap(),
-        BTreeSet::from([red.to_string(), blue.to_string()])
-    );
+    assert_eq!(skill_uris(&two).await.unwrap(), BTreeSet::from([blue.to_string()]));
     assert_eq!(skill_uris(&one).await.unwrap(), BTreeSet::from([red.to_string()]));
 
     let got = two.get_skill(GetSkillRequestParams::new(blue)).await.unwrap();
@@ -616,11 +620,102 @@ async fn each_project_sees_the_skills_of_its_servers_only_on(engine: Engine) {
         .verify(text.as_bytes())
         .expect("the bytes match the listed digest");
 
-    // Project one may not see blue: its skill and its file are unknown there.
-    let refused = one.get_skill(GetSkillRequestParams::new(blue)).await;
-    assert!(format!("{refused:?}").contains("unknown skill"), "{refused:?}");
-    let hidden = one.read_resource(ReadResourceRequestParams::new(blue)).await;
-    assert!(format!("{hidden:?}").contains("unknown resource"), "{hidden:?}");
+    // Project one may not see blue, nor two (with red's calculate alone)
+    // red's skills: each is unknown there, and so is its file.
+    for (client, skill) in [(&one, blue), (&two, red)] {
+        let refused = client.get_skill(GetSkillRequestParams::new(skill)).await;
+        assert!(format!("{refused:?}").contains("unknown skill"), "{refused:?}");
+        let hidden = client.read_resource(ReadResourceRequestParams::new(skill)).await;
+        assert!(format!("{hidden:?}").contains("unknown resource"), "{hidden:?}");
+    }
+}
+
+/// Issue 71: `grant --tool` of one tool opened the server's resources,
+/// templates and prompts. Project two has blue whole and red's `calculate`:
+/// it sees blue's alone, and red's are unknown to it.
+#[tokio::test]
+async fn a_grant_of_one_tool_opens_that_tool_and_not_its_servers_resources_or_prompts() {
+    let (gw, t1, t2) = two_projects().await;
+    let one = gw.client_with_token(&t1).await.unwrap();
+    let two = gw.client_with_token(&t2).await.unwrap();
+    wait_ready(&one, "red:calculate").await;
+    wait_ready(&two, "blue:calculate").await;
+
+    let uris: Vec<String> = two
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri)
+        .collect();
+    assert_eq!(uris, ["demo://readme"], "blue's alone, so not shared with red");
+    let templates: Vec<String> = (two.list_all_resource_templates().await.unwrap())
+        .into_iter()
+        .map(|t| t.uri_template)
+        .collect();
+    assert_eq!(templates, ["file:///blue/{name}"]);
+    let prompts: Vec<String> = two
+        .list_all_prompts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(prompts, ["blue:explain_calculation"]);
+
+    let prompt = two
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("red:explain_calculation"))
+        .await;
+    assert!(format!("{prompt:?}").contains("unknown prompt"), "{prompt:?}");
+    for uri in ["mcp-gateway://red/demo://readme", "file:///red/notes.txt"] {
+        let read = two.read_resource(ReadResourceRequestParams::new(uri)).await;
+        assert!(format!("{read:?}").contains("unknown resource"), "{uri}: {read:?}");
+    }
+    // The tool itself is open.
+    let ok = execute(&two, "red:calculate", json!({"expression": "6*7"})).await;
+    assert_eq!(ok.structured_content.unwrap()["result"], 42.0);
+}
+
+/// Issue 71: a 2026-07-28 call of a tool of a server the caller was not
+/// granted got rmcp's "missing Mcp-Param-Region header for `region`": the
+/// tool's existence and its argument, told to anyone. It is an unknown
+/// tool, as it is to a call that carries the header.
+#[tokio::test]
+async fn a_stateless_call_of_a_tool_the_caller_may_not_use_is_an_unknown_tool() {
+    let (gw, t1, t2) = two_projects().await;
+    gw.cli(&["project", "set-exposure", "two", "direct"]);
+    let one = gw.client_with_token(&t1).await.unwrap();
+    let two = gw.client_with_token(&t2).await.unwrap();
+    wait_ready(&one, "red:echo").await;
+    wait_ready(&two, "blue:echo").await;
+    let raw = |name: &str| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {
+                "name": name, "arguments": {"region": "eu-west"},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                    "io.modelcontextprotocol/clientCapabilities": {}
+                }
+            }
+        });
+        reqwest::Client::new()
+            .post(&gw.url)
+            .bearer_auth(&t2)
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", name)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&body)
+            .send()
+    };
+    let hidden = raw("red__echo").await.unwrap().text().await.unwrap();
+    assert!(hidden.contains("unknown tool"), "{hidden}");
+    assert!(!hidden.contains("Mcp-Param") && !hidden.contains("region"), "{hidden}");
+    // A tool the caller may call still has its headers checked.
+    let own = raw("blue__echo").await.unwrap().text().await.unwrap();
+    assert!(own.contains("-32020") && own.contains("Mcp-Param-Region"), "{own}");
 }
 
 /// The URIs of the skills `client` sees.

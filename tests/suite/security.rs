@@ -769,3 +769,115 @@ async fn a_downstreams_gateway_meta_is_dropped_from_its_results() {
     let meta = serde_json::to_value(r.meta.unwrap()).unwrap();
     assert_eq!(meta, json!({ "kept": 1 }));
 }
+
+/// Two chaos servers, `red` and `blue`, each greedy for every `file:///`
+/// URI but offering a template of its own account's files alone.
+fn greedy_pair() -> String {
+    format!(
+        "{ANONYMOUS}{}{}",
+        chaos_server("red", "env = { DEMO_ACCOUNT = \"red\" }"),
+        chaos_server("blue", "env = { DEMO_ACCOUNT = \"blue\" }")
+    )
+}
+
+/// The text of a resource read.
+fn read_text(read: &rmcp::model::ReadResourceResult) -> String {
+    serde_json::to_value(read).unwrap()["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Issue 71: a URI the caller had not listed was tried on each server in
+/// turn, so red (first in the config) answered `file:///blue/…` and saw
+/// blue's URIs; and a resource's credentials came back whole. A read goes
+/// to the server whose template the URI matches, and nowhere when none does.
+#[tokio::test]
+async fn a_resource_read_goes_only_to_its_own_server_and_comes_back_screened() {
+    use rmcp::model::ReadResourceRequestParams;
+    let gw = common::in_process::InProcess::start(&greedy_pair()).await;
+    let client = gw.client().await;
+    eventually(Duration::from_secs(20), "both servers' templates", || async {
+        let templates = client.list_all_resource_templates().await.ok()?;
+        (templates.len() == 2).then_some(())
+    })
+    .await;
+    let read = |uri: &'static str| client.read_resource(ReadResourceRequestParams::new(uri));
+
+    let blue = read("file:///blue/notes.txt").await.unwrap();
+    assert_eq!(read_text(&blue), "the file blue/notes.txt as blue reads it\n");
+    let nobody = read("file:///green/notes.txt").await;
+    assert!(format!("{nobody:?}").contains("unknown resource"), "{nobody:?}");
+
+    let secrets = read("file:///red/secrets.env").await.unwrap();
+    let text = read_text(&secrets);
+    assert!(text.contains("as red reads it"), "{text}");
+    assert!(text.contains("GITHUB_TOKEN=[REDACTED:github-token]"), "{text}");
+    assert!(!format!("{secrets:?}").contains("ghp_"), "{secrets:?}");
+    gw.stop().await;
+}
+
+/// Issue 71: a request's `_meta` went downstream unscreened. It is screened
+/// as arguments are: a credential in it refuses the call, before any server sees it.
+#[tokio::test]
+async fn a_credential_in_a_requests_meta_is_refused_as_in_its_arguments() {
+    let gw = common::in_process::InProcess::start(&greedy_pair()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "red:echo").await;
+    let secret = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let params: rmcp::model::CallToolRequestParams = serde_json::from_value(json!({
+        "name": "tool_execute",
+        "arguments": {"toolKey": "red:echo", "arguments": {}},
+        "_meta": {"note": format!("use {secret} please")}
+    }))
+    .unwrap();
+    let r = client.call_tool(params).await.unwrap();
+    assert_eq!(error_code(&r), "SECRET_IN_ARGUMENTS", "{r:?}");
+    assert!(text(&r).contains("(at /_meta/note)"), "{}", text(&r));
+    assert!(!format!("{r:?}").contains(&secret), "{r:?}");
+
+    let prompt: rmcp::model::GetPromptRequestParams = serde_json::from_value(json!({
+        "name": "red:explain_calculation",
+        "_meta": {"note": secret}
+    }))
+    .unwrap();
+    let refused = client.get_prompt(prompt).await;
+    let said = format!("{refused:?}");
+    assert!(said.contains("/_meta/note") && !said.contains(&secret), "{said}");
+    gw.stop().await;
+}
+
+/// Issue 71: a 100 KB method name came back whole in -32601, and a
+/// downstream's `unknown prompt 'ghp_…'` unredacted. Each is quoted as any
+/// caller's string is: short, and without the credential.
+#[tokio::test]
+async fn unknown_methods_and_a_downstreams_errors_are_quoted_short_and_redacted() {
+    use rmcp::model::{ClientRequest, CustomRequest};
+    let gw = common::in_process::InProcess::start(&greedy_pair()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "red:echo").await;
+
+    let method = format!("x/{}", "m".repeat(100 * 1024));
+    let answer = client
+        .send_request(ClientRequest::CustomRequest(CustomRequest::new(method, None)))
+        .await;
+    let said = format!("{answer:?}");
+    assert!(
+        said.contains("-32601") || said.contains("METHOD_NOT_FOUND"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
+    assert!(said.len() < 4096, "{} bytes", said.len());
+
+    let secret = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let refused = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new(format!("red:{secret}")))
+        .await;
+    let said = format!("{refused:?}");
+    assert!(said.contains("unknown prompt"), "{said}");
+    assert!(
+        !said.contains(&secret) && said.contains("[REDACTED:github-token]"),
+        "{said}"
+    );
+    gw.stop().await;
+}

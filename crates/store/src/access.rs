@@ -226,7 +226,14 @@ impl Grants {
         }
     }
 
-    /// Whether the project sees anything of `server` (for resources and prompts).
+    /// Whether the project was granted `server` whole, which opens its
+    /// resources, templates, prompts and skills too; a grant of some of its
+    /// tools opens those tools (and the Apps they name) and nothing else.
+    pub fn opens_server(&self, server: &str) -> bool {
+        self.servers.get(server).is_some_and(|g| g.whole)
+    }
+
+    /// Whether the project may use anything of `server` (a tool at least).
     pub fn sees_server(&self, server: &str) -> bool {
         self.servers
             .get(server)

@@ -46,6 +46,8 @@ fn grants_whole_servers_and_tool_overrides((_dir, s): crate::TestStore) {
     assert!(!g.allows("gh", "create_issue"));
     assert!(!g.allows("db", "query"));
     assert!(g.sees_server("gh") && !g.sees_server("db"));
+    // A tool's grant is not the server's: its resources and prompts stay shut.
+    assert!(g.opens_server("fs") && !g.opens_server("gh") && !g.opens_server("db"));
     s.deny_server("p", "fs").unwrap();
     let g = Grants::from_permissions(s.permissions(p.id).unwrap());
     assert!(!g.allows("fs", "read_file"));

@@ -32,9 +32,64 @@ pub fn origin(uri: &str) -> Option<(&str, String)> {
     Some((server, format!("{scheme}://{rest}")))
 }
 
+/// Whether `uri` is an instance of the RFC 6570 `template` (a resource
+/// template a server listed): its literal text, and at each expression
+/// what that operator can expand to. A simple `{var}` stays within one
+/// path segment; `{+var}` and `{#var}` may span several.
+pub fn matches_template(template: &str, uri: &str) -> bool {
+    let mut pattern = String::from("^");
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            return false;
+        };
+        pattern.push_str(&regex::escape(&rest[..open]));
+        let expression = &rest[open + 1..open + close];
+        pattern.push_str(match expression.chars().next() {
+            Some('+' | '#') => ".*",
+            Some('/') => "(?:/[^?#]*)?",
+            Some('?' | '&') => "(?:[?&][^#]*)?",
+            Some('.') => r"(?:\.[^/?#]*)?",
+            Some(';') => "(?:;[^/?#]*)?",
+            _ => "[^/?#]*",
+        });
+        rest = &rest[open + close + 1..];
+    }
+    pattern.push_str(&regex::escape(rest));
+    pattern.push('$');
+    // A template is the server's text: one too large for a regex matches nothing.
+    regex::RegexBuilder::new(&pattern)
+        .size_limit(1 << 20)
+        .build()
+        .is_ok_and(|re| re.is_match(uri))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uri_matches_the_templates_it_instantiates() {
+        assert!(matches_template("file:///blue/{name}", "file:///blue/notes.txt"));
+        assert!(!matches_template("file:///blue/{name}", "file:///red/notes.txt"));
+        assert!(
+            !matches_template("file:///blue/{name}", "file:///blue/a/b"),
+            "one segment"
+        );
+        assert!(matches_template("file:///blue/{+path}", "file:///blue/a/b"));
+        assert!(matches_template("test://template/{id}/data", "test://template/7/data"));
+        assert!(!matches_template(
+            "test://template/{id}/data",
+            "test://template/7/other"
+        ));
+        assert!(matches_template(
+            "db://rows{?limit,offset}",
+            "db://rows?limit=1&offset=2"
+        ));
+        assert!(matches_template("db://rows{?limit}", "db://rows"));
+        assert!(!matches_template("a.b://{x}", "aXb://y"), "literal text is literal");
+        assert!(!matches_template("file:///{unclosed", "file:///x"));
+    }
 
     #[test]
     fn uris_go_into_their_servers_namespace_and_back() {

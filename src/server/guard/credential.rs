@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use tracing::{info, warn};
 
 use super::super::sessions::Owner;
-use super::{Identity, Message};
+use super::{Authenticated, Identity, Message};
 use crate::auth;
 use crate::gateway::Gateway;
 use crate::oauth;
@@ -67,6 +67,8 @@ pub(super) async fn check(State(gateway): State<Gateway>, request: Request, next
     // again read the store a second time on every call.
     if from_header || token.is_none() {
         parts.extensions.insert(caller);
+    } else {
+        parts.extensions.insert(Authenticated(caller));
     }
     next.run(Request::from_parts(parts, body)).await
 }
