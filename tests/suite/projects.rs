@@ -71,22 +71,12 @@ async fn projects_see_and_run_only_their_own_tools_on(engine: Engine) {
     );
 
     // Resources and prompts follow the same server grants.
-    let uris: Vec<String> = one
-        .list_all_resources()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.uri)
-        .collect();
-    assert_eq!(uris, ["demo://readme"], "only red's resource, unshared so unprefixed");
-    let prompts: Vec<String> = one
-        .list_all_prompts()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
-    assert_eq!(prompts, ["red:explain_calculation"]);
+    assert_eq!(
+        resource_uris(&one).await,
+        ["demo://readme"],
+        "only red's resource, unshared so unprefixed"
+    );
+    assert_eq!(prompt_names(&one).await, ["red:explain_calculation"]);
     let denied = one
         .get_prompt(rmcp::model::GetPromptRequestParams::new("blue:explain_calculation"))
         .await;
@@ -641,27 +631,17 @@ async fn a_grant_of_one_tool_opens_that_tool_and_not_its_servers_resources_or_pr
     wait_ready(&one, "red:calculate").await;
     wait_ready(&two, "blue:calculate").await;
 
-    let uris: Vec<String> = two
-        .list_all_resources()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.uri)
-        .collect();
-    assert_eq!(uris, ["demo://readme"], "blue's alone, so not shared with red");
+    assert_eq!(
+        resource_uris(&two).await,
+        ["demo://readme"],
+        "blue's alone, so not shared with red"
+    );
     let templates: Vec<String> = (two.list_all_resource_templates().await.unwrap())
         .into_iter()
         .map(|t| t.uri_template)
         .collect();
     assert_eq!(templates, ["file:///blue/{name}"]);
-    let prompts: Vec<String> = two
-        .list_all_prompts()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
-    assert_eq!(prompts, ["blue:explain_calculation"]);
+    assert_eq!(prompt_names(&two).await, ["blue:explain_calculation"]);
 
     let prompt = two
         .get_prompt(rmcp::model::GetPromptRequestParams::new("red:explain_calculation"))
@@ -716,6 +696,18 @@ async fn a_stateless_call_of_a_tool_the_caller_may_not_use_is_an_unknown_tool() 
     // A tool the caller may call still has its headers checked.
     let own = raw("blue__echo").await.unwrap().text().await.unwrap();
     assert!(own.contains("-32020") && own.contains("Mcp-Param-Region"), "{own}");
+}
+
+/// The URIs of the resources `client` lists.
+async fn resource_uris(client: &Client) -> Vec<String> {
+    let listed = client.list_all_resources().await.unwrap();
+    listed.into_iter().map(|r| r.uri).collect()
+}
+
+/// The names of the prompts `client` lists.
+async fn prompt_names(client: &Client) -> Vec<String> {
+    let listed = client.list_all_prompts().await.unwrap();
+    listed.into_iter().map(|p| p.name).collect()
 }
 
 /// The URIs of the skills `client` sees.
