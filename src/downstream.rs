@@ -175,8 +175,9 @@ pub enum Status {
     /// its tools are those of its last listing, and the next call starts it.
     Idle,
     /// It answers only with an OAuth sign-in, and the configuration gives
-    /// none: projects reach it with their own (`mcp-gateway login`), and
-    /// its tools are those a project's connection listed.
+    /// none (or `shared = false`): projects reach it with their own
+    /// (`mcp-gateway login`, `secret set`), and each project's connection
+    /// lists its tools for that project alone.
     SignInRequired,
 }
 
@@ -195,7 +196,8 @@ impl Status {
     }
 
     /// Whether the server's tools are known in this status: listed by the
-    /// current connection, or those of its last listing (idle, sign-in).
+    /// current connection, or those of its last listing (idle); one waiting
+    /// for projects' credentials (sign-in) is known to have none of its own.
     pub fn tools_known(&self) -> bool {
         matches!(self, Status::Running | Status::Idle | Status::SignInRequired)
     }
@@ -329,8 +331,9 @@ impl Downstream {
         tracker: TaskTracker,
         changed: Arc<ToolChanges>,
     ) -> Self {
-        // A lazy server never listed before starts once now, to learn its tools.
-        let remembered = config.lazy.then(|| memory.recall(&config)).flatten();
+        // A lazy server never listed before starts once now, to learn its
+        // tools. One with no connection of its own has no listing to recall.
+        let remembered = (config.lazy && config.shared).then(|| memory.recall(&config)).flatten();
         let mut state = ServerState::new(match config.unconfigured() {
             Some(why) => Status::NotConfigured(why),
             None if !config.enabled => Status::Stopped,
@@ -808,13 +811,12 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<ToolChanges>) {
                 continue;
             }
             Ok(Ended::SignInRequired) => {
-                info!(server = %name, "downstream server takes only projects' own credentials; its tools come from such a project's connection");
+                info!(server = %name, "downstream server takes only projects' own credentials; each such project's connection lists its tools for it alone");
+                // No listing of its own: one a project made is that project's.
                 server.publish_change(&changed, |s| {
                     s.status = Status::SignInRequired;
                     s.peer = None;
-                    if s.tools.is_empty() {
-                        s.tools = server.memory.recall(&server.config).unwrap_or_default().into();
-                    }
+                    s.tools = Arc::from([]);
                 });
                 // Nothing to retry: a reload with a credential restarts it.
                 ct.cancelled().await;

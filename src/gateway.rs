@@ -336,7 +336,7 @@ impl Gateway {
     /// the catalog reflects that (for one-shot CLI commands and tests).
     pub async fn ready(&self) {
         self.registry.settled().await;
-        vault::lend_listings(&self.registry, &self.vault).await;
+        vault::list_for_projects(&self.registry, &self.vault).await;
         if let Err(e) = self.catalog.refresh(&self.registry) {
             tracing::error!(error = %e, "catalog rebuild failed");
         }

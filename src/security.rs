@@ -21,6 +21,7 @@ use tracing::{error, info, warn};
 
 use crate::config::ServerConfig;
 use crate::config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
+use crate::keys::ToolKey;
 use crate::leaks;
 use crate::review::pins::{self, Decision, Known, Reason};
 use crate::review::{NewPin, PinStore, ReviewState, scan};
@@ -42,6 +43,9 @@ pub struct ServerReview {
 pub struct Held {
     /// The tool's name.
     pub tool: String,
+    /// The key an operator approves it by: `server:tool`, or
+    /// `server@project:tool` in a project's own listing.
+    pub approve: String,
     /// Why, in words for the model and the operator.
     pub why: String,
 }
@@ -190,6 +194,7 @@ impl Security {
                             self.hold(server, name, &hash, &definition, &reasons);
                             out.held.push(Held {
                                 tool: name.to_string(),
+                                approve: ToolKey::new(server, name).as_str().to_string(),
                                 why: reasons.iter().map(|r| r.sentence()).collect::<Vec<_>>().join("; "),
                             });
                             continue;
@@ -197,6 +202,7 @@ impl Security {
                         Decision::Rejected => {
                             out.held.push(Held {
                                 tool: name.to_string(),
+                                approve: ToolKey::new(server, name).as_str().to_string(),
                                 why: "an operator rejected its current definition".into(),
                             });
                             continue;

@@ -226,11 +226,12 @@ impl Vault {
     }
 }
 
-/// How often servers waiting for sign-ins are checked for a project to list their tools through.
+/// How often servers waiting for projects' credentials are checked for a project not listed yet.
 const LISTING_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Keeps servers that take only projects' own sign-ins listed (see
-/// [`lend_listings`]), checking every [`LISTING_CHECK`] until `ct` is cancelled.
+/// Keeps servers that take only projects' own credentials listed for each
+/// such project (see [`list_for_projects`]), checking every
+/// [`LISTING_CHECK`] until `ct` is cancelled.
 pub async fn list_through_projects(
     registry: Arc<crate::downstream::Registry>,
     vault: Arc<Vault>,
@@ -239,19 +240,23 @@ pub async fn list_through_projects(
     let mut tick = tokio::time::interval(LISTING_CHECK);
     loop {
         tokio::select! {
-            _ = tick.tick() => lend_listings(&registry, &vault).await,
+            _ = tick.tick() => list_for_projects(&registry, &vault).await,
             _ = ct.cancelled() => return,
         }
     }
 }
 
-/// For each server that takes only projects' own sign-ins and has no
-/// tools yet, connects its first project with a credential; that
-/// connection's listing becomes the server's (remembered across restarts).
-pub async fn lend_listings(registry: &crate::downstream::Registry, vault: &Vault) {
+/// For each server that takes only projects' own credentials (a sign-in,
+/// or `shared = false`), connects every project holding one that has no
+/// connection with it yet (new, or set anew), stops those of projects that
+/// hold none now, and waits until each started one has listed or failed:
+/// its listing is that project's alone (the catalog's per-project
+/// snapshots). A connection that failed is tried again by its project's
+/// next call.
+pub async fn list_for_projects(registry: &crate::downstream::Registry, vault: &Vault) {
+    let mut started = Vec::new();
     for server in registry.servers() {
-        let state = server.state();
-        if state.status != crate::downstream::Status::SignInRequired || !state.tools.is_empty() {
+        if server.state().status != crate::downstream::Status::SignInRequired {
             continue;
         }
         let projects = match vault.store.projects_with_credentials(server.name()) {
@@ -264,22 +269,25 @@ pub async fn lend_listings(registry: &crate::downstream::Registry, vault: &Vault
         let Ok(generation) = vault.store.access_generation() else {
             continue;
         };
-        for project in projects {
-            let opened = vault.for_server(&project, &server.config, generation).await;
-            let instance = match opened.map(|o| o.map(|own| server.instance(own.as_ref().clone()))) {
-                Ok(Some(Ok(instance))) => instance,
-                Ok(_) => continue,
-                Err(e) => {
-                    tracing::info!(server = %server.name(), project = %project.name, error = %e, "cannot list tools through this project");
-                    continue;
+        server.keep_instances_of(&projects.iter().map(|p| p.id).collect::<Vec<_>>());
+        for project in &projects {
+            let opened = vault.for_server(project, &server.config, generation).await;
+            let fresh = |own: &Arc<ProjectCredential>| !server.has_instance_with(project.id, &own.fingerprint);
+            match opened.map(|o| o.filter(fresh).map(|own| server.instance(own.as_ref().clone()))) {
+                Ok(Some(Ok(instance))) => started.push(instance),
+                Ok(None) => {}
+                Ok(Some(Err(e))) => {
+                    // Past `max_instances`: the next check, once one went idle.
+                    tracing::debug!(server = %server.name(), project = %project.name, error = %e, "not listed for this project yet");
+                    break;
                 }
-            };
-            instance.settled().await;
-            if !server.state().tools.is_empty() {
-                break;
+                Err(e) => {
+                    tracing::debug!(server = %server.name(), project = %project.name, error = %e, "cannot list tools for this project");
+                }
             }
         }
     }
+    futures::future::join_all(started.iter().map(|i| i.settled())).await;
 }
 
 /// The bearer token `credential` holds for a server that takes one rather

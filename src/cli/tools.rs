@@ -21,7 +21,7 @@ pub enum ToolsCommand {
     /// Tool definitions waiting for review: why each is held, and what changed
     /// since it was approved (invisible characters written as \u{…}).
     Changes {
-        /// Only this server's.
+        /// Only this server's, its projects' own listings (`server@project`) included.
         #[arg(long)]
         server: Option<String>,
         /// Print JSON.
@@ -30,13 +30,13 @@ pub enum ToolsCommand {
     },
     /// Trust the definition under review: the tool is shown and runs again.
     Approve {
-        /// `server:tool`.
+        /// `server:tool`; `server@project:tool` for a project's own listing.
         key: String,
     },
     /// Refuse the definition under review: the tool stays hidden while its
     /// server lists it (a later change is held afresh).
     Reject {
-        /// `server:tool`.
+        /// `server:tool`; `server@project:tool` for a project's own listing.
         key: String,
     },
 }

@@ -129,7 +129,7 @@ pub(super) async fn run(
     ct: &CancellationToken,
 ) -> Result<Ended, String> {
     // `shared = false`: no connection of the gateway's own, only projects'
-    // own; its tools come through the first of those, as for sign-ins.
+    // own, each listing for its project alone, as for sign-ins.
     if !server.config.shared && server.own.is_none() && server.parent.upgrade().is_none() {
         return Ok(Ended::SignInRequired);
     }
@@ -192,7 +192,6 @@ pub(super) async fn run(
     let protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
     info!(server = %name, tools = tools.len(), protocol = protocol.as_deref().unwrap_or("?"), handshake = negotiated, "downstream server running");
     server.memory.remember(&server.config, &tools);
-    server.lend_listing(&tools);
     if let Some(p) = &protocol {
         server.memory.remember_protocol(&server.config, p);
     }
@@ -392,7 +391,6 @@ async fn relist(
             }
             info!(server = %name, tools = tools.len(), why, "downstream tools changed");
             server.memory.remember(&server.config, &tools);
-            server.lend_listing(&tools);
             server.publish_change(changed, |s| s.tools = tools.into());
             Some(ttl_ms)
         }

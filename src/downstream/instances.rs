@@ -6,8 +6,10 @@
 //! An instance is a [`Downstream`] like any other, supervised by the same
 //! code: it starts on the call that needs it and stops after
 //! `idle_timeout_ms` without calls (five minutes by default); the next call
-//! starts it again. Its tools are not listed for the catalog: the shared
-//! connection's listing stands for every project. An instance whose
+//! starts it again. Beside a shared connection, the shared listing stands
+//! for every project. A server without one (`shared = false`, or a sign-in
+//! only) is listed per project: what a project's own connection listed is
+//! that project's alone ([`Downstream::own_listings`]). An instance whose
 //! credential changed (set anew, removed, signed in again) is stopped, and
 //! calls already on it end with it.
 
@@ -56,7 +58,8 @@ pub(super) struct Instances {
     copies: std::sync::Mutex<Vec<Arc<Downstream>>>,
 }
 
-/// Instances remember nothing: the shared connection's listing is the server's.
+/// Instances remember nothing: a project's own listing is made afresh by
+/// its connection (a remembered one would outlive a changed credential).
 #[derive(Debug)]
 pub(super) struct Forgetful;
 
@@ -169,16 +172,42 @@ impl Downstream {
         }
     }
 
-    /// Gives a fresh listing of this instance to the server it stands in
-    /// for, when that server has no connection of its own to list with.
-    pub(super) fn lend_listing(&self, tools: &[rmcp::model::Tool]) {
-        let Some(parent) = self.parent.upgrade() else { return };
-        if parent.state.borrow().status != Status::SignInRequired || parent.state.borrow().tools[..] == *tools {
-            return;
+    /// Whether `project_id` has an instance made with the credential of
+    /// `fingerprint`, running or not (one that failed is tried again by
+    /// the project's next call).
+    pub fn has_instance_with(&self, project_id: i64, fingerprint: &str) -> bool {
+        let instances = self.instances.by_project.lock().expect("instances lock");
+        instances
+            .get(&project_id)
+            .and_then(|i| i.own.as_ref())
+            .is_some_and(|own| own.fingerprint == fingerprint)
+    }
+
+    /// Stops the instances of projects not in `holders` (their credentials were removed).
+    pub fn keep_instances_of(&self, holders: &[i64]) {
+        let gone: Vec<i64> = (self.instances.by_project.lock().expect("instances lock").keys())
+            .filter(|id| !holders.contains(id))
+            .copied()
+            .collect();
+        for project_id in gone {
+            self.drop_instance(project_id);
         }
-        info!(server = %parent.name(), tools = tools.len(), "tools listed through a project's own sign-in");
-        parent.memory.remember(&parent.config, tools);
-        parent.publish_change(&parent.changed, |s| s.tools = tools.to_vec().into());
+    }
+
+    /// What each project's own connection listed, by project name, for
+    /// those whose tools are known (running, or idle after a listing).
+    pub fn own_listings(&self) -> Vec<(String, Arc<[rmcp::model::Tool]>)> {
+        let instances = self.instances.by_project.lock().expect("instances lock");
+        let mut listings: Vec<_> = instances
+            .values()
+            .filter_map(|i| {
+                let state = i.state.borrow();
+                let known = state.status.tools_known() && !i.stop.is_cancelled();
+                Some((i.own.as_ref()?.project.clone(), state.tools.clone())).filter(|_| known)
+            })
+            .collect();
+        listings.sort_by(|a, b| a.0.cmp(&b.0));
+        listings
     }
 
     /// A connection of a project's own (with its credential), or a copy of
@@ -198,18 +227,19 @@ impl Downstream {
             Some(c) => tracing::info_span!("instance", project = %c.project),
             None => tracing::info_span!("instance", copy = true),
         };
+        // Its listing changes rebuild the catalog: it may be its project's.
         let mut instance = Downstream::new(
             config,
             self.stop.child_token(),
             Arc::new(Forgetful),
             self.tracker.clone(),
-            Arc::new(super::ToolChanges::default()),
+            self.changed.clone(),
         );
         instance.own = credential;
         instance.parent = Arc::downgrade(self);
         let instance = Arc::new(instance);
         self.tracker
-            .spawn(super::supervise(instance.clone(), Arc::new(super::ToolChanges::default())).instrument(span));
+            .spawn(super::supervise(instance.clone(), self.changed.clone()).instrument(span));
         instance
     }
 }

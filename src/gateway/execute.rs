@@ -9,10 +9,10 @@ use super::audit::Row;
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
-use crate::keys::{RequestId, ToolKey};
+use crate::downstream;
+use crate::keys::RequestId;
 use crate::outcome::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
-use crate::{downstream, vault};
 
 impl Gateway {
     /// `tool_execute`: validates and forwards one call; the downstream result
@@ -37,6 +37,7 @@ impl Gateway {
                     server: server.to_string(),
                 });
             }
+            self.own_listing(caller, server).await?;
             view = self.catalog.view_of(caller);
         }
         // A tool for its App alone may confirm a user's click: hosts keep it
@@ -47,10 +48,7 @@ impl Gateway {
             .ok_or_else(|| match view.held(&args.tool_key) {
                 Some(held) => ExecuteError::Held {
                     key: args.tool_key.clone(),
-                    approve: split_key(&args.tool_key).map_or_else(
-                        || args.tool_key.clone(),
-                        |(server, _)| ToolKey::new(server, &held.tool).as_str().to_string(),
-                    ),
+                    approve: held.approve.clone(),
                     why: held.why.clone(),
                 },
                 None => ExecuteError::NotFound(args.tool_key.clone()),
@@ -165,20 +163,9 @@ impl Gateway {
         );
         let mut result = called.map_err(|e| match e {
             downstream::Error::TooLarge { bytes, .. } => too_large(bytes),
-            // `shared = false` asks for the project's secrets; else the server refused
-            // the gateway's own connection, and only a sign-in opens it.
-            downstream::Error::SignInRequired { server } => ExecuteError::Credential(match &target.config {
-                c if !c.shared => vault::Error::SecretRequired {
-                    project: caller.project.name.clone(),
-                    server,
-                    flag: c.secret_flag(),
-                },
-                _ => vault::Error::SignInRequired {
-                    project: caller.project.name.clone(),
-                    server,
-                    why: "the server takes only a project's own sign-in, and this project has none".into(),
-                },
-            }),
+            downstream::Error::SignInRequired { .. } => {
+                ExecuteError::Credential(super::target::credential_required(&target.config, &caller.project.name))
+            }
             e => e.into(),
         })?;
         if let CallToolResponse::Task(created) = result {

@@ -9,9 +9,31 @@ use rmcp::model::JsonObject;
 
 use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
-use crate::config::{Builtin, Transport};
+use crate::config::{Builtin, ServerConfig, Transport};
 use crate::downstream;
 use crate::vault;
+
+/// How long a call waits for its project's own connection to list.
+const OWN_LISTING_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What a caller of `project` is told when `server` takes only a
+/// project's own credential and the project has none there.
+pub(super) fn credential_required(server: &ServerConfig, project: &str) -> vault::Error {
+    if !server.shared {
+        // `shared = false` asks for the project's secrets.
+        return vault::Error::SecretRequired {
+            project: project.to_string(),
+            server: server.name.clone(),
+            flag: server.secret_flag(),
+        };
+    }
+    // Else the server refused the gateway's own connection, and only a sign-in opens it.
+    vault::Error::SignInRequired {
+        project: project.to_string(),
+        server: server.name.clone(),
+        why: "the server takes only a project's own sign-in, and this project has none".into(),
+    }
+}
 
 impl Gateway {
     /// The connection a caller's calls to `server` go through: the shared
@@ -58,5 +80,33 @@ impl Gateway {
             meta.insert(crate::wire::CALLER_TOKEN_META.into(), credential.expose().into());
         }
         Ok(target)
+    }
+
+    /// For a server listed per project (it takes only projects' own
+    /// credentials), makes sure the caller's project has its own listing:
+    /// its connection is started, and waited for, if it has not listed yet.
+    /// Without a credential there, the error that says how to give one.
+    /// Any other server: nothing to do.
+    pub(super) async fn own_listing(&self, caller: &Caller, server: &str) -> Result<(), ExecuteError> {
+        let Some(server) = self.registry.get(server) else {
+            return Ok(());
+        };
+        if server.state().status != downstream::Status::SignInRequired || !caller.grants.sees_server(server.name()) {
+            return Ok(());
+        }
+        let own = self
+            .vault
+            .for_server(&caller.project, &server.config, caller.generation)
+            .await?
+            .ok_or_else(|| credential_required(&server.config, &caller.project.name))?;
+        vault::fresh_token(&own, &server.config.name).await?;
+        let instance = server.instance(own.as_ref().clone())?;
+        let listed = async {
+            instance.settled().await;
+            // Counted while its state was written: the catalog has it once caught up.
+            self.catalog.caught_up(self.registry.changed().count()).await;
+        };
+        let _ = tokio::time::timeout(server.config.connect_timeout + OWN_LISTING_GRACE, listed).await;
+        Ok(())
     }
 }

@@ -8,6 +8,7 @@ use crate::common;
 
 use std::time::Duration;
 
+use common::in_process::InProcess;
 use common::oauth::short_lived_provider;
 use common::*;
 use rmcp::model::CallToolResult;
@@ -342,4 +343,129 @@ async fn each_project_with_its_own_env_gets_its_own_child_stopped_when_idle() {
         !gw.log().contains("alpha-account"),
         "an env value reached the gateway's log"
     );
+}
+
+/// A tool of `team` whose description names `account`, as a server whose
+/// tools depend on the account does (`DEMO_EXTRA_TOOLS`).
+fn workspace_tool(account: &str) -> String {
+    json!([{
+        "name": "search_workspace",
+        "description": format!("Search the workspace of account {account} (test tool)."),
+        "inputSchema": { "type": "object" }
+    }])
+    .to_string()
+}
+
+/// What `client` finds for the workspace: `(toolKey, description)`.
+async fn workspace_results(client: &Client) -> Vec<(String, String)> {
+    let results = discover(client, json!(["search the workspace of an account", "team"])).await;
+    results
+        .iter()
+        .map(|r| {
+            (
+                r["toolKey"].as_str().unwrap().into(),
+                r["description"].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect()
+}
+
+/// Waits until `client` finds `team:search_workspace` naming `account`, and
+/// sure that no other account's description reached it.
+async fn sees_only(client: &Client, account: &str, others: &[&str]) {
+    let found = eventually(Duration::from_secs(20), account, || async {
+        let found = workspace_results(client).await;
+        found
+            .iter()
+            .any(|(k, d)| k == "team:search_workspace" && d.contains(account))
+            .then_some(found)
+    })
+    .await;
+    for other in others {
+        assert!(
+            !format!("{found:?}").contains(other),
+            "{other} reached {account}'s project: {found:?}"
+        );
+    }
+}
+
+/// Issue #71 (4): a `shared = false` server whose tools depend on the
+/// account. A listing made with one project's credential is that project's
+/// alone: another project never discovers it, a third's listing is not a
+/// change of the first's (pins are kept per listing), and a restart keeps
+/// it so.
+#[tokio::test]
+async fn a_listing_made_with_one_projects_credential_is_that_projects_alone() {
+    let mut gw = InProcess::start(&chaos_server("team", "shared = false")).await;
+    let mut tokens = Vec::new();
+    for project in ["alpha", "beta", "gamma"] {
+        gw.cli(&["project", "create", project]);
+        gw.cli(&["grant", "--project", project, "--server", "team"]);
+        tokens.push(gw.issue_token(project));
+    }
+    let set = |gw: &InProcess, project: &str, account: &str| {
+        let value = format!("DEMO_EXTRA_TOOLS={}", workspace_tool(account));
+        gw.cli(&[
+            "secret",
+            "set",
+            "--project",
+            project,
+            "--server",
+            "team",
+            "--env",
+            &value,
+        ]);
+    };
+    set(&gw, "alpha", "alice-7f3a");
+    set(&gw, "beta", "bob-91c2");
+
+    for round in ["before a restart", "after a restart"] {
+        let alpha = gw.client_with_token(&tokens[0]).await;
+        let beta = gw.client_with_token(&tokens[1]).await;
+        let gamma = gw.client_with_token(&tokens[2]).await;
+        sees_only(&alpha, "alice-7f3a", &["bob-91c2"]).await;
+        sees_only(&beta, "bob-91c2", &["alice-7f3a"]).await;
+        // Granted, without a secret: none of the server's tools, and a
+        // call by key is told what is missing.
+        let found = workspace_results(&gamma).await;
+        assert!(found.iter().all(|(k, _)| !k.starts_with("team:")), "{round}: {found:?}");
+        let r = execute(&gamma, "team:search_workspace", json!({})).await;
+        assert_eq!(error_code(&r), "CREDENTIAL_ERROR", "{round}");
+        assert!(
+            text(&r).contains("runs only with a project's own secrets (shared = false), and project 'gamma' has none"),
+            "{round}: {}",
+            text(&r)
+        );
+        // Each listing pinned as its own: nothing waits for review.
+        let changes = gw.cli(&["tools", "changes", "--json"]).stdout;
+        assert_eq!(String::from_utf8_lossy(&changes).trim(), "[]", "{round}");
+        let pins = mcp_gateway::review::PinStore::pins(&**gw.gateway().store()).unwrap();
+        let mut pinned: Vec<&str> = pins.keys().map(String::as_str).collect();
+        pinned.sort_unstable();
+        assert_eq!(pinned, ["team@alpha", "team@beta"], "{round}");
+        gw = gw.restart().await;
+    }
+
+    // Beta's server changes its definition: held for beta alone, until approved.
+    set(&gw, "beta", "bob-NEW");
+    let alpha = gw.client_with_token(&tokens[0]).await;
+    let beta = gw.client_with_token(&tokens[1]).await;
+    let held = eventually(Duration::from_secs(20), "beta's changed tool held", || async {
+        let changes = gw.cli(&["tools", "changes", "--server", "team", "--json"]).stdout;
+        let changes: Value = serde_json::from_slice(&changes).unwrap();
+        (!changes.as_array().unwrap().is_empty()).then_some(changes)
+    })
+    .await;
+    assert_eq!(held[0]["toolKey"], "team@beta:search_workspace", "{held}");
+    sees_only(&alpha, "alice-7f3a", &["bob"]).await;
+    let r = execute(&beta, "team:search_workspace", json!({})).await;
+    assert_eq!(error_code(&r), "TOOL_HELD_FOR_REVIEW", "{}", text(&r));
+    assert!(
+        text(&r).contains("(mcp-gateway tools approve team@beta:search_workspace)"),
+        "the key the operator approves: {}",
+        text(&r)
+    );
+    gw.cli(&["tools", "approve", "team@beta:search_workspace"]);
+    sees_only(&beta, "bob-NEW", &["alice-7f3a"]).await;
+    gw.stop().await;
 }

@@ -121,7 +121,8 @@ async fn a_registry_server_is_added_and_runs_with_each_projects_key() {
         "only the project's child ran"
     );
 
-    // A project without the key sees the tools but gets a clear refusal.
+    // A project without the key sees none of the tools, and a call by key
+    // gets a clear refusal.
     gw.cli(&["project", "create", "other"]);
     gw.cli(&["grant", "--project", "other", "--server", "brave-search-mcp-server"]);
     let other = gw.client_with_token(&gw.issue_token("other")).await.unwrap();

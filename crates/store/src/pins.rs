@@ -115,13 +115,16 @@ impl PinStore for Store {
 }
 
 impl Store {
-    /// Definitions under review, oldest first; of one server if given.
+    /// Definitions under review, oldest first; of one server if given,
+    /// its projects' own listings (`server@project`) included.
     pub fn reviews(&self, server: Option<&str>) -> Result<Vec<Review>, Error> {
         self.with(|c| {
             c.all(
                 "SELECT r.server, r.tool, r.hash, r.definition, p.definition, r.reasons, r.state, r.seen_at
                  FROM tool_reviews r LEFT JOIN tool_pins p ON p.server = r.server AND p.tool = r.tool
-                 WHERE CAST(?1 AS TEXT) IS NULL OR r.server = ?1 ORDER BY r.seen_at, r.server, r.tool",
+                 WHERE CAST(?1 AS TEXT) IS NULL OR r.server = ?1
+                    OR substr(r.server, 1, length(CAST(?1 AS TEXT)) + 1) = CAST(?1 AS TEXT) || '@'
+                 ORDER BY r.seen_at, r.server, r.tool",
                 args![server],
                 |r| {
                     Ok(Review {
@@ -211,5 +214,16 @@ mod tests {
         assert!(pins["fs"].reviews.is_empty());
         assert!(!s.approve_tool("fs", "read").unwrap(), "nothing waits");
         assert!(!s.reject_tool("fs", "nothing").unwrap());
+    }
+
+    crate::each_engine!(a_servers_reviews_include_its_projects_own_listings);
+    fn a_servers_reviews_include_its_projects_own_listings((_dir, s): crate::TestStore) {
+        for server in ["fs", "fs@alpha", "fsx@alpha", "f"] {
+            s.hold_tool(server, "read", "h", "{}", &["changed"]).unwrap();
+        }
+        let servers = |of| -> Vec<String> { s.reviews(Some(of)).unwrap().into_iter().map(|r| r.server).collect() };
+        assert_eq!(servers("fs"), ["fs", "fs@alpha"]);
+        assert_eq!(servers("f"), ["f"]);
+        assert_eq!(s.reviews(None).unwrap().len(), 4);
     }
 }

@@ -28,9 +28,13 @@ impl InProcess {
     /// streamable HTTP on a free port. The model is never fetched.
     pub(crate) async fn start(config: &str) -> InProcess {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("gateway.toml");
-        std::fs::write(&path, config).unwrap();
-        let config = Config::load(Some(&path)).expect("a valid config");
+        std::fs::write(dir.path().join("gateway.toml"), config).unwrap();
+        Self::start_in(dir).await
+    }
+
+    /// Starts on the config (and store) in `dir`.
+    async fn start_in(dir: tempfile::TempDir) -> InProcess {
+        let config = Config::load(Some(&dir.path().join("gateway.toml"))).expect("a valid config");
         let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let shutdown = CancellationToken::new();
         let launch = Launch {
@@ -48,6 +52,13 @@ impl InProcess {
             url,
             dir,
         }
+    }
+
+    /// Stops, then starts again on the same config and store (a new port).
+    pub(crate) async fn restart(mut self) -> InProcess {
+        self.halt().await;
+        let dir = tempfile::TempDir::new().unwrap();
+        Self::start_in(std::mem::replace(&mut self.dir, dir)).await
     }
 
     /// The core: its store, catalog and registry.
@@ -82,8 +93,30 @@ impl InProcess {
         }
     }
 
+    /// Runs an `mcp-gateway` command on this gateway's config (and so its store).
+    pub(crate) fn cli(&self, args: &[&str]) -> std::process::Output {
+        let config = self.dir.path().join("gateway.toml");
+        super::succeeded(args, super::cli_output_at(&config, &[], args))
+    }
+
+    /// Issues a token for `project` and returns its secret.
+    pub(crate) fn issue_token(&self, project: &str) -> String {
+        super::token_of(self.cli(&["token", "issue", "--project", project]))
+    }
+
+    /// An MCP client that sends `Authorization: Bearer <token>`.
+    pub(crate) async fn client_with_token(&self, token: &str) -> RunningService<RoleClient, ()> {
+        super::connect_with_token(&self.url, token)
+            .await
+            .expect("the client connects")
+    }
+
     /// Stops as `serve` does on SIGTERM, and waits until every task it started has ended.
     pub(crate) async fn stop(mut self) {
+        self.halt().await;
+    }
+
+    async fn halt(&mut self) {
         self.shutdown.cancel();
         let launched = self.launched.take().expect("running");
         tokio::time::timeout(Duration::from_secs(30), launched.wait())

@@ -236,31 +236,17 @@ impl Gateway {
 
     /// Runs an `mcp-gateway` command against this gateway's config (and so its store).
     pub(crate) fn cli(&self, args: &[&str]) -> std::process::Output {
-        let out = self.cli_output(args);
-        assert!(
-            out.status.success(),
-            "mcp-gateway {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
+        succeeded(args, self.cli_output(args))
     }
 
     /// Like [`Gateway::cli`], for a command that may fail.
     pub(crate) fn cli_output(&self, args: &[&str]) -> std::process::Output {
-        std::process::Command::new(bin())
-            .args(args)
-            .arg("--config")
-            .arg(self.config_path())
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .env_remove("MCP_GATEWAY_TOKEN")
-            .output()
-            .unwrap()
+        cli_output_at(&self.config_path(), &self.env, args)
     }
 
     /// Issues a token for `project` and returns its secret.
     pub(crate) fn issue_token(&self, project: &str) -> String {
-        let out = self.cli(&["token", "issue", "--project", project]);
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        token_of(self.cli(&["token", "issue", "--project", project]))
     }
 
     /// An MCP client that sends `Authorization: Bearer <token>`.
@@ -268,10 +254,7 @@ impl Gateway {
         &self,
         token: &str,
     ) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
-        let config =
-            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
-                .auth_header(token);
-        ().serve(StreamableHttpClientTransport::from_config(config)).await
+        connect_with_token(&self.url, token).await
     }
 
     /// `GET /readyz`, as JSON (whatever the status code).
@@ -320,6 +303,43 @@ impl Drop for Gateway {
             signal(pid, nix::sys::signal::Signal::SIGTERM);
         }
     }
+}
+
+/// Runs `mcp-gateway ARGS --config CONFIG` with `env` added, as an operator would.
+pub(crate) fn cli_output_at(config: &Path, env: &[(String, String)], args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin())
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env_remove("MCP_GATEWAY_TOKEN")
+        .output()
+        .unwrap()
+}
+
+/// `out`, once it is sure the command `args` succeeded.
+pub(crate) fn succeeded(args: &[&str], out: std::process::Output) -> std::process::Output {
+    assert!(
+        out.status.success(),
+        "mcp-gateway {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The token `token issue` printed.
+pub(crate) fn token_of(out: std::process::Output) -> String {
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// An MCP client over streamable HTTP that sends `Authorization: Bearer <token>`.
+pub(crate) async fn connect_with_token(
+    url: &str,
+    token: &str,
+) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    ().serve(StreamableHttpClientTransport::from_config(config)).await
 }
 
 /// A demo server over streamable HTTP on `addr` (with `extra` arguments); returns it and its URL.
