@@ -199,6 +199,7 @@ impl ServerHandler for Upstream {
             .enable_resources()
             .enable_resources_subscribe()
             .enable_prompts()
+            .enable_completions()
             .enable_tasks()
             .enable_skills()
             .build();
@@ -467,15 +468,30 @@ impl ServerHandler for Upstream {
         Ok(())
     }
 
-    /// Accepted for clients that set it; the gateway itself sends no log
-    /// notifications (its log goes to stderr).
+    /// Accepted for 2025 clients that set it; the gateway itself sends no
+    /// log notifications (its log goes to stderr). The 2026-07-28 revision
+    /// has no such method: a request of it is refused as unknown.
     #[allow(deprecated)]
     async fn set_level(
         &self,
         _: rmcp::model::SetLevelRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+        {
+            return Err(ErrorData::method_not_found::<rmcp::model::SetLevelRequestMethod>());
+        }
         Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        self.complete_for(request, &ctx).await
     }
 
     async fn list_prompts(

@@ -4,10 +4,10 @@
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CancelTaskParams, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams,
-    GetTaskResult, InputResponses, Prompt, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Resource,
-    ResourceTemplate, ServerNotification, Skill, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    CancelTaskParams, CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, InputResponses, Prompt, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceTemplate, ServerNotification, Skill,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::Peer;
 use tokio_util::sync::CancellationToken;
@@ -115,6 +115,17 @@ impl Downstream {
         let peer = self.ready_peer().await?;
         let name = params.name.clone();
         self.bounded(&name, peer.get_prompt_once(params)).await
+    }
+
+    /// `completion/complete` of one of its prompts' or templates' arguments;
+    /// no suggestions from a server that does not offer completions.
+    pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult, Error> {
+        let peer = self.ready_peer().await?;
+        if peer.peer_info().is_none_or(|i| i.capabilities.completions.is_none()) {
+            return Ok(CompleteResult::default());
+        }
+        let what = params.argument.name.clone();
+        self.bounded(&what, peer.complete(params)).await
     }
 
     /// Lists resources, or nothing when the server has none or is down.

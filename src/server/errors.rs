@@ -111,6 +111,11 @@ pub(super) fn unknown_prompt(name: &str) -> ErrorData {
     ErrorData::invalid_params(format!("unknown prompt '{}'", quote(name)), None)
 }
 
+/// A resource template no server the caller may see lists (a completion's `ref/resource`).
+pub(super) fn unknown_template(uri: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("unknown resource template '{}'", quote(uri)), None)
+}
+
 /// A skill no server the caller may see has.
 pub(super) fn unknown_skill(uri: &str) -> ErrorData {
     ErrorData::invalid_params(format!("unknown skill '{}'", quote(uri)), None)

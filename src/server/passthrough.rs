@@ -1,7 +1,8 @@
-//! Resources and prompts pass through: each running server the caller was
-//! granted whole is asked, and what they answer comes back under names that
-//! say which server it belongs to (`mcp-gateway://SERVER/…` for a URI two
-//! servers share, `server:prompt` for prompts). A grant of some of a
+//! Resources, prompts and completions pass through: each running server the
+//! caller was granted whole is asked, and what they answer comes back under
+//! names that say which server it belongs to (`mcp-gateway://SERVER/…` for
+//! a URI two servers share, `server:prompt` for prompts); a completion goes
+//! to the server of its prompt or resource template. A grant of some of a
 //! server's tools opens those tools' Apps and nothing else of it.
 
 use std::collections::HashMap;
@@ -10,19 +11,22 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CacheScope, GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType,
+    CacheScope, CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ResourceContents, ResultType,
 };
 use rmcp::service::RequestContext;
 use tracing::warn;
 
-use super::errors::{ambiguous_prompt, auth_error, downstream_error, too_long, unknown_prompt, unknown_resource};
+use super::errors::{
+    ambiguous_prompt, auth_error, downstream_error, too_long, unknown_prompt, unknown_resource, unknown_template,
+};
 use super::hop::{client_has_mcp_apps, forwardable_meta};
 use super::{SHARED_URI_PREFIX, Upstream};
 use crate::auth::Caller;
 use crate::downstream::Downstream;
 use crate::uris;
-use crate::wire::{MAX_TOOL_KEY_BYTES, MAX_URI_BYTES, bounded, split_key};
+use crate::wire::{MAX_COMPLETION_BYTES, MAX_TOOL_KEY_BYTES, MAX_URI_BYTES, bounded, split_key};
 
 impl Upstream {
     pub(super) async fn resources_for(
@@ -224,10 +228,61 @@ impl Upstream {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let caller = self.caller(ctx).await.map_err(auth_error)?;
+        let (server, prompt) = self.prompt_owner(&caller, &request.name).await?;
+        request.name = prompt;
+        let meta = forwardable_meta(&ctx.meta).unwrap_or_default();
+        request.meta = self.screened_meta(&caller, &server, &meta)?.map(Into::into);
+        let mut response = server.get_prompt(request).await.map_err(downstream_error)?;
+        // A 2025 server's answer has no result type, which a 2026-07-28 client requires.
+        if let GetPromptResponse::Complete(r) = &mut response {
+            r.result_type.get_or_insert(ResultType::COMPLETE);
+        }
+        Ok(response)
+    }
+
+    /// `completion/complete`: asked of the server of the prompt or resource
+    /// template it names, as that server knows the prompt.
+    pub(super) async fn complete_for(
+        &self,
+        mut request: CompleteRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let caller = self.caller(ctx).await.map_err(auth_error)?;
+        let typed = [
+            ("argument.name", &request.argument.name),
+            ("argument.value", &request.argument.value),
+        ];
+        let context = request.context.iter().flat_map(|c| c.arguments.iter().flatten());
+        for (field, text) in typed.into_iter().chain(context.map(|(_, v)| ("context.arguments", v))) {
+            bounded(field, text, MAX_COMPLETION_BYTES).map_err(too_long)?;
+        }
+        let server = match &mut request.r#ref {
+            Reference::Prompt(prompt) => {
+                let (server, name) = self.prompt_owner(&caller, &prompt.name).await?;
+                prompt.name = name;
+                server
+            }
+            Reference::Resource(template) => self.template_owner(&caller, &template.uri).await?,
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "a completion refers to a prompt or a resource template",
+                    None,
+                ));
+            }
+        };
+        let meta = forwardable_meta(&ctx.meta).unwrap_or_default();
+        request.meta = self.screened_meta(&caller, &server, &meta)?.map(Into::into);
+        let mut result = server.complete(request).await.map_err(downstream_error)?;
+        result.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(result)
+    }
+
+    /// The server of a prompt the caller names, and the name it knows it by:
+    /// `server:prompt`, or a bare name exactly one of the caller's servers has.
+    async fn prompt_owner(&self, caller: &Caller, name: &str) -> Result<(Arc<Downstream>, String), ErrorData> {
         // A prompt's name is `server:prompt`, a key like a tool's.
-        bounded("name", &request.name, MAX_TOOL_KEY_BYTES).map_err(too_long)?;
-        let unknown = || unknown_prompt(&request.name);
-        let prefixed = split_key(&request.name).and_then(|(server, prompt)| {
+        bounded("name", name, MAX_TOOL_KEY_BYTES).map_err(too_long)?;
+        let prefixed = split_key(name).and_then(|(server, prompt)| {
             let server = self.gateway.registry().get(server)?;
             Some((server, prompt.to_string()))
         });
@@ -235,30 +290,42 @@ impl Upstream {
             Some(found) => found,
             // A name without its server prefix is accepted when exactly one server has it.
             None => {
-                let name = request.name.clone();
-                let running = self.running_for(&caller);
+                let running = self.running_for(caller);
                 let listed = futures::future::join_all(running.iter().map(|s| s.list_prompts())).await;
                 let mut owners = running
                     .into_iter()
                     .zip(listed)
                     .filter(|(_, prompts)| prompts.as_ref().is_ok_and(|ps| ps.iter().any(|p| p.name == name)));
                 match (owners.next(), owners.next()) {
-                    (Some((server, _)), None) => (server, name),
-                    (Some(_), Some(_)) => {
-                        return Err(ambiguous_prompt(&name));
-                    }
-                    _ => return Err(unknown()),
+                    (Some((server, _)), None) => (server, name.to_string()),
+                    (Some(_), Some(_)) => return Err(ambiguous_prompt(name)),
+                    _ => return Err(unknown_prompt(name)),
                 }
             }
         };
         if !caller.grants.opens_server(server.name()) {
-            return Err(unknown());
+            return Err(unknown_prompt(name));
         }
-        request.name = prompt;
-        let meta = forwardable_meta(&ctx.meta).unwrap_or_default();
-        request.meta = self.screened_meta(&caller, &server, &meta)?.map(Into::into);
-        server.get_prompt(request).await.map_err(downstream_error)
+        Ok((server, prompt))
     }
+
+    /// The first of the caller's servers that lists the resource template `uri`.
+    async fn template_owner(&self, caller: &Caller, uri: &str) -> Result<Arc<Downstream>, ErrorData> {
+        bounded("uri", uri, MAX_URI_BYTES).map_err(too_long)?;
+        let running = self.running_for(caller);
+        let listed = futures::future::join_all(running.iter().map(|s| s.list_resource_templates())).await;
+        running
+            .into_iter()
+            .zip(listed)
+            .find(|(_, templates)| {
+                templates
+                    .as_ref()
+                    .is_ok_and(|ts| ts.iter().any(|t| t.uri_template == uri))
+            })
+            .map(|(server, _)| server)
+            .ok_or_else(|| unknown_template(uri))
+    }
+
     /// The server behind a resource URI as the client knows it, by its
     /// namespace (`mcp-gateway://SERVER/`, or `uris.rs` for Apps and skills)
     /// or the last listing, and the URI that server knows; no server

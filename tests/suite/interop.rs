@@ -243,6 +243,68 @@ async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
     }
 }
 
+/// Issue #76: prompts, completions and `logging/setLevel` pass through to
+/// a 2025 server (server-everything) for the official Python SDK in both
+/// generations: a 2026-07-28 client gets the result type it requires, a
+/// completion reaches the server of its prompt or template (the first
+/// argument narrowing the second), and `logging/setLevel`, which the
+/// 2026-07-28 revision does not have, is refused there as unknown.
+#[tokio::test]
+#[ignore = "full tier: needs the Python SDKs and server-everything (scripts/setup)"]
+async fn prompts_and_completions_pass_through_in_both_generations() {
+    let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
+    let gw = Gateway::start(&everything_config()).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "everything:echo").await;
+    for (mode, protocol) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {
+        let got = run_client(&python, "passthrough_client.py", &[gw.url.as_str(), mode]).await;
+        assert_eq!(got["protocol"], protocol, "{got}");
+        if mode == "legacy" {
+            // (The SDK's 2026-07-28 client leaves every server capability unset.)
+            assert_eq!(got["completions"], true, "the capability is declared: {got}");
+        }
+        assert_eq!(
+            got["prompt"], "Please promote Alice to the head of the Engineering team.",
+            "{mode}: {got}"
+        );
+        assert_eq!(got["department"], json!(["Engineering"]), "{mode}: {got}");
+        assert_eq!(got["lead"], json!(["Alice"]), "{mode}: {got}");
+        assert_eq!(got["resource"], json!(["7"]), "{mode}: {got}");
+        // The server's own refusal, passed on.
+        assert_eq!(got["unknown"]["error"], -32602, "{mode}: {got}");
+        assert!(
+            got["unknown"]["message"].as_str().unwrap().contains("no-such-prompt"),
+            "{mode}: {got}"
+        );
+        match mode {
+            "legacy" => assert_eq!(got["setLevel"], "ok", "{got}"),
+            _ => assert_eq!(got["setLevel"]["error"], -32601, "{got}"),
+        }
+    }
+    // What `server/discover` tells a 2026-07-28 client.
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" }
+    });
+    let discovered: serde_json::Value = reqwest::Client::new()
+        .post(&gw.url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": { "_meta": meta } }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        discovered["result"]["capabilities"]["completions"].is_object(),
+        "{discovered}"
+    );
+}
+
 /// Servers on the official Python SDK pull the rug
 /// (`tests/interop/rug_server.py`): once their tool `notes` has been called,
 /// they poison its description. Whether they announce it or not, pinning

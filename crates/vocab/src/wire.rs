@@ -60,6 +60,9 @@ pub const MAX_SERVER_NAME_BYTES: usize = MAX_TOOL_KEY_BYTES - 2;
 /// Most bytes of a resource URI a caller may read or subscribe to: far past
 /// any file path or template instance, far short of what fills a log.
 pub const MAX_URI_BYTES: usize = 4096;
+/// Most bytes of a completion request's argument name, its partial value,
+/// and each value of its context: what a person typed into one field.
+pub const MAX_COMPLETION_BYTES: usize = 4096;
 /// Most bytes of a request id the gateway keeps or looks up: its own are 16
 /// hex digits, a script's calls add `.N` (a caller cannot set
 /// [`REQUEST_ID_META`]: `mcp-gateway/` keys of its `_meta` stay behind), so
