@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientRequest, RequestId,
-    ServerResult, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
+    ClientRequest, RequestId, RequestMetaObject, ServerResult, Tool,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, ServiceError};
@@ -66,6 +66,22 @@ pub struct CallOrigin {
     pub input_requests: Option<rmcp::model::ClientCapabilities>,
     /// Whether the caller declared the tasks extension (it polls a task itself).
     pub tasks: bool,
+    /// Where the server's log messages during the call go, if the caller
+    /// reads them.
+    pub log: Option<asks::LogTo>,
+}
+
+impl CallOrigin {
+    /// What the caller can answer when asked through the gateway: a 2026
+    /// caller's declared capabilities, a 2025 session's; `None` when it
+    /// cannot be asked (a script's calls, the command line).
+    fn answerable(&self) -> Option<ClientCapabilities> {
+        match &self.ask {
+            Some(asks::Asker::Rounds(_, capabilities)) => Some(capabilities.clone()),
+            Some(asks::Asker::Session { peer, .. }) => peer.peer_info().map(|info| info.capabilities.clone()),
+            None => self.input_requests.clone(),
+        }
+    }
 }
 
 /// Cancels a downstream request whose caller stopped waiting (as rmcp's own
@@ -454,7 +470,8 @@ impl Downstream {
     /// Calls a tool, bounded by the server's timeout. Dropping the future (or
     /// the timeout firing) sends `notifications/cancelled` downstream. With a
     /// `progress` relay, the call carries a progress token of ours and the
-    /// server's progress notifications reach the relay.
+    /// server's progress notifications reach the relay. A 2026-07-28 server
+    /// is told, with the call, what its caller can answer ([`Self::asked_of`]).
     pub async fn call_tool(
         &self,
         params: CallToolRequestParams,
@@ -462,24 +479,30 @@ impl Downstream {
     ) -> Result<CallToolResponse, Error> {
         let peer = self.ready_peer().await?;
         let tool = params.name.to_string();
-        let _in_flight = self.asks.enter(origin.ask);
-        let Some(relay) = origin.progress else {
+        let meta = self.asked_of(&origin);
+        let _in_flight = self.asks.enter(origin.ask, origin.log);
+        if origin.progress.is_none() && meta.is_none() {
             return self.bounded(&tool, peer.call_tool_once(params)).await;
-        };
+        }
         let call = async {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let handle = peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await?;
+            let mut options = PeerRequestOptions::no_options();
+            options.meta = meta;
+            let handle = peer.send_request_with_option(request, options).await?;
             // rmcp puts its own progress token on every request: route that one.
-            let route = self.progress.register(handle.progress_token.clone(), relay).await;
+            let route = match origin.progress {
+                Some(relay) => Some(self.progress.register(handle.progress_token.clone(), relay).await),
+                None => None,
+            };
             let mut cancel = CancelOnDrop {
                 peer: peer.clone(),
                 id: Some(handle.id.clone()),
             };
             let answer = handle.await_response().await;
             cancel.id = None;
-            self.progress.settle(&route).await;
+            if let Some(route) = &route {
+                self.progress.settle(route).await;
+            }
             match answer? {
                 ServerResult::CallToolResult(r) => Ok(CallToolResponse::Complete(r)),
                 ServerResult::InputRequiredResult(r) => Ok(CallToolResponse::InputRequired(r)),
@@ -488,6 +511,36 @@ impl Downstream {
             }
         };
         self.bounded(&tool, call).await
+    }
+
+    /// The `_meta` that tells a 2026-07-28 server, per request, what may be
+    /// asked of the caller behind a call: its roots, questions (form or URL)
+    /// and sampling, as the caller declared them, since each input request
+    /// goes to that caller (tasks the gateway handles itself); and the log
+    /// level it asked for. `None` for a 2025 server, which learned the
+    /// gateway's capabilities once for all its callers, and for a caller
+    /// that can be neither asked nor told.
+    #[allow(deprecated)] // roots, sampling and logging: deprecated by 2026-07-28, still used
+    fn asked_of(&self, origin: &CallOrigin) -> Option<RequestMetaObject> {
+        if !self.stateless() {
+            return None;
+        }
+        let answerable = origin.answerable();
+        if answerable.is_none() && origin.log.is_none() {
+            return None;
+        }
+        let mut meta = RequestMetaObject::default();
+        if let Some(caller) = answerable {
+            let mut capabilities = connect::gateway_capabilities();
+            capabilities.roots = caller.roots.map(|_| Default::default());
+            capabilities.sampling = caller.sampling;
+            capabilities.elicitation = caller.elicitation;
+            meta.set_client_capabilities(capabilities);
+        }
+        if let Some(level) = origin.log.as_ref().and_then(|log| log.level) {
+            meta.set_log_level(level);
+        }
+        Some(meta)
     }
 
     async fn bounded<T>(&self, what: &str, call: impl Future<Output = Result<T, ServiceError>>) -> Result<T, Error> {

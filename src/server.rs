@@ -64,6 +64,9 @@ pub struct Upstream {
     listeners: Arc<Mutex<Vec<Listener>>>,
     /// This session's resource subscriptions by URI; dropping one stops its relay.
     subscriptions: Arc<Mutex<HashMap<String, DropGuard>>>,
+    /// The log level this 2025 session set (`logging/setLevel`), if any.
+    #[allow(deprecated)] // logging: deprecated by 2026-07-28
+    log_level: Arc<Mutex<Option<rmcp::model::LoggingLevel>>>,
 }
 
 impl Upstream {
@@ -75,6 +78,7 @@ impl Upstream {
             routes: Arc::default(),
             listeners: Arc::default(),
             subscriptions: Arc::default(),
+            log_level: Arc::default(),
         }
     }
 
@@ -82,6 +86,7 @@ impl Upstream {
     fn for_session(&self) -> Self {
         Self {
             subscriptions: Arc::default(),
+            log_level: Arc::default(),
             ..self.clone()
         }
     }
@@ -145,6 +150,11 @@ impl Upstream {
                     }),
                     input_requests: asks::reads_input_requests(&ctx),
                     tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
+                    log: Some(asks::log_to(
+                        &ctx,
+                        *self.log_level.lock().expect("log level lock"),
+                        session.clone(),
+                    )),
                 },
                 session,
                 budget: ctx
@@ -468,13 +478,13 @@ impl ServerHandler for Upstream {
         Ok(())
     }
 
-    /// Accepted for 2025 clients that set it; the gateway itself sends no
-    /// log notifications (its log goes to stderr). The 2026-07-28 revision
-    /// has no such method: a request of it is refused as unknown.
+    /// A 2025 session's level for its servers' log messages during its calls
+    /// (the gateway's own log goes to stderr). The 2026-07-28 revision has
+    /// no such method (a request names its level): refused as unknown.
     #[allow(deprecated)]
     async fn set_level(
         &self,
-        _: rmcp::model::SetLevelRequestParams,
+        request: rmcp::model::SetLevelRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if ctx
@@ -483,6 +493,7 @@ impl ServerHandler for Upstream {
         {
             return Err(ErrorData::method_not_found::<rmcp::model::SetLevelRequestMethod>());
         }
+        *self.log_level.lock().expect("log level lock") = Some(request.level);
         Ok(())
     }
 

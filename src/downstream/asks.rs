@@ -10,7 +10,9 @@
 //! streams), so it is tied to the one call in flight on the connection that
 //! made it, or to the one 2025 session all the calls in flight belong to;
 //! with none, or calls of several callers, it is refused rather than put to
-//! the wrong person. A call's relayed requests end with the call.
+//! the wrong person. A call's relayed requests end with the call. Its log
+//! messages (`notifications/message`) go to that caller by the same rule, at
+//! the level the caller asked for, and otherwise to nobody.
 
 // Sampling and roots are deprecated by 2026-07-28 (SEP-2577), but 2025 servers still
 // send them: relaying them is the point of this module.
@@ -25,7 +27,7 @@ use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, InputRequest, ListRootsRequest, ListRootsResult,
-    ServerRequest,
+    LoggingLevel, LoggingMessageNotificationParam, ServerRequest,
 };
 use rmcp::service::Peer;
 use serde_json::Value;
@@ -34,6 +36,9 @@ use tokio_util::sync::CancellationToken;
 
 /// How long a person may take to answer one question.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long after a call's answer its log messages still go to its caller.
+const LOG_GRACE: Duration = Duration::from_millis(100);
 
 /// Whom a call's mid-call requests go to.
 #[derive(Debug, Clone)]
@@ -60,10 +65,34 @@ pub struct Asked {
     pub answer: oneshot::Sender<Result<Value, String>>,
 }
 
+/// Where a call's log messages go: its caller, from `level` up.
+#[derive(Debug, Clone)]
+pub struct LogTo {
+    /// The caller (its session, or its 2026-07-28 request's stream).
+    pub peer: Peer<RoleServer>,
+    /// The least severe level it asked for; `None`: it asked for none.
+    pub level: Option<LoggingLevel>,
+    /// Who the caller is (its session, or its token and subject): a message
+    /// that may belong to any of several calls goes on only when all are one caller's.
+    pub caller: String,
+}
+
+impl LogTo {
+    fn wants(&self, level: LoggingLevel) -> bool {
+        // Declared from the least severe up.
+        self.level.is_some_and(|least| level as u8 >= least as u8)
+    }
+}
+
 /// The calls in flight on one connection whose callers may be asked.
 #[derive(Debug, Default)]
 pub struct Asks {
     calls: Mutex<HashMap<u64, (Asker, CancellationToken)>>,
+    /// Where each of those calls' log messages go, if anywhere.
+    logs: Mutex<HashMap<u64, LogTo>>,
+    /// The last call to end, and when: its log messages may be handled just
+    /// after its answer (rmcp handles notifications on tasks of their own).
+    ended: Mutex<Option<(std::time::Instant, LogTo)>>,
     next: AtomicU64,
     /// Calls in flight whose callers cannot be asked (a script's calls, the command line).
     mute: AtomicU64,
@@ -80,6 +109,9 @@ impl Drop for InFlight {
     fn drop(&mut self) {
         match self.id {
             Some(id) => {
+                if let Some(log) = self.asks.logs.lock().expect("logs lock").remove(&id) {
+                    *self.asks.ended.lock().expect("ended lock") = Some((std::time::Instant::now(), log));
+                }
                 if let Some((_, ended)) = self.asks.calls.lock().expect("asks lock").remove(&id) {
                     ended.cancel();
                 }
@@ -92,11 +124,15 @@ impl Drop for InFlight {
 }
 
 impl Asks {
-    /// Registers a call whose caller may be asked through `asker`, or, with
-    /// `None`, one whose caller cannot be.
-    pub fn enter(self: &Arc<Self>, asker: Option<Asker>) -> InFlight {
+    /// Registers a call whose caller may be asked through `asker` (and
+    /// reads its log messages through `log`), or, with `None`, one whose
+    /// caller cannot be.
+    pub fn enter(self: &Arc<Self>, asker: Option<Asker>, log: Option<LogTo>) -> InFlight {
         let id = asker.map(|asker| {
             let id = self.next.fetch_add(1, Ordering::SeqCst);
+            if let Some(log) = log {
+                self.logs.lock().expect("logs lock").insert(id, log);
+            }
             let calls = &mut self.calls.lock().expect("asks lock");
             calls.insert(id, (asker, CancellationToken::new()));
             id
@@ -131,6 +167,41 @@ impl Asks {
                 "{what}: calls of several callers are in flight on this connection, and the gateway cannot tell whose user to ask"
             ))),
         }
+    }
+
+    /// A log message of the server's, relayed to the caller of the calls in
+    /// flight (or of the call that just ended) if it asked for that level;
+    /// credentials in it redacted. A message outside a call, or while calls
+    /// of several callers may have sent it, is dropped: it may be about any
+    /// of them.
+    pub async fn log(&self, mut params: LoggingMessageNotificationParam) {
+        let Some(to) = self.log_route().filter(|to| to.wants(params.level)) else {
+            tracing::debug!(
+                "a downstream log message below its caller's level, or with no one caller to go to; dropped"
+            );
+            return;
+        };
+        crate::leaks::redact(&mut params.data);
+        let _ = to.peer.notify_logging_message(params).await;
+    }
+
+    /// The one caller a log message may be from, when every call in flight,
+    /// and the one that ended within [`LOG_GRACE`], are that caller's: a
+    /// call in flight's route first (a 2026-07-28 request's stream ends
+    /// with its answer).
+    fn log_route(&self) -> Option<LogTo> {
+        let calls = self.calls.lock().expect("asks lock");
+        if self.mute.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let logs = self.logs.lock().expect("logs lock");
+        let current: Vec<Option<&LogTo>> = calls.keys().map(|id| logs.get(id)).collect();
+        let ended = self.ended.lock().expect("ended lock");
+        let recent = ended
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < LOG_GRACE)
+            .map(|(_, log)| log);
+        attributed(&current, recent, |log| &log.caller).cloned()
     }
 
     /// `elicitation/create`, put to the caller.
@@ -242,6 +313,22 @@ fn one_session<'a>(calls: impl Iterator<Item = &'a (Asker, CancellationToken)>) 
     Some((calls[0].0.clone(), ended))
 }
 
+/// The route of the one caller a message may be from: every call in flight
+/// (`current`; `None`, a call whose caller reads no log messages) and the
+/// call that just ended (`recent`) are that caller's (`caller` says whose).
+/// A call in flight's route first (a 2026-07-28 request's stream ends with
+/// its answer); none when there is no call, or calls of several callers.
+fn attributed<'a, T>(current: &[Option<&'a T>], recent: Option<&'a T>, caller: impl Fn(&T) -> &str) -> Option<&'a T> {
+    let current: Vec<&T> = current.iter().copied().collect::<Option<_>>()?;
+    let route = current.first().copied().or(recent)?;
+    let one = current
+        .iter()
+        .copied()
+        .chain(recent)
+        .all(|r| caller(r) == caller(route));
+    one.then_some(route)
+}
+
 /// Whether a client with `capabilities` can answer `request`.
 fn declared(capabilities: &ClientCapabilities, request: &ServerRequest) -> bool {
     match request {
@@ -325,4 +412,35 @@ async fn within<T>(ended: &CancellationToken, answer: impl Future<Output = T>) -
 
 fn refused(message: String) -> ErrorData {
     ErrorData::invalid_request(message, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call's route: (caller, call).
+    #[derive(Debug, PartialEq)]
+    struct Route(&'static str, u8);
+
+    fn to(current: &[Option<&Route>], recent: Option<&Route>) -> Option<(&'static str, u8)> {
+        attributed(current, recent, |r| r.0).map(|r| (r.0, r.1))
+    }
+
+    #[test]
+    fn a_log_message_goes_only_to_the_one_caller_it_can_be_from() {
+        let (a1, a2, b) = (Route("alice", 1), Route("alice", 2), Route("bob", 1));
+        assert_eq!(to(&[Some(&a1)], None), Some(("alice", 1)));
+        assert_eq!(
+            to(&[Some(&a1), Some(&a2)], None),
+            Some(("alice", 1)),
+            "two calls of one caller"
+        );
+        assert_eq!(to(&[Some(&a1), Some(&b)], None), None, "calls of two callers");
+        assert_eq!(to(&[], Some(&a1)), Some(("alice", 1)), "just after its call ended");
+        assert_eq!(to(&[Some(&a2)], Some(&a1)), Some(("alice", 2)), "its next call began");
+        assert_eq!(to(&[Some(&b)], Some(&a1)), None, "another caller's call began");
+        assert_eq!(to(&[None], None), None, "a caller that reads none");
+        assert_eq!(to(&[Some(&a1), None], None), None, "beside one that reads none");
+        assert_eq!(to(&[], None), None, "outside any call");
+    }
 }

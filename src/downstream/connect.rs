@@ -11,8 +11,8 @@ use process_wrap::tokio::{CommandWrap, ProcessGroup};
 #[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ErrorData, Implementation, ListRootsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ResourceUpdatedNotificationParam, SubscriptionFilter, Tool,
+    ElicitResult, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam, SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, NotificationContext, RequestContext, RunningService, ServiceError,
@@ -70,16 +70,7 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
-        // Relayed to the caller of the call in flight (asks.rs), when it can
-        // answer. Not roots: a server that learns of them asks when it starts,
-        // outside any call, and would trade its configured directories for none.
-        // Tasks: a caller with the extension polls them through the gateway,
-        // for any other the gateway polls them itself (gateway/tasks.rs).
-        info.capabilities = ClientCapabilities::builder()
-            .enable_elicitation()
-            .enable_sampling()
-            .enable_tasks()
-            .build();
+        info.capabilities = gateway_capabilities();
         info
     }
 
@@ -111,6 +102,10 @@ impl ClientHandler for Client {
         self.progress.relay(params).await;
     }
 
+    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _: NotificationContext<RoleClient>) {
+        self.asks.log(params).await;
+    }
+
     async fn on_resource_updated(&self, params: ResourceUpdatedNotificationParam, _: NotificationContext<RoleClient>) {
         // No subscriber listening is fine: nobody asked.
         let _ = self.resource_updates.send(params.uri);
@@ -118,6 +113,25 @@ impl ClientHandler for Client {
 }
 
 type Connection = RunningService<RoleClient, Client>;
+
+/// What the gateway declares to every server it connects to. Elicitation
+/// and sampling are relayed to the caller of the call in flight (asks.rs),
+/// when it can answer. Not roots: a 2025 server learns of them once for the
+/// connection, which the gateway shares between callers, asks for them when
+/// it starts, outside any call, and keeps the answer (it would trade its
+/// configured directories for none, or keep one caller's roots for all). A
+/// 2026-07-28 server is told per call what that call's caller can answer,
+/// roots included (`Downstream::asked_of`). Tasks: a caller with the
+/// extension polls them through the gateway, for any other the gateway
+/// polls them itself (gateway/tasks.rs).
+#[allow(deprecated)] // sampling: deprecated by 2026-07-28, still asked
+pub(super) fn gateway_capabilities() -> ClientCapabilities {
+    ClientCapabilities::builder()
+        .enable_elicitation()
+        .enable_sampling()
+        .enable_tasks()
+        .build()
+}
 
 /// Connects, lists tools, publishes `running` and serves until the connection
 /// closes, the gateway cancels `ct`, or (with `idle_timeout_ms`) no call came

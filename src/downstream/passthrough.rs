@@ -97,7 +97,7 @@ impl Downstream {
     }
 
     /// Whether the connection speaks 2026-07-28 or later (no `initialize`, subscriptions by stream).
-    fn stateless(&self) -> bool {
+    pub(super) fn stateless(&self) -> bool {
         self.state
             .borrow()
             .protocol

@@ -157,6 +157,7 @@ impl Gateway {
                 ask: None,
                 input_requests: None,
                 tasks: false,
+                log: None,
             },
             session,
             // Each call is charged to the script's budget as it starts, below.

@@ -3,8 +3,11 @@
 //! its session instead (the gateway drives those rounds, `gateway/input.rs`).
 
 use rmcp::RoleServer;
-use rmcp::model::ClientCapabilities;
+#[allow(deprecated)] // logging: deprecated by 2026-07-28, which keeps a per-request level
+use rmcp::model::{ClientCapabilities, LoggingLevel};
 use rmcp::service::{Peer, RequestContext};
+
+use crate::downstream::asks::LogTo;
 
 /// The session to ask over, when the caller is a 2025 client (it
 /// initialized a session and sends no per-request protocol version); a 2026
@@ -26,4 +29,22 @@ pub(super) fn reads_input_requests(ctx: &RequestContext<RoleServer>) -> Option<C
             .and_then(|c| serde_json::from_value(c).ok())
             .unwrap_or_default(),
     )
+}
+
+/// Where a call's downstream log messages go: a 2026-07-28 caller's request
+/// stream, from the level its `_meta` names (none without one); a 2025
+/// session, from the level it set with `logging/setLevel` (every level
+/// until it sets one: the server decides, and the gateway passes on what
+/// its servers send). `caller` names whose call it is.
+#[allow(deprecated)]
+pub(super) fn log_to(ctx: &RequestContext<RoleServer>, session_level: Option<LoggingLevel>, caller: String) -> LogTo {
+    let level = match ctx.meta.contains_key(crate::wire::PROTOCOL_VERSION_META) {
+        true => ctx.meta.log_level(),
+        false => Some(session_level.unwrap_or(LoggingLevel::Debug)),
+    };
+    LogTo {
+        peer: ctx.peer.clone(),
+        level,
+        caller,
+    }
 }

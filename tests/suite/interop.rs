@@ -305,6 +305,65 @@ async fn prompts_and_completions_pass_through_in_both_generations() {
     );
 }
 
+/// Issue #76: roots and log messages of Python SDK servers of both
+/// generations reach the official Python SDK client of both generations
+/// through the gateway. A 2026-07-28 server is told per call what the
+/// caller can answer, so it asks for roots only a client that has them, and
+/// logs at the level the caller asked for; a 2025 server, whose connection
+/// the gateway shares between callers, is never told of roots.
+#[tokio::test]
+#[ignore = "full tier: needs the Python SDKs (scripts/setup)"]
+async fn roots_and_log_messages_reach_the_caller_in_both_generations() {
+    let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
+    let server = |name: &str, extra: &str| {
+        format!(
+            "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"{}\"{extra}]\n\n",
+            python.display(),
+            repo_path("tests/interop/corners_server.py").display()
+        )
+    };
+    let config = format!(
+        "{ANONYMOUS}{}{}",
+        server("corners", ""),
+        server("old", ", \"--legacy\"")
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "corners:where").await;
+    wait_for_tool(&client, "old:where").await;
+    let run = |mode: &'static str, server: &'static str, roots: &'static str| {
+        let (python, url) = (python.clone(), gw.url.clone());
+        async move { run_client(&python, "corners_client.py", &[url.as_str(), mode, server, roots]).await }
+    };
+    let step_two = json!([{ "level": "info", "data": "step two" }]);
+    for mode in ["legacy", "2026-07-28"] {
+        let got = run(mode, "corners", "yes").await;
+        assert_eq!(got["where"], "file:///srv/project-x", "{mode}: {got}");
+        assert_eq!(got["chatty"], "done", "{mode}: {got}");
+        assert_eq!(got["logged"], step_two, "{mode}: info and up, once: {got}");
+        // A client without roots is not asked for them: the server says so.
+        let without = run(mode, "corners", "no").await;
+        assert!(
+            without["where"]
+                .as_str()
+                .unwrap()
+                .contains("did not declare the roots capability"),
+            "{mode}: {without}"
+        );
+        // A 2025 server logs through its session; roots stay undeclared there.
+        let old = run(mode, "old", "yes").await;
+        assert_eq!(old["chatty"], "done", "{mode}: {old}");
+        assert_eq!(old["logged"], step_two, "{mode}: {old}");
+        assert!(
+            old["where"]
+                .as_str()
+                .unwrap()
+                .contains("did not declare the roots capability"),
+            "{mode}: {old}"
+        );
+    }
+}
+
 /// Servers on the official Python SDK pull the rug
 /// (`tests/interop/rug_server.py`): once their tool `notes` has been called,
 /// they poison its description. Whether they announce it or not, pinning
