@@ -332,7 +332,11 @@ fn attributed<'a, T>(current: &[Option<&'a T>], recent: Option<&'a T>, caller: i
 /// Whether a client with `capabilities` can answer `request`.
 fn declared(capabilities: &ClientCapabilities, request: &ServerRequest) -> bool {
     match request {
-        ServerRequest::ElicitRequest(_) => capabilities.elicitation.is_some(),
+        // An empty `elicitation` is the form alone (as before URL mode).
+        ServerRequest::ElicitRequest(r) => capabilities.elicitation.as_ref().is_some_and(|e| match &r.params {
+            ElicitRequestParams::UrlElicitationParams { .. } => e.url.is_some(),
+            _ => e.form.is_some() || e.url.is_none(),
+        }),
         ServerRequest::CreateMessageRequest(_) => capabilities.sampling.is_some(),
         ServerRequest::ListRootsRequest(_) => capabilities.roots.is_some(),
         _ => false,
@@ -417,6 +421,7 @@ fn refused(message: String) -> ErrorData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A call's route: (caller, call).
     #[derive(Debug, PartialEq)]
@@ -424,6 +429,33 @@ mod tests {
 
     fn to(current: &[Option<&Route>], recent: Option<&Route>) -> Option<(&'static str, u8)> {
         attributed(current, recent, |r| r.0).map(|r| (r.0, r.1))
+    }
+
+    /// A question goes only to a client that declared its mode; an empty
+    /// `elicitation` (as before URL mode) is the form alone.
+    #[test]
+    fn a_question_needs_its_mode_declared() {
+        let ask = |params: serde_json::Value| {
+            ServerRequest::ElicitRequest(ElicitRequest::new(serde_json::from_value(params).unwrap()))
+        };
+        let form = ask(
+            serde_json::json!({ "mode": "form", "message": "Sure?", "requestedSchema": { "type": "object", "properties": {} } }),
+        );
+        let url = ask(
+            serde_json::json!({ "mode": "url", "message": "Sign in", "url": "https://example.com/x", "elicitationId": "1" }),
+        );
+        let declaring = |elicitation: serde_json::Value| -> ClientCapabilities {
+            serde_json::from_value(serde_json::json!({ "elicitation": elicitation })).unwrap()
+        };
+        let (empty, forms, urls) = (
+            declaring(json!({})),
+            declaring(json!({ "form": {} })),
+            declaring(json!({ "url": {} })),
+        );
+        assert!(declared(&empty, &form) && !declared(&empty, &url));
+        assert!(declared(&forms, &form) && !declared(&forms, &url));
+        assert!(!declared(&urls, &form) && declared(&urls, &url));
+        assert!(!declared(&ClientCapabilities::default(), &form));
     }
 
     #[test]

@@ -11,8 +11,9 @@ use process_wrap::tokio::{CommandWrap, ProcessGroup};
 #[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam, SubscriptionFilter, Tool,
+    ElicitResult, ElicitationCapability, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, NotificationContext, RequestContext, RunningService, ServiceError,
@@ -126,11 +127,18 @@ type Connection = RunningService<RoleClient, Client>;
 /// polls them itself (gateway/tasks.rs).
 #[allow(deprecated)] // sampling: deprecated by 2026-07-28, still asked
 pub(super) fn gateway_capabilities() -> ClientCapabilities {
-    ClientCapabilities::builder()
+    let mut capabilities = ClientCapabilities::builder()
         .enable_elicitation()
         .enable_sampling()
         .enable_tasks()
-        .build()
+        .build();
+    // Both modes of question: each goes only to a caller that declared its mode (asks.rs).
+    capabilities.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(Default::default())
+            .with_url(Default::default()),
+    );
+    capabilities
 }
 
 /// Connects, lists tools, publishes `running` and serves until the connection

@@ -364,6 +364,51 @@ async fn roots_and_log_messages_reach_the_caller_in_both_generations() {
     }
 }
 
+/// Issue #76, the other SDK: the official TypeScript client (2.x), in both
+/// generations, gets a 2025 server's prompt and completions, a 2026-07-28
+/// Python SDK server's request for its roots, and that server's log
+/// messages from the level it asked for. Its 2026-07-28 mode refuses
+/// `logging/setLevel` itself, before it reaches the gateway.
+#[tokio::test]
+#[ignore = "full tier: needs the Python SDKs and the npm packages (scripts/setup)"]
+async fn the_typescript_client_gets_prompts_completions_roots_and_logs_in_both_generations() {
+    let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
+    let node = installed("tests/interop/node_modules/.bin/node", "Node.js (npm's node package)");
+    let config = format!(
+        "{}[[servers]]\nname = \"corners\"\ncommand = \"{}\"\nargs = [\"{}\"]\n",
+        everything_config(),
+        python.display(),
+        repo_path("tests/interop/corners_server.py").display()
+    );
+    let gw = Gateway::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "everything:echo").await;
+    wait_for_tool(&client, "corners:where").await;
+    for mode in ["legacy", "2026-07-28"] {
+        let got = run_client(&node, "corners_client.mjs", &[gw.url.as_str(), mode]).await;
+        assert_eq!(
+            got["prompt"], "Please promote Alice to the head of the Engineering team.",
+            "{mode}: {got}"
+        );
+        assert_eq!(got["department"], json!(["Engineering"]), "{mode}: {got}");
+        assert_eq!(got["lead"], json!(["Alice"]), "{mode}: {got}");
+        assert_eq!(got["where"], "file:///srv/project-x", "{mode}: {got}");
+        assert_eq!(got["chatty"], "done", "{mode}: {got}");
+        assert_eq!(
+            got["logged"],
+            json!([{ "level": "info", "data": "step two" }]),
+            "{mode}: {got}"
+        );
+        match mode {
+            "legacy" => assert_eq!(got["setLevel"], "ok", "{got}"),
+            _ => assert_eq!(
+                got["setLevel"]["error"], "METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION",
+                "{got}"
+            ),
+        }
+    }
+}
+
 /// Servers on the official Python SDK pull the rug
 /// (`tests/interop/rug_server.py`): once their tool `notes` has been called,
 /// they poison its description. Whether they announce it or not, pinning
