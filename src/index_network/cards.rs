@@ -162,7 +162,7 @@ pub(super) fn card(m: &Match, check: &VibeCheck, avatar_allowed: impl Fn(&str) -
         let mut lines: Vec<String> = intents
             .iter()
             .enumerate()
-            .map(|(i, text)| format!("{}. {text}", i + 1))
+            .map(|(i, text)| format!("{}. {}", i + 1, escape_markdown(text)))
             .collect();
         lines.extend(more.clone());
         lines.join("\n")
@@ -278,8 +278,7 @@ fn linked_html(text: &str) -> String {
         let (whole, label, href) = (&link[0], &link[1], &link[2]);
         let start = link.get(0).map_or(at, |w| w.start());
         out.push_str(&escape_html(&text[at..start]));
-        let lower = href.to_ascii_lowercase();
-        if lower.starts_with("https://") || lower.starts_with("http://") {
+        if web_link(href) {
             out.push_str(&format!(
                 "<a href=\"{}\" rel=\"noopener noreferrer\">{}</a>",
                 escape_html(href),
@@ -294,20 +293,49 @@ fn linked_html(text: &str) -> String {
     out.replace('\n', "<br>")
 }
 
+/// The card in Markdown: every text another person wrote (name,
+/// introduction, intents in `context`) escaped, so none becomes a link or
+/// markup in a client that renders it; the synthesis keeps its `http(s)`
+/// links, as the HTML card does.
 fn markup(header: &Header, context: &str, stats: &[Stat], vibecheck: &str) -> String {
-    let mut md = format!("### {}", header.title);
+    let mut md = format!("### {}", escape_markdown(&header.title));
     if !header.badges.is_empty() {
         md.push_str(&format!(" ({})", header.badges.join(", ")));
     }
     if let Some(subtitle) = &header.subtitle {
-        md.push_str(&format!("\n{subtitle}"));
+        md.push_str(&format!("\n{}", escape_markdown(subtitle)));
     }
     md.push_str(&format!("\n{context}"));
     for s in stats {
         md.push_str(&format!("\n- {}: {}", s.label, s.value));
     }
-    md.push_str(&format!("\n\n_{vibecheck}_"));
+    md.push_str(&format!("\n\n_{}_", linked_markdown(vibecheck)));
     md
+}
+
+/// Escaped Markdown whose links with an `http(s)` target stay links (their
+/// labels escaped); any other link keeps only its label.
+fn linked_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for link in MARKDOWN_LINK.captures_iter(text) {
+        let (whole, label, href) = (&link[0], &link[1], &link[2]);
+        let start = link.get(0).map_or(at, |w| w.start());
+        out.push_str(&escape_markdown(&text[at..start]));
+        match web_link(href) {
+            true => out.push_str(&format!("[{}]({href})", escape_markdown(label))),
+            false => out.push_str(&escape_markdown(label)),
+        }
+        at = start + whole.len();
+    }
+    out.push_str(&escape_markdown(&text[at..]));
+    out
+}
+
+/// Whether a link's target is a web page (`http(s)`), the only kind a card links to.
+fn web_link(href: &str) -> bool {
+    let lower = href.to_ascii_lowercase();
+    lower.starts_with("https://") || lower.starts_with("http://")
 }
 
 /// `"Ada Lovelace"` → `"AL"`; `"ada"` → `"A"`.
@@ -379,11 +407,12 @@ pub(super) fn first_names(names: &[String], total: usize) -> String {
     }
 }
 
-/// Backslash before each character that starts Markdown or HTML markup.
+/// Backslash before each character that starts Markdown or HTML markup
+/// (`#` and `!` too: a heading, an image).
 fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|') {
+        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '!' | '(' | ')') {
             out.push('\\');
         }
         out.push(c);
@@ -513,6 +542,27 @@ mod tests {
         assert!(c.markup.contains("\n- Shared intents: 2\n- Total stake: 12.35"));
     }
 
+    /// Issue #72 (1): what another person wrote never becomes a link or
+    /// markup in the Markdown card; the synthesis keeps its web links only.
+    #[test]
+    fn markdown_cards_escape_what_people_wrote() {
+        let mut m = a_match("[x](https://evil.example) <b>Eve</b>", 1);
+        m.user.intro = Some("![pixel](https://evil.example/p.png) # Boss".into());
+        m.intents[0].intent.summary = Some("[click](https://evil.example/i) *now*".into());
+        let c = card(
+            &m,
+            &check(Status::Ok, "See [her work](https://index.network/u) or [this](javascript:alert(1))."),
+            |_| false,
+        );
+        let md = &c.markup;
+        assert!(md.starts_with("### \\[x\\]\\(https://evil.example\\) \\<b\\>Eve\\</b\\>"), "{md}");
+        assert!(md.contains("\n\\!\\[pixel\\]\\(https://evil.example/p.png\\) \\# Boss\n"), "{md}");
+        assert!(md.contains("1. \\[click\\]\\(https://evil.example/i\\) \\*now\\*"), "{md}");
+        // (The link's target stops at its first `)`; what is left is text.)
+        assert!(md.ends_with("_See [her work](https://index.network/u) or this\\)._"), "{md}");
+        assert!(!md.contains("](https://evil") && !md.contains("<b>"), "{md}");
+    }
+
     #[test]
     fn payloads_are_cut_and_emails_never_shown() {
         let c = card(&a_match("Ada", 7), &check(Status::Ok, "mail ada@example.com"), |_| {
@@ -623,7 +673,7 @@ mod tests {
         let hostile = names(&[&format!("[click](https://evil.example)\n<b>{}", "x".repeat(100))]);
         let named = first_names(&hostile, 1);
         assert!(
-            named.starts_with("\\[click\\](https://evil.example) \\<b\\>x"),
+            named.starts_with("\\[click\\]\\(https://evil.example\\) \\<b\\>x"),
             "{named}"
         );
         assert!(!named.contains('\n') && named.chars().count() < 60, "{named}");
