@@ -185,7 +185,8 @@ impl IndexServer {
 
     async fn extract_intent(&self, input: args::IntentInput, session: Session) -> Result<CallToolResult, Failure> {
         let payload = args::intent_payload(&input, self.config.payload_limits);
-        let extracted = self.protocol.discover_new(&session, payload).await?;
+        let mut extracted = self.protocol.discover_new(&session, payload).await?;
+        extracted.intents.iter_mut().for_each(cards::redact_intent);
         info!(tool = "extract_intent", request_id = %session.request_id, intents = extracted.intents.len(), "index invocation");
         let text = if extracted.intents.is_empty() {
             "No intents were generated from the provided input.".to_string()
@@ -196,11 +197,7 @@ impl IndexServer {
                 .enumerate()
                 .map(|(i, intent)| {
                     let text = intent.summary.as_deref().unwrap_or(&intent.payload);
-                    format!(
-                        "{}. {}",
-                        i + 1,
-                        crate::text::truncate(&crate::mask::hide_emails(text), 200)
-                    )
+                    format!("{}. {}", i + 1, crate::text::truncate(text, 200))
                 })
                 .collect();
             format!(
@@ -223,7 +220,8 @@ impl IndexServer {
         input: &args::IntentInput,
     ) -> Result<Vec<protocol::Intent>, Failure> {
         let payload = args::intent_payload(input, self.config.payload_limits);
-        let extracted = self.protocol.discover_new(session, payload).await?;
+        let mut extracted = self.protocol.discover_new(session, payload).await?;
+        extracted.intents.iter_mut().for_each(cards::redact_intent);
         Ok(extracted.intents)
     }
 
@@ -394,7 +392,7 @@ impl IndexServer {
             page: 1,
             limit: input.max_connections,
         };
-        let (filtered, still_arriving) = self.filter(&session, &body, true).await?;
+        let (mut filtered, still_arriving) = self.filter(&session, &body, true).await?;
         if filtered.results.is_empty() {
             let note = if still_arriving {
                 "; matches for your new intents may still be arriving, try again in a few seconds"
@@ -424,6 +422,7 @@ impl IndexServer {
             "index invocation"
         );
         let cards = self.cards(&filtered.results, &checks);
+        filtered.results.iter_mut().for_each(cards::redact);
         // Avatars as the cards have them: only from the origins the widget's CSP declares.
         let connections: Vec<Value> = filtered
             .results
@@ -433,9 +432,9 @@ impl IndexServer {
             .map(|((m, c), card)| {
                 json!({
                     "id": m.user.id,
-                    "user": { "id": m.user.id, "name": m.user.name, "avatar": card.header.avatar, "intro": m.user.intro.as_deref().map(crate::mask::hide_emails) },
+                    "user": { "id": m.user.id, "name": m.user.name, "avatar": card.header.avatar, "intro": m.user.intro },
                     "synthesis": crate::mask::hide_emails(&c.synthesis),
-                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&crate::mask::hide_emails(&i.intent.payload), 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
+                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&i.intent.payload, 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
                     "totalStake": m.total_stake,
                 })
             })

@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::protocol::{Match, Pagination};
+use super::protocol::{Intent, Match, Pagination};
 use super::vibecheck::{Status, VibeCheck};
 use crate::mask::hide_emails;
 use crate::text::{escape_html, one_line, truncate};
@@ -29,20 +29,26 @@ const NAME_CHARS: usize = 40;
 static MARKDOWN_LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\]\n]+)\]\(([^)\s]+)\)").unwrap());
 
 /// Removes what must not reach the model: the e-mail field, and addresses
-/// inside introductions, intents and reasonings.
+/// inside names, introductions, intents and reasonings.
 pub(super) fn redact(m: &mut Match) {
     m.user.email = None;
+    m.user.name = hide_emails(&m.user.name);
     if let Some(intro) = &mut m.user.intro {
         *intro = hide_emails(intro);
     }
     for mi in &mut m.intents {
-        mi.intent.payload = hide_emails(&mi.intent.payload);
-        if let Some(summary) = &mut mi.intent.summary {
-            *summary = hide_emails(summary);
-        }
+        redact_intent(&mut mi.intent);
         for r in &mut mi.reasonings {
             *r = hide_emails(r);
         }
+    }
+}
+
+/// Hides the e-mail addresses in an intent's text (a generated intent's too).
+pub(super) fn redact_intent(intent: &mut Intent) {
+    intent.payload = hide_emails(&intent.payload);
+    if let Some(summary) = &mut intent.summary {
+        *summary = hide_emails(summary);
     }
 }
 
@@ -412,7 +418,10 @@ pub(super) fn first_names(names: &[String], total: usize) -> String {
 fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '!' | '(' | ')') {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '!' | '(' | ')'
+        ) {
             out.push('\\');
         }
         out.push(c);
@@ -551,15 +560,30 @@ mod tests {
         m.intents[0].intent.summary = Some("[click](https://evil.example/i) *now*".into());
         let c = card(
             &m,
-            &check(Status::Ok, "See [her work](https://index.network/u) or [this](javascript:alert(1))."),
+            &check(
+                Status::Ok,
+                "See [her work](https://index.network/u) or [this](javascript:alert(1)).",
+            ),
             |_| false,
         );
         let md = &c.markup;
-        assert!(md.starts_with("### \\[x\\]\\(https://evil.example\\) \\<b\\>Eve\\</b\\>"), "{md}");
-        assert!(md.contains("\n\\!\\[pixel\\]\\(https://evil.example/p.png\\) \\# Boss\n"), "{md}");
-        assert!(md.contains("1. \\[click\\]\\(https://evil.example/i\\) \\*now\\*"), "{md}");
+        assert!(
+            md.starts_with("### \\[x\\]\\(https://evil.example\\) \\<b\\>Eve\\</b\\>"),
+            "{md}"
+        );
+        assert!(
+            md.contains("\n\\!\\[pixel\\]\\(https://evil.example/p.png\\) \\# Boss\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("1. \\[click\\]\\(https://evil.example/i\\) \\*now\\*"),
+            "{md}"
+        );
         // (The link's target stops at its first `)`; what is left is text.)
-        assert!(md.ends_with("_See [her work](https://index.network/u) or this\\)._"), "{md}");
+        assert!(
+            md.ends_with("_See [her work](https://index.network/u) or this\\)._"),
+            "{md}"
+        );
         assert!(!md.contains("](https://evil") && !md.contains("<b>"), "{md}");
     }
 

@@ -347,10 +347,9 @@ impl Protocol {
         })
     }
 
-    /// `POST /discover/new` (multipart, field `payload`).
+    /// `POST /discover/new` (multipart, field `payload`), retried on a
+    /// transient failure ([`DISCOVER_RETRY_DELAYS`]).
     pub(super) async fn discover_new(&self, session: &Session, payload: String) -> Result<Extracted, Error> {
-        let form = reqwest::multipart::Form::new().text("payload", payload);
-        let request = self.authorized(session, &self.url("/discover/new")).multipart(form);
         let call = Call {
             what: "Discover new",
             endpoint: "discover_new",
@@ -358,13 +357,18 @@ impl Protocol {
             filter_keys: None,
             quote_body: true,
         };
-        send(&call, request, self.config.protocol_api_timeout).await
+        let attempt = || {
+            let form = reqwest::multipart::Form::new().text("payload", payload.clone());
+            let request = self.authorized(session, &self.url("/discover/new")).multipart(form);
+            send(&call, request, self.config.protocol_api_timeout)
+        };
+        retrying(&DISCOVER_RETRY_DELAYS, attempt).await.0
     }
 
-    /// `POST /discover/filter` (at `[index] discover_filter_url`), timed for
-    /// `mcp_gateway_index_filter_seconds`.
+    /// `POST /discover/filter` (at `[index] discover_filter_url`), retried
+    /// on a transient failure ([`DISCOVER_RETRY_DELAYS`]), timed (retries
+    /// and all) for `mcp_gateway_index_filter_seconds`.
     pub(super) async fn discover_filter(&self, session: &Session, body: &FilterRequest<'_>) -> Result<Filtered, Error> {
-        let request = self.authorized(session, &self.config.discover_filter_url).json(body);
         let call = Call {
             what: "Discover filter",
             endpoint: "discover_filter",
@@ -372,8 +376,12 @@ impl Protocol {
             filter_keys: Some(field_names(body)),
             quote_body: true,
         };
+        let attempt = || {
+            let request = self.authorized(session, &self.config.discover_filter_url).json(body);
+            send(&call, request, self.config.discover_filter_timeout)
+        };
         let started = Instant::now();
-        let answer = send(&call, request, self.config.discover_filter_timeout).await;
+        let (answer, _) = retrying(&DISCOVER_RETRY_DELAYS, attempt).await;
         let outcome = if answer.is_ok() { "ok" } else { "error" };
         crate::telemetry::index_filter(outcome, started.elapsed());
         answer
@@ -428,6 +436,40 @@ struct Call<'a> {
     /// Whether a failure may quote the body; never for the token exchange,
     /// whose answer is a token.
     quote_body: bool,
+}
+
+/// Delays before the retries of `/discover/new` and `/discover/filter` after
+/// a transient failure: two retries, the second wait twice the first
+/// (VibeCheck's are `[index] vibecheck_retry_delays_ms`).
+const DISCOVER_RETRY_DELAYS: [Duration; 2] = [Duration::from_millis(250), Duration::from_millis(500)];
+
+/// Longest `Retry-After` honoured before a retry; a longer ask waits this long.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+
+/// Runs `attempt`, and again after each of `delays` while it fails
+/// transiently ([`Error::is_transient`]); a longer `Retry-After` is waited
+/// instead of the delay, up to [`MAX_RETRY_AFTER`]. The last answer, and
+/// how many retries it took.
+pub(super) async fn retrying<T, F: Future<Output = Result<T, Error>>>(
+    delays: &[Duration],
+    mut attempt: impl FnMut() -> F,
+) -> (Result<T, Error>, usize) {
+    let mut retries = 0;
+    loop {
+        let error = match attempt().await {
+            Ok(answer) => return (Ok(answer), retries),
+            Err(e) => e,
+        };
+        let Some(delay) = delays.get(retries).filter(|_| error.is_transient()) else {
+            return (Err(error), retries);
+        };
+        let wait = match error.retry_after() {
+            Some(asked) => asked.min(MAX_RETRY_AFTER).max(*delay),
+            None => *delay,
+        };
+        tokio::time::sleep(wait).await;
+        retries += 1;
+    }
 }
 
 /// Sends, bounded by `timeout`, and reads a JSON answer. A `Retry-After` is

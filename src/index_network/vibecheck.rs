@@ -10,10 +10,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use tracing::{debug, info, warn};
 
-use super::protocol::{Match, Protocol, Session};
-
-/// Longest `Retry-After` honoured before a retry; a longer ask waits this long.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+use super::protocol::{Match, Protocol, Session, retrying};
 
 /// How one VibeCheck went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -141,38 +138,29 @@ async fn with_retries(
     index_ids: Option<&[String]>,
     settings: &Settings,
 ) -> (VibeCheck, usize) {
-    let mut attempt = 0;
-    loop {
+    let attempt = || async {
         let started = Instant::now();
         let answer = protocol
             .vibecheck(session, target, intent_ids, index_ids, settings.character_limit)
             .await;
-        debug!(request_id = %session.request_id, target_user_id = target, attempt, latency_ms = started.elapsed().as_millis() as u64, ok = answer.is_ok(), "vibecheck call");
-        let error = match answer {
-            Ok(s) if s.trim().is_empty() => return (entry(target, String::new(), Status::Empty, settings), attempt),
-            Ok(s) => {
-                return (
-                    entry(target, crate::mask::hide_emails(&s), Status::Ok, settings),
-                    attempt,
-                );
-            }
-            Err(e) => e,
-        };
-        let Some(delay) = settings.retry_delays.get(attempt).filter(|_| error.is_transient()) else {
-            warn!(request_id = %session.request_id, target_user_id = target, attempts = attempt + 1, error = %error, "vibecheck unavailable");
-            return (entry(target, String::new(), Status::Failed, settings), attempt);
-        };
-        let wait = match error.retry_after() {
-            Some(asked) => {
-                let honoured = asked.min(MAX_RETRY_AFTER);
-                info!(request_id = %session.request_id, target_user_id = target, retry_after_s = asked.as_secs(), "vibecheck rate limited; honouring Retry-After");
-                honoured.max(*delay)
-            }
-            None => *delay,
-        };
-        tokio::time::sleep(wait).await;
-        attempt += 1;
-    }
+        debug!(request_id = %session.request_id, target_user_id = target, latency_ms = started.elapsed().as_millis() as u64, ok = answer.is_ok(), "vibecheck call");
+        if let Err(e) = &answer
+            && let Some(asked) = e.retry_after()
+        {
+            info!(request_id = %session.request_id, target_user_id = target, retry_after_s = asked.as_secs(), "vibecheck rate limited; Retry-After asked");
+        }
+        answer
+    };
+    let (answer, retries) = retrying(&settings.retry_delays, attempt).await;
+    let check = match answer {
+        Ok(s) if s.trim().is_empty() => entry(target, String::new(), Status::Empty, settings),
+        Ok(s) => entry(target, crate::mask::hide_emails(&s), Status::Ok, settings),
+        Err(error) => {
+            warn!(request_id = %session.request_id, target_user_id = target, attempts = retries + 1, error = %error, "vibecheck unavailable");
+            entry(target, String::new(), Status::Failed, settings)
+        }
+    };
+    (check, retries)
 }
 
 fn entry(target: &str, synthesis: String, status: Status, settings: &Settings) -> VibeCheck {
