@@ -233,6 +233,12 @@ impl Snapshot {
         self.vectors.get().is_some()
     }
 
+    /// Tools of `server` in this snapshot: listed, and neither disabled by a
+    /// rule, hidden by an override nor held for review.
+    pub fn enabled_by(&self, server: &str) -> usize {
+        self.entries.iter().filter(|e| e.server == server).count()
+    }
+
     /// Tools of `server` that the security scan tagged `suspicious:…`.
     pub fn flagged_by(&self, server: &str) -> usize {
         self.entries

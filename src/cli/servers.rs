@@ -45,7 +45,8 @@ pub(super) fn print(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
                 .map(|h| json!({ "tool": h.tool, "why": h.why }))
                 .collect();
             json!({
-                "name": s.name(), "title": s.config.title, "status": state.status.word(), "tools": state.tools.len(), "restarts": state.restarts,
+                "name": s.name(), "title": s.config.title, "status": state.status.word(), "tools": state.tools.len(),
+                "enabledCount": snapshot.enabled_by(s.name()), "restarts": state.restarts,
                 "protocol": state.protocol, "transport": transport, "error": error, "projectConnections": s.instance_count(),
                 "held": held, "flagged": snapshot.flagged_by(s.name()),
             })
@@ -71,11 +72,20 @@ pub(super) fn print(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
             if let Some(n) = r["flagged"].as_u64().filter(|n| *n > 0) {
                 detail.push_str(&format!("; {n} tagged suspicious:*"));
             }
+            // `6/7`: six of its seven tools enabled (rules, overrides, holds).
+            let (tools, enabled) = (
+                r["tools"].as_u64().unwrap_or(0),
+                r["enabledCount"].as_u64().unwrap_or(0),
+            );
+            let tools = match enabled == tools {
+                true => tools.to_string(),
+                false => format!("{enabled}/{tools}"),
+            };
             println!(
                 "{:<20} {:<12} {:>5}  {:<11} {}",
                 r["name"].as_str().unwrap_or(""),
                 r["status"].as_str().unwrap_or(""),
-                r["tools"].as_u64().unwrap_or(0),
+                tools,
                 r["protocol"].as_str().unwrap_or("-"),
                 detail
             );

@@ -266,8 +266,9 @@ fn the_embedded_default_serves_something_real_with_no_config_file() {
 #[test]
 fn servers_shows_status_tool_counts_and_errors() {
     let dir = tempfile::tempdir().unwrap();
+    // A rule disables one of alpha's tools (issue #72, 7: `enabledCount`).
     let config = format!(
-        "{ANONYMOUS}{}[[servers]]\nname = \"broken\"\ncommand = \"/no/such/binary\"\n\n[[servers]]\nname = \"off\"\ncommand = \"x\"\nenabled = false\n",
+        "{ANONYMOUS}{}[[servers]]\nname = \"broken\"\ncommand = \"/no/such/binary\"\n\n[[servers]]\nname = \"off\"\ncommand = \"x\"\nenabled = false\n\n[[rules]]\npattern = [\"crash\"]\nenabled = false\n",
         chaos_server("alpha", "")
     );
     std::fs::write(dir.path().join("gateway.toml"), config).unwrap();
@@ -276,6 +277,7 @@ fn servers_shows_status_tool_counts_and_errors() {
     let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(rows[0]["status"], "running");
     assert_eq!(rows[0]["tools"], 22);
+    assert_eq!(rows[0]["enabledCount"], 21, "{rows}");
     assert_eq!(rows[1]["status"], "failed");
     assert!(rows[1]["error"].as_str().unwrap().contains("/no/such/binary"));
     assert_eq!(rows[2]["status"], "stopped");
@@ -284,6 +286,7 @@ fn servers_shows_status_tool_counts_and_errors() {
     let table = stdout(&o);
     assert!(table.lines().next().unwrap().starts_with("SERVER"), "{table}");
     assert!(table.contains("alpha") && table.contains("running"), "{table}");
+    assert!(table.contains("21/22"), "{table}");
 }
 
 #[test]
