@@ -6,7 +6,10 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags, params};
 use serde::Serialize;
 
-const SCHEMA_VERSION: i64 = 1;
+/// Moves whenever the schema, or what parsing reads from a file, changes:
+/// a database of another version is read again from the files. (2: Markdown
+/// indexed as it reads, navigation lines left out.)
+const SCHEMA_VERSION: i64 = 2;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS documents (
     id         TEXT PRIMARY KEY,
@@ -51,6 +54,8 @@ pub(super) fn open(path: &Path, write: bool) -> Result<Connection, rusqlite::Err
         // run that finds nothing changed writes nothing.
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version != SCHEMA_VERSION {
+            // Every file then differs from what is known of it: parsed again.
+            conn.execute("UPDATE documents SET size = -1, hash = ''", [])?;
             conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
     }

@@ -97,32 +97,47 @@ fn markdown(text: &str, stem: &str, is_markdown: bool) -> Parsed {
             .map(|(_, v)| v.clone())
             .filter(|v| !v.is_empty())
     };
-    let (heading, links) = if is_markdown {
-        markdown_links(body)
+    let (heading, text, links) = if is_markdown {
+        markdown_body(body)
     } else {
-        (None, bare_urls(body, 0..body.len()))
+        (None, body.to_string(), bare_urls(body, 0..body.len()))
     };
     let title = field(&["title"]).or(heading).unwrap_or_else(|| stem.to_string());
     Parsed {
         title: one_line(title.trim()),
         source_url: field(&["source", "source_url", "url"]).filter(|u| u.contains("://")),
         date: field(&["date", "saved", "created"]),
-        text: body.to_string(),
+        text,
         links,
     }
 }
 
-/// The first heading and the links of a Markdown body, each link with its
-/// sentence from the source. Links and URLs inside code blocks and code
-/// spans are examples, not citations, and images are not links.
-fn markdown_links(body: &str) -> (Option<String>, Vec<Link>) {
+/// Whether a block of Markdown is page furniture, a navigation line such as
+/// `[Home](/) · [Comments](/c)`: two links or more, and between them only
+/// separators. Its text is not searched and its links are not citations.
+fn is_navigation(outside_links: &str, links: usize) -> bool {
+    links >= 2
+        && outside_links
+            .chars()
+            .all(|c| c.is_whitespace() || matches!(c, '·' | '|' | '•' | '/' | '-' | '–' | '—' | '>' | '»' | ',' | ':'))
+}
+
+/// The first heading, the text (as it reads: no `#` marks, link targets or
+/// emphasis, one line per block) and the links of a Markdown body, each link
+/// with its sentence from the source. Links and URLs inside code blocks and
+/// code spans are examples, not citations; images are not links; a
+/// navigation line ([`is_navigation`]) is neither text nor citations.
+fn markdown_body(body: &str) -> (Option<String>, String, Vec<Link>) {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let mut heading: Option<String> = None;
     let mut in_heading = false;
     let mut in_code = false;
     // Inside a link or image: its text is not scanned for bare URLs.
     let mut inside = 0usize;
-    let mut links = Vec::new();
+    let (mut text, mut links) = (String::new(), Vec::new());
+    // The block being read: its text, the text outside its links, its links.
+    let (mut block, mut outside, mut block_links) = (String::new(), String::new(), Vec::new());
+    let mut linked = 0usize;
     for (event, range) in
         Parser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).into_offset_iter()
     {
@@ -131,31 +146,68 @@ fn markdown_links(body: &str) -> (Option<String>, Vec<Link>) {
                 in_heading = true;
                 heading = Some(String::new());
             }
-            Event::End(TagEnd::Heading(_)) => in_heading = false,
             Event::Start(Tag::Link { dest_url, .. }) => {
                 inside += 1;
-                links.push(Link {
+                linked += 1;
+                block_links.push(Link {
                     url: dest_url.to_string(),
                     context: sentence_around(body, range.start, range.end),
                 });
             }
             Event::Start(Tag::Image { .. }) => inside += 1,
             Event::Start(Tag::CodeBlock(_)) => in_code = true,
-            Event::End(TagEnd::CodeBlock) => in_code = false,
             Event::End(TagEnd::Link | TagEnd::Image) => inside = inside.saturating_sub(1),
-            Event::Text(t) => {
+            Event::Text(ref t) | Event::Code(ref t) => {
                 if in_heading && let Some(h) = heading.as_mut() {
-                    h.push_str(&t);
+                    h.push_str(t);
                 }
-                if inside == 0 && !in_code {
-                    links.extend(bare_urls(body, range));
+                if inside == 0 && !in_code && matches!(event, Event::Text(_)) {
+                    block_links.extend(bare_urls(body, range));
+                }
+                if inside == 0 {
+                    outside.push_str(t);
+                }
+                block.push_str(t);
+            }
+            // Markup typed into a note is what it says (a note on XSS quotes `<script>`).
+            Event::InlineHtml(ref t) | Event::Html(ref t) => {
+                outside.push_str(t);
+                block.push_str(t);
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                block.push(' ');
+                outside.push(' ');
+            }
+            Event::End(end) => {
+                if matches!(end, TagEnd::Heading(_)) {
+                    in_heading = false;
+                }
+                if matches!(end, TagEnd::CodeBlock) {
+                    in_code = false;
+                }
+                let ends_block = matches!(
+                    end,
+                    TagEnd::Paragraph
+                        | TagEnd::Heading(_)
+                        | TagEnd::Item
+                        | TagEnd::CodeBlock
+                        | TagEnd::TableCell
+                        | TagEnd::HtmlBlock
+                );
+                if ends_block {
+                    if !is_navigation(&outside, linked) {
+                        text.push_str(block.trim());
+                        text.push('\n');
+                        links.append(&mut block_links);
+                    }
+                    (block, outside, linked) = (String::new(), String::new(), 0);
+                    block_links.clear();
                 }
             }
-            Event::Code(t) if in_heading => heading.as_mut().into_iter().for_each(|h| h.push_str(&t)),
             _ => {}
         }
     }
-    (heading.filter(|h| !h.trim().is_empty()), links)
+    (heading.filter(|h| !h.trim().is_empty()), text, links)
 }
 
 /// Bare `http(s)://` URLs in `text[range]`, with their sentences.
@@ -496,7 +548,16 @@ mod tests {
             p.links[0].context,
             "For more, see [this resource](https://example.com/ml-algorithms \"algos\")."
         );
-        assert!(p.text.starts_with("# Ignored heading"));
+        assert!(
+            p.text.starts_with("Ignored heading\nMachine learning is big."),
+            "{}",
+            p.text
+        );
+        assert!(
+            !p.text.contains("](") && !p.text.contains("ml-algorithms"),
+            "{}",
+            p.text
+        );
     }
 
     #[test]
@@ -634,6 +695,26 @@ mod tests {
             "{:?}",
             p.links[1]
         );
+    }
+
+    /// Issue #72 (8): a navigation line is furniture (neither searched nor
+    /// a citation), and headings lose their `#` marks.
+    #[test]
+    fn markdown_navigation_is_furniture() {
+        let md = "[Home](https://blog.example/) · [Comments](https://blog.example/c)\n\n# Rust and WebAssembly\n\nStart with [the book](https://rustwasm.github.io/book/), then *build*.\n\n[Prev](/a) | [Next](/b)\n";
+        let p = parse(md.as_bytes(), Kind::Markdown, "x").unwrap();
+        let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(urls, ["https://rustwasm.github.io/book/"]);
+        assert_eq!(p.text, "Rust and WebAssembly\nStart with the book, then build.\n");
+        assert_eq!(p.title, "Rust and WebAssembly");
+    }
+
+    #[test]
+    fn only_separators_between_two_links_or_more_make_navigation() {
+        assert!(is_navigation(" · ", 2));
+        assert!(is_navigation(" | | ", 3));
+        assert!(!is_navigation(" · ", 1), "one link may be a citation");
+        assert!(!is_navigation(" and see ", 2), "a sentence around links");
     }
 
     #[test]
