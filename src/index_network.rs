@@ -436,6 +436,7 @@ impl IndexServer {
                     "synthesis": crate::mask::hide_emails(&c.synthesis),
                     "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&i.intent.payload, 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
                     "totalStake": m.total_stake,
+                    "actions": card.actions,
                 })
             })
             .collect();

@@ -282,6 +282,10 @@ async function discoverConnections({ app, shown, tool }) {
   assert.ok(Number.isInteger(found) && found >= 1, `$HOST_CASES.${tool} must find connections; connectionsFound is ${found}`);
   const count = await settled(app.locator('article.connection'), (n) => n === found);
   assert.equal(count, found, 'one article.connection per connection found');
+  // Each card offers what the discovery cards do (issue 72).
+  const buttons = await app.locator('article.connection').first().locator('.actions button').allTextContents();
+  assert.deepEqual(buttons, ['Connect', 'Save'], 'a connection card has Connect and Save');
+  assert.equal(await app.locator('article.connection [data-action=connect]:disabled').count(), 0, 'enabled in a host');
 }
 
 async function extractIntent({ app, shown, tool }) {
@@ -289,6 +293,12 @@ async function extractIntent({ app, shown, tool }) {
   assert.ok(Array.isArray(intents) && intents.length >= 1, `$HOST_CASES.${tool} must extract intents; intents is ${JSON.stringify(intents)}`);
   const count = await settled(app.locator('li.intent'), (n) => n === intents.length);
   assert.equal(count, intents.length, 'one li.intent per intent');
+  // The person removes them from the list, one by one (issue 72).
+  for (let left = intents.length; left > 0; left--) {
+    await app.locator('li.intent [data-remove]').first().click();
+    assert.equal(await settled(app.locator('li.intent'), (n) => n === left - 1), left - 1, 'one intent fewer');
+  }
+  assert.equal(await app.locator('.empty').textContent(), 'All intents removed.');
 }
 
 /**

@@ -109,6 +109,12 @@ async function shoot(page, name, frame = page, snapshot = name) {
   }
 }
 
+/** Waits until `read()` gives `wanted` (a host's message arrives a moment after the click). */
+async function waitFor(read, wanted) {
+  for (let i = 0; i < 50 && (await read()) !== wanted; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await read(), wanted);
+}
+
 async function texts(frame, selector) {
   return frame.$$eval(selector, (nodes) => nodes.map((n) => n.textContent.trim()));
 }
@@ -257,6 +263,9 @@ async function mcpAppsHost(widget, { first, input = { intentIds: ['i-1'], limit:
       } else if (m.method === 'ui/notifications/initialized') {
         send({ jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: { arguments: input } });
         send({ jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: { content: [], structuredContent: first, _meta: meta } });
+      } else if (m.method === 'ui/message') {
+        window.said = m.params.content[0].text;
+        send({ jsonrpc: '2.0', id: m.id, result: {} });
       } else if (m.method === 'tools/call') {
         window.called.push({ name: m.params.name, args: m.params.arguments });
         const structuredContent = await window.__answer(m.params.arguments);
@@ -267,14 +276,14 @@ async function mcpAppsHost(widget, { first, input = { intentIds: ['i-1'], limit:
   }, { widget, first, input, meta, callMeta, hostContext });
   await page.frameLocator('#app').locator('#root .banner').waitFor();
   const frame = await (await page.$('#app')).contentFrame();
-  return { page, frame, requests, errors, calls: () => page.evaluate(() => window.called) };
+  return { page, frame, requests, errors, calls: () => page.evaluate(() => window.called), said: () => page.evaluate(() => window.said) };
 }
 
-/** Both stub hosts, each rendering `widget` with `output` as `{ page, frame, calls(), requests, errors }`. */
+/** Both stub hosts, each rendering `widget` with `output` as `{ page, frame, calls(), said(), requests, errors }`. */
 const HOSTS = {
   openai: async (widget, output, options = {}) => {
     const r = await openai(output, { ...options, widget });
-    return { ...r, frame: r.page, calls: async () => r.calls };
+    return { ...r, frame: r.page, calls: async () => r.calls, said: () => r.page.evaluate(() => window.__said) };
   },
   'mcp-apps': (widget, output, options = {}) => mcpAppsHost(widget, { ...options, first: output }),
 };
@@ -392,6 +401,16 @@ test('connections: one card per person, with what could happen and the shared in
     assert.deepEqual(await texts(frame, 'article.connection .avatar'), ['AL', 'GH', 'AT']);
     assert.deepEqual(requests, []);
   });
+});
+
+test('connections: each card has Connect and Save, which ask the model for that person', async () => {
+  await inBothHosts('index-connections', connections(3), 'connections', async ({ frame, said }) => {
+    assert.deepEqual(await texts(frame, 'article.connection:first-child .actions button'), ['Connect', 'Save']);
+    await frame.click('article.connection:nth-child(2) [data-action=connect]');
+    await waitFor(said, 'Connect me with Grace Hopper.');
+    await frame.click('article.connection:nth-child(3) [data-action=save]');
+    await waitFor(said, 'Save Alan Turing for later.');
+  });
   await inBothHosts('index-connections', connections(0), 'no-connections', async ({ frame }) => {
     assert.deepEqual(await texts(frame, '.empty'), ['No connections found.']);
   });
@@ -433,6 +452,17 @@ test('intent display: each intent with its date, and an empty state', async () =
   await inBothHosts('intent-display', intents(0), 'no-intents', async ({ frame }) => {
     assert.deepEqual(await texts(frame, '.empty'), ['No intents detected.']);
     assert.deepEqual(await texts(frame, '.banner .chip'), ['0 intents']);
+  });
+});
+
+test('intent display: the person removes intents from the list, then "All intents removed."', async () => {
+  await inBothHosts('intent-display', intents(2), 'intents-removed', async ({ frame, requests }) => {
+    await frame.click('li.intent[data-intent-id="i-1"] [data-remove]');
+    assert.deepEqual(await texts(frame, 'li.intent .intent-text'), ["Offering mentorship in distributed systems, in the user's words"]);
+    assert.deepEqual(await texts(frame, '.banner .chip'), ['1 intent', '1 removed', '1 link processed']);
+    await frame.click('li.intent [data-remove]');
+    assert.deepEqual(await texts(frame, '.empty'), ['All intents removed.']);
+    assert.deepEqual(requests, [], 'removing asks nothing of anyone');
   });
 });
 

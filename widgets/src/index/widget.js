@@ -15,7 +15,7 @@
  * @typedef {{ hasNext: boolean, hasPrev: boolean, nextPage: number | null, prevPage: number | null, nextArguments?: object | null, prevArguments?: object | null }} PageHint
  * @typedef {{ cards: Card[], summary?: string, pagination?: Pagination, pageHint?: PageHint, generatedIntents?: object[] | null }} DiscoverProps
  * @typedef {{ id: string, payload: string, summary?: string | null }} MatchedIntent
- * @typedef {{ id: string, user: { id: string, name: string, avatar?: string | null, intro?: string | null }, synthesis: string, matchedIntents: MatchedIntent[], totalStake?: number }} Connection
+ * @typedef {{ id: string, user: { id: string, name: string, avatar?: string | null, intro?: string | null }, synthesis: string, matchedIntents: MatchedIntent[], totalStake?: number, actions?: Action[] }} Connection
  * @typedef {{ connections: Connection[], intentsExtracted?: number, connectionsFound?: number, summary?: string }} ConnectionsProps
  * @typedef {{ id: string, payload: string, summary?: string | null, createdAt?: string }} Intent
  * @typedef {{ intents: Intent[], filesProcessed?: number, linksProcessed?: number, intentsGenerated?: number }} IntentsProps
@@ -168,14 +168,6 @@
     }
     const stats = el('dl', { class: 'stats' });
     for (const s of b.stats || []) stats.append(el('div', {}, el('dt', {}, `${s.label}:`), el('dd', {}, String(s.value))));
-    const actions = el('div', { class: 'actions' });
-    for (const a of card.actions || []) {
-      const button = el('button', { type: 'button', title: a.hint || '', 'data-action': a.action }, a.label);
-      if (a.action === 'connect') button.classList.add('primary');
-      if (!host) button.setAttribute('disabled', '');
-      button.addEventListener('click', () => act(a, h.title));
-      actions.append(button);
-    }
     return el(
       'article',
       { class: 'card', 'data-user-id': h.userId || '' },
@@ -186,8 +178,21 @@
       intents.childElementCount ? el('h3', { class: 'section-title' }, 'Shared intents') : null,
       intents.childElementCount ? intents : null,
       stats,
-      actions,
+      actionButtons(card.actions || [], h.title),
     );
+  }
+
+  /** A card's buttons (Connect, Save): each asks the model through the host, for the person named. */
+  function actionButtons(/** @type {Action[]} */ list, /** @type {string} */ name) {
+    const actions = el('div', { class: 'actions' });
+    for (const a of list) {
+      const button = el('button', { type: 'button', title: a.hint || '', 'data-action': a.action }, a.label);
+      if (a.action === 'connect') button.classList.add('primary');
+      if (!host) button.setAttribute('disabled', '');
+      button.addEventListener('click', () => act(a, name));
+      actions.append(button);
+    }
+    return actions;
   }
 
   function discoverBanner(/** @type {DiscoverProps} */ p) {
@@ -235,6 +240,7 @@
       vibe(c.synthesis || '', Boolean(c.synthesis)),
       matched.length ? el('h3', { class: 'section-title' }, 'Shared intents') : null,
       matched.length ? intents : null,
+      actionButtons(Array.isArray(c.actions) ? c.actions : [], user.name),
     );
   }
 
@@ -244,19 +250,34 @@
     return chips(labels, p.summary);
   }
 
-  // --- extract_intent: the intents saved ---
+  // --- extract_intent: the intents saved; the person may remove some from the list ---
+  /** @type {Set<string>} intents removed from the list (this display only) */
+  const removed = new Set();
+
+  /** The intents still listed. */
+  function shown(/** @type {IntentsProps} */ p) {
+    return p.intents.filter((i) => !removed.has(String(i.id)));
+  }
+
   function intentView(/** @type {Intent} */ i) {
     const date = typeof i.createdAt === 'string' ? i.createdAt.slice(0, 10) : '';
+    const remove = el('button', { type: 'button', class: 'remove', 'data-remove': String(i.id || ''), title: 'Remove this intent from the list' }, 'Remove');
+    remove.addEventListener('click', () => {
+      removed.add(String(i.id));
+      render();
+    });
     return el(
       'li',
       { class: 'intent', 'data-intent-id': String(i.id || '') },
       el('span', { class: 'intent-text' }, String(i.summary || i.payload || '')),
       date ? el('time', { datetime: String(i.createdAt) }, date) : null,
+      remove,
     );
   }
 
   function intentsBanner(/** @type {IntentsProps} */ p) {
-    const labels = [count(p.intents.length, 'intent')];
+    const labels = [count(shown(p).length, 'intent')];
+    if (removed.size) labels.push(`${removed.size} removed`);
     if (p.filesProcessed) labels.push(`${count(p.filesProcessed, 'file')} processed`);
     if (p.linksProcessed) labels.push(`${count(p.linksProcessed, 'link')} processed`);
     return chips(labels);
@@ -297,7 +318,9 @@
       nothing: 'No intents to show.',
       render: (/** @type {IntentsProps} */ p) => [
         intentsBanner(p),
-        p.intents.length ? el('ol', { class: 'intent-list' }, ...p.intents.map(intentView)) : el('div', { class: 'empty' }, 'No intents detected.'),
+        shown(p).length
+          ? el('ol', { class: 'intent-list' }, ...shown(p).map(intentView))
+          : el('div', { class: 'empty' }, removed.size ? 'All intents removed.' : 'No intents detected.'),
       ],
       plain: (/** @type {IntentsProps} */ p) => [intentsBanner(p), plainList(p.intents, 'No intents detected.', (i) => [String(i.summary || i.payload || '')])],
     },
