@@ -14,6 +14,7 @@
 mod args;
 mod cards;
 mod protocol;
+mod sample;
 mod vibecheck;
 pub mod widget;
 
@@ -49,6 +50,17 @@ const POLL_TRIES: u64 = 8;
 pub struct IndexServer {
     protocol: Protocol,
     config: Arc<IndexConfig>,
+}
+
+/// What `discover_filter` found, ready to answer with.
+struct Found {
+    filtered: protocol::Filtered,
+    checks: Vec<vibecheck::VibeCheck>,
+    /// Intents created from the input, when it chained.
+    generated: Option<Vec<protocol::Intent>>,
+    intent_ids: Vec<String>,
+    /// Fresh intents whose matches may still be computed.
+    still_arriving: bool,
 }
 
 /// A tool call with its arguments checked.
@@ -156,7 +168,8 @@ impl IndexServer {
                     "vibecheck": { "type": "object", "additionalProperties": false, "properties": {
                         "characterLimit": { "type": "integer", "minimum": 1, "description": "Longest synthesis, in characters" },
                         "concurrency": { "type": "integer", "minimum": 1, "maximum": crate::config::index_network::MAX_CONCURRENCY, "description": "Syntheses generated in parallel (default 2)" }
-                    } }
+                    } },
+                    "mock": { "type": "boolean", "description": "Answer with sample people, sending nothing to Index and creating nothing (to try the cards)" }
                 }
             })),
         );
@@ -288,7 +301,7 @@ impl IndexServer {
             page: input.page,
             limit: input.limit,
         };
-        let (mut filtered, still_arriving) = self.filter(&session, &body, generated.is_some()).await?;
+        let (filtered, still_arriving) = self.filter(&session, &body, generated.is_some()).await?;
         let settings = self.vibecheck_settings(&input);
         let (checks, tally) = vibecheck::run_all(
             &self.protocol,
@@ -299,17 +312,6 @@ impl IndexServer {
             &settings,
         )
         .await;
-        let cards = self.cards(&filtered.results, &checks);
-        let summary = cards::summary(&cards::Facts {
-            generated: generated.as_ref().map(Vec::len),
-            intents: intent_ids.len(),
-            matches: filtered.results.len(),
-            pagination: filtered.pagination,
-            unavailable: checks.iter().filter(|c| c.unavailable()).count(),
-            checked: checks.iter().filter(|c| c.status != vibecheck::Status::Skipped).count(),
-            still_arriving,
-            names: cards.iter().map(|c| c.header.title.clone()).collect(),
-        });
         info!(
             tool = "discover_filter",
             request_id = %session.request_id,
@@ -322,6 +324,52 @@ impl IndexServer {
             filters_summary = %filters_summary(&input),
             "index invocation"
         );
+        let found = Found {
+            filtered,
+            checks,
+            generated,
+            intent_ids,
+            still_arriving,
+        };
+        Ok(self.filter_answer(&input, found, ""))
+    }
+
+    /// `discover_filter` with `mock: true`: the sample answer (`sample.rs`),
+    /// built as a real one is; nothing is sent to Index.
+    fn sample_filter(&self, input: &FilterInput) -> CallToolResult {
+        let filtered = sample::filtered(input.page);
+        let found = Found {
+            checks: sample::vibechecks(&filtered.results),
+            filtered,
+            generated: None,
+            intent_ids: input.intent_ids.clone(),
+            still_arriving: false,
+        };
+        self.filter_answer(input, found, sample::NOTE)
+    }
+
+    /// The answer to `discover_filter` for what was found: cards, summary
+    /// (after `note`), page hints, every e-mail address hidden.
+    fn filter_answer(&self, input: &FilterInput, found: Found, note: &str) -> CallToolResult {
+        let Found {
+            mut filtered,
+            checks,
+            generated,
+            intent_ids,
+            still_arriving,
+        } = found;
+        let cards = self.cards(&filtered.results, &checks);
+        let summary = cards::summary(&cards::Facts {
+            generated: generated.as_ref().map(Vec::len),
+            intents: intent_ids.len(),
+            matches: filtered.results.len(),
+            pagination: filtered.pagination,
+            unavailable: checks.iter().filter(|c| c.unavailable()).count(),
+            checked: checks.iter().filter(|c| c.status != vibecheck::Status::Skipped).count(),
+            still_arriving,
+            names: cards.iter().map(|c| c.header.title.clone()).collect(),
+        });
+        let summary = format!("{note}{summary}");
         filtered.results.iter_mut().for_each(cards::redact);
         let markup: Vec<&str> = cards.iter().map(|c| c.markup.as_str()).collect();
         let text = format!(
@@ -340,6 +388,7 @@ impl IndexServer {
             "excludeDiscovered": input.exclude_discovered,
             "limit": input.limit,
             "vibecheck": input.concurrency.or(input.character_limit).map(|_| json!({ "characterLimit": input.character_limit, "concurrency": input.concurrency })),
+            "mock": input.mock.then_some(true),
         });
         let next_arguments = prune_nulls(next_arguments);
         let mut structured = serde_json::to_value(&filtered).unwrap_or_default();
@@ -352,7 +401,7 @@ impl IndexServer {
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(structured);
         result.meta = Some(self.result_meta(&widget::DISCOVER, FILTERING));
-        Ok(result)
+        result
     }
 
     async fn discover_connections(
@@ -558,6 +607,11 @@ impl ServerHandler for IndexServer {
         let request_id = meta_str(REQUEST_ID_META).map_or_else(|| RequestId::fresh().to_string(), str::to_string);
         let outcome = async {
             let call = call.map_err(Failure::Invalid)?;
+            if let Call::Filter(input) = &call
+                && input.mock
+            {
+                return Ok(self.sample_filter(input));
+            }
             let session = self.protocol.exchange(meta_str(CALLER_TOKEN_META), &request_id).await?;
             match call {
                 Call::Extract(input) => self.extract_intent(input, session).await,

@@ -62,6 +62,8 @@ pub(super) struct FilterInput {
     pub character_limit: Option<u64>,
     /// VibeCheck calls in flight; `None` takes the configured default.
     pub concurrency: Option<u64>,
+    /// Answer with the sample, sending nothing (seed 001's `mock`).
+    pub mock: bool,
 }
 
 /// A validated `discover_connections` call.
@@ -135,10 +137,11 @@ pub(super) fn discover_filter(args: &Map<String, Value>) -> Result<FilterInput, 
         )
     });
     let (character_limit, concurrency) = vibecheck.unwrap_or_default();
+    let mock = c.boolean("mock").unwrap_or(false);
     let has_text = intent_input
         .as_ref()
         .is_some_and(|i| !i.full_input_text.trim().is_empty());
-    if intent_ids.is_empty() && !has_text {
+    if intent_ids.is_empty() && !has_text && !mock {
         c.problem("intentInput.fullInputText: provide either intentIds or intentInput.fullInputText".into());
     }
     let input = FilterInput {
@@ -152,6 +155,7 @@ pub(super) fn discover_filter(args: &Map<String, Value>) -> Result<FilterInput, 
         limit,
         character_limit,
         concurrency,
+        mock,
     };
     c.finish(input)
 }

@@ -437,6 +437,39 @@ async fn protocol_timeouts_errors_and_garbage_are_clear_tool_errors() {
     );
 }
 
+/// Issue #72 (6): `mock: true` (seed 001's input) is accepted and answers
+/// with sample people, rendered as a real answer, sending nothing to Index.
+#[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
+async fn mock_answers_with_sample_people_and_sends_nothing() {
+    let fake = FakeIndex::start(3).await;
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(&client, "index:discover_filter", json!({ "mock": true })).await;
+    assert_ok(&r);
+    let s = structured(&r);
+    assert!(
+        s["summary"].as_str().unwrap().starts_with("Sample answer (mock: true): nothing was sent to Index. Used 0 existing intents · Found 2 matches: Ada Example and Grace Sample"),
+        "{s}"
+    );
+    assert_eq!(s["cards"].as_array().unwrap().len(), 2);
+    assert_eq!(s["vibechecks"][0]["status"], "ok");
+    assert_eq!(s["pageHint"]["hasNext"], false);
+    let sent: usize = ["exchange", "new", "filter", "vibecheck"]
+        .iter()
+        .map(|r| fake.calls(r))
+        .sum();
+    assert_eq!(sent, 0, "nothing reached Index");
+    // With real intents beside it, still nothing is sent.
+    let r = execute(
+        &client,
+        "index:discover_filter",
+        json!({ "mock": true, "intentIds": [INTENT_A] }),
+    )
+    .await;
+    assert_ok(&r);
+    assert_eq!(fake.calls("filter"), 0);
+}
+
 /// Issue #72 (2): `/discover/filter` and `/discover/new` are retried on a
 /// transient failure (5xx, 429, network), twice, with growing waits, as
 /// VibeCheck is; an answer that is not transient is not retried.
