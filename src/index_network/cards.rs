@@ -278,25 +278,14 @@ fn html(header: &Header, intents: &[String], more: Option<&str>, stats: &[Stat],
 /// Escaped text whose Markdown links with an `http(s)` target become
 /// anchors; any other link keeps only its label. Lines break with `<br>`.
 fn linked_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for link in MARKDOWN_LINK.captures_iter(text) {
-        let (whole, label, href) = (&link[0], &link[1], &link[2]);
-        let start = link.get(0).map_or(at, |w| w.start());
-        out.push_str(&escape_html(&text[at..start]));
-        if web_link(href) {
-            out.push_str(&format!(
-                "<a href=\"{}\" rel=\"noopener noreferrer\">{}</a>",
-                escape_html(href),
-                escape_html(label)
-            ));
-        } else {
-            out.push_str(&escape_html(label));
-        }
-        at = start + whole.len();
-    }
-    out.push_str(&escape_html(&text[at..]));
-    out.replace('\n', "<br>")
+    let anchor = |label: &str, href: &str| {
+        format!(
+            "<a href=\"{}\" rel=\"noopener noreferrer\">{}</a>",
+            escape_html(href),
+            escape_html(label)
+        )
+    };
+    linked(text, escape_html, anchor).replace('\n', "<br>")
 }
 
 /// The card in Markdown: every text another person wrote (name,
@@ -322,19 +311,27 @@ fn markup(header: &Header, context: &str, stats: &[Stat], vibecheck: &str) -> St
 /// Escaped Markdown whose links with an `http(s)` target stay links (their
 /// labels escaped); any other link keeps only its label.
 fn linked_markdown(text: &str) -> String {
+    linked(text, escape_markdown, |label, href| {
+        format!("[{}]({href})", escape_markdown(label))
+    })
+}
+
+/// `text`, escaped by `escape`, with its Markdown links to `http(s)`
+/// targets made by `link(label, href)` and any other link left as its label.
+fn linked(text: &str, escape: fn(&str) -> String, link: impl Fn(&str, &str) -> String) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    for link in MARKDOWN_LINK.captures_iter(text) {
-        let (whole, label, href) = (&link[0], &link[1], &link[2]);
-        let start = link.get(0).map_or(at, |w| w.start());
-        out.push_str(&escape_markdown(&text[at..start]));
+    for found in MARKDOWN_LINK.captures_iter(text) {
+        let (whole, label, href) = (&found[0], &found[1], &found[2]);
+        let start = found.get(0).map_or(at, |w| w.start());
+        out.push_str(&escape(&text[at..start]));
         match web_link(href) {
-            true => out.push_str(&format!("[{}]({href})", escape_markdown(label))),
-            false => out.push_str(&escape_markdown(label)),
+            true => out.push_str(&link(label, href)),
+            false => out.push_str(&escape(label)),
         }
         at = start + whole.len();
     }
-    out.push_str(&escape_markdown(&text[at..]));
+    out.push_str(&escape(&text[at..]));
     out
 }
 

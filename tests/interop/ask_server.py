@@ -11,15 +11,13 @@ With `--legacy` it speaks only the 2025 (session) generation.
 import json
 import sys
 
-import anyio
 
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
+import legacy_only
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.runner import serve_loop
-from mcp.server.stdio import stdio_server
 
 mcp = MCPServer("ask")
 CONFIRM = {
@@ -55,16 +53,8 @@ async def confirm_delete(count: int, ctx: Context) -> str | InputRequiredResult:
     return f"deleted {state['count']} files" if ok else "kept the files"
 
 
-async def serve_legacy_only() -> None:
-    # MCPServer.run() lets the client's first request pick the generation;
-    # the handshake-only loop refuses 2026-07-28 (there is no public switch).
-    low = mcp._lowlevel_server  # noqa: SLF001
-    async with stdio_server() as (read, write), low.lifespan(low) as state:
-        await serve_loop(low, read, write, lifespan_state=state, init_options=low.create_initialization_options())
-
-
 if __name__ == "__main__":
     if "--legacy" in sys.argv[1:]:
-        anyio.run(serve_legacy_only)
+        legacy_only.run(mcp)
     else:
         mcp.run()

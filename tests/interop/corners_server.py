@@ -14,13 +14,11 @@ With `--legacy` it speaks only the 2025 (session) generation.
 import sys
 from typing import Annotated
 
-import anyio
 from mcp_types import ListRootsResult
 
+import legacy_only
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import ListRoots, Resolve
-from mcp.server.runner import serve_loop
-from mcp.server.stdio import stdio_server
 
 mcp = MCPServer("corners")
 
@@ -43,15 +41,8 @@ async def chatty(ctx: Context) -> str:
     return "done"
 
 
-async def serve_legacy_only() -> None:
-    # As ask_server.py: the handshake-only loop refuses 2026-07-28.
-    low = mcp._lowlevel_server  # noqa: SLF001
-    async with stdio_server() as (read, write), low.lifespan(low) as state:
-        await serve_loop(low, read, write, lifespan_state=state, init_options=low.create_initialization_options())
-
-
 if __name__ == "__main__":
     if "--legacy" in sys.argv[1:]:
-        anyio.run(serve_legacy_only)
+        legacy_only.run(mcp)
     else:
         mcp.run()

@@ -38,6 +38,17 @@ async fn run_client(program: &std::path::Path, script: &str, args: &[&str]) -> s
     serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
 }
 
+/// A `[[servers]]` entry `name` running `tests/interop/SCRIPT` (a Python SDK
+/// server) with `python`, `--legacy` when it speaks only the 2025 generation.
+fn python_server(python: &std::path::Path, name: &str, script: &str, legacy: bool) -> String {
+    format!(
+        "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"{}\"{}]\n\n",
+        python.display(),
+        repo_path(&format!("tests/interop/{script}")).display(),
+        if legacy { ", \"--legacy\"" } else { "" }
+    )
+}
+
 fn everything_config() -> String {
     let everything = installed(
         "tests/interop/node_modules/.bin/mcp-server-everything",
@@ -173,14 +184,11 @@ async fn the_official_python_sdk_drives_the_gateway() {
 #[ignore = "full tier: needs the Python SDKs (scripts/setup)"]
 async fn a_downstream_question_reaches_the_user_in_both_protocol_generations() {
     let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
-    let server = |name: &str, extra: &str| {
-        format!(
-            "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"{}\"{extra}]\n\n",
-            python.display(),
-            repo_path("tests/interop/ask_server.py").display()
-        )
-    };
-    let config = format!("{ANONYMOUS}{}{}", server("ask", ""), server("old", ", \"--legacy\""));
+    let config = format!(
+        "{ANONYMOUS}{}{}",
+        python_server(&python, "ask", "ask_server.py", false),
+        python_server(&python, "old", "ask_server.py", true)
+    );
     let gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "ask:confirm_delete").await;
@@ -315,17 +323,10 @@ async fn prompts_and_completions_pass_through_in_both_generations() {
 #[ignore = "full tier: needs the Python SDKs (scripts/setup)"]
 async fn roots_and_log_messages_reach_the_caller_in_both_generations() {
     let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
-    let server = |name: &str, extra: &str| {
-        format!(
-            "[[servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"{}\"{extra}]\n\n",
-            python.display(),
-            repo_path("tests/interop/corners_server.py").display()
-        )
-    };
     let config = format!(
         "{ANONYMOUS}{}{}",
-        server("corners", ""),
-        server("old", ", \"--legacy\"")
+        python_server(&python, "corners", "corners_server.py", false),
+        python_server(&python, "old", "corners_server.py", true)
     );
     let gw = Gateway::start(&config).await;
     let client = gw.client().await;
@@ -375,10 +376,9 @@ async fn the_typescript_client_gets_prompts_completions_roots_and_logs_in_both_g
     let python = installed("tests/interop/.venv/bin/python", "the MCP Python SDK venv");
     let node = installed("tests/interop/node_modules/.bin/node", "Node.js (npm's node package)");
     let config = format!(
-        "{}[[servers]]\nname = \"corners\"\ncommand = \"{}\"\nargs = [\"{}\"]\n",
+        "{}{}",
         everything_config(),
-        python.display(),
-        repo_path("tests/interop/corners_server.py").display()
+        python_server(&python, "corners", "corners_server.py", false)
     );
     let gw = Gateway::start(&config).await;
     let client = gw.client().await;
