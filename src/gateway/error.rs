@@ -20,6 +20,15 @@ pub enum ExecuteError {
     /// No such key, or a key the caller may not use: the same answer for both.
     #[error("unknown toolKey '{}'; call tool_discovery to find available tools", quote(.0))]
     NotFound(String),
+    /// A tool's name where its key belongs, when exactly one tool the caller
+    /// may run has that name: the error names the key.
+    #[error("'{}' is a tool's name, not a toolKey: call it with toolKey '{key}'", quote(.name))]
+    NameNotKey {
+        /// What the caller sent.
+        name: String,
+        /// The key of the one tool of that name.
+        key: ToolKey,
+    },
     /// The key's server, one the caller may see, is still in its first
     /// connection after the wait (`[startup] wait_ms`).
     #[error(
@@ -124,6 +133,7 @@ impl ExecuteError {
     pub fn outcome(&self) -> Outcome {
         match self {
             ExecuteError::NotFound(_)
+            | ExecuteError::NameNotKey { .. }
             | ExecuteError::Held { .. }
             | ExecuteError::Secret(_)
             | ExecuteError::Limited { .. } => Outcome::Denied,
@@ -135,7 +145,7 @@ impl ExecuteError {
     /// The engine spec's error code.
     pub fn code(&self) -> &'static str {
         match self {
-            ExecuteError::NotFound(_) => "TOOL_NOT_FOUND",
+            ExecuteError::NotFound(_) | ExecuteError::NameNotKey { .. } => "TOOL_NOT_FOUND",
             ExecuteError::Starting { .. } => "SERVER_STARTING",
             ExecuteError::Invalid { .. } => "TOOL_VALIDATION_ERROR",
             ExecuteError::Downstream(downstream::Error::Timeout { .. }) => "TOOL_EXECUTION_TIMEOUT",
@@ -160,7 +170,9 @@ impl ExecuteError {
     /// for review): never a key only the caller vouches for.
     fn resolved_key(&self) -> Option<&str> {
         match self {
-            ExecuteError::Invalid { key, .. } | ExecuteError::TooLarge { key, .. } => Some(key.as_str()),
+            ExecuteError::Invalid { key, .. }
+            | ExecuteError::TooLarge { key, .. }
+            | ExecuteError::NameNotKey { key, .. } => Some(key.as_str()),
             ExecuteError::Held { key, .. }
             | ExecuteError::InputUnanswered { key, .. }
             | ExecuteError::Limited { key, .. } => Some(key.as_str()),

@@ -10,7 +10,7 @@ use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
 use crate::downstream;
-use crate::keys::RequestId;
+use crate::keys::{RequestId, ToolKey};
 use crate::outcome::Outcome;
 use crate::wire::{self, EXECUTE, split_key};
 
@@ -51,7 +51,13 @@ impl Gateway {
                     approve: held.approve.clone(),
                     why: held.why.clone(),
                 },
-                None => ExecuteError::NotFound(args.tool_key.clone()),
+                None => match name_not_key(&view, &args.tool_key) {
+                    Some(key) => ExecuteError::NameNotKey {
+                        name: args.tool_key.clone(),
+                        key,
+                    },
+                    None => ExecuteError::NotFound(args.tool_key.clone()),
+                },
             })?;
         let arguments = match args.arguments {
             None | Some(Value::Null) => Value::Object(JsonObject::new()),
@@ -250,4 +256,16 @@ fn json_size(value: &impl serde::Serialize) -> u64 {
     let mut count = Count(0);
     let _ = serde_json::to_writer(&mut count, value);
     count.0
+}
+
+/// The key of the one tool the caller may run (and discover) whose name is
+/// `sent`, when `sent` is a name rather than a key (`get-sum` for
+/// `everything:get-sum`, as some clients send it).
+fn name_not_key(view: &crate::catalog::View, sent: &str) -> Option<ToolKey> {
+    if split_key(sent).is_some() {
+        return None;
+    }
+    let key = view.key_of_name(sent, false)?;
+    let entry = view.get(key).filter(|e| !e.app_only())?;
+    Some(entry.key.clone())
 }

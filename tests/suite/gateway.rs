@@ -790,3 +790,39 @@ async fn execution_errors_name_their_server_and_tool() {
         assert_eq!(named(&r), (None, None), "{key}: {r:?}");
     }
 }
+
+/// Issue #77 (5): a tool's name sent as its `toolKey` (`calculate` for
+/// `solo:calculate`, as some clients send it) is refused with the key, when
+/// exactly one tool the caller may run has that name; with two, or none,
+/// the plain unknown-key answer.
+#[tokio::test]
+async fn a_name_sent_as_a_tool_key_is_answered_with_its_key() {
+    let config = format!(
+        "{ANONYMOUS}{}{}[[rules]]\npattern = [\"sha256\"]\nserver = \"twin\"\nenabled = false\n",
+        chaos_server("solo", ""),
+        chaos_server(
+            "twin",
+            "env = { DEMO_EXTRA_TOOLS = '[{\"name\": \"only_here\", \"description\": \"A tool of twin alone (test tool).\", \"inputSchema\": {\"type\": \"object\"}}]' }"
+        ),
+    );
+    let gw = common::in_process::InProcess::start(&config).await;
+    let client = gw.client().await;
+    wait_for_tool(&client, "twin:only_here").await;
+    wait_for_tool(&client, "solo:sha256").await;
+
+    let r = execute(&client, "only_here", json!({})).await;
+    assert_eq!(error_code(&r), "TOOL_NOT_FOUND");
+    assert!(
+        text(&r).contains("'only_here' is a tool's name, not a toolKey: call it with toolKey 'twin:only_here'"),
+        "{}",
+        text(&r)
+    );
+    // `sha256`: twin's is disabled by a rule, so solo's is the one.
+    let r = execute(&client, "sha256", json!({})).await;
+    assert!(text(&r).contains("toolKey 'solo:sha256'"), "{}", text(&r));
+    // Both servers have `calculate`: no one key to name.
+    let r = execute(&client, "calculate", json!({})).await;
+    assert!(text(&r).starts_with("unknown toolKey 'calculate'"), "{}", text(&r));
+    let r = execute(&client, "no_such_tool", json!({})).await;
+    assert!(text(&r).starts_with("unknown toolKey 'no_such_tool'"), "{}", text(&r));
+}
