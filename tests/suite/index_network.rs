@@ -687,6 +687,38 @@ async fn extract_intent_and_discover_connections_share_the_pipeline() {
     assert_eq!(fake.filter_bodies().last().unwrap()["limit"], 2);
 }
 
+/// Issue #72 (4): each connection carries the discovery cards' Connect and
+/// Save, for that person.
+#[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
+async fn connections_carry_connect_and_save_as_the_cards_do() {
+    let fake = FakeIndex::start(3).await;
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_connections",
+        json!({ "text": "robotics people" }),
+    )
+    .await;
+    assert_ok(&r);
+    let connections = structured(&r)["connections"].as_array().unwrap().clone();
+    assert_eq!(connections.len(), 3);
+    for c in &connections {
+        let actions: Vec<(&str, &Value)> = c["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| (a["action"].as_str().unwrap(), &a["payload"]["userId"]))
+            .collect();
+        assert_eq!(actions, [("connect", &c["id"]), ("save", &c["id"])], "{c}");
+    }
+    let cards = execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
+    assert_eq!(
+        connections[0]["actions"][0]["label"],
+        structured(&cards)["cards"][0]["actions"][0]["label"]
+    );
+}
+
 #[tokio::test]
 async fn without_a_protocol_url_the_index_server_is_listed_as_not_configured() {
     let gw = Gateway::start(ANONYMOUS).await;
