@@ -160,6 +160,23 @@ pub(super) fn discover_filter(args: &Map<String, Value>) -> Result<FilterInput, 
     c.finish(input)
 }
 
+/// Checks `archive_intent` arguments: the one intent to archive.
+pub(super) fn archive_intent(args: &Map<String, Value>) -> Result<String, Vec<String>> {
+    let mut c = Checker::new(args);
+    let id = match c.present("intentId") {
+        None => {
+            c.problem("intentId: the intent's UUID is required".into());
+            String::new()
+        }
+        Some(Value::String(id)) if is_uuid(id) => id.clone(),
+        Some(other) => {
+            c.problem(format!("intentId: expected a UUID, got {other}"));
+            String::new()
+        }
+    };
+    c.finish(id)
+}
+
 fn sources(c: &mut Checker<'_>) -> Option<Vec<Source>> {
     let value = c.present("sources")?;
     let Some(items) = value.as_array() else {
@@ -330,6 +347,14 @@ mod tests {
         assert_eq!(problems.len(), 1);
         assert!(extract_intent(&obj(json!({}))).is_err());
         assert!(extract_intent(&obj(json!({ "fullInputText": 3 }))).is_err());
+    }
+
+    #[test]
+    fn archive_takes_one_intent_uuid() {
+        assert_eq!(archive_intent(&obj(json!({ "intentId": A }))).unwrap(), A);
+        for bad in [json!({}), json!({ "intentId": "" }), json!({ "intentId": 3 })] {
+            assert!(archive_intent(&obj(bad.clone())).is_err(), "{bad}");
+        }
     }
 
     #[test]

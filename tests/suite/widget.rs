@@ -198,15 +198,18 @@ async fn the_index_apps_render_in_real_hosts_on_the_default_exposure() {
             "tool_execute",
             "index__extract_intent",
             "index__discover_filter",
-            "index__discover_connections"
+            "index__discover_connections",
+            "index__archive_intent"
         ]
     );
-    for tool in &tools[2..] {
+    for tool in &tools[2..5] {
         let annotations = tool.annotations.as_ref().unwrap();
         assert_eq!(annotations.read_only_hint, Some(false), "{} writes intents", tool.name);
         let template = tool.meta.as_ref().unwrap()["ui"]["resourceUri"].as_str().unwrap();
         assert!(template.starts_with("ui://mcp-gateway/index/widget/"), "{template}");
     }
+    // Listed for the intent display to call; hosts keep it from the model.
+    assert_eq!(tools[5].meta.as_ref().unwrap()["ui"]["visibility"], json!(["app"]));
 
     let cases = json!({
         "index__discover_filter": { "intentIds": [INTENT_A, INTENT_B], "limit": 3 },
