@@ -349,6 +349,20 @@ mod tests {
         assert!(extract_intent(&obj(json!({ "fullInputText": 3 }))).is_err());
     }
 
+    /// Issue #72 (6): `mock` is a boolean that lifts the "intentIds or
+    /// intentInput" rule alone; the other rules still hold.
+    #[test]
+    fn mock_needs_no_intents_but_keeps_the_other_rules() {
+        let f = discover_filter(&obj(json!({ "mock": true }))).unwrap();
+        assert!(f.mock && f.intent_ids.is_empty());
+        assert!(!discover_filter(&obj(json!({ "intentIds": [A] }))).unwrap().mock);
+        let problems = discover_filter(&obj(json!({ "mock": "yes" }))).unwrap_err().join("\n");
+        assert!(problems.contains("mock: expected true or false"), "{problems}");
+        assert!(problems.contains("provide either intentIds"), "{problems}");
+        let problems = discover_filter(&obj(json!({ "mock": true, "limit": 0 }))).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+    }
+
     #[test]
     fn archive_takes_one_intent_uuid() {
         assert_eq!(archive_intent(&obj(json!({ "intentId": A }))).unwrap(), A);
