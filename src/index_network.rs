@@ -10,6 +10,9 @@
 //!   people (`POST /discover/filter`), each with a VibeCheck synthesis
 //!   (`POST /synthesis/vibecheck`), as cards for chat and for the widget.
 //! * `discover_connections`: the same pipeline behind `{ text, maxConnections }`.
+//! * `archive_intent`: removes one of the caller's intents
+//!   (`PATCH /intents/{id}/archive`); for the intent display's Remove
+//!   buttons alone (`_meta.ui.visibility: ["app"]`).
 
 mod args;
 mod cards;
@@ -42,6 +45,7 @@ use widget::Widget;
 const EXTRACTING: (&str, &str) = ("Analyzing intents…", "Intents analyzed");
 const FILTERING: (&str, &str) = ("Rendering discovery cards", "Rendered discovery cards");
 const CONNECTING: (&str, &str) = ("Finding connections…", "Found connections");
+const ARCHIVING: (&str, &str) = ("Removing the intent…", "Intent removed");
 /// Polls of `/discover/filter` while fresh intents find their matches.
 const POLL_TRIES: u64 = 8;
 
@@ -68,6 +72,7 @@ enum Call {
     Extract(args::IntentInput),
     Filter(FilterInput),
     Connections(args::ConnectionsInput),
+    Archive(String),
 }
 
 /// Why a tool call failed; becomes an `isError` result.
@@ -193,7 +198,35 @@ impl IndexServer {
         connections.title = Some("Discover Connections".into());
         connections.annotations = Some(writes);
         connections.meta = Some(tool_meta(&widget::CONNECTIONS, CONNECTING));
-        vec![extract, filter, connections]
+
+        let mut archive = Tool::new(
+            "archive_intent",
+            "Remove one of the user's intents from their Index Network profile (archived: the Index website can restore it).",
+            schema(json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["intentId"],
+                "properties": { "intentId": { "type": "string", "format": "uuid", "description": "The intent to remove" } }
+            })),
+        );
+        archive.title = Some("Remove Intent".into());
+        archive.annotations = Some(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(true)
+                .open_world(true),
+        );
+        // The intent display's Remove button calls it, by the name the host
+        // listed: hosts keep it from the model, and the gateway from discovery.
+        archive.meta = Some(meta(json!({
+            "ui": { "visibility": ["app"] },
+            "openai/visibility": "private",
+            "openai/widgetAccessible": true,
+            "openai/toolInvocation/invoking": ARCHIVING.0,
+            "openai/toolInvocation/invoked": ARCHIVING.1,
+        })));
+        vec![extract, filter, connections, archive]
     }
 
     async fn extract_intent(&self, input: args::IntentInput, session: Session) -> Result<CallToolResult, Failure> {
@@ -404,6 +437,14 @@ impl IndexServer {
         result
     }
 
+    async fn archive_intent(&self, intent_id: String, session: Session) -> Result<CallToolResult, Failure> {
+        self.protocol.archive_intent(&session, &intent_id).await?;
+        info!(tool = "archive_intent", request_id = %session.request_id, "index invocation");
+        let mut result = CallToolResult::success(vec![ContentBlock::text("Intent removed.")]);
+        result.structured_content = Some(json!({ "archived": intent_id }));
+        Ok(result)
+    }
+
     async fn discover_connections(
         &self,
         input: args::ConnectionsInput,
@@ -601,6 +642,7 @@ impl ServerHandler for IndexServer {
             "discover_connections" => {
                 args::discover_connections(&args, self.config.max_connections).map(Call::Connections)
             }
+            "archive_intent" => args::archive_intent(&args).map(Call::Archive),
             other => return Err(ErrorData::invalid_params(format!("unknown tool '{other}'"), None)),
         };
         let meta_str = |k: &str| ctx.meta.get(k).and_then(Value::as_str);
@@ -617,6 +659,7 @@ impl ServerHandler for IndexServer {
                 Call::Extract(input) => self.extract_intent(input, session).await,
                 Call::Filter(input) => self.discover_filter(input, session).await,
                 Call::Connections(input) => self.discover_connections(input, session).await,
+                Call::Archive(intent_id) => self.archive_intent(intent_id, session).await,
             }
         };
         let result = match outcome.await {
@@ -701,6 +744,21 @@ mod tests {
                 assert!(s.chars().count() <= 64, "{key} of {} is too long", t.name);
             }
         }
+    }
+
+    /// Issue #72 (5): the intent display's Remove buttons call
+    /// `archive_intent`, a tool for the App alone (listed for Apps, kept from
+    /// the model and discovery) that says it destroys.
+    #[test]
+    fn archive_intent_is_for_the_intent_display_alone() {
+        let tools = IndexServer::tools();
+        let t = tools.iter().find(|t| t.name == "archive_intent").unwrap();
+        let meta = t.meta.as_deref();
+        assert!(crate::catalog::apps::app_only(meta));
+        assert_eq!(crate::catalog::apps::template(meta), None, "it renders nothing itself");
+        let a = t.annotations.as_ref().unwrap();
+        assert_eq!((a.destructive_hint, a.idempotent_hint), (Some(true), Some(true)));
+        assert_eq!(t.input_schema["required"], json!(["intentId"]));
     }
 
     #[test]

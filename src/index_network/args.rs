@@ -160,6 +160,23 @@ pub(super) fn discover_filter(args: &Map<String, Value>) -> Result<FilterInput, 
     c.finish(input)
 }
 
+/// Checks `archive_intent` arguments: the one intent to archive.
+pub(super) fn archive_intent(args: &Map<String, Value>) -> Result<String, Vec<String>> {
+    let mut c = Checker::new(args);
+    let id = match c.present("intentId") {
+        None => {
+            c.problem("intentId: the intent's UUID is required".into());
+            String::new()
+        }
+        Some(Value::String(id)) if is_uuid(id) => id.clone(),
+        Some(other) => {
+            c.problem(format!("intentId: expected a UUID, got {other}"));
+            String::new()
+        }
+    };
+    c.finish(id)
+}
+
 fn sources(c: &mut Checker<'_>) -> Option<Vec<Source>> {
     let value = c.present("sources")?;
     let Some(items) = value.as_array() else {
@@ -330,6 +347,28 @@ mod tests {
         assert_eq!(problems.len(), 1);
         assert!(extract_intent(&obj(json!({}))).is_err());
         assert!(extract_intent(&obj(json!({ "fullInputText": 3 }))).is_err());
+    }
+
+    /// Issue #72 (6): `mock` is a boolean that lifts the "intentIds or
+    /// intentInput" rule alone; the other rules still hold.
+    #[test]
+    fn mock_needs_no_intents_but_keeps_the_other_rules() {
+        let f = discover_filter(&obj(json!({ "mock": true }))).unwrap();
+        assert!(f.mock && f.intent_ids.is_empty());
+        assert!(!discover_filter(&obj(json!({ "intentIds": [A] }))).unwrap().mock);
+        let problems = discover_filter(&obj(json!({ "mock": "yes" }))).unwrap_err().join("\n");
+        assert!(problems.contains("mock: expected true or false"), "{problems}");
+        assert!(problems.contains("provide either intentIds"), "{problems}");
+        let problems = discover_filter(&obj(json!({ "mock": true, "limit": 0 }))).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+    }
+
+    #[test]
+    fn archive_takes_one_intent_uuid() {
+        assert_eq!(archive_intent(&obj(json!({ "intentId": A }))).unwrap(), A);
+        for bad in [json!({}), json!({ "intentId": "" }), json!({ "intentId": 3 })] {
+            assert!(archive_intent(&obj(bad.clone())).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The Index Protocol API over HTTP: token exchange, `/discover/new`,
-//! `/discover/filter` and `/synthesis/vibecheck`. Each call has its own
+//! `/discover/filter`, `/synthesis/vibecheck` and
+//! `/intents/{id}/archive`. Each call has its own
 //! timeout; every failure becomes an [`Error`] whose message a person can act
 //! on, and one log line with what an operator needs (endpoint, status, the
 //! names of the fields sent, `Retry-After`, the start of the body).
@@ -359,7 +360,9 @@ impl Protocol {
         };
         let attempt = || {
             let form = reqwest::multipart::Form::new().text("payload", payload.clone());
-            let request = self.authorized(session, &self.url("/discover/new")).multipart(form);
+            let request = self
+                .authorized(reqwest::Method::POST, session, &self.url("/discover/new"))
+                .multipart(form);
             send(&call, request, self.config.protocol_api_timeout)
         };
         retrying(&DISCOVER_RETRY_DELAYS, attempt).await.0
@@ -377,7 +380,9 @@ impl Protocol {
             quote_body: true,
         };
         let attempt = || {
-            let request = self.authorized(session, &self.config.discover_filter_url).json(body);
+            let request = self
+                .authorized(reqwest::Method::POST, session, &self.config.discover_filter_url)
+                .json(body);
             send(&call, request, self.config.discover_filter_timeout)
         };
         let started = Instant::now();
@@ -402,7 +407,9 @@ impl Protocol {
             index_ids,
             options: character_limit.map(|character_limit| VibeCheckOptions { character_limit }),
         };
-        let request = self.authorized(session, &self.config.vibecheck_url).json(&body);
+        let request = self
+            .authorized(reqwest::Method::POST, session, &self.config.vibecheck_url)
+            .json(&body);
         let call = Call {
             what: "VibeCheck",
             endpoint: "vibecheck",
@@ -414,9 +421,26 @@ impl Protocol {
         Ok(answer.synthesis)
     }
 
-    fn authorized(&self, session: &Session, url: &str) -> reqwest::RequestBuilder {
+    /// `PATCH /intents/{id}/archive`: the caller's intent is archived (the
+    /// Protocol API's removal, which the Index website can undo), once:
+    /// a retry after a lost answer would find it archived already (404).
+    pub(super) async fn archive_intent(&self, session: &Session, intent_id: &str) -> Result<(), Error> {
+        let url = self.url(&format!("/intents/{intent_id}/archive"));
+        let request = self.authorized(reqwest::Method::PATCH, session, &url);
+        let call = Call {
+            what: "Archive intent",
+            endpoint: "archive_intent",
+            request_id: &session.request_id,
+            filter_keys: None,
+            quote_body: true,
+        };
+        let _: serde::de::IgnoredAny = send(&call, request, self.config.protocol_api_timeout).await?;
+        Ok(())
+    }
+
+    fn authorized(&self, method: reqwest::Method, session: &Session, url: &str) -> reqwest::RequestBuilder {
         self.http
-            .post(url)
+            .request(method, url)
             .bearer_auth(&session.access_token)
             .header(http::header::ACCEPT, "application/json")
             .header(REQUEST_ID_HEADER, &session.request_id)

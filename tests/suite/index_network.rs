@@ -687,6 +687,76 @@ async fn extract_intent_and_discover_connections_share_the_pipeline() {
     assert_eq!(fake.filter_bodies().last().unwrap()["limit"], 2);
 }
 
+/// Issue #72 (4): each connection carries the discovery cards' Connect and
+/// Save, for that person.
+#[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
+async fn connections_carry_connect_and_save_as_the_cards_do() {
+    let fake = FakeIndex::start(3).await;
+    let (_gw, client) = setup(&fake, "").await;
+    let r = execute(
+        &client,
+        "index:discover_connections",
+        json!({ "text": "robotics people" }),
+    )
+    .await;
+    assert_ok(&r);
+    let connections = structured(&r)["connections"].as_array().unwrap().clone();
+    assert_eq!(connections.len(), 3);
+    for c in &connections {
+        let actions: Vec<(&str, &Value)> = c["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| (a["action"].as_str().unwrap(), &a["payload"]["userId"]))
+            .collect();
+        assert_eq!(actions, [("connect", &c["id"]), ("save", &c["id"])], "{c}");
+    }
+    let cards = execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
+    assert_eq!(
+        connections[0]["actions"][0]["label"],
+        structured(&cards)["cards"][0]["actions"][0]["label"]
+    );
+}
+
+/// Issue #72 (5): `archive_intent` removes one of the caller's intents
+/// (`PATCH /intents/{id}/archive`). It is for the intent display alone: listed
+/// by name for the App to call, never found by discovery nor run through
+/// `tool_execute`.
+#[tokio::test]
+#[ignore = "full tier: needs oidc-provider (scripts/setup)"]
+async fn archive_intent_removes_an_intent_by_its_listed_name_alone() {
+    let fake = FakeIndex::start(3).await;
+    let (_gw, client) = setup(&fake, "").await;
+    let listed = client.list_all_tools().await.unwrap();
+    let tool = listed
+        .iter()
+        .find(|t| t.name == "index__archive_intent")
+        .expect("listed for the App");
+    assert_eq!(tool.meta.as_ref().unwrap()["ui"]["visibility"], json!(["app"]));
+    let found = discover(&client, json!("remove archive delete my intent")).await;
+    assert!(
+        found.iter().all(|r| r["toolKey"] != "index:archive_intent"),
+        "{found:?}"
+    );
+    let r = execute(&client, "index:archive_intent", json!({ "intentId": INTENT_A })).await;
+    assert_eq!(error_code(&r), "TOOL_NOT_FOUND");
+    assert_eq!(fake.calls("archive"), 0);
+
+    let r = call(&client, "index__archive_intent", json!({ "intentId": INTENT_A })).await;
+    assert_ok(&r);
+    assert_eq!(structured(&r)["archived"], INTENT_A);
+    assert_eq!(fake.archived(), [INTENT_A]);
+    // Gone from Index: nothing matches from it, and it cannot be archived twice.
+    let r = execute(&client, "index:discover_filter", json!({ "intentIds": [INTENT_A] })).await;
+    assert_eq!(structured(&r)["results"], json!([]));
+    let again = call(&client, "index__archive_intent", json!({ "intentId": INTENT_A })).await;
+    assert_error(&again, "Archive intent failed (404): Intent not found");
+    let bad = call(&client, "index__archive_intent", json!({ "intentId": "i-1" })).await;
+    assert_eq!(bad.is_error, Some(true), "{bad:?}");
+    assert_eq!(fake.calls("archive"), 2, "a bad ID never reaches Index");
+}
+
 #[tokio::test]
 async fn without_a_protocol_url_the_index_server_is_listed_as_not_configured() {
     let gw = Gateway::start(ANONYMOUS).await;

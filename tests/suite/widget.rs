@@ -179,15 +179,17 @@ async fn the_widget_is_served_to_both_hosts_and_renders_a_real_result_in_chromiu
 }
 
 /// On the default exposure, as a user of ChatGPT or Claude meets it: the
-/// Index tools are listed beside the meta-tools with their templates, and
+/// Index tools are listed beside the meta-tools with their templates (and
+/// `archive_intent`, for the intent display alone), and
 /// widgets/test/hosts.test.mjs renders each in two hosts in Chromium (the
 /// official ext-apps host side, and a `window.openai` bridge), where the
-/// discovery cards page forward by the name the host listed. Multi-threaded:
-/// the fake Index API answers on this runtime while node runs.
+/// discovery cards page forward by the name the host listed, a connection's
+/// Connect asks the chat, and the intent display removes its intents.
+/// Multi-threaded: the fake Index API answers on this runtime while node runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "full tier: needs oidc-provider, Node.js and Chromium (scripts/setup)"]
 async fn the_index_apps_render_in_real_hosts_on_the_default_exposure() {
-    let (_fake, gw, token) = signed_in_gateway().await;
+    let (fake, gw, token) = signed_in_gateway().await;
     let client = gw.client_with_token(&token).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -198,15 +200,18 @@ async fn the_index_apps_render_in_real_hosts_on_the_default_exposure() {
             "tool_execute",
             "index__extract_intent",
             "index__discover_filter",
-            "index__discover_connections"
+            "index__discover_connections",
+            "index__archive_intent"
         ]
     );
-    for tool in &tools[2..] {
+    for tool in &tools[2..5] {
         let annotations = tool.annotations.as_ref().unwrap();
         assert_eq!(annotations.read_only_hint, Some(false), "{} writes intents", tool.name);
         let template = tool.meta.as_ref().unwrap()["ui"]["resourceUri"].as_str().unwrap();
         assert!(template.starts_with("ui://mcp-gateway/index/widget/"), "{template}");
     }
+    // Listed for the intent display to call; hosts keep it from the model.
+    assert_eq!(tools[5].meta.as_ref().unwrap()["ui"]["visibility"], json!(["app"]));
 
     let cases = json!({
         "index__discover_filter": { "intentIds": [INTENT_A, INTENT_B], "limit": 3 },
@@ -231,4 +236,6 @@ async fn the_index_apps_render_in_real_hosts_on_the_default_exposure() {
     );
     assert!(report.contains("# pass 6") && report.contains("# fail 0"), "{report}");
     assert!(!report.contains("# SKIP"), "{report}");
+    // Each host extracted one intent and removed it: both archived at Index.
+    assert_eq!(fake.archived().len(), 2, "{:?}", fake.archived());
 }

@@ -64,7 +64,7 @@ const CASES = {
     check: discoverConnections,
   },
   index__extract_intent: {
-    shows: 'one li.intent per intent',
+    shows: 'one li.intent per intent, each removed by index__archive_intent',
     check: extractIntent,
   },
 };
@@ -293,12 +293,19 @@ async function extractIntent({ app, shown, tool }) {
   assert.ok(Array.isArray(intents) && intents.length >= 1, `$HOST_CASES.${tool} must extract intents; intents is ${JSON.stringify(intents)}`);
   const count = await settled(app.locator('li.intent'), (n) => n === intents.length);
   assert.equal(count, intents.length, 'one li.intent per intent');
-  // The person removes them from the list, one by one (issue 72).
+  // The person removes them, one by one (issue 72): archive_intent, by the
+  // name the host listed, then gone from the App.
+  const archive = tool.replace(/extract_intent$/, 'archive_intent');
+  const mark = server.log.rpc.length;
   for (let left = intents.length; left > 0; left--) {
     await app.locator('li.intent [data-remove]').first().click();
     assert.equal(await settled(app.locator('li.intent'), (n) => n === left - 1), left - 1, 'one intent fewer');
   }
   assert.equal(await app.locator('.empty').textContent(), 'All intents removed.');
+  assert.deepEqual(
+    callsSince(mark).map((c) => [c.name, c.arguments]),
+    intents.map(({ id }) => [archive, { intentId: id }]),
+  );
 }
 
 /**

@@ -63,6 +63,9 @@ async function newPage() {
 /** What a stub host's callTool answers by default: another page of three, numbered as asked. */
 const anotherPage = (args) => props(3, { page: (args.arguments || args).page, hasNext: true, hasPrev: true });
 
+/** A tool's refusal, which a stub host's `next` may answer with: then the whole result. */
+const refusal = (text) => ({ isError: true, content: [{ type: 'text', text }] });
+
 /**
  * Renders `output` through a stub `window.openai` whose toolResponseMetadata
  * is `meta`; callTool answers with `next(args)`, its result's `_meta` being `callMeta`.
@@ -79,7 +82,10 @@ async function openai(output, { input = null, next = anotherPage, meta = null, c
       toolOutput: output,
       toolInput: input,
       toolResponseMetadata: meta,
-      callTool: async (name, args) => ({ structuredContent: await window.__recordCall(name, args), _meta: callMeta }),
+      callTool: async (name, args) => {
+        const answer = await window.__recordCall(name, args);
+        return answer && answer.isError ? answer : { structuredContent: answer, _meta: callMeta };
+      },
       sendFollowUpMessage: async ({ prompt }) => {
         window.__said = prompt;
       },
@@ -268,8 +274,9 @@ async function mcpAppsHost(widget, { first, input = { intentIds: ['i-1'], limit:
         send({ jsonrpc: '2.0', id: m.id, result: {} });
       } else if (m.method === 'tools/call') {
         window.called.push({ name: m.params.name, args: m.params.arguments });
-        const structuredContent = await window.__answer(m.params.arguments);
-        send({ jsonrpc: '2.0', id: m.id, result: { content: [], structuredContent, _meta: callMeta } });
+        const answer = await window.__answer(m.params.arguments);
+        const result = answer && answer.isError ? answer : { content: [], structuredContent: answer, _meta: callMeta };
+        send({ jsonrpc: '2.0', id: m.id, result });
       }
     });
     frame.srcdoc = widget;
@@ -455,15 +462,47 @@ test('intent display: each intent with its date, and an empty state', async () =
   });
 });
 
-test('intent display: the person removes intents from the list, then "All intents removed."', async () => {
-  await inBothHosts('intent-display', intents(2), 'intents-removed', async ({ frame, requests }) => {
+/** The gateway's word on how the host knows extract_intent. */
+const LISTED_EXTRACT = { 'mcp-gateway/callTool': { name: 'index__extract_intent' } };
+
+for (const [host, render] of Object.entries(HOSTS)) {
+  test(`${host}: the intent display removes intents through archive_intent, by its listed name, then "All intents removed."`, async () => {
+    let refuse = true;
+    const next = (args) => (refuse && args.intentId === 'i-2' ? refusal('Archive intent failed (404): Intent not found') : { archived: args.intentId });
+    const app = await render(built('intent-display'), intents(3), { input: { fullInputText: 'x' }, meta: LISTED_EXTRACT, next });
+    const { frame } = app;
     await frame.click('li.intent[data-intent-id="i-1"] [data-remove]');
-    assert.deepEqual(await texts(frame, 'li.intent .intent-text'), ["Offering mentorship in distributed systems, in the user's words"]);
-    assert.deepEqual(await texts(frame, '.banner .chip'), ['1 intent', '1 removed', '1 link processed']);
-    await frame.click('li.intent [data-remove]');
+    await frame.waitForFunction(() => !document.querySelector('li.intent[data-intent-id="i-1"]'));
+    assert.deepEqual(await texts(frame, '.banner .chip'), ['2 intents', '1 removed', '1 link processed']);
+    // A refusal keeps the intent and says why.
+    await frame.click('li.intent[data-intent-id="i-2"] [data-remove]');
+    await frame.waitForSelector('[role=alert]');
+    assert.deepEqual(await texts(frame, '[role=alert]'), ['Could not remove the intent: Archive intent failed (404): Intent not found']);
+    assert.equal(await frame.$$eval('li.intent', (l) => l.length), 2);
+    refuse = false;
+    for (const id of ['i-2', 'i-3']) {
+      await frame.click(`li.intent[data-intent-id="${id}"] [data-remove]`);
+      await frame.waitForFunction((id) => !document.querySelector(`li.intent[data-intent-id="${id}"]`), id);
+    }
     assert.deepEqual(await texts(frame, '.empty'), ['All intents removed.']);
-    assert.deepEqual(requests, [], 'removing asks nothing of anyone');
+    assert.deepEqual(await texts(frame, '[role=alert]'), [], 'the refusal is gone once a removal works');
+    assert.deepEqual(
+      (await app.calls()).map((c) => [c.name, c.args]),
+      ['i-1', 'i-2', 'i-2', 'i-3'].map((id) => ['index__archive_intent', { intentId: id }]),
+    );
+    assert.deepEqual(app.requests, [], 'removing goes through the host alone');
+    await shoot(app.page, `intents-removed-${host}`, frame, 'intents-removed');
+    assert.deepEqual(app.errors, []);
+    await app.page.close();
   });
+}
+
+test('intent display through tool_execute: no Remove, since a tool for the App alone runs only by its listed name', async () => {
+  const meta = { 'mcp-gateway/callTool': { name: 'tool_execute', toolKey: 'index:extract_intent' } };
+  const { page } = await openai(intents(2), { meta, widget: built('intent-display') });
+  assert.equal(await page.$$eval('li.intent', (l) => l.length), 2);
+  assert.equal(await page.$$eval('[data-remove]', (b) => b.length), 0);
+  await page.close();
 });
 
 test('intent display: hostile text stays text', async () => {

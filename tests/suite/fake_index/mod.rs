@@ -1,5 +1,6 @@
 //! A fake Index Network on loopback: the token exchange and the Protocol
-//! API's three routes, following the public sources summarised in
+//! API's four routes (`/intents/{id}/archive` beside the three
+//! discovery ones), following the public sources summarised in
 //! `../shared/notes/index-protocol.md`: express-validator errors as
 //! `400 { errors: [...] }`, `401 { error }` without a valid bearer, the
 //! December 2025 `discoverUsers` semantics (users sorted by total stake, then
@@ -19,10 +20,10 @@ use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Multipart, State};
+use axum::extract::{Multipart, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{patch, post};
 use serde_json::{Value, json};
 
 /// The caller's Index user.
@@ -70,6 +71,8 @@ struct Intent {
     user: String,
     payload: String,
     created_at: String,
+    /// Archived (removed): neither matched from nor archived again.
+    archived: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +150,7 @@ impl FakeIndex {
                 user: ME.into(),
                 payload: payload.into(),
                 created_at: "2025-12-01T09:30:00.000Z".into(),
+                archived: false,
             });
         }
         data.users.push(User {
@@ -171,6 +175,7 @@ impl FakeIndex {
                 user: id,
                 payload: format!("Building robots, project {n}"),
                 created_at: "2025-11-20T12:00:00.000Z".into(),
+                archived: false,
             });
             data.stakes.push(Stake {
                 intents: vec![if n % 2 == 0 { INTENT_A } else { INTENT_B }.into(), theirs],
@@ -190,6 +195,7 @@ impl FakeIndex {
             .route("/api/discover/new", post(discover_new))
             .route("/api/discover/filter", post(discover_filter))
             .route("/api/synthesis/vibecheck", post(vibecheck))
+            .route("/api/intents/{id}/archive", patch(archive_intent))
             .route("/alt/discover/filter", post(alt_discover_filter))
             .route("/alt/synthesis/vibecheck", post(alt_vibecheck))
             .with_state(fake.clone());
@@ -332,6 +338,12 @@ impl FakeIndex {
     /// `X-Request-Id` values seen.
     pub(crate) fn request_ids(&self) -> HashSet<String> {
         self.data.lock().unwrap().request_ids.clone()
+    }
+
+    /// The caller's intents archived so far.
+    pub(crate) fn archived(&self) -> Vec<String> {
+        let d = self.data.lock().unwrap();
+        d.intents.iter().filter(|i| i.archived).map(|i| i.id.clone()).collect()
     }
 
     /// `/discover/new` payloads seen.
@@ -540,6 +552,7 @@ async fn discover_new(State(fake): State<FakeIndex>, headers: HeaderMap, mut for
             user: ME.into(),
             payload: text.clone(),
             created_at: "2025-12-02T10:00:00.000Z".into(),
+            archived: false,
         });
         for n in 0..d.fresh_matches {
             let theirs = format!("20000000-0000-4000-8000-{n:012}");
@@ -560,6 +573,32 @@ async fn discover_new(State(fake): State<FakeIndex>, headers: HeaderMap, mut for
         json!({ "success": true, "intents": created, "filesProcessed": 0, "linksProcessed": 0, "intentsGenerated": n }),
     )
     .into_response()
+}
+
+/// `PATCH /intents/:id/archive`, as `protocol/src/routes/intents.ts` answers
+/// it: 400 for an ID that is not a UUID, 404 for an intent that is not
+/// there or already archived, 403 for someone else's.
+async fn archive_intent(State(fake): State<FakeIndex>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    if let Some(r) = fake.enter("archive", &headers).await {
+        return r;
+    }
+    if let Some(r) = fake.refuse(&headers) {
+        return r;
+    }
+    let id_value = Value::String(id.clone());
+    if !is_uuid(&id_value) {
+        let error = json!({ "type": "field", "value": id, "msg": "Invalid value", "path": "id", "location": "params" });
+        return error_response(400, json!({ "errors": [error] }), None);
+    }
+    let mut d = fake.data.lock().unwrap();
+    let Some(intent) = d.intents.iter_mut().find(|i| i.id == id && !i.archived) else {
+        return error_response(404, json!({ "error": "Intent not found" }), None);
+    };
+    if intent.user != ME {
+        return error_response(403, json!({ "error": "Access denied" }), None);
+    }
+    intent.archived = true;
+    Json(json!({ "message": "Intent archived successfully" })).into_response()
 }
 
 async fn discover_filter(State(fake): State<FakeIndex>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
@@ -625,7 +664,7 @@ async fn discover_filter(State(fake): State<FakeIndex>, headers: HeaderMap, Json
     let mine: HashSet<String> = d
         .intents
         .iter()
-        .filter(|i| i.user == ME && wanted_intents.as_ref().is_none_or(|w| w.contains(&i.id)))
+        .filter(|i| i.user == ME && !i.archived && wanted_intents.as_ref().is_none_or(|w| w.contains(&i.id)))
         .map(|i| i.id.clone())
         .collect();
     let now = Instant::now();

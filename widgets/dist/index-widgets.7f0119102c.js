@@ -31,7 +31,12 @@
  * be `discover_filter`: as the latest result's `_meta["mcp-gateway/callTool"]`
  * says (`{ name }`, or `{ name: "tool_execute", toolKey }`), else by the name
  * in the MCP Apps host's `hostContext.toolInfo`, else through `tool_execute`
- * when the call came that way, else as `discover_filter`.
+ * when the call came that way, else by the view's own tool name. The intent
+ * display's Remove buttons call `archive_intent`, a tool for the App alone,
+ * by the listed name of `extract_intent` with its own name in its place
+ * (`index__extract_intent` → `index__archive_intent`); a tool for the App
+ * alone never runs through `tool_execute`, so without a listed name there is
+ * no Remove button.
  *
  * No storage, no analytics, no requests of its own but avatar images
  * (`https:` ones, whose origins the gateway declares in the widget's CSP, and
@@ -40,9 +45,9 @@
 (function () {
   'use strict';
 
-  /** The tool the pager calls when nothing says how the host knows it. */
-  const TOOL = 'discover_filter';
   const GATEWAY_TOOL = 'tool_execute';
+  /** Removes one of the user's intents (the intent display's Remove buttons). */
+  const ARCHIVE_TOOL = 'archive_intent';
   /** Where the gateway says how to call the tool back. */
   const CALL_BACK_META = 'mcp-gateway/callTool';
   const SAFE_LINK = /^https?:\/\//i;
@@ -63,6 +68,8 @@
   /** @type {{ callTool(name: string, args: object): Promise<any>, say(text: string): void } | null} */
   let host = null;
   let busy = false;
+  /** @type {string} what went wrong with the last thing asked of the host, shown above the view */
+  let notice = '';
 
   /** Props from a tool result, at whichever level the host put them. */
   function propsFrom(/** @type {any} */ output) {
@@ -150,7 +157,7 @@
 
   /**
    * What each view shows.
-   * @typedef {{ list: string, waiting: string, nothing: string, render(p: any): Node[], plain(p: any): Node[] }} View
+   * @typedef {{ tool: string, list: string, waiting: string, nothing: string, render(p: any): Node[], plain(p: any): Node[] }} View
    */
 
   // --- discover_filter: cards and a pager ---
@@ -250,9 +257,10 @@
     return chips(labels, p.summary);
   }
 
-  // --- extract_intent: the intents saved; the person may remove some from the list ---
-  /** @type {Set<string>} intents removed from the list (this display only) */
+  // --- extract_intent: the intents saved; the person may remove some ---
+  /** @type {Set<string>} intents removed from the profile (archive_intent), and those being removed */
   const removed = new Set();
+  const removing = new Set();
 
   /** The intents still listed. */
   function shown(/** @type {IntentsProps} */ p) {
@@ -260,15 +268,18 @@
   }
 
   function intentView(/** @type {Intent} */ i) {
+    const id = String(i.id || '');
     const date = typeof i.createdAt === 'string' ? i.createdAt.slice(0, 10) : '';
-    const remove = el('button', { type: 'button', class: 'remove', 'data-remove': String(i.id || ''), title: 'Remove this intent from the list' }, 'Remove');
-    remove.addEventListener('click', () => {
-      removed.add(String(i.id));
-      render();
-    });
+    let remove = null;
+    if (host && id && siblingName(ARCHIVE_TOOL)) {
+      const busyHere = removing.has(id);
+      remove = el('button', { type: 'button', class: 'remove', 'data-remove': id, title: 'Remove this intent from your Index Network profile' }, busyHere ? 'Removing…' : 'Remove');
+      if (busyHere) remove.setAttribute('disabled', '');
+      remove.addEventListener('click', () => removeIntent(id));
+    }
     return el(
       'li',
-      { class: 'intent', 'data-intent-id': String(i.id || '') },
+      { class: 'intent', 'data-intent-id': id },
       el('span', { class: 'intent-text' }, String(i.summary || i.payload || '')),
       date ? el('time', { datetime: String(i.createdAt) }, date) : null,
       remove,
@@ -286,6 +297,7 @@
   /** @type {Record<string, View>} */
   const views = {
     discover: {
+      tool: 'discover_filter',
       list: 'cards',
       waiting: 'Waiting for discovery results…',
       nothing: 'No discovery results to show.',
@@ -300,6 +312,7 @@
       ],
     },
     connections: {
+      tool: 'discover_connections',
       list: 'connections',
       waiting: 'Waiting for connections…',
       nothing: 'No connections to show.',
@@ -313,6 +326,7 @@
       ],
     },
     intents: {
+      tool: 'extract_intent',
       list: 'intents',
       waiting: 'Waiting for intents…',
       nothing: 'No intents to show.',
@@ -337,6 +351,7 @@
 
   function render() {
     root.replaceChildren();
+    if (notice) root.append(el('p', { class: 'status', role: 'alert' }, notice));
     if (!props) {
       root.append(el('p', { class: 'status' }, host ? view.waiting : view.nothing));
       return resized();
@@ -350,7 +365,18 @@
     if (callBack) return callBack;
     // A host that lists only tool_execute still needs the key the call came with.
     if (hostToolName && hostToolName !== GATEWAY_TOOL) return { name: hostToolName };
-    return inputKey ? { name: GATEWAY_TOOL, toolKey: inputKey } : { name: TOOL };
+    return inputKey ? { name: GATEWAY_TOOL, toolKey: inputKey } : { name: view.tool };
+  }
+
+  /**
+   * The name of `tool`, of this view's server, as the host listed it: this
+   * view's listed name with `tool` for its own. Null when the call came
+   * through tool_execute, which never runs a tool for the App alone.
+   */
+  function siblingName(/** @type {string} */ tool) {
+    const c = callBackNow();
+    if (c.toolKey || !c.name.endsWith(view.tool)) return null;
+    return c.name.slice(0, c.name.length - view.tool.length) + tool;
   }
 
   /** The name and arguments to call the tool with `args` as the host knows it. */
@@ -363,6 +389,7 @@
   async function goTo(/** @type {object} */ args) {
     if (!host || busy) return;
     busy = true;
+    notice = '';
     render();
     try {
       const call = callFor(args);
@@ -374,11 +401,36 @@
         callBack = callBackFrom(result && result._meta) || callBack;
       }
     } catch (e) {
-      root.prepend(el('p', { class: 'status', role: 'alert' }, `Could not load the page: ${e instanceof Error ? e.message : String(e)}`));
+      notice = `Could not load the page: ${e instanceof Error ? e.message : String(e)}`;
     } finally {
       busy = false;
       render();
     }
+  }
+
+  /** Removes intent `id` from the user's profile, then from this display; a refusal is shown, the intent kept. */
+  async function removeIntent(/** @type {string} */ id) {
+    const name = siblingName(ARCHIVE_TOOL);
+    if (!host || !name || removing.has(id)) return;
+    removing.add(id);
+    notice = '';
+    render();
+    try {
+      const result = await host.callTool(name, { intentId: id });
+      if (result && result.isError) throw new Error(resultText(result) || 'the tool failed');
+      removed.add(id);
+    } catch (e) {
+      notice = `Could not remove the intent: ${e instanceof Error ? e.message : String(e)}`;
+    } finally {
+      removing.delete(id);
+      render();
+    }
+  }
+
+  /** The text blocks of a tool result, joined. */
+  function resultText(/** @type {any} */ result) {
+    const content = Array.isArray(result.content) ? result.content : [];
+    return content.filter((c) => c && c.type === 'text').map((c) => String(c.text)).join(' ');
   }
 
   function act(/** @type {Action} */ a, /** @type {string} */ name) {
