@@ -233,10 +233,18 @@ pub(super) async fn run(
     // guard), or with the gateway.
     let listening = CancellationToken::new();
     let _stop_listening = listening.clone().drop_guard();
-    let listener = protocol
-        .as_deref()
-        .is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str())
-        .then(|| tokio::spawn(listen(name.to_string(), peer.clone(), tx, listening.clone())));
+    // Only from a server that says its tools change (`tools.listChanged`):
+    // one that does not (the built-ins) answers the stream with -32601,
+    // which rmcp logs as a warning at every start.
+    let announces = peer
+        .peer_info()
+        .and_then(|i| i.capabilities.tools.as_ref().and_then(|t| t.list_changed))
+        == Some(true);
+    let listener = (announces
+        && protocol
+            .as_deref()
+            .is_some_and(|p| p >= ProtocolVersion::V_2026_07_28.as_str()))
+    .then(|| tokio::spawn(listen(name.to_string(), peer.clone(), tx, listening.clone())));
 
     let (stop, stopping) = (conn.cancellation_token(), conn.cancellation_token());
     let mut done = tokio::spawn(conn.waiting());

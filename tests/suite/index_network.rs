@@ -64,7 +64,7 @@ fn assert_error(r: &CallToolResult, needle: &str) {
 #[ignore = "full tier: needs oidc-provider (scripts/setup)"]
 async fn discover_filter_is_found_and_run_with_cards_pages_and_no_emails() {
     let fake = FakeIndex::start(12).await;
-    let (_gw, client) = setup(&fake, "").await;
+    let (gw, client) = setup(&fake, "").await;
 
     let found = discover(&client, json!("find people to collaborate with on my project")).await;
     let keys: Vec<&str> = found.iter().filter_map(|r| r["toolKey"].as_str()).collect();
@@ -171,6 +171,10 @@ async fn discover_filter_is_found_and_run_with_cards_pages_and_no_emails() {
     assert_eq!(s2["pageHint"]["prevPage"], 1);
     // Every call reached the Protocol API with a request id.
     assert!(!fake.request_ids().is_empty());
+    // The built-in says its tools never change: the gateway opens no
+    // subscriptions/listen stream it would refuse (issue #77, 5: the warning
+    // rmcp printed at every start).
+    assert!(!gw.log().contains("subscriptions/listen"), "{}", gw.log());
 }
 
 #[tokio::test]
