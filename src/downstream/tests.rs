@@ -21,13 +21,7 @@ fn unsupervised(servers: &[(&str, u64)]) -> Registry {
             Arc::new(Downstream::new(c, ct, memory.clone(), tracker, changed.clone()))
         })
         .collect();
-    Registry {
-        members: ArcSwap::from_pointee(Members::new(members)),
-        changed,
-        tracker: TaskTracker::new(),
-        ct: CancellationToken::new(),
-        memory,
-    }
+    Registry::unsupervised(members, changed, memory)
 }
 
 fn names(names: &[&str]) -> Vec<String> {
