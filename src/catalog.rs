@@ -119,12 +119,13 @@ impl Snapshot {
         self.by_direct.get(name).map(|&i| self.direct_definition(i as usize))
     }
 
-    /// Entry `ordinal` as a direct tool: its direct name, and its App URIs
-    /// in its server's namespace.
+    /// Entry `ordinal` as a direct tool: its direct name, a schema every
+    /// client's converter takes, and its App URIs in its server's namespace.
     fn direct_definition(&self, ordinal: usize) -> Tool {
         let entry = &self.entries[ordinal];
         let mut tool = entry.tool.clone();
         tool.name = self.direct[ordinal].clone().into();
+        tool.input_schema = Arc::new(direct::portable_schema(&tool.input_schema));
         if let Some(meta) = tool.meta.as_mut() {
             apps::namespace(meta, &entry.server);
         }

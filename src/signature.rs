@@ -3,7 +3,8 @@
 //! mode) passes the right arguments the first time and knows what
 //! `structuredContent` holds: `(args: {path: string; head?: number}) => {content: string}`.
 //! [`arguments`] writes the arguments alone for `tool_discovery`'s text,
-//! which many clients give the model instead of the structured results.
+//! which many clients give the model instead of the structured results, and
+//! [`returns`] the result alone for those structured results.
 //! Local `$ref`s (`#/$defs/Item`, as pydantic and zod write them) are
 //! followed. Lossy on purpose: nesting past [`MAX_DEPTH`] reads `object`,
 //! and a long signature is cut at [`MAX_CHARS`]; the schemas stay the
@@ -29,6 +30,18 @@ pub fn signature(input: &Map<String, Value>, output: Option<&Map<String, Value>>
         out.push_str(" => ");
         out.push_str(&Schema::new(output).object(output, 0));
     }
+    cut(out)
+}
+
+/// What a call's `structuredContent` holds, `{result: number}`: the `R` of
+/// [`signature`], alone, for discovery's structured results (whose
+/// `inputSchema` already says the arguments).
+pub fn returns(output: &Map<String, Value>) -> String {
+    cut(Schema::new(output).object(output, 0))
+}
+
+/// `out`, ending in `…` past [`MAX_CHARS`].
+fn cut(mut out: String) -> String {
     if out.chars().count() > MAX_CHARS {
         out = out.chars().take(MAX_CHARS - 1).collect();
         out.push('…');

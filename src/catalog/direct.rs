@@ -4,6 +4,8 @@
 //! break them, be too long, or be taken gets a short hash of its key instead
 //! of its tail, so every tool keeps one stable name.
 
+use rmcp::model::JsonObject;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Between server and tool in a direct name.
@@ -45,6 +47,55 @@ pub fn names<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Str
         .collect()
 }
 
+/// A tool's `inputSchema` as `tools/list` shows it: without a boolean
+/// `additionalProperties` anywhere. google-genai's converter (3.6.1) walks
+/// that keyword as a schema and fails on `true` and `false` alike, and one
+/// failure loses every tool of the list. `true` says what its absence says;
+/// `false` is still enforced, as a call is checked against the tool's own
+/// schema (which discovery shows unchanged).
+pub fn portable_schema(schema: &JsonObject) -> JsonObject {
+    let mut schema = schema.clone();
+    drop_boolean_additional_properties(&mut schema);
+    schema
+}
+
+fn drop_boolean_additional_properties(schema: &mut JsonObject) {
+    if schema.get("additionalProperties").is_some_and(Value::is_boolean) {
+        schema.remove("additionalProperties");
+    }
+    let subschema = |v: &mut Value| {
+        if let Value::Object(s) = v {
+            drop_boolean_additional_properties(s);
+        }
+    };
+    for (keyword, value) in schema.iter_mut() {
+        match keyword.as_str() {
+            // Maps of schemas: their keys are names, never keywords.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(named) = value {
+                    named.values_mut().for_each(subschema);
+                }
+            }
+            "anyOf" | "allOf" | "oneOf" | "prefixItems" => {
+                if let Value::Array(list) = value {
+                    list.iter_mut().for_each(subschema);
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "unevaluatedProperties"
+            | "unevaluatedItems" => subschema(value),
+            _ => {}
+        }
+    }
+}
+
 fn allowed(c: char) -> char {
     if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
         c
@@ -55,7 +106,39 @@ fn allowed(c: char) -> char {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn a_listed_schema_loses_only_boolean_additional_properties() {
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                // A property of that name is a name, not the keyword.
+                "additionalProperties": true,
+                "tags": { "type": "object", "additionalProperties": { "type": "string" } },
+                "items": { "type": "array", "items": { "type": "object", "additionalProperties": true } },
+                "either": { "anyOf": [{ "type": "object", "additionalProperties": false }, { "type": "null" }] }
+            },
+            "$defs": { "Item": { "type": "object", "additionalProperties": false } }
+        });
+        let listed = portable_schema(schema.as_object().unwrap());
+        assert_eq!(
+            Value::Object(listed),
+            json!({
+                "type": "object",
+                "properties": {
+                    "additionalProperties": true,
+                    "tags": { "type": "object", "additionalProperties": { "type": "string" } },
+                    "items": { "type": "array", "items": { "type": "object" } },
+                    "either": { "anyOf": [{ "type": "object" }, { "type": "null" }] }
+                },
+                "$defs": { "Item": { "type": "object" } }
+            })
+        );
+    }
 
     #[test]
     fn names_are_server_tool_within_the_rules_and_distinct() {

@@ -42,13 +42,14 @@ impl View {
         discoverable(&self.access, &self.grants, entry)
     }
 
-    /// Changes whenever the set of tools this caller may use, or any of
-    /// them, changes (a reload, a server coming or going, new rules).
-    pub fn fingerprint(&self) -> u64 {
+    /// Changes whenever the tools [`View::direct_tools`] lists for this
+    /// caller, or any of them, change (a reload, a server coming or going,
+    /// new rules); with `apps_only`, only those for Apps count.
+    pub fn fingerprint(&self, apps_only: bool) -> u64 {
         self.snapshot
             .entries
             .iter()
-            .filter(|e| self.allows(e))
+            .filter(|e| (!apps_only || e.for_apps()) && self.allows(e))
             .fold(0u64, |acc, e| acc.rotate_left(5) ^ e.fingerprint)
     }
 

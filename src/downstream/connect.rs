@@ -28,7 +28,7 @@ use tracing::{debug, info, warn};
 use super::child_env::child_environment;
 use super::http_client::{WholeListing, reqwest_client};
 use super::lines::LineTransport;
-use super::stdio::ChildTransport;
+use super::stdio::{ChildTransport, Lent};
 use super::{Downstream, Ended, LIVENESS_TICK, Status};
 use crate::config::{Builtin, Transport};
 
@@ -443,8 +443,8 @@ async fn relist(
 /// `connect_timeout_ms` like the rest: rmcp's Auto mode waits 10 s, then
 /// sends `initialize` down the same pipe, and a server that starts slowly
 /// (`npx -y`, `uvx`, `docker run`, a loaded machine) answers both and breaks
-/// the handshake. A legacy server is offered `initialize` on a fresh start,
-/// and its revision is remembered, so it restarts without the probe.
+/// the handshake. A legacy server is offered `initialize` next, on the same
+/// pipe, and its revision is remembered, so it restarts without the probe.
 async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<(Connection, &'static str), Refused> {
     let remembered = server.memory.recall_protocol(&server.config).and_then(|p| {
         ProtocolVersion::KNOWN_VERSIONS
@@ -468,28 +468,34 @@ async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<
             "probed",
         ),
     };
-    match handshake(server, client.clone(), group, lifecycle).await {
-        Ok(conn) => Ok((conn, how)),
-        // A server that answers the probe with an error, or with the (older)
-        // revisions it speaks, is offered the legacy handshake on a fresh transport.
-        Err(Failure::Handshake(e)) if is_legacy(&e) => {
-            kill_group(group);
-            debug!(server = %server.name(), "the server speaks only revisions with initialize");
-            handshake(server, client, group, ClientLifecycleMode::Initialize)
-                .await
-                .map(|conn| (conn, "probed, then initialize"))
-        }
-        Err(other) => Err(other),
-    }
-    .map_err(|failure| match failure {
-        Failure::Setup(message) => Refused::Failed(message),
-        Failure::Handshake(e) if needs_sign_in(&e) => Refused::SignInRequired,
-        Failure::Handshake(e) => Refused::Failed(match &server.config.transport {
-            Transport::Stdio { .. } => format!("handshake failed: {e}"),
-            Transport::Builtin(_) => format!("handshake with the built-in server failed: {e}"),
-            Transport::Http { url, .. } => format!("cannot connect to {url}: {e}"),
-        }),
-    })
+    // A server that answers the probe with an error, or with the (older)
+    // revisions it speaks, gets `initialize` next: a child on the same pipe
+    // (in `handshake`), a remote or built-in server by rmcp's Auto mode.
+    handshake(server, client, group, lifecycle)
+        .await
+        .map(|conn| {
+            let legacy = conn
+                .peer()
+                .peer_info()
+                .is_some_and(|i| i.protocol_version.has_initialize());
+            (
+                conn,
+                if legacy && how == "probed" {
+                    "probed, then initialize"
+                } else {
+                    how
+                },
+            )
+        })
+        .map_err(|failure| match failure {
+            Failure::Setup(message) => Refused::Failed(message),
+            Failure::Handshake(e) if needs_sign_in(&e) => Refused::SignInRequired,
+            Failure::Handshake(e) => Refused::Failed(match &server.config.transport {
+                Transport::Stdio { .. } => format!("handshake failed: {e}"),
+                Transport::Builtin(_) => format!("handshake with the built-in server failed: {e}"),
+                Transport::Http { url, .. } => format!("cannot connect to {url}: {e}"),
+            }),
+        })
 }
 
 /// Why a connection could not be opened.
@@ -596,7 +602,27 @@ async fn handshake(
             if let Some(stderr) = stderr {
                 tokio::spawn(super::stderr::follow(name, stderr, server.stderr.clone()));
             }
-            client.serve_with_lifecycle(transport, lifecycle).await
+            if !matches!(lifecycle, ClientLifecycleMode::Discover { .. }) {
+                return client
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| Failure::Handshake(Box::new(e)));
+            }
+            // A legacy server's refusal of the probe ends the handshake; the
+            // child that answered it gets `initialize` on the same pipe.
+            let (lent, returned) = Lent::new(transport);
+            match client.clone().serve_with_lifecycle(lent, lifecycle).await {
+                Err(e) if is_legacy(&e) => match returned.await {
+                    Ok(transport) => {
+                        debug!(server = %server.name(), "the server speaks only revisions with initialize");
+                        client
+                            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                            .await
+                    }
+                    Err(_) => Err(e),
+                },
+                other => other,
+            }
         }
         Transport::Builtin(builtin) => {
             // A missing archive folder fails the server (and `check`), and

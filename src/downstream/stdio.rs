@@ -1,6 +1,7 @@
 //! The transport to a child process speaking MCP on stdin/stdout: its
 //! lines as `LineTransport` reads and writes them, and the MCP stdio
-//! shutdown when the server stops.
+//! shutdown when the server stops; and [`Lent`], which gets a transport
+//! back from a handshake that gave up on it.
 
 use std::io;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::oneshot;
 
 use super::lines::LineTransport;
 
@@ -83,6 +85,65 @@ impl Drop for ChildTransport {
     fn drop(&mut self) {
         if let Some(child) = self.child.as_mut() {
             let _ = child.start_kill();
+        }
+    }
+}
+
+/// A transport lent to one handshake, and handed back if the handshake
+/// drops it. rmcp's Discover mode ends on a legacy server's answer to the
+/// `server/discover` probe and drops the transport; handed back, the child
+/// that answered gets `initialize` down the same pipe instead of being
+/// started a second time (a 4 s start cost 8 s, and a client's first call
+/// its 5 s timeout).
+pub(super) struct Lent<T> {
+    /// Held until dropped.
+    inner: Option<T>,
+    back: Option<oneshot::Sender<T>>,
+}
+
+impl<T> Lent<T> {
+    /// `inner`, lent; the receiver gets it back when the borrower drops it
+    /// (and nothing if the borrower kept it: it then lives in the connection).
+    pub(super) fn new(inner: T) -> (Self, oneshot::Receiver<T>) {
+        let (back, returned) = oneshot::channel();
+        let lent = Self {
+            inner: Some(inner),
+            back: Some(back),
+        };
+        (lent, returned)
+    }
+
+    fn inner(&mut self) -> &mut T {
+        self.inner.as_mut().expect("a lent transport is held until dropped")
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Lent<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner().send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inner().receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        // Closed on purpose: the borrower is done with it, and so is everyone.
+        self.back = None;
+        self.inner().close()
+    }
+}
+
+impl<T> Drop for Lent<T> {
+    fn drop(&mut self) {
+        if let (Some(inner), Some(back)) = (self.inner.take(), self.back.take()) {
+            // Nobody waiting: the transport is dropped here, as it would be.
+            let _ = back.send(inner);
         }
     }
 }

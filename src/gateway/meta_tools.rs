@@ -29,17 +29,20 @@ fn build_meta_tools() -> Vec<Tool> {
          need a capability you do not have. Describe the need in plain words. For a task with \
          several steps, send one query per step, each a complete need in your own words \
          (\"read the failing job's logs\", not \"read them\"). Returns ranked tools with their \
-         toolKey, inputSchema and a TypeScript signature; run one with tool_execute.",
+         toolKey and inputSchema; run one with tool_execute.",
         schema(json!({
             "type": "object",
             "properties": {
                 // Lengths are checked in code only (`DiscoverArgs::queries`):
                 // `maxLength` would break the listing's token budget (test below).
+                // A type list, not `anyOf`: smolagents flattens an `anyOf`
+                // into a type list and drops its `items`, and OpenAI refuses
+                // an array without them (tests/suite/interop.rs runs it).
                 "query": {
-                    "anyOf": [
-                        { "type": "string" },
-                        { "type": "array", "items": { "type": "string" }, "minItems": 1, "maxItems": MAX_QUERIES }
-                    ],
+                    "type": ["string", "array"],
+                    "items": { "type": "string" },
+                    "minItems": 1,
+                    "maxItems": MAX_QUERIES,
                     "description": "What you need, e.g. \"read a file\". Several strings: paraphrases or steps."
                 },
                 // Nullable, no `default`: OpenAI strict schemas make every

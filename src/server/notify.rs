@@ -92,11 +92,17 @@ fn sweep(listeners: &mut Vec<Listener>) {
     crate::telemetry::change_listeners(listeners.len() as isize - before as isize);
 }
 
-/// What a listener's `tools/list` follows: its view (Apps coming and going
-/// included), and how its project lists tools.
+/// What a listener's `tools/list` follows: the tools its project lists
+/// beside or instead of the meta-tools (on the `meta` exposure, Apps coming
+/// and going; a server starting with no App changes nothing), and how its
+/// project lists tools.
 fn listing_fingerprint(view: &View, project: &Project) -> u64 {
     let listing = project.exposure as u64 | (project.apps as u64) << 8;
-    view.fingerprint() ^ listing.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    let listed = match project.names_tools() {
+        true => view.fingerprint(!project.exposure.lists_tools()),
+        false => 0,
+    };
+    listed ^ listing.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// What a `subscriptions/listen` stream may carry: tool-list changes, and

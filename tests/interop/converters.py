@@ -10,8 +10,11 @@ openai-agents falls back to a non-strict tool when it cannot make the schema
 strict; pydantic-ai closes an object that declares no properties
 (`additionalProperties: false`, so "must be empty"); google-genai's
 `Schema` keeps an object's type but not its `additionalProperties`, and
-crashes on `additionalProperties: true`. This script calls the real
-conversion code, in-process, with no key and no network:
+crashes on a boolean `additionalProperties` (and, converting a whole
+list at once, loses every tool to one such crash). (smolagents, which
+needs the MCP SDK 1.x, has a venv and a script of its own:
+smolagents_client.py.) This script
+calls the real conversion code, in-process, with no key and no network:
 
 * openaiAgents: `MCPUtil.to_function_tool(..., convert_schemas_to_strict=True)`
   (what `Agent(mcp_config={"convert_schemas_to_strict": True})` does), then
@@ -23,20 +26,24 @@ conversion code, in-process, with no key and no network:
   ("google"), the `parametersJsonSchema` it sends.
 * googleGenai: `mcp_to_gemini_tool`, the path an MCP `Tool` or
   `ClientSession` in `tools=[...]` takes, then the Gemini Developer API
-  request body built from it (`_GenerateContentParameters_to_mldev`).
+  request body built from it (`_GenerateContentParameters_to_mldev`);
+  and `mcp_to_gemini_tools` over the whole list, as a `ClientSession` in
+  `tools=[...]` converts it (a failure there is in `errors`).
 
 Prints one JSON line: {"versions": {...}, "openaiAgents": {TOOL: ENTRY},
 "pydanticAi": {TOOL: {"openai": ENTRY, "openaiResponses": ENTRY, "google":
 ENTRY}}, "googleGenai": {TOOL: ENTRY}, "errors": [...]}. An ENTRY holds the
 `schema` sent, `strict` where the API has that flag (and openai-agents'
 `strictError`, why it fell back), and three lists of JSON pointers into
-`schema`, each a node a model cannot fill with arbitrary arguments:
+`schema`, each a node a model cannot fill with arbitrary arguments (or an
+API refuses):
 `closedEmptyObjects` (an object with no properties and
 `additionalProperties: false`: only `{}` fits), `emptyObjects` (an object
 with no properties, open or not: Gemini refuses one with "properties: should
 be non-empty for OBJECT type", and google-genai drops the openness anyway)
-and `untyped` (no type at all: OpenAI's strict mode refuses the whole tool,
-and Gemini's `Schema` needs a type). A converter that raises is named, with
+`untyped` (no type at all: OpenAI's strict mode refuses the whole tool,
+and Gemini's `Schema` needs a type) and `arraysWithoutItems` (OpenAI refuses
+an array schema without `items`, strict or not). A converter that raises is named, with
 its error, on stderr and in `errors`, and the exit status is 1.
 """
 import copy
@@ -60,7 +67,7 @@ TYPED = ("type", "anyOf", "any_of", "oneOf", "allOf", "$ref", "enum", "const")
 
 def lint(schema):
     """The nodes of `schema` that no arbitrary arguments fit, by JSON pointer."""
-    found = {"closedEmptyObjects": [], "emptyObjects": [], "untyped": []}
+    found = {"closedEmptyObjects": [], "emptyObjects": [], "untyped": [], "arraysWithoutItems": []}
 
     def walk(node, path):
         if not isinstance(node, dict):
@@ -70,6 +77,8 @@ def lint(schema):
         types = node.get("type")
         types = types if isinstance(types, list) else [types]
         is_object = any(isinstance(t, str) and t.lower() == "object" for t in types)
+        if any(isinstance(t, str) and t.lower() == "array" for t in types) and "items" not in node:
+            found["arraysWithoutItems"].append(path)
         if is_object and not node.get("properties"):
             found["emptyObjects"].append(path)
             if node.get("additionalProperties") is False:
@@ -203,6 +212,16 @@ def main():
                 out["errors"].append(message)
                 print(message, file=sys.stderr)
                 traceback.print_exc(limit=-3, file=sys.stderr)
+    # What a `ClientSession` in google-genai's `tools=[...]` does: the whole
+    # list at once, where one tool's failure loses them all.
+    from google.genai import _mcp_utils
+
+    try:
+        _mcp_utils.mcp_to_gemini_tools(tools)
+    except Exception as e:
+        message = f"google-genai {version('google-genai')} failed to convert the list: {type(e).__name__}: {e}"
+        out["errors"].append(message)
+        print(message, file=sys.stderr)
     print(json.dumps(out))
     sys.exit(1 if out["errors"] else 0)
 

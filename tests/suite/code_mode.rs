@@ -60,10 +60,10 @@ async fn scripts_call_tools_in_parallel_and_return_only_their_answer() {
         "{log}"
     );
 
-    // Discovery carries the same signature for the model to write against.
+    // Discovery says what the call returns, for the model to write against.
     let results = discover(&client, json!("evaluate arithmetic")).await;
     let calc = results.iter().find(|r| r["toolKey"] == "demo:calculate").unwrap();
-    assert_eq!(calc["signature"], "(args: {expression: string}) => {result: number}");
+    assert_eq!(calc["returns"], "{result: number}");
 
     // A refused inner call rejects with the code tool_execute gives, and can be caught.
     let out = ok(

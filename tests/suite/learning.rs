@@ -41,12 +41,15 @@ async fn a_found_and_run_tool_rises_for_those_words_in_that_project_only() {
 
     let after = discover(&client, query.clone()).await;
     assert_eq!(rank_of(&after, "alpha:sha256"), Some(0), "{after:?}");
-    let why = explanation_of(&after, "alpha:sha256").unwrap();
+    let explained = gw.explained("local", query.clone()).await;
+    let why = explanation_of(&explained, "alpha:sha256").unwrap();
     assert!(why.contains("used once for 'checksum'"), "{why}");
 
     // Another project's history is its own.
     let theirs = gw.client_with_token(&other).await.unwrap();
     let seen = discover(&theirs, query.clone()).await;
+    assert!(rank_of(&seen, "alpha:sha256") > Some(0), "{seen:?}");
+    let seen = gw.explained("other", query.clone()).await;
     assert!(
         !explanation_of(&seen, "alpha:sha256").unwrap_or("").contains("used"),
         "{seen:?}"
@@ -57,7 +60,7 @@ async fn a_found_and_run_tool_rises_for_those_words_in_that_project_only() {
     assert!(rank_of(&failing, "alpha:fail").is_some(), "{failing:?}");
     let r = execute(&client, "alpha:fail", json!({})).await;
     assert_eq!(r.is_error, Some(true));
-    let again = discover(&client, json!("please fail for me")).await;
+    let again = gw.explained("local", json!("please fail for me")).await;
     assert!(
         !explanation_of(&again, "alpha:fail").unwrap_or("").contains("used"),
         "{again:?}"
@@ -89,7 +92,7 @@ async fn a_found_and_run_tool_rises_for_those_words_in_that_project_only() {
     // Forgetting applies to the running gateway at its next request.
     let out = gw.cli(&["project", "reset-learning", "local"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let forgot = discover(&client, query).await;
+    let forgot = gw.explained("local", query).await;
     assert!(
         !explanation_of(&forgot, "alpha:sha256").unwrap_or("").contains("used"),
         "{forgot:?}"
@@ -143,9 +146,9 @@ async fn a_credential_in_a_query_is_never_kept_or_quoted() {
     let r = execute(&client, "alpha:sha256", json!({ "text": "abc" })).await;
     assert_ne!(r.is_error, Some(true), "{r:?}");
 
-    // The project learned from the discovery, and says so to its next caller.
+    // The project learned from the discovery, and says so.
     let again = eventually(Duration::from_secs(10), "the lesson", || async {
-        let again = discover(&client, query.clone()).await;
+        let again = gw.explained("local", query.clone()).await;
         explanation_of(&again, "alpha:sha256")
             .is_some_and(|why| why.contains("used once"))
             .then_some(again)
@@ -213,7 +216,8 @@ async fn one_wrong_run_is_a_hint_and_agreeing_sessions_lift_the_tool() {
         hinted <= first,
         "nothing shows more relevance than the first: {hinted} > {first}"
     );
-    let why = explanation_of(&after_one, "alpha:word_count").unwrap();
+    let explained = gw.explained("local", query.clone()).await;
+    let why = explanation_of(&explained, "alpha:word_count").unwrap();
     assert!(why.contains("used once for"), "one session is one use: {why}");
 
     // Five more sessions agree: the lift grows with the evidence.
@@ -224,13 +228,14 @@ async fn one_wrong_run_is_a_hint_and_agreeing_sessions_lift_the_tool() {
         let r = execute(&agent, "alpha:word_count", json!({ "text": "abc" })).await;
         assert_ne!(r.is_error, Some(true), "{r:?}");
     }
-    let agreed = discover(&observer, query).await;
+    let agreed = discover(&observer, query.clone()).await;
     let lifted = relevance_of(&agreed, "alpha:word_count").unwrap();
     assert!(
         lifted > hinted + 0.05,
         "repeated, consistent use lifts: {hinted} -> {lifted}"
     );
-    let why = explanation_of(&agreed, "alpha:word_count").unwrap();
+    let explained = gw.explained("local", query.clone()).await;
+    let why = explanation_of(&explained, "alpha:word_count").unwrap();
     assert!(why.contains("used 6 times for"), "{why}");
     assert_eq!(
         rank_of(&agreed, "alpha:word_count"),

@@ -51,11 +51,12 @@ async fn an_override_renames_describes_tags_and_hides_for_every_caller() {
     // Discovery shows the overridden form, and finds it by its new words.
     let found = discover(&client, json!("fingerprint a text")).await;
     assert_eq!(found[0]["toolKey"], "alpha:checksum", "{found:?}");
-    assert_eq!(found[0]["toolName"], "checksum");
     assert_eq!(
         found[0]["description"],
         "Fingerprint a text: its SHA-256 checksum, in hex."
     );
+    let found = gw.explained("local", json!("fingerprint a text")).await;
+    assert_eq!(found[0]["toolName"], "checksum");
     assert!(
         found[0]["tags"].as_array().unwrap().contains(&json!("crypto")),
         "{found:?}"

@@ -31,6 +31,37 @@ impl Counter {
     }
 }
 
+/// A stdio client's cold start: the servers come up after its session
+/// opened, but what it lists, the two meta-tools, never changes, so it is
+/// told nothing (each cold start sent two `tools/list_changed`). A server
+/// that brings an App changes the list: that is told.
+#[tokio::test]
+async fn a_cold_start_tells_a_meta_client_nothing_and_an_apps_arrival_it_is_told() {
+    let demo = format!(
+        "{ANONYMOUS}[[servers]]\nname = \"demo\"\ncommand = \"{}\"\nargs = [\"demo-server\"]\n\n",
+        bin()
+    );
+    let changes = Counter::default();
+    let (client, _, dir) = stdio_gateway_with(&demo, changes.clone()).await;
+    wait_for_tool(&client, "demo:calculate").await;
+    // Access changes are looked at each second: two of them pass.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert_eq!(changes.get(), 0, "the meta-tools did not change");
+
+    std::fs::write(
+        dir.path().join("gateway.toml"),
+        format!("{demo}{}", chaos_server("apps", "")),
+    )
+    .unwrap();
+    wait_for_tool(&client, "apps:echo").await;
+    eventually(Duration::from_secs(10), "tools/list_changed for apps__echo", || async {
+        (changes.get() > 0).then_some(())
+    })
+    .await;
+    let listed = client.list_all_tools().await.unwrap();
+    assert!(listed.iter().any(|t| t.name == "apps__echo"), "{listed:?}");
+}
+
 #[tokio::test]
 async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
     let before = format!(
@@ -162,10 +193,11 @@ async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
         "a session whose tools did not change is not told they did"
     );
 
-    // A rule that hides one of steady's tools changes what the narrow session sees: now it is told.
+    // A rule that hides one of steady's tools, its App's among them, changes
+    // what the narrow session lists: now it is told.
     // Saved as editors do: a new file renamed over the old one (a watch on
     // the old file itself would miss it).
-    let steady_rule = "[[rules]]\nserver = \"steady\"\npattern = [\"fail\"]\nenabled = false\n";
+    let steady_rule = "[[rules]]\nserver = \"steady\"\npattern = [\"fail\", \"echo\"]\nenabled = false\n";
     let swap = gw.dir.path().join(".gateway.toml.swp");
     std::fs::write(&swap, format!("{after}{steady_rule}")).unwrap();
     std::fs::rename(&swap, gw.config_path()).unwrap();

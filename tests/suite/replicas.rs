@@ -444,7 +444,7 @@ async fn an_execute_on_another_replica_learns_from_the_discovery() {
         shown["learnedAssociations"].as_u64().filter(|n| *n > 0)
     })
     .await;
-    let again = discover(&on_b, json!("multiply two numbers")).await;
+    let again = b.explained("p", json!("multiply two numbers")).await;
     let why = again
         .iter()
         .find(|r| r["toolKey"] == "demo:calculate")

@@ -146,7 +146,6 @@ async fn the_cloud_answers_and_every_fault_falls_back_to_bm25() {
     .await;
     assert_eq!(good["provider"], "cloud", "{good}");
     assert_eq!(good["results"][0]["toolKey"], "red:sha256");
-    assert_eq!(good["results"][0]["explanation"], "picked by the cloud");
     {
         let requests = fake.requests.lock().unwrap();
         let (auth, body) = requests.last().unwrap();
@@ -164,6 +163,9 @@ async fn the_cloud_answers_and_every_fault_falls_back_to_bm25() {
         assert_eq!(body["query"], json!(["hash text sha256"]));
         assert_eq!(body["maxResults"], 3);
     }
+    // Operators see why: the cloud's reason.
+    let explained = gw.explained("p", json!("hash text sha256")).await;
+    assert_eq!(explained[0]["explanation"], "picked by the cloud");
 
     for (mode, reason) in [
         (Mode::Slow, "no answer within 500 ms"),
@@ -234,6 +236,7 @@ async fn bm25_results_explain_themselves() {
     })
     .await;
     assert_eq!(results[0]["toolKey"], "red:convert_temperature");
+    let results = gw.explained("local", json!("convert a temperature from celsius")).await;
     let why = results[0]["explanation"].as_str().unwrap();
     assert!(why.contains("temperatur: name, description"), "{why}");
 }

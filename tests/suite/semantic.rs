@@ -215,7 +215,10 @@ mod with_model {
         let found = discovery(&gw, &meaning, query).await;
         assert_eq!(found["provider"], "hybrid", "{found}");
         assert_eq!(keys(&found)[0], "demo:current_time", "{found}");
-        let explanation = found["results"][0]["explanation"].as_str().unwrap();
+        let explained = gw
+            .explained("meaning", json!("what does the clock say in Tokyo right now"))
+            .await;
+        let explanation = explained[0]["explanation"].as_str().unwrap();
         assert!(explanation.contains("meaning: 0."), "{explanation}");
         // Steps of a task each get their tool.
         let steps = discovery(
@@ -340,7 +343,6 @@ mod with_model {
             .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
         gw.cli(&["project", "create", "fresh", "--search", "hybrid"]);
         gw.cli(&["grant", "--project", "fresh", "--server", "demo"]);
-        let fresh = gw.client_with_token(&gw.issue_token("fresh")).await.unwrap();
         let client = gw.client_with_token(&meaning).await.unwrap();
         let why = |found: &[Value]| {
             found
@@ -354,6 +356,8 @@ mod with_model {
         // Found, then run, in one session: the request teaches the tool.
         let taught = "what is 30 celsius in fahrenheit";
         let found = discover(&client, json!(taught)).await;
+        assert!(!found.is_empty(), "{found:?}");
+        let found = gw.explained("meaning", json!(taught)).await;
         assert!(!why(&found).contains("asked like this"), "{found:?}");
         let r = execute(
             &client,
@@ -365,14 +369,14 @@ mod with_model {
 
         let later = "turn 86 degrees fahrenheit into celsius";
         let explained = eventually(Duration::from_secs(10), "the remembered request", || async {
-            let said = why(&discover(&client, json!(later)).await);
+            let said = why(&gw.explained("meaning", json!(later)).await);
             said.contains("asked like this").then_some(said)
         })
         .await;
         assert!(explained.contains("asked like this once"), "{explained}");
         assert!(!explained.contains("what is 30"), "the teaching words: {explained}");
         assert!(
-            !why(&discover(&fresh, json!(later)).await).contains("asked like this"),
+            !why(&gw.explained("fresh", json!(later)).await).contains("asked like this"),
             "another project's memory is its own"
         );
 
@@ -382,7 +386,7 @@ mod with_model {
         let forgot: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(forgot["forgotten"]["meanings"], 1, "{forgot}");
         eventually(Duration::from_secs(10), "the memory forgotten", || async {
-            (!why(&discover(&client, json!(later)).await).contains("asked like this")).then_some(())
+            (!why(&gw.explained("meaning", json!(later)).await).contains("asked like this")).then_some(())
         })
         .await;
     }

@@ -249,6 +249,28 @@ impl Gateway {
         token_of(self.cli(&["token", "issue", "--project", project]))
     }
 
+    /// What `tool_discovery` finds for `project`, as operators see it (the
+    /// console's playground, the same search): each result with its
+    /// `explanation` and `tags`, which the model's answer leaves out.
+    pub(crate) async fn explained(&self, project: &str, query: Value) -> Vec<Value> {
+        let out = self.cli(&["token", "issue", "--admin", "--label", "explained", "--json"]);
+        let admin: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let answer: Value = reqwest::Client::new()
+            .post(self.url.replace("/mcp", "/console/api/search"))
+            .bearer_auth(admin["token"].as_str().unwrap())
+            .json(&json!({ "project": project, "arguments": { "query": query } }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["answer"]["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the console's search: {answer}"))
+            .clone()
+    }
+
     /// An MCP client that sends `Authorization: Bearer <token>`.
     pub(crate) async fn client_with_token(
         &self,
@@ -578,6 +600,14 @@ pub(crate) async fn gateway_before_http_demo(
 /// `mcp-gateway serve` over stdio on `config`: the client, the gateway's pid,
 /// and the folder holding the config (kept while the gateway runs).
 pub(crate) async fn stdio_gateway(config: &str) -> (RunningService<RoleClient, ()>, u32, tempfile::TempDir) {
+    stdio_gateway_with(config, ()).await
+}
+
+/// [`stdio_gateway`] with a client that handles what the gateway sends.
+pub(crate) async fn stdio_gateway_with<C: Service<RoleClient>>(
+    config: &str,
+    client: C,
+) -> (RunningService<RoleClient, C>, u32, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gateway.toml");
     std::fs::write(&path, config).unwrap();
@@ -589,5 +619,5 @@ pub(crate) async fn stdio_gateway(config: &str) -> (RunningService<RoleClient, (
         .spawn()
         .unwrap();
     let pid = transport.id().unwrap();
-    (().serve(transport).await.unwrap(), pid, dir)
+    (client.serve(transport).await.unwrap(), pid, dir)
 }
