@@ -468,34 +468,43 @@ async fn open(server: &Downstream, client: Client, group: &AtomicU32) -> Result<
             "probed",
         ),
     };
-    // A server that answers the probe with an error, or with the (older)
-    // revisions it speaks, gets `initialize` next: a child on the same pipe
-    // (in `handshake`), a remote or built-in server by rmcp's Auto mode.
-    handshake(server, client, group, lifecycle)
-        .await
-        .map(|conn| {
+    // A server that answers the probe with an error gets `initialize` next:
+    // a child on the same pipe (in `handshake`), a remote or built-in server
+    // by rmcp's Auto mode. One that answers with the (older) revisions it
+    // speaks gets it on a fresh transport (a child only if its pipe was lost).
+    let opened = match handshake(server, client.clone(), group, lifecycle).await {
+        Ok(conn) => {
             let legacy = conn
                 .peer()
                 .peer_info()
                 .is_some_and(|i| i.protocol_version.has_initialize());
-            (
+            Ok((
                 conn,
                 if legacy && how == "probed" {
                     "probed, then initialize"
                 } else {
                     how
                 },
-            )
-        })
-        .map_err(|failure| match failure {
-            Failure::Setup(message) => Refused::Failed(message),
-            Failure::Handshake(e) if needs_sign_in(&e) => Refused::SignInRequired,
-            Failure::Handshake(e) => Refused::Failed(match &server.config.transport {
-                Transport::Stdio { .. } => format!("handshake failed: {e}"),
-                Transport::Builtin(_) => format!("handshake with the built-in server failed: {e}"),
-                Transport::Http { url, .. } => format!("cannot connect to {url}: {e}"),
-            }),
-        })
+            ))
+        }
+        Err(Failure::Handshake(e)) if is_legacy(&e) => {
+            kill_group(group);
+            debug!(server = %server.name(), "the server speaks only revisions with initialize");
+            handshake(server, client, group, ClientLifecycleMode::Initialize)
+                .await
+                .map(|conn| (conn, "probed, then initialize"))
+        }
+        Err(other) => Err(other),
+    };
+    opened.map_err(|failure| match failure {
+        Failure::Setup(message) => Refused::Failed(message),
+        Failure::Handshake(e) if needs_sign_in(&e) => Refused::SignInRequired,
+        Failure::Handshake(e) => Refused::Failed(match &server.config.transport {
+            Transport::Stdio { .. } => format!("handshake failed: {e}"),
+            Transport::Builtin(_) => format!("handshake with the built-in server failed: {e}"),
+            Transport::Http { url, .. } => format!("cannot connect to {url}: {e}"),
+        }),
+    })
 }
 
 /// Why a connection could not be opened.

@@ -278,7 +278,7 @@ impl Discovery {
 /// tools found, no more. pydantic-ai, llama-index, google-genai and
 /// smolagents hand it to the model whole, and with every field of [`Found`]
 /// it was about four times the text. What only an operator reads (the
-/// explanation, tags, annotations, the names the key repeats) is in
+/// explanation, annotations, the names the key repeats) is in
 /// `mcp-gateway search --json` and the console's playground.
 #[derive(Debug, Serialize)]
 pub struct Offered<'a> {
@@ -299,6 +299,10 @@ struct OfferedTool<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     relevance: f64,
+    /// The operator's tags and the scanner's (`suspicious:instructions`):
+    /// a warning is for the model too.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    tags: &'a [String],
     input_schema: &'a JsonObject,
     /// In code mode, what the call's `structuredContent` holds (the
     /// `outputSchema` as a type), for a script to read it right.
@@ -316,6 +320,7 @@ impl Discovery {
                 tool_key: &f.tool_key,
                 description: f.description.as_deref(),
                 relevance: f.relevance,
+                tags: &f.tags,
                 input_schema: &f.input_schema,
                 returns: f
                     .signature
@@ -523,7 +528,7 @@ mod tests {
         let offered = serde_json::to_value(d.offered()).unwrap();
         let first = offered["results"][0].as_object().unwrap();
         let fields: Vec<&str> = first.keys().map(String::as_str).collect();
-        assert_eq!(fields, ["description", "inputSchema", "relevance", "toolKey"]);
+        assert_eq!(fields, ["description", "inputSchema", "relevance", "tags", "toolKey"]);
         assert_eq!(offered["provider"], "bm25");
         let (json, text) = (offered.to_string().len(), d.summary().len());
         assert!(4 * json <= 9 * text, "{json} bytes of JSON, {text} of text");

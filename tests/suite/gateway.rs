@@ -582,7 +582,7 @@ async fn discovery_results_carry_what_a_model_needs() {
         .unwrap()
         .clone();
     // What a call needs, no more: the key says the names, and the rest
-    // (explanation, tags, annotations) is the operators' (issue 77).
+    // (explanation, annotations) is the operators' (issue 77).
     let top = results[0].as_object().unwrap();
     let fields: Vec<&str> = top.keys().map(String::as_str).collect();
     assert_eq!(
