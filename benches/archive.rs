@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcp_gateway::archive::{self, Archive, ArchivesConfig, Options};
+use archive::{self, Archive, ArchivesConfig, Options};
 use mcp_gateway::config::RawArchives;
 use serde_json::{Value, json};
 

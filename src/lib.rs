@@ -19,7 +19,6 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-pub mod archive;
 pub mod auth;
 pub mod catalog;
 pub mod cli;
@@ -43,7 +42,6 @@ pub mod signature;
 pub mod telemetry;
 pub mod traces;
 pub mod vault;
-pub mod watch;
 
 // The crates beneath the gateway, where their modules once were.
 pub use config;

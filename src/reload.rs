@@ -1,4 +1,4 @@
-//! Hot reload: when the config file changes (inotify, see [`crate::watch`])
+//! Hot reload: when the config file changes (inotify, see the `watch` crate)
 //! or the process gets SIGHUP, the new file is validated and its difference
 //! applied (see [`Gateway::reload`]). A file that does not validate is
 //! refused with its error, and the configuration in force stays.
@@ -41,7 +41,7 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
     // Only the file itself: the store often sits beside it.
     let name = path.file_name().map(std::ffi::OsStr::to_os_string);
     let wanted = move |p: &Path| p.file_name() == name.as_deref();
-    let mut changes = match crate::watch::watch(&[folder], false, DEBOUNCE, wanted) {
+    let mut changes = match watch::watch(&[folder], false, DEBOUNCE, wanted) {
         Ok(c) => {
             info!(path = %path.display(), "watching the config file for changes");
             Some(c)

@@ -259,8 +259,7 @@ fn examples_and_their_variables_are_found() {
 }
 
 /// Issue #72 (9): where the book says the store's migrations are, the
-/// numbered SQL files are (issue #74 would move them to the top level
-/// again; these pages move with them).
+/// numbered SQL files are (at the top level again since issue #74).
 #[test]
 fn the_book_names_where_the_migrations_are() {
     for page in ["projects-and-tokens.md", "replicas.md"] {

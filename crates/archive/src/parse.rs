@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::text::{one_line, truncate};
+use vocab::text::{one_line, truncate};
 
 /// What kind of file this is, by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -601,7 +601,7 @@ mod tests {
     /// `>` inside an attribute, unclosed `<p>`s and rarer entities.
     #[test]
     fn a_page_saved_by_chrome() {
-        let page = include_str!("../../tests/fixtures/archive/url-archive/saved/attention-chrome.html");
+        let page = include_str!("../../../tests/fixtures/archive/url-archive/saved/attention-chrome.html");
         let p = parse(page.as_bytes(), Kind::Html, "attention-chrome").unwrap();
         assert_eq!(p.title, "Attention, Explained … Slowly | Example Blog");
         assert_eq!(
@@ -636,7 +636,7 @@ mod tests {
 
     #[test]
     fn a_page_saved_by_single_file() {
-        let page = include_str!("../../tests/fixtures/archive/url-archive/saved/vector-search-singlefile.html");
+        let page = include_str!("../../../tests/fixtures/archive/url-archive/saved/vector-search-singlefile.html");
         let p = parse(page.as_bytes(), Kind::Html, "x").unwrap();
         assert_eq!(p.title, "Vector search guide");
         assert_eq!(
@@ -676,7 +676,7 @@ mod tests {
     /// Links in code blocks and code spans are examples, not citations.
     #[test]
     fn markdown_code_holds_no_citations() {
-        let note = include_str!("../../tests/fixtures/archive/research-archive/2025-05-30/citing_saved_pages.md");
+        let note = include_str!("../../../tests/fixtures/archive/research-archive/2025-05-30/citing_saved_pages.md");
         let p = parse(note.as_bytes(), Kind::Markdown, "x").unwrap();
         assert_eq!(p.title, "Notes on saved pages: attention & vector search");
         assert_eq!(p.date.as_deref(), Some("2025-05-30"));

@@ -47,7 +47,7 @@ async fn follow(config: Arc<ArchivesConfig>, reindexing: Arc<AtomicBool>, stop: 
     // a second while indexing) are dropped on the watcher's thread.
     let stores = config.clone();
     let wanted = move |p: &Path| !is_store(&stores, p);
-    let mut changes = match crate::watch::watch(&folders, true, DEBOUNCE, wanted) {
+    let mut changes = match watch::watch(&folders, true, DEBOUNCE, wanted) {
         Ok(c) => Some(c),
         Err(e) => {
             tracing::warn!(error = %e, "cannot watch the archive folders; run mcp-gateway archive index after changes");
@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn the_stores_own_writes_are_no_change() {
         let config = ArchivesConfig::from_raw(
-            crate::config::RawArchives {
+            config::RawArchives {
                 folders: vec!["notes".into()],
                 db_path: Some("notes/search.db".into()),
                 ..Default::default()

@@ -64,7 +64,7 @@ pub struct Report {
 /// A stable id from the document's archive path.
 fn doc_id(path: &str) -> String {
     let digest = Sha256::digest(path.as_bytes());
-    format!("doc-{}", &crate::text::hex(&digest)[..12])
+    format!("doc-{}", &vocab::text::hex(&digest)[..12])
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -180,7 +180,7 @@ pub fn index(config: &ArchivesConfig, progress: &mut dyn FnMut(Progress<'_>)) ->
                 continue;
             }
         };
-        let hash = crate::text::hex(&Sha256::digest(&bytes));
+        let hash = vocab::text::hex(&Sha256::digest(&bytes));
         let id = doc_id(path);
         if let Some(k) = previous.filter(|k| k.hash == hash) {
             tx.execute(

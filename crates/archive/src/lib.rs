@@ -25,7 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions};
 
-pub use crate::config::archives::{ArchivesConfig, DB_ENV, Folder, SERVER_NAME, TOOL_NAME};
+pub use config::archives::{ArchivesConfig, DB_ENV, Folder, SERVER_NAME, TOOL_NAME};
 pub use indexer::{Progress, Report, index};
 pub use search::{Archive, Options};
 
@@ -72,7 +72,7 @@ const LOGGED_ERROR_BYTES: usize = 512;
 impl Failure {
     /// Logs the failure with its message. Arguments' problems quote the
     /// caller's keys and values, so they are logged as any caller's string
-    /// is ([`crate::leaks::quote`]: short, one line, credentials redacted),
+    /// is ([`vocab::leaks::quote`]: short, one line, credentials redacted),
     /// with their count; a search's message names the configured paths and
     /// SQLite's or tantivy's cause, never the query, and is logged whole up
     /// to [`LOGGED_ERROR_BYTES`] (redacted all the same).
@@ -82,12 +82,12 @@ impl Failure {
             Failure::Arguments(problems) => tracing::warn!(
                 tool = TOOL_NAME,
                 problems = problems.len(),
-                error = %crate::leaks::quote(&message),
+                error = %vocab::leaks::quote(&message),
                 "archive search failed: invalid arguments"
             ),
             Failure::Search(_) => tracing::warn!(
                 tool = TOOL_NAME,
-                error = %crate::text::one_line(&crate::leaks::redacted_head(&message, LOGGED_ERROR_BYTES)),
+                error = %vocab::text::one_line(&vocab::leaks::redacted_head(&message, LOGGED_ERROR_BYTES)),
                 "archive search failed"
             ),
         }

@@ -17,7 +17,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use super::db::{self, Citation};
 use super::{ArchivesConfig, Error, Fields};
-use crate::validate::Checker;
+use vocab::validate::Checker;
 
 /// Title matches count this much more than content matches.
 const TITLE_BOOST: f32 = 2.5;
@@ -524,14 +524,14 @@ fn mark(text: &str, from: usize, to: usize, hits: &[(usize, usize)]) -> String {
         if s < at {
             continue;
         }
-        out.push_str(&crate::text::escape_html(&text[at..s]));
+        out.push_str(&vocab::text::escape_html(&text[at..s]));
         out.push_str("<mark>");
-        out.push_str(&crate::text::escape_html(&text[s..e]));
+        out.push_str(&vocab::text::escape_html(&text[s..e]));
         out.push_str("</mark>");
         at = e;
     }
-    out.push_str(&crate::text::escape_html(&text[at..to]));
-    crate::text::one_line(&out)
+    out.push_str(&vocab::text::escape_html(&text[at..to]));
+    vocab::text::one_line(&out)
 }
 
 #[cfg(test)]
