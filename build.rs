@@ -1,8 +1,7 @@
-//! Embeds the built widgets (`widgets/dist`, committed) so that `cargo build`
-//! needs no JavaScript toolchain: each file becomes `(name, bytes)` in
-//! `$OUT_DIR/widgets.rs`, read by `src/index_network/widget.rs`, and each file of
-//! the operator console (`widgets/dist/console`) in `$OUT_DIR/console.rs`,
-//! read by `src/console.rs`.
+//! Embeds the operator console's built files (`widgets/dist/console`,
+//! committed) so that `cargo build` needs no JavaScript toolchain: each file
+//! becomes `(name, bytes)` in `$OUT_DIR/console.rs`, read by
+//! `src/console.rs`. (The Index widgets are the `index-network` crate's.)
 
 use std::fmt::Write;
 use std::path::Path;
@@ -11,9 +10,7 @@ fn main() {
     // Read as the script runs, not baked in when it is compiled: a build
     // script shared by two checkouts (one target dir) embeds its own's.
     let root = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    let dist = Path::new(&root).join("widgets/dist");
-    embed(&dist, "widgets.rs");
-    embed(&dist.join("console"), "console.rs");
+    embed(&Path::new(&root).join("widgets/dist/console"), "console.rs");
 }
 
 /// Writes `$OUT_DIR/<out>`: `FILES`, every file directly in `dist`.

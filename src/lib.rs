@@ -28,7 +28,6 @@ pub mod downstream;
 pub mod eval;
 pub mod framing;
 pub mod gateway;
-pub mod index_network;
 pub mod launch;
 pub mod mcp_registry;
 pub mod oauth;

@@ -233,23 +233,6 @@ pub fn session_refused(limit: &'static str) {
     counter!("mcp_gateway_sessions_refused_total", "limit" => limit).increment(1);
 }
 
-/// One `/discover/filter` request to the Index Protocol API: `ok` or `error`.
-pub fn index_filter(outcome: &'static str, latency: Duration) {
-    histogram!("mcp_gateway_index_filter_seconds", "outcome" => outcome).record(latency.as_secs_f64());
-}
-
-/// One batch of VibeChecks: every match of one tool call, pauses and retries included.
-pub fn index_vibecheck_batch(latency: Duration) {
-    histogram!("mcp_gateway_index_vibecheck_batch_seconds").record(latency.as_secs_f64());
-}
-
-/// A `Retry-After` from the Index Protocol API's `endpoint` (`exchange`,
-/// `discover_new`, `discover_filter`, `vibecheck`) and the wait it asked for.
-pub fn index_retry_after(endpoint: &'static str, wait: Duration) {
-    counter!("mcp_gateway_index_retry_after_total", "endpoint" => endpoint).increment(1);
-    histogram!("mcp_gateway_index_retry_after_seconds", "endpoint" => endpoint).record(wait.as_secs_f64());
-}
-
 /// Fields through which rmcp logs whole messages, peers' details or session
 /// ids; an event carrying one is never logged, at any level.
 const PAYLOAD_FIELDS: &[&str] = &[

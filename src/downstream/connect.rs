@@ -643,7 +643,7 @@ async fn handshake(
             }
             let (ours, theirs) = tokio::io::duplex(BUILTIN_PIPE_BYTES);
             match builtin {
-                Builtin::Index(config) => serve_builtin(crate::index_network::IndexServer::new(config.clone()), theirs),
+                Builtin::Index(config) => serve_builtin(index_network::IndexServer::new(config.clone()), theirs),
                 Builtin::Archives(config) => serve_builtin(archive::ArchiveServer::new(config.clone()), theirs),
                 Builtin::Demo => serve_builtin(crate::demo::Demo::new(false), theirs),
             }

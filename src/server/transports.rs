@@ -87,7 +87,7 @@ pub async fn serve_http(
         .merge(resource_metadata(gateway_for_ops.clone()))
         .merge(pages)
         .merge(operations(gateway_for_ops, &tasks, ct.child_token()))
-        .merge(crate::index_network::widget::router())
+        .merge(index_network::widget::router())
         // Every route answers only the configured hosts and origins.
         .layer(axum::middleware::from_fn_with_state(Hosts::new(http), hosts::check));
     let addr: SocketAddr = listener.local_addr()?;

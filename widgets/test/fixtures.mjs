@@ -70,7 +70,7 @@ export function connections(n) {
         { id: 'i-2', payload: 'Poetry of science', summary: null },
       ].slice(0, 1 + (i % 2)),
       totalStake: 10 - i,
-      // As the gateway sends them (src/index_network/cards.rs).
+      // As the gateway sends them (crates/index-network/src/cards.rs).
       actions: [
         { label: 'Connect', hint: 'Start a connection workflow', action: 'connect', payload: { userId: `u-${i}` } },
         { label: 'Save', hint: 'Save this match for later review', action: 'save', payload: { userId: `u-${i}` } },

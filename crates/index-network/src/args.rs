@@ -5,9 +5,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::config::index_network::{MAX_CONCURRENCY, MAX_LIMIT, PayloadLimits};
-use crate::text::truncate;
-use crate::validate::Checker;
+use config::index_network::{MAX_CONCURRENCY, MAX_LIMIT, PayloadLimits};
+use vocab::text::truncate;
+use vocab::validate::Checker;
 
 /// Most IDs accepted per filter field.
 pub(super) const MAX_FILTER_ITEMS: usize = 20;

@@ -154,7 +154,7 @@ async fn with_retries(
     let (answer, retries) = retrying(&settings.retry_delays, attempt).await;
     let check = match answer {
         Ok(s) if s.trim().is_empty() => entry(target, String::new(), Status::Empty, settings),
-        Ok(s) => entry(target, crate::mask::hide_emails(&s), Status::Ok, settings),
+        Ok(s) => entry(target, vocab::mask::hide_emails(&s), Status::Ok, settings),
         Err(error) => {
             warn!(request_id = %session.request_id, target_user_id = target, attempts = retries + 1, error = %error, "vibecheck unavailable");
             entry(target, String::new(), Status::Failed, settings)

@@ -508,7 +508,7 @@ async fn send<T: DeserializeOwned>(
     let exchange = async {
         let response = request.send().await.map_err(|e| Error::Network {
             what,
-            message: crate::text::with_sources(&e),
+            message: vocab::text::with_sources(&e),
         })?;
         let status = response.status();
         let retry_after = response
@@ -521,7 +521,7 @@ async fn send<T: DeserializeOwned>(
         }
         let body = response.bytes().await.map_err(|e| Error::Network {
             what,
-            message: crate::text::with_sources(&e),
+            message: vocab::text::with_sources(&e),
         })?;
         if !status.is_success() {
             let quoted = call.quote_body.then(|| snippet(&body));
@@ -625,8 +625,8 @@ fn backend_message(body: &[u8]) -> Option<String> {
 /// credential cut by the window is dropped whole) and e-mail addresses hidden.
 fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    let head = crate::leaks::redacted_head(text.trim(), SNIPPET_WINDOW);
-    crate::text::truncate(&crate::text::one_line(&crate::mask::hide_emails(&head)), SNIPPET)
+    let head = vocab::leaks::redacted_head(text.trim(), SNIPPET_WINDOW);
+    vocab::text::truncate(&vocab::text::one_line(&vocab::mask::hide_emails(&head)), SNIPPET)
 }
 
 /// Dates arrive as ISO strings (JSON of a JS `Date`) or epoch milliseconds; both become ISO 8601.

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::protocol::{Intent, Match, Pagination};
 use super::vibecheck::{Status, VibeCheck};
-use crate::mask::hide_emails;
-use crate::text::{escape_html, one_line, truncate};
+use vocab::mask::hide_emails;
+use vocab::text::{escape_html, one_line, truncate};
 
 /// Longest intent payload shown on a card.
 const PAYLOAD_CHARS: usize = 160;
@@ -485,7 +485,7 @@ pub(super) fn summary(f: &Facts) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index_network::protocol::{Intent, MatchedIntent, User};
+    use crate::protocol::{Intent, MatchedIntent, User};
 
     fn a_match(name: &str, intents: usize) -> Match {
         Match {
@@ -594,7 +594,7 @@ mod tests {
             !all.contains("@example.com") && !all.contains("@mail.example.org"),
             "{all}"
         );
-        assert!(all.contains(crate::mask::EMAIL_HIDDEN));
+        assert!(all.contains(vocab::mask::EMAIL_HIDDEN));
         let first = c.body.context.lines().next().unwrap();
         assert!(first.chars().count() <= PAYLOAD_CHARS + 3, "{first}");
         assert!(c.body.context.ends_with("… and 2 more"));

@@ -14,7 +14,7 @@ mod built {
     include!(concat!(env!("OUT_DIR"), "/widgets.rs"));
 }
 
-pub use crate::wire::MCP_APP_MIME;
+pub use vocab::wire::MCP_APP_MIME;
 /// ChatGPT Apps SDK hosts render this type.
 pub const SKYBRIDGE_MIME: &str = "text/html+skybridge";
 /// How long a host may cache a template (the assets never change under their name).

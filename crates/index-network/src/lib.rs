@@ -1,7 +1,7 @@
 //! Index Network discovery, a built-in downstream server named `index`.
 //!
 //! It runs in process behind the same MCP seam as any child or remote server
-//! (see [`crate::downstream`]), so the catalog, search, rules and grants
+//! (the gateway's downstream layer), so the catalog, search, rules and grants
 //! treat it like the others. Its tools call the Index Protocol API with a
 //! token exchanged from the caller's own bearer token:
 //!
@@ -18,6 +18,7 @@ mod args;
 mod cards;
 mod protocol;
 mod sample;
+mod telemetry;
 mod vibecheck;
 pub mod widget;
 
@@ -34,11 +35,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-pub use crate::config::index_network::{IndexConfig, SERVER_NAME};
-use crate::keys::RequestId;
-use crate::wire::{CALLER_TOKEN_META, MCP_APPS_META, REQUEST_ID_META};
 use args::FilterInput;
+pub use config::index_network::{IndexConfig, SERVER_NAME};
 use protocol::{Error, FilterRequest, Filtered, Protocol, Session};
+use vocab::keys::RequestId;
+use vocab::wire::{CALLER_TOKEN_META, MCP_APPS_META, REQUEST_ID_META};
 use widget::Widget;
 
 /// What ChatGPT shows while each tool runs and once it has (invoking, invoked).
@@ -168,11 +169,11 @@ impl IndexServer {
                     },
                     "excludeDiscovered": { "type": "boolean", "description": "Leave out people already connected (default true)" },
                     "page": { "type": "integer", "minimum": 1, "description": "1-based page (default 1)" },
-                    "limit": { "type": "integer", "minimum": 1, "maximum": crate::config::index_network::MAX_LIMIT, "description": "Results per page (default 50)" },
+                    "limit": { "type": "integer", "minimum": 1, "maximum": config::index_network::MAX_LIMIT, "description": "Results per page (default 50)" },
                     "intentInput": { "type": "object", "description": "Conversation input to extract intents from when no intentIds are given", "properties": intent_input_props, "required": ["fullInputText"], "additionalProperties": false },
                     "vibecheck": { "type": "object", "additionalProperties": false, "properties": {
                         "characterLimit": { "type": "integer", "minimum": 1, "description": "Longest synthesis, in characters" },
-                        "concurrency": { "type": "integer", "minimum": 1, "maximum": crate::config::index_network::MAX_CONCURRENCY, "description": "Syntheses generated in parallel (default 2)" }
+                        "concurrency": { "type": "integer", "minimum": 1, "maximum": config::index_network::MAX_CONCURRENCY, "description": "Syntheses generated in parallel (default 2)" }
                     } },
                     "mock": { "type": "boolean", "description": "Answer with sample people, sending nothing to Index and creating nothing (to try the cards)" }
                 }
@@ -191,7 +192,7 @@ impl IndexServer {
                 "required": ["text"],
                 "properties": {
                     "text": { "type": "string", "minLength": 1, "description": "What the user is looking for or working on" },
-                    "maxConnections": { "type": "integer", "minimum": 1, "maximum": crate::config::index_network::MAX_LIMIT, "description": "How many people to return (default 10)" }
+                    "maxConnections": { "type": "integer", "minimum": 1, "maximum": config::index_network::MAX_LIMIT, "description": "How many people to return (default 10)" }
                 }
             })),
         );
@@ -243,7 +244,7 @@ impl IndexServer {
                 .enumerate()
                 .map(|(i, intent)| {
                     let text = intent.summary.as_deref().unwrap_or(&intent.payload);
-                    format!("{}. {}", i + 1, crate::text::truncate(text, 200))
+                    format!("{}. {}", i + 1, vocab::text::truncate(text, 200))
                 })
                 .collect();
             format!(
@@ -523,8 +524,8 @@ impl IndexServer {
                 json!({
                     "id": m.user.id,
                     "user": { "id": m.user.id, "name": m.user.name, "avatar": card.header.avatar, "intro": m.user.intro },
-                    "synthesis": crate::mask::hide_emails(&c.synthesis),
-                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": crate::text::truncate(&i.intent.payload, 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
+                    "synthesis": vocab::mask::hide_emails(&c.synthesis),
+                    "matchedIntents": m.intents.iter().map(|i| json!({ "id": i.intent.id, "payload": vocab::text::truncate(&i.intent.payload, 500), "summary": i.intent.summary })).collect::<Vec<_>>(),
                     "totalStake": m.total_stake,
                     "actions": card.actions,
                 })
@@ -753,9 +754,9 @@ mod tests {
     fn archive_intent_is_for_the_intent_display_alone() {
         let tools = IndexServer::tools();
         let t = tools.iter().find(|t| t.name == "archive_intent").unwrap();
-        let meta = t.meta.as_deref();
-        assert!(crate::catalog::apps::app_only(meta));
-        assert_eq!(crate::catalog::apps::template(meta), None, "it renders nothing itself");
+        let ui = &t.meta.as_deref().unwrap()["ui"];
+        assert_eq!(ui["visibility"], json!(["app"]), "for its App alone");
+        assert!(ui.get("resourceUri").is_none(), "it renders nothing itself");
         let a = t.annotations.as_ref().unwrap();
         assert_eq!((a.destructive_hint, a.idempotent_hint), (Some(true), Some(true)));
         assert_eq!(t.input_schema["required"], json!(["intentId"]));
