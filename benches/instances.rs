@@ -44,7 +44,7 @@ async fn main() {
 /// The same work as one call, here on one thread.
 fn one_call_on_one_core(rounds: u64) -> Duration {
     let t = Instant::now();
-    std::hint::black_box(mcp_gateway::demo::work(rounds));
+    std::hint::black_box(demo::work(rounds));
     t.elapsed()
 }
 

@@ -22,6 +22,7 @@ mod add;
 mod admin;
 mod archive;
 mod credentials;
+mod demo_server;
 mod eval;
 mod logs;
 mod model;
@@ -278,7 +279,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         require_jwt,
     } = cli.command
     {
-        crate::demo::serve(
+        demo_server::serve(
             chaos,
             conformance,
             http,

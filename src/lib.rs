@@ -23,7 +23,6 @@ pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod console;
-pub mod demo;
 pub mod downstream;
 pub mod eval;
 pub mod framing;

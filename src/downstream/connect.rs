@@ -645,7 +645,7 @@ async fn handshake(
             match builtin {
                 Builtin::Index(config) => serve_builtin(index_network::IndexServer::new(config.clone()), theirs),
                 Builtin::Archives(config) => serve_builtin(archive::ArchiveServer::new(config.clone()), theirs),
-                Builtin::Demo => serve_builtin(crate::demo::Demo::new(false), theirs),
+                Builtin::Demo => serve_builtin(demo::Demo::new(false), theirs),
             }
             let (read, write) = tokio::io::split(ours);
             let transport = LineTransport::new(name.clone(), read, write, answer_limit);

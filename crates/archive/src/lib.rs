@@ -6,6 +6,9 @@
 //! to a tantivy index beside it, incrementally. The server ([`ArchiveServer`])
 //! reads both, and while it runs keeps them following the folders
 //! ([`follow`]), so indexing also runs while the gateway serves.
+//!
+//! A crate of its own: it knows `config`, `vocab` and `watch`, and nothing
+//! of the gateway, which serves it as any MCP server, over an in-memory pipe.
 
 mod db;
 mod follow;

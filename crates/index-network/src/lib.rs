@@ -13,6 +13,10 @@
 //! * `archive_intent`: removes one of the caller's intents
 //!   (`PATCH /intents/{id}/archive`); for the intent display's Remove
 //!   buttons alone (`_meta.ui.visibility: ["app"]`).
+//!
+//! A crate of its own: it knows `config` and `vocab`, and nothing of the
+//! gateway, which serves it as any MCP server, over an in-memory pipe, and
+//! mounts its widgets' route.
 
 mod args;
 mod cards;

@@ -7,6 +7,9 @@
 //! times, are no change. (`notify` reports opens too, so a follower that
 //! walks its folder after each change woke itself up for ever.) Symlinks
 //! are not watched through.
+//!
+//! A crate of its own, below everything that follows files: it knows only
+//! `notify` and tokio.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

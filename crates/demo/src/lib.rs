@@ -3,10 +3,12 @@
 //! downstream they control. `--chaos` adds tools that misbehave on purpose
 //! (fail, hang, crash, write garbage, change the tool list); `--conformance`
 //! adds what the official conformance suite reads through the gateway.
+//!
+//! A crate of its own: it knows `vocab`, and nothing of the gateway, which
+//! serves it over an in-memory pipe, or as `mcp-gateway demo-server`.
 
 mod calculator;
 mod conformance;
-mod serve;
 mod skill;
 mod tasks;
 
@@ -32,8 +34,6 @@ use sha2::Digest;
 
 use calculator::convert_temperature;
 pub use calculator::evaluate;
-use serve::SignedIn;
-pub use serve::serve;
 
 const README_URI: &str = "demo://readme";
 /// The chaos `echo` tool's MCP App (read, not listed): a card naming `DEMO_ACCOUNT`.
@@ -65,7 +65,29 @@ pub struct Demo {
     tool_changes: tokio::sync::broadcast::Sender<()>,
 }
 
+/// Who a verified access token says called (`whoami` reports it): put in
+/// a request's extensions by whoever serves the demo behind bearer tokens.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub subject: String,
+    /// A short hash of the token, to tell tokens apart without showing one.
+    pub token_id: String,
+}
+
 impl Demo {
+    /// The `conformance` tools the official conformance suite calls.
+    pub fn conformance(mut self, on: bool) -> Self {
+        self.conformance = on;
+        self
+    }
+
+    /// Speaks only the revisions with an `initialize` handshake (and so
+    /// sessions over HTTP).
+    pub fn legacy_only(mut self, on: bool) -> Self {
+        self.legacy_only = on;
+        self
+    }
+
     /// A demo server; `chaos` adds tools that fail, hang and crash on purpose.
     pub fn new(chaos: bool) -> Self {
         Self {
@@ -173,7 +195,7 @@ impl Demo {
                 r.structured_content = Some(json!({ "words": words, "lines": lines, "characters": characters }));
                 r
             }
-            "sha256" => ok(crate::text::hex(&sha2::Sha256::digest(text().as_bytes()))),
+            "sha256" => ok(vocab::text::hex(&sha2::Sha256::digest(text().as_bytes()))),
             "base64_encode" => ok(base64::engine::general_purpose::STANDARD.encode(text())),
             "base64_decode" => {
                 let bytes = base64::engine::general_purpose::STANDARD
@@ -265,7 +287,7 @@ impl Demo {
                 let digest = tokio::task::spawn_blocking(move || work(rounds))
                     .await
                     .map_err(|e| format!("the work stopped: {e}"))?;
-                ok(crate::text::hex(&digest))
+                ok(vocab::text::hex(&digest))
             }
             "crash" if self.chaos => {
                 eprintln!("crashing on request");

@@ -1,5 +1,6 @@
-//! Serving the demo: on stdio, or on streamable HTTP, optionally behind
-//! bearer tokens as an OAuth-protected MCP server is.
+//! `mcp-gateway demo-server`: the demo server (the `demo` crate) on stdio,
+//! or on streamable HTTP, optionally behind bearer tokens as an
+//! OAuth-protected MCP server is (checked by the gateway's own verifier).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,23 +8,23 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use sha2::Digest;
 
-use super::Demo;
+use demo::{Demo, SignedIn};
 
 /// Runs the demo server on stdio, or on streamable HTTP at `http` (its address
 /// is printed on stderr). With `session_idle`, HTTP serves only legacy
 /// sessions and closes each after that long without requests. With
 /// `require_jwt`, HTTP requires an access token from that issuer, as an
 /// OAuth-protected MCP server does (401, RFC 9728 metadata).
-pub async fn serve(
+pub(super) async fn serve(
     chaos: bool,
     conformance: bool,
     http: Option<std::net::SocketAddr>,
     session_idle: Option<Duration>,
     require_jwt: Option<String>,
 ) -> anyhow::Result<()> {
-    let mut demo = Demo::new(chaos);
-    demo.conformance = conformance;
-    demo.legacy_only = session_idle.is_some();
+    let demo = Demo::new(chaos)
+        .conformance(conformance)
+        .legacy_only(session_idle.is_some());
     match http {
         None => {
             demo.serve(rmcp::transport::stdio()).await?.waiting().await?;
@@ -48,14 +49,6 @@ pub async fn serve(
         }
     }
     Ok(())
-}
-
-/// Who a verified access token says called (`whoami` reports it).
-#[derive(Debug, Clone)]
-pub(super) struct SignedIn {
-    pub(super) subject: String,
-    /// A short hash of the token, to tell tokens apart without showing one.
-    pub(super) token_id: String,
 }
 
 /// Puts `app` behind bearer tokens from `issuer` for the resource `url`,

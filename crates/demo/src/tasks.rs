@@ -56,7 +56,7 @@ impl Tasks {
     pub(super) fn start(&self, ms: u64, asks: bool) -> CreateTaskResult {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).unwrap_or_default();
-        let id = format!("demo-task-{}", crate::text::hex(&bytes));
+        let id = format!("demo-task-{}", vocab::text::hex(&bytes));
         let created_at = now();
         self.0.lock().expect("tasks lock").insert(
             id.clone(),
