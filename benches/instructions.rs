@@ -260,7 +260,8 @@ async fn count_executes(case: &str, gateway: &Gateway, mut call: impl AsyncFnMut
 async fn wire_cases() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let config = demo_config(dir.path());
-    let running = Gateway::start(&config, CancellationToken::new()).expect("the gateway starts");
+    let builtins = std::sync::Arc::new(mcp_gateway::launch::BuiltinServers);
+    let running = Gateway::start(&config, builtins, CancellationToken::new()).expect("the gateway starts");
     let gateway = running.gateway.clone();
     gateway.ready().await;
     let token = bench_token(&gateway);

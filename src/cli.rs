@@ -474,7 +474,11 @@ where
     F: FnOnce(Gateway) -> Fut,
     Fut: Future<Output = anyhow::Result<ExitCode>>,
 {
-    let running = Gateway::start(config, CancellationToken::new())?;
+    let running = Gateway::start(
+        config,
+        std::sync::Arc::new(crate::launch::BuiltinServers),
+        CancellationToken::new(),
+    )?;
     running.gateway.ready().await;
     let outcome = f(running.gateway.clone()).await;
     running.shutdown().await;

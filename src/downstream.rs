@@ -7,6 +7,7 @@
 //! [`Registry::changed`] and reads each server's [`ServerState`].
 
 pub mod asks;
+mod builtins;
 mod child_env;
 mod connect;
 mod http_client;
@@ -19,6 +20,7 @@ mod remembered;
 mod stderr;
 mod stdio;
 
+pub use builtins::{Builtins, serve_on};
 pub(crate) use http_client::reqwest_client;
 pub use instances::ProjectCredential;
 pub use progress::{ProgressRoutes, Relay};
@@ -301,6 +303,8 @@ pub struct Downstream {
     /// Open `subscriptions/listen` streams by resource URI (2026-07-28 servers).
     listens: std::sync::Mutex<HashMap<String, tokio_util::sync::DropGuard>>,
     memory: Arc<dyn ToolMemory>,
+    /// Serves it when it is a built-in.
+    builtins: Arc<dyn Builtins>,
     /// Rung by the first call to an idle server.
     wake: Notify,
     /// Rung when an operator asks for a restart, or for the tools to be listed again.
@@ -345,6 +349,7 @@ impl Downstream {
         config: ServerConfig,
         stop: CancellationToken,
         memory: Arc<dyn ToolMemory>,
+        builtins: Arc<dyn Builtins>,
         tracker: TaskTracker,
         changed: Arc<ToolChanges>,
     ) -> Self {
@@ -368,6 +373,7 @@ impl Downstream {
             resource_updates: tokio::sync::broadcast::Sender::new(64),
             listens: Default::default(),
             memory,
+            builtins,
             wake: Notify::new(),
             restart: Notify::new(),
             relist: Notify::new(),

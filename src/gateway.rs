@@ -222,10 +222,14 @@ impl Answer {
 }
 
 impl Gateway {
-    /// Opens the store, starts every enabled server and the catalog
-    /// maintainer. Servers connect concurrently in the background; the
-    /// catalog fills as they come up.
-    pub fn start(config: &Config, ct: CancellationToken) -> Result<Running, StartError> {
+    /// Opens the store, starts every enabled server (`builtins` serves the
+    /// built-in ones) and the catalog maintainer. Servers connect
+    /// concurrently in the background; the catalog fills as they come up.
+    pub fn start(
+        config: &Config,
+        builtins: Arc<dyn crate::downstream::Builtins>,
+        ct: CancellationToken,
+    ) -> Result<Running, StartError> {
         crate::telemetry::install();
         let semantic = semantic::start(config.semantic.as_ref())?;
         let (fetch, hybrid_off) = match &semantic {
@@ -254,7 +258,7 @@ impl Gateway {
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
-        let registry = Registry::start(&config.servers, &tracker, &ct, store.clone());
+        let registry = Registry::start(&config.servers, &tracker, &ct, store.clone(), builtins);
         let security = Arc::new(Security::new(store.clone(), config.security.clone()));
         let catalog = Catalog::new(&registry, shaping(config), security.clone(), semantic.ready())?;
         let changed = registry.changed().clone();

@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -13,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::info;
 
-use crate::config::Config;
+use crate::config::{Builtin, Config};
+use crate::downstream::{Builtins, serve_on};
 use crate::gateway::{Gateway, Running, StartError};
 use crate::server::{self, Upstream};
 
@@ -65,7 +67,7 @@ impl Launch {
             stdio,
             fetch_model,
         } = self;
-        let mut running = Gateway::start(&config, CancellationToken::new())?;
+        let mut running = Gateway::start(&config, Arc::new(BuiltinServers), CancellationToken::new())?;
         if fetch_model {
             running.fetch_missing_model();
         }
@@ -152,5 +154,20 @@ impl Launched {
         }
         self.tasks.wait().await;
         self.running.shutdown().await;
+    }
+}
+
+/// The built-in servers, each from its crate: what the downstream layer
+/// serves for a configured `index`, `archives` or `demo`.
+#[derive(Debug)]
+pub struct BuiltinServers;
+
+impl Builtins for BuiltinServers {
+    fn serve(&self, builtin: &Builtin, io: tokio::io::DuplexStream) {
+        match builtin {
+            Builtin::Index(config) => serve_on(index_network::IndexServer::new(config.clone()), io),
+            Builtin::Archives(config) => serve_on(archive::ArchiveServer::new(config.clone()), io),
+            Builtin::Demo => serve_on(demo::Demo::new(false), io),
+        }
     }
 }

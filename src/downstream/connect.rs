@@ -20,7 +20,7 @@ use rmcp::service::{
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientCacheConfig, ClientHandler, ClientServiceExt, RoleClient, ServerHandler, ServiceExt};
+use rmcp::{ClientCacheConfig, ClientHandler, ClientServiceExt, RoleClient};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
@@ -642,11 +642,7 @@ async fn handshake(
                 return Err(Failure::Setup(why));
             }
             let (ours, theirs) = tokio::io::duplex(BUILTIN_PIPE_BYTES);
-            match builtin {
-                Builtin::Index(config) => serve_builtin(index_network::IndexServer::new(config.clone()), theirs),
-                Builtin::Archives(config) => serve_builtin(archive::ArchiveServer::new(config.clone()), theirs),
-                Builtin::Demo => serve_builtin(demo::Demo::new(false), theirs),
-            }
+            server.builtins.serve(builtin, theirs);
             let (read, write) = tokio::io::split(ours);
             let transport = LineTransport::new(name.clone(), read, write, answer_limit);
             client.serve_with_lifecycle(transport, lifecycle).await
@@ -676,18 +672,6 @@ async fn handshake(
         }
     };
     connected.map_err(|e| Failure::Handshake(Box::new(e)))
-}
-
-/// Runs a built-in server on its end of the pipe until the gateway's end closes.
-fn serve_builtin<S: ServerHandler>(server: S, io: tokio::io::DuplexStream) {
-    tokio::spawn(async move {
-        match server.serve(io).await {
-            Ok(running) => {
-                let _ = running.waiting().await;
-            }
-            Err(e) => warn!(error = %e, "built-in server did not start"),
-        }
-    });
 }
 
 /// Kills whatever is left of the child's process group (grandchildren that

@@ -232,6 +232,7 @@ impl Downstream {
             config,
             self.stop.child_token(),
             Arc::new(Forgetful),
+            self.builtins.clone(),
             self.tracker.clone(),
             self.changed.clone(),
         );

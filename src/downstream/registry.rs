@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::{Downstream, ToolMemory, supervise};
+use super::{Builtins, Downstream, ToolMemory, supervise};
 use crate::config::ServerConfig;
 
 /// The servers of one configuration, in config order.
@@ -73,6 +73,7 @@ pub struct Registry {
     tracker: TaskTracker,
     ct: CancellationToken,
     memory: Arc<dyn ToolMemory>,
+    builtins: Arc<dyn Builtins>,
 }
 
 /// What [`Registry::first_connections`] waited for, by server name.
@@ -105,13 +106,15 @@ pub struct Changes {
 }
 
 impl Registry {
-    /// Starts a supervisor per enabled server, concurrently, on `tracker`.
-    /// Cancelling `ct` stops them all; each stops its child process on the way out.
+    /// Starts a supervisor per enabled server, concurrently, on `tracker`;
+    /// `builtins` serves the built-in ones. Cancelling `ct` stops them all;
+    /// each stops its child process on the way out.
     pub fn start(
         servers: &[ServerConfig],
         tracker: &TaskTracker,
         ct: &CancellationToken,
         memory: Arc<dyn ToolMemory>,
+        builtins: Arc<dyn Builtins>,
     ) -> Arc<Registry> {
         let registry = Arc::new(Registry {
             members: ArcSwap::default(),
@@ -119,6 +122,7 @@ impl Registry {
             tracker: tracker.clone(),
             ct: ct.clone(),
             memory,
+            builtins,
         });
         registry.apply(servers);
         registry
@@ -130,6 +134,7 @@ impl Registry {
         servers: Vec<Arc<Downstream>>,
         changed: Arc<ToolChanges>,
         memory: Arc<dyn ToolMemory>,
+        builtins: Arc<dyn Builtins>,
     ) -> Registry {
         Registry {
             members: ArcSwap::from_pointee(Members::new(servers)),
@@ -137,6 +142,7 @@ impl Registry {
             tracker: TaskTracker::new(),
             ct: CancellationToken::new(),
             memory,
+            builtins,
         }
     }
 
@@ -211,6 +217,7 @@ impl Registry {
                 config.clone(),
                 self.ct.child_token(),
                 self.memory.clone(),
+                self.builtins.clone(),
                 self.tracker.clone(),
                 self.changed.clone(),
             ));

@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// No built-in server: these registries' servers are all commands.
+#[derive(Debug)]
+struct NoBuiltins;
+
+impl Builtins for NoBuiltins {
+    fn serve(&self, _: &crate::config::Builtin, _: tokio::io::DuplexStream) {}
+}
+
 /// A registry of `(name, connect_timeout_ms)` servers that nobody
 /// supervises: the test publishes their states itself.
 fn unsupervised(servers: &[(&str, u64)]) -> Registry {
@@ -12,16 +20,24 @@ fn unsupervised(servers: &[(&str, u64)]) -> Registry {
     let config = crate::config::Config::parse(&text, "test.toml", std::path::Path::new("/")).unwrap();
     let memory: Arc<dyn ToolMemory> = Arc::new(instances::Forgetful);
     let changed = Arc::new(ToolChanges::default());
+    let builtins: Arc<dyn Builtins> = Arc::new(NoBuiltins);
     let members = config
         .servers
         .into_iter()
         .filter(|c| servers.iter().any(|(name, _)| c.name == *name))
         .map(|c| {
             let (ct, tracker) = (CancellationToken::new(), TaskTracker::new());
-            Arc::new(Downstream::new(c, ct, memory.clone(), tracker, changed.clone()))
+            Arc::new(Downstream::new(
+                c,
+                ct,
+                memory.clone(),
+                builtins.clone(),
+                tracker,
+                changed.clone(),
+            ))
         })
         .collect();
-    Registry::unsupervised(members, changed, memory)
+    Registry::unsupervised(members, changed, memory, builtins)
 }
 
 fn names(names: &[&str]) -> Vec<String> {
