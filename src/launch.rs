@@ -94,8 +94,8 @@ impl Launch {
             let upstream = Upstream::new(gateway.clone(), None);
             let (gateway, http_config, ct) = (gateway.clone(), config.http.clone(), stop_serving.child_token());
             tokio::spawn(async move {
-                let console = crate::console::router(gateway.clone());
-                server::serve_http(upstream, gateway, console, listener, &http_config, ct).await
+                let pages = crate::console::router(gateway.clone()).merge(BuiltinServers::routes());
+                server::serve_http(upstream, gateway, pages, listener, &http_config, ct).await
             })
         });
         if let Some(Stdio { token }) = stdio {
@@ -161,6 +161,13 @@ impl Launched {
 /// serves for a configured `index`, `archives` or `demo`.
 #[derive(Debug)]
 pub struct BuiltinServers;
+
+impl BuiltinServers {
+    /// What they serve over HTTP beside MCP: the Index widgets' files.
+    pub fn routes() -> axum::Router {
+        index_network::widget::router()
+    }
+}
 
 impl Builtins for BuiltinServers {
     fn serve(&self, builtin: &Builtin, io: tokio::io::DuplexStream) {

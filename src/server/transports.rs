@@ -49,8 +49,9 @@ where
 }
 
 /// Serves streamable HTTP at `/mcp` on an already-bound listener until `ct`
-/// is cancelled. `pages` (the operator console) are served beside it, behind
-/// the same host checks but not the MCP guard: they check their own credentials.
+/// is cancelled. `pages` (the operator console, the built-ins' widgets) are
+/// served beside it, behind the same host checks but not the MCP guard: they
+/// check their own credentials, or need none.
 /// Connections are capped and timed as `[http]` says (see `connections`).
 pub async fn serve_http(
     upstream: Upstream,
@@ -82,12 +83,12 @@ pub async fn serve_http(
         .rate
         .map(|r| Arc::new(Limiter::for_store(r, gateway.store().clone())));
     let app = guarded(service, gateway.clone(), limiter, sessions)
-        // Outside the MCP guard: health, metrics, the widget's static assets
-        // and the operator console (which checks its own credentials).
+        // Outside the MCP guard: health, metrics, and the pages: the
+        // widgets' static assets and the operator console (which checks its
+        // own credentials).
         .merge(resource_metadata(gateway_for_ops.clone()))
         .merge(pages)
         .merge(operations(gateway_for_ops, &tasks, ct.child_token()))
-        .merge(index_network::widget::router())
         // Every route answers only the configured hosts and origins.
         .layer(axum::middleware::from_fn_with_state(Hosts::new(http), hosts::check));
     let addr: SocketAddr = listener.local_addr()?;
