@@ -87,6 +87,9 @@ pub struct Snapshot {
     direct: Vec<String>,
     /// Ordinals by direct name.
     by_direct: HashMap<String, u32>,
+    /// Each entry's `inputSchema` as listed ([`direct::portable_schema`]),
+    /// made once here rather than at every listing and call by name.
+    listed_schemas: Vec<Arc<rmcp::model::JsonObject>>,
     /// Distinct server names, in catalog order.
     servers: Vec<String>,
     index: search::bm25::Index,
@@ -125,7 +128,7 @@ impl Snapshot {
         let entry = &self.entries[ordinal];
         let mut tool = entry.tool.clone();
         tool.name = self.direct[ordinal].clone().into();
-        tool.input_schema = Arc::new(direct::portable_schema(&tool.input_schema));
+        tool.input_schema = self.listed_schemas[ordinal].clone();
         if let Some(meta) = tool.meta.as_mut() {
             apps::namespace(meta, &entry.server);
         }
@@ -209,12 +212,17 @@ impl Snapshot {
             .collect();
         let direct = direct::names(entries.iter().map(|e| (e.server.as_str(), e.tool.name.as_ref())));
         let by_direct = direct.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        let listed_schemas = entries
+            .iter()
+            .map(|e| direct::portable_schema(&e.tool.input_schema))
+            .collect();
         Ok(Self {
             entries,
             by_key,
             held,
             direct,
             by_direct,
+            listed_schemas,
             servers: names,
             index,
             vectors: OnceLock::new(),

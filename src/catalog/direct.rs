@@ -4,6 +4,8 @@
 //! break them, be too long, or be taken gets a short hash of its key instead
 //! of its tail, so every tool keeps one stable name.
 
+use std::sync::Arc;
+
 use rmcp::model::JsonObject;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -52,11 +54,15 @@ pub fn names<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Str
 /// that keyword as a schema and fails on `true` and `false` alike, and one
 /// failure loses every tool of the list. `true` says what its absence says;
 /// `false` is still enforced, as a call is checked against the tool's own
-/// schema (which discovery shows unchanged).
-pub fn portable_schema(schema: &JsonObject) -> JsonObject {
-    let mut schema = schema.clone();
-    drop_boolean_additional_properties(&mut schema);
-    schema
+/// schema (which discovery shows unchanged). A schema with nothing to drop
+/// is handed back as it is, shared.
+pub fn portable_schema(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
+    let mut portable = (**schema).clone();
+    drop_boolean_additional_properties(&mut portable);
+    match portable == **schema {
+        true => schema.clone(),
+        false => Arc::new(portable),
+    }
 }
 
 fn drop_boolean_additional_properties(schema: &mut JsonObject) {
@@ -124,9 +130,9 @@ mod tests {
             },
             "$defs": { "Item": { "type": "object", "additionalProperties": false } }
         });
-        let listed = portable_schema(schema.as_object().unwrap());
+        let listed = portable_schema(&Arc::new(schema.as_object().unwrap().clone()));
         assert_eq!(
-            Value::Object(listed),
+            Value::Object((*listed).clone()),
             json!({
                 "type": "object",
                 "properties": {
