@@ -30,7 +30,7 @@ mod servers;
 mod tools;
 mod usage;
 
-pub use logs::{flush_logs, init_logging};
+pub use logs::{Sink, flush_logs, init_logging, lines};
 
 /// An MCP gateway: many downstream MCP servers behind two tools,
 /// `tool_discovery` (search) and `tool_execute` (run).

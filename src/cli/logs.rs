@@ -13,32 +13,23 @@ use crate::config::{self, Config};
 
 mod fields;
 
+/// A boxed layer of the process's one subscriber.
+type Boxed = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
 /// Initializes logging on stderr (stdout may be the MCP transport), and for
 /// `serve` with `[telemetry] otlp_endpoint`, the export of spans.
 pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
-    use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    type Boxed = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
     let default = match cli.command {
         Command::Serve { http: Some(_), .. } => "info",
         // Over stdio alone a client started the gateway, and some clients
         // show its stderr in the user's terminal: a line per call is noise.
         _ => "warn",
     };
-    let filter = log_filter(
-        tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default)),
-    );
-    let fmt = tracing_subscriber::fmt::layer().with_writer(|| MaskedStderr);
-    let mut layers: Vec<Boxed> = vec![match cli.log_format {
-        LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),
-        LogFormat::Pretty => fmt
-            .with_ansi(false)
-            .fmt_fields(fields::PlainFields)
-            .with_filter(filter)
-            .boxed(),
-    }];
+    let directives = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let mut layers = vec![lines(cli.log_format, directives, |line| STDERR.write_line(line))];
     if let Some(telemetry) = exported_traces(cli) {
         layers.push(crate::traces::layer(&telemetry)?);
     }
@@ -47,6 +38,27 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The log lines: those `directives` let through ([`log_filter`]), in
+/// `format`, each scrubbed ([`scrub`]) and handed whole to `sink`. The
+/// binary's sink is its standard error; the test harness keeps each
+/// gateway's lines apart.
+pub fn lines(format: LogFormat, directives: tracing_subscriber::EnvFilter, sink: Sink) -> Boxed {
+    use tracing_subscriber::Layer;
+    let filter = log_filter(directives);
+    let fmt = tracing_subscriber::fmt::layer().with_writer(move || Scrubbed(sink));
+    match format {
+        LogFormat::Json => fmt.json().flatten_event(true).with_filter(filter).boxed(),
+        LogFormat::Pretty => fmt
+            .with_ansi(false)
+            .fmt_fields(fields::PlainFields)
+            .with_filter(filter)
+            .boxed(),
+    }
+}
+
+/// Where a scrubbed log line goes.
+pub type Sink = fn(&[u8]) -> std::io::Result<()>;
 
 /// What is logged: `directives` (RUST_LOG or the default), less rmcp's
 /// payloads, whatever RUST_LOG says ([`crate::telemetry::loggable`]).
@@ -60,11 +72,11 @@ fn log_filter(
     directives.and(filter_fn(crate::telemetry::loggable).with_max_level_hint(LevelFilter::TRACE))
 }
 
-/// Standard error for log lines, each scrubbed ([`scrub`]): dependencies
-/// log URLs too (rmcp's transport worker, a failed request's URL at ERROR),
-/// and what a caller sent (rmcp logs every error a handler returns, and the
-/// caller's JSON-RPC id, whole).
-struct MaskedStderr;
+/// A writer of log lines, each scrubbed ([`scrub`]) on its way to its
+/// sink: dependencies log URLs too (rmcp's transport worker, a failed
+/// request's URL at ERROR), and what a caller sent (rmcp logs every error a
+/// handler returns, and the caller's JSON-RPC id, whole).
+struct Scrubbed(Sink);
 
 /// Most bytes of one log line. The gateway's own lines quote a caller's
 /// strings short (`leaks::quote`); a dependency's line that quotes one
@@ -83,17 +95,18 @@ fn scrub(line: &str) -> String {
     crate::leaks::redacted_head(&masked, MAX_LOG_LINE_BYTES) + end
 }
 
-impl std::io::Write for MaskedStderr {
+impl std::io::Write for Scrubbed {
     /// The formatter writes each event whole, so a URL or a credential is
     /// never split across calls.
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let line = scrub(&String::from_utf8_lossy(buf));
-        STDERR.write_line(line.as_bytes())?;
+        (self.0)(line.as_bytes())?;
         Ok(buf.len())
     }
 
+    /// Lines held back are written by [`flush_logs`], at exit.
     fn flush(&mut self) -> std::io::Result<()> {
-        STDERR.flush()
+        Ok(())
     }
 }
 

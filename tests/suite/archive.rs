@@ -507,7 +507,7 @@ async fn follow_one_folder(setup: impl FnOnce(&Path)) -> (Gateway, tempfile::Tem
     let notes = root.path().join("notes");
     std::fs::create_dir_all(&notes).unwrap();
     setup(&notes);
-    let gw = Gateway::start(&format!(
+    let gw = Gateway::spawn(&format!(
         "{ANONYMOUS}[archives]\nfolders = [\"{}\"]\ndb_path = \"{}\"\n",
         notes.display(),
         root.path().join("data/search.db").display()
@@ -612,8 +612,7 @@ async fn a_missing_archive_folder_fails_the_server_until_it_appears() {
     })
     .await;
     let missing = format!("archive folder '{}' does not exist", folder.display());
-    let line = gw.wait_log(&missing, Duration::from_secs(5)).await;
-    assert!(line.is_some_and(|l| l.contains("archives")), "{}", gw.log());
+    gw.wait_server_error("archives", &missing, Duration::from_secs(5)).await;
 
     std::fs::create_dir(&folder).unwrap();
     eventually(Duration::from_secs(40), "archives running", || async {

@@ -8,7 +8,6 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::in_process::InProcess;
 use common::oauth::short_lived_provider;
 use common::*;
 use rmcp::model::CallToolResult;
@@ -396,14 +395,14 @@ async fn sees_only(client: &Client, account: &str, others: &[&str]) {
 /// it so.
 #[tokio::test]
 async fn a_listing_made_with_one_projects_credential_is_that_projects_alone() {
-    let mut gw = InProcess::start(&chaos_server("team", "shared = false")).await;
+    let mut gw = Gateway::start(&chaos_server("team", "shared = false")).await;
     let mut tokens = Vec::new();
     for project in ["alpha", "beta", "gamma"] {
         gw.cli(&["project", "create", project]);
         gw.cli(&["grant", "--project", project, "--server", "team"]);
         tokens.push(gw.issue_token(project));
     }
-    let set = |gw: &InProcess, project: &str, account: &str| {
+    let set = |gw: &Gateway, project: &str, account: &str| {
         let value = format!("DEMO_EXTRA_TOOLS={}", workspace_tool(account));
         gw.cli(&[
             "secret",
@@ -420,9 +419,9 @@ async fn a_listing_made_with_one_projects_credential_is_that_projects_alone() {
     set(&gw, "beta", "bob-91c2");
 
     for round in ["before a restart", "after a restart"] {
-        let alpha = gw.client_with_token(&tokens[0]).await;
-        let beta = gw.client_with_token(&tokens[1]).await;
-        let gamma = gw.client_with_token(&tokens[2]).await;
+        let alpha = gw.client_with_token(&tokens[0]).await.unwrap();
+        let beta = gw.client_with_token(&tokens[1]).await.unwrap();
+        let gamma = gw.client_with_token(&tokens[2]).await.unwrap();
         sees_only(&alpha, "alice-7f3a", &["bob-91c2"]).await;
         sees_only(&beta, "bob-91c2", &["alice-7f3a"]).await;
         // Granted, without a secret: none of the server's tools, and a
@@ -448,8 +447,8 @@ async fn a_listing_made_with_one_projects_credential_is_that_projects_alone() {
 
     // Beta's server changes its definition: held for beta alone, until approved.
     set(&gw, "beta", "bob-NEW");
-    let alpha = gw.client_with_token(&tokens[0]).await;
-    let beta = gw.client_with_token(&tokens[1]).await;
+    let alpha = gw.client_with_token(&tokens[0]).await.unwrap();
+    let beta = gw.client_with_token(&tokens[1]).await.unwrap();
     let held = eventually(Duration::from_secs(20), "beta's changed tool held", || async {
         let changes = gw.cli(&["tools", "changes", "--server", "team", "--json"]).stdout;
         let changes: Value = serde_json::from_slice(&changes).unwrap();

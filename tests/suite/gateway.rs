@@ -410,13 +410,13 @@ async fn stdio_and_http_can_be_served_at_once() {
 
 #[tokio::test]
 async fn sigterm_stops_the_gateway_and_its_children() {
-    let mut gw = Gateway::start(&two_servers()).await;
+    let mut gw = Gateway::spawn(&two_servers()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:calculate").await;
     wait_for_tool(&client, "beta:calculate").await;
     let children = children_of(gw.pid());
     assert_eq!(children.len(), 2, "one child per stdio server");
-    let status = gw.stop().await;
+    let status = gw.terminate().await;
     assert!(status.success(), "{status:?}");
     for child in children {
         assert!(!alive(child), "child {child} outlived the gateway");
@@ -822,7 +822,7 @@ async fn a_name_sent_as_a_tool_key_is_answered_with_its_key() {
             "env = { DEMO_EXTRA_TOOLS = '[{\"name\": \"only_here\", \"description\": \"A tool of twin alone (test tool).\", \"inputSchema\": {\"type\": \"object\"}}]' }"
         ),
     );
-    let gw = common::in_process::InProcess::start(&config).await;
+    let gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "twin:only_here").await;
     wait_for_tool(&client, "solo:sha256").await;

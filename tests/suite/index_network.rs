@@ -22,12 +22,21 @@ const SUBJECT: &str = "index-user-1";
 /// server, as `[index] oauth_issuer`) and maps [`SUBJECT`] to project `p`,
 /// granted `index`; `head` goes before the rest.
 async fn index_gateway(fake: &FakeIndex, head: &str, index_extra: &str) -> Gateway {
-    let gw = Gateway::start_knowing_url(|url| {
+    index_gateway_as(false, fake, head, index_extra).await
+}
+
+/// [`index_gateway`], the binary spawned when `spawn`: for its metrics.
+async fn index_gateway_as(spawn: bool, fake: &FakeIndex, head: &str, index_extra: &str) -> Gateway {
+    let config = |url: &str| {
         let others = [other_provider().issuer.as_str()];
         let config = fake.signed_in_config(url, &jwt_provider().issuer, &others, SUBJECT, index_extra);
         format!("{head}{config}")
-    })
-    .await;
+    };
+    let gw = if spawn {
+        Gateway::spawn_knowing_url(config).await
+    } else {
+        Gateway::start_knowing_url(config).await
+    };
     gw.cli(&["project", "create", "p"]);
     gw.cli(&["grant", "--project", "p", "--server", "index"]);
     gw
@@ -36,7 +45,12 @@ async fn index_gateway(fake: &FakeIndex, head: &str, index_extra: &str) -> Gatew
 /// A gateway (see [`index_gateway`]) and a client signed in with a token
 /// from Index's authorization server, which the fake exchanges.
 async fn setup(fake: &FakeIndex, index_extra: &str) -> (Gateway, Client) {
-    let gw = index_gateway(fake, "", index_extra).await;
+    setup_as(false, fake, index_extra).await
+}
+
+/// [`setup`], the binary spawned when `spawn`: for its metrics.
+async fn setup_as(spawn: bool, fake: &FakeIndex, index_extra: &str) -> (Gateway, Client) {
+    let gw = index_gateway_as(spawn, fake, "", index_extra).await;
     let token = jwt_provider()
         .token(SUBJECT, &gw.url, "mcp:tools privy:token:exchange")
         .await;
@@ -836,7 +850,7 @@ async fn index_latency_and_retry_after_are_metrics_and_failures_are_logged_with_
     let (seconds, dated) = (user_id(0), user_id(1));
     fake.fail_vibecheck(&seconds, 1, 429, Some(1));
     fake.fail_vibecheck_until(&dated, 1, 503, Duration::from_secs(3));
-    let (gw, client) = setup(&fake, "").await;
+    let (gw, client) = setup_as(true, &fake, "").await;
     let r = execute(
         &client,
         "index:discover_filter",

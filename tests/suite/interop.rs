@@ -68,7 +68,7 @@ async fn a_legacy_servers_revision_is_remembered_and_a_restart_skips_the_probe()
     let store_dir = tempfile::tempdir().unwrap();
     let store = store_dir.path().join("gw.db");
     let env = [("MCP_GATEWAY_DB", store.to_str().unwrap())];
-    let first = Gateway::start_with(&config, &env).await;
+    let first = Gateway::spawn_with(&config, &env).await;
     let running = |gw: &Gateway| {
         gw.log()
             .lines()
@@ -97,7 +97,7 @@ async fn a_legacy_servers_revision_is_remembered_and_a_restart_skips_the_probe()
     drop(first);
 
     // The same store: straight to initialize.
-    let second = Gateway::start_with(&config, &env).await;
+    let second = Gateway::spawn_with(&config, &env).await;
     let line = eventually(Duration::from_secs(30), "everything running again", || async {
         running(&second)
     })

@@ -105,13 +105,9 @@ async fn a_tool_past_its_limit_is_refused_with_when_to_retry() {
 #[tokio::test]
 #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
 async fn replicas_on_postgresql_share_one_count() {
-    let env = [("MCP_GATEWAY_DB", Cluster::shared().database())];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let config = format!("{ANONYMOUS}{}{LIMITS}", chaos_server("alpha", ""));
-    let (a, b) = (
-        Gateway::start_with(&config, &env).await,
-        Gateway::start_with(&config, &env).await,
-    );
+    let store = format!("[store]\nurl = \"{}\"\n\n", Cluster::shared().database());
+    let config = format!("{ANONYMOUS}{store}{}{LIMITS}", chaos_server("alpha", ""));
+    let (a, b) = (Gateway::start(&config).await, Gateway::start(&config).await);
     let (ca, cb) = (a.client().await, b.client().await);
     wait_for_tool(&ca, "alpha:sha256").await;
     wait_for_tool(&cb, "alpha:sha256").await;

@@ -60,7 +60,7 @@ async fn a_registry_server_is_added_and_runs_with_each_projects_key() {
     let registry = FakeRegistry::start().await;
     let scratch = tempfile::tempdir().unwrap();
     let path = fake_npx(scratch.path());
-    let gw = Gateway::start_with(ANONYMOUS, &[("PATH", &path)]).await;
+    let gw = Gateway::spawn_with(ANONYMOUS, &[("PATH", &path)]).await;
     gw.cli(&["project", "create", "research"]);
     let config = gw.config_path();
     let env = [

@@ -11,7 +11,6 @@ use mcp_gateway::outcome::Outcome;
 use mcp_gateway::store::AuditRow;
 use serde_json::{Value, json};
 
-use crate::common::in_process::InProcess;
 use crate::common::*;
 
 /// The demo server with its test tools (`fail`, `sleep`), calls timed out after 1 s.
@@ -26,7 +25,7 @@ fn summary(row: &AuditRow) -> (String, Option<String>, Outcome) {
 
 #[tokio::test]
 async fn every_kind_of_answer_leaves_one_row_with_its_outcome() {
-    let gw = InProcess::start(&config()).await;
+    let mut gw = Gateway::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
     let before = gw.last_rows(1000).await.len();
@@ -126,7 +125,7 @@ const REFUSE: &str = "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql 
 /// the journal; they land once the store takes them, one row per call.
 #[tokio::test]
 async fn a_sqlite_store_that_takes_no_rows_delays_them_and_refuses_no_call() {
-    let gw = InProcess::start(&config()).await;
+    let mut gw = Gateway::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
     let db = refuse_audit_rows(&gw.dir.path().join("mcp-gateway.db"));
@@ -146,7 +145,7 @@ async fn a_sqlite_store_that_takes_no_rows_delays_them_and_refuses_no_call() {
     // its start, marked as only in the journal.
     let journaled = gw.gateway().store().journaled_rows(None).unwrap();
     assert_eq!(calculated(journaled), [Outcome::Ok]);
-    let tail = |gw: &InProcess| -> Vec<Value> {
+    let tail = |gw: &Gateway| -> Vec<Value> {
         let out = std::process::Command::new(bin())
             .args(["audit", "tail", "--json", "--config"])
             .arg(gw.dir.path().join("gateway.toml"))
@@ -182,7 +181,7 @@ async fn a_sqlite_store_that_takes_no_rows_delays_them_and_refuses_no_call() {
 #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
 async fn an_answer_whose_row_cannot_be_written_is_withheld_and_the_row_kept() {
     let (config, db) = on_postgres();
-    let gw = InProcess::start(&config).await;
+    let mut gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
     psql(&db, REFUSE);
@@ -223,7 +222,7 @@ async fn an_answer_whose_row_cannot_be_written_is_withheld_and_the_row_kept() {
 #[ignore = "full tier: needs PostgreSQL (scripts/setup)"]
 async fn a_call_whose_start_cannot_be_recorded_is_refused_and_never_runs() {
     let (config, db) = on_postgres();
-    let gw = InProcess::start(&config).await;
+    let mut gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:stats").await;
     psql(&db, REFUSE);
@@ -249,7 +248,7 @@ async fn a_call_whose_start_cannot_be_recorded_is_refused_and_never_runs() {
 /// own (`ID.1`, `ID.2`) with its own outcome.
 #[tokio::test]
 async fn a_scripts_inner_calls_are_rows_of_their_own_under_its_request() {
-    let gw = InProcess::start(&config()).await;
+    let mut gw = Gateway::start(&config()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:calculate").await;
     let r = call(

@@ -69,7 +69,7 @@ async fn an_edited_config_is_applied_under_load_and_a_broken_one_is_refused() {
         chaos_server("steady", ""),
         chaos_server("leaving", "")
     );
-    let gw = Gateway::start(&before).await;
+    let gw = Gateway::spawn(&before).await;
     gw.cli(&["project", "create", "narrow"]);
     gw.cli(&["grant", "--project", "narrow", "--server", "steady"]);
     let narrow_token = gw.issue_token("narrow");
@@ -241,9 +241,16 @@ async fn a_call_right_after_a_reload_waits_for_the_server_it_added() {
     let client = gw.client().await;
     wait_for_tool(&client, "steady:calculate").await;
     std::fs::write(gw.config_path(), format!("{before}{}", slow_server("arriving", 3, ""))).unwrap();
-    gw.wait_log("configuration reloaded", Duration::from_secs(10))
-        .await
-        .unwrap_or_else(|| panic!("no reload:\n{}", gw.log()));
+    // Reloaded: the registry has the new server, still starting.
+    eventually(Duration::from_secs(10), "the reload", || async {
+        let ready = gw.readyz().await;
+        ready["servers"]
+            .as_array()?
+            .iter()
+            .any(|s| s["name"] == "arriving")
+            .then_some(())
+    })
+    .await;
     let r = execute(&client, "arriving:calculate", json!({ "expression": "2+3" })).await;
     assert_eq!(text(&r), "2+3 = 5", "{r:?}");
 }

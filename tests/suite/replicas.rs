@@ -59,7 +59,7 @@ async fn replica(env: &[(String, String)]) -> Gateway {
 
 async fn replica_of(config: &str, env: &[(String, String)]) -> Gateway {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    Gateway::start_with(config, &env).await
+    Gateway::spawn_with(config, &env).await
 }
 
 fn host_port(gw: &Gateway) -> String {
@@ -312,7 +312,7 @@ async fn load_through_haproxy_survives_a_killed_replica() {
     for w in workers {
         errors.extend(w.await.expect("a client panicked"));
     }
-    let _ = b.stop().await;
+    let _ = b.terminate().await;
     let total = answered.load(Ordering::Relaxed);
     assert_eq!(total, CLIENTS * CALLS, "every call answered");
     assert!(at_kill < total, "the replica died mid-run");
@@ -369,7 +369,7 @@ async fn every_answered_call_keeps_its_row_through_repeated_kills() {
         for w in workers {
             w.await.expect("a client panicked");
         }
-        let _ = b.stop().await;
+        let _ = b.terminate().await;
         drop(lb);
         answered_all += answered.load(Ordering::Relaxed);
         failed_all += failed.load(Ordering::Relaxed);

@@ -21,7 +21,7 @@ fn tokens<T: serde::Serialize + ?Sized>(v: &T) -> i64 {
 #[tokio::test]
 async fn a_sessions_discoveries_and_a_scripts_results_are_counted_as_saved() {
     let servers: String = ["alpha", "beta", "gamma"].map(|s| chaos_server(s, "")).concat();
-    let gw = Gateway::start(&format!("{ANONYMOUS}{servers}")).await;
+    let gw = Gateway::spawn(&format!("{ANONYMOUS}{servers}")).await;
 
     // What a client would list without the gateway: every tool, directly.
     let grant = |project: &str| {

@@ -11,7 +11,6 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::in_process::InProcess;
 use common::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -50,6 +49,11 @@ impl Shared {
     async fn start(&self, server_extra: &str) -> Gateway {
         Gateway::start(&self.config(server_extra)).await
     }
+
+    /// [`Shared::start`], the binary spawned: for what its log and metrics say.
+    async fn spawn(&self, server_extra: &str) -> Gateway {
+        Gateway::spawn(&self.config(server_extra)).await
+    }
 }
 
 async fn held_error<S: rmcp::Service<rmcp::RoleClient>>(
@@ -66,7 +70,7 @@ async fn held_error<S: rmcp::Service<rmcp::RoleClient>>(
 #[tokio::test]
 async fn a_tool_that_turns_hostile_is_held_until_an_operator_approves_it_even_across_a_restart() {
     let shared = Shared::new();
-    let mut gw = shared.start("").await;
+    let mut gw = shared.spawn("").await;
     let client = gw.client().await;
     wait_for_tool(&client, "alpha:notes").await;
     assert_eq!(text(&execute(&client, "alpha:notes", json!({})).await), "buy milk");
@@ -253,7 +257,7 @@ async fn credentials_are_blocked_in_arguments_and_redacted_in_results_and_never_
         chaos_server("vault", "trusted_for_credentials = true"),
         chaos_server("strict", "trusted_for_credentials = true\nsecrets = \"block\"")
     );
-    let gw = Gateway::start(&config).await;
+    let gw = Gateway::spawn(&config).await;
     let client = gw.client().await;
     for key in ["alpha:stats", "vault:echo", "strict:echo"] {
         wait_for_tool(&client, key).await;
@@ -336,7 +340,7 @@ async fn credentials_glued_to_words_are_blocked_and_redacted() {
         chaos_server("alpha", ""),
         chaos_server("vault", "trusted_for_credentials = true")
     );
-    let gw = InProcess::start(&config).await;
+    let gw = Gateway::start(&config).await;
     let client = gw.client().await;
     for key in ["alpha:echo", "vault:echo"] {
         wait_for_tool(&client, key).await;
@@ -380,7 +384,7 @@ async fn a_stdio_server_gets_the_allow_list_its_env_and_its_passthrough_but_no_s
     );
     let extra = "env = { SERVER_SETTING = \"from-config\" }\nenv_passthrough = [\"PASSED_ON\"]";
     let config = format!("{ANONYMOUS}{}", shell_server("peek", &script, extra));
-    let gw = Gateway::start_with(
+    let gw = Gateway::spawn_with(
         &config,
         &[
             ("MCP_GATEWAY_SECRET_KEY", "c2VhbHMtZXZlcnktcHJvamVjdHMtY3JlZGVudGlhbHM="),
@@ -468,7 +472,7 @@ async fn a_server_writing_stderr_without_newlines_gets_one_cut_line_and_no_memor
         "{ANONYMOUS}{}",
         shell_server("noisy", &script, "connect_timeout_ms = 120000")
     );
-    let gw = Gateway::start(&config).await;
+    let gw = Gateway::spawn(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "noisy:calculate").await;
     let more = FLOOD + " done".len() as u64 - 8 * 1024;
@@ -600,7 +604,7 @@ async fn past_max_connections_a_caller_waits_until_stalled_connections_time_out(
 // headers it never finished).
 #[tokio::test]
 async fn headers_past_32_kib_get_431_and_the_gateway_keeps_serving() {
-    let gw = InProcess::start("").await;
+    let gw = Gateway::start("").await;
     let store = gw.gateway().store();
     store.create_project("p", None).unwrap();
     let (_, token) = store.issue_token("p", "test").unwrap();
@@ -678,7 +682,7 @@ async fn a_tool_for_its_app_alone_runs_only_by_its_listed_name() {
         "inputSchema": { "type": "object" },
         "_meta": { "ui": { "resourceUri": "ui://widget/card.html", "visibility": ["app"] } }
     }]);
-    let gw = InProcess::start(&format!("{ANONYMOUS}{}", server_with_tools("demo", confirm))).await;
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", server_with_tools("demo", confirm))).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:echo").await;
     let listed = client.list_all_tools().await.unwrap();
@@ -716,7 +720,7 @@ async fn a_server_cannot_name_another_servers_app() {
         chaos_server("demo", "env = { DEMO_ACCOUNT = \"demo-account\" }"),
         server_with_tools("red", peek)
     );
-    let gw = InProcess::start(&config).await;
+    let gw = Gateway::start(&config).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:echo").await;
     wait_for_tool(&client, "red:echo").await;
@@ -759,7 +763,7 @@ async fn a_server_cannot_name_another_servers_app() {
 async fn a_downstreams_gateway_meta_is_dropped_from_its_results() {
     let plain =
         json!([{ "name": "plain", "description": "Answer plainly (test tool).", "inputSchema": { "type": "object" } }]);
-    let gw = InProcess::start(&format!("{ANONYMOUS}{}", server_with_tools("demo", plain))).await;
+    let gw = Gateway::start(&format!("{ANONYMOUS}{}", server_with_tools("demo", plain))).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:plain").await;
     let result_meta =
@@ -795,7 +799,7 @@ fn read_text(read: &rmcp::model::ReadResourceResult) -> String {
 #[tokio::test]
 async fn a_resource_read_goes_only_to_its_own_server_and_comes_back_screened() {
     use rmcp::model::ReadResourceRequestParams;
-    let gw = common::in_process::InProcess::start(&greedy_pair()).await;
+    let mut gw = Gateway::start(&greedy_pair()).await;
     let client = gw.client().await;
     eventually(Duration::from_secs(20), "both servers' templates", || async {
         let templates = client.list_all_resource_templates().await.ok()?;
@@ -821,7 +825,7 @@ async fn a_resource_read_goes_only_to_its_own_server_and_comes_back_screened() {
 /// as arguments are: a credential in it refuses the call, before any server sees it.
 #[tokio::test]
 async fn a_credential_in_a_requests_meta_is_refused_as_in_its_arguments() {
-    let gw = common::in_process::InProcess::start(&greedy_pair()).await;
+    let mut gw = Gateway::start(&greedy_pair()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "red:echo").await;
     let secret = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
@@ -853,7 +857,7 @@ async fn a_credential_in_a_requests_meta_is_refused_as_in_its_arguments() {
 #[tokio::test]
 async fn unknown_methods_and_a_downstreams_errors_are_quoted_short_and_redacted() {
     use rmcp::model::{ClientRequest, CustomRequest};
-    let gw = common::in_process::InProcess::start(&greedy_pair()).await;
+    let mut gw = Gateway::start(&greedy_pair()).await;
     let client = gw.client().await;
     wait_for_tool(&client, "red:echo").await;
 

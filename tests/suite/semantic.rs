@@ -72,7 +72,7 @@ async fn without_a_model_hybrid_projects_get_bm25_and_one_message() {
 /// and why, BM25 answers, and the notice says how to install the model.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_first_start_offline_logs_one_line_and_bm25_answers() {
-    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
+    let gw = Gateway::spawn(&format!("{ANONYMOUS}{}", chaos_server("alpha", ""))).await;
     gw.wait_log("could not be fetched", Duration::from_secs(20))
         .await
         .unwrap_or_else(|| panic!("no line about the failed fetch:\n{}", gw.log()));
@@ -124,7 +124,7 @@ mod with_model {
         tokio::spawn(async move { axum::serve(listener, app).await });
 
         let config = format!("{ANONYMOUS}{}", chaos_server("alpha", ""));
-        let gw = Gateway::start_with(&config, &[("MCP_GATEWAY_MODEL_URL", &mirror)]).await;
+        let gw = Gateway::spawn_with(&config, &[("MCP_GATEWAY_MODEL_URL", &mirror)]).await;
         let client = gw.client().await;
         wait_for_tool(&client, "alpha:sha256").await;
         gw.wait_log("tool embeddings ready", Duration::from_secs(180))
@@ -338,9 +338,10 @@ mod with_model {
             toml_path(&cache.path().join("embeddings.db"))
         );
         let (gw, _, meaning) = gateway(&semantic).await;
-        gw.wait_log("tool embeddings ready", Duration::from_secs(60))
-            .await
-            .unwrap_or_else(|| panic!("embeddings never ready:\n{}", gw.log()));
+        eventually(Duration::from_secs(60), "the tools' embeddings", || async {
+            (gw.readyz().await["search"]["inForce"] == "hybrid").then_some(())
+        })
+        .await;
         gw.cli(&["project", "create", "fresh", "--search", "hybrid"]);
         gw.cli(&["grant", "--project", "fresh", "--server", "demo"]);
         let client = gw.client_with_token(&meaning).await.unwrap();

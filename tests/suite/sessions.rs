@@ -22,8 +22,18 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"p
 
 /// Two projects, each granted the demo server; no anonymous access.
 async fn two_projects(http: &str) -> (Gateway, String, String) {
+    two_projects_as(false, http).await
+}
+
+/// [`two_projects`], the binary spawned with debug logging when `spawn`:
+/// for what its log says.
+async fn two_projects_as(spawn: bool, http: &str) -> (Gateway, String, String) {
     let config = format!("{http}{}", chaos_server("demo", ""));
-    let gw = Gateway::start_with(&config, &[("RUST_LOG", "debug")]).await;
+    let gw = if spawn {
+        Gateway::spawn_with(&config, &[("RUST_LOG", "debug")]).await
+    } else {
+        Gateway::start(&config).await
+    };
     gw.cli(&["project", "create", "victim"]);
     gw.cli(&["project", "create", "stranger"]);
     gw.cli(&["grant", "--project", "victim", "--server", "demo"]);
@@ -114,7 +124,7 @@ fn messages() -> Vec<(reqwest::Method, Option<Value>)> {
 
 #[tokio::test]
 async fn a_session_answers_only_the_caller_that_opened_it() {
-    let (gw, victim, stranger) = two_projects("").await;
+    let (gw, victim, stranger) = two_projects_as(true, "").await;
     let session = open(&gw, &victim).await;
     let forged = "7f0c2a5e-2d55-4d8e-9a37-5f7a1c4b9e21";
     // (who, token, expected status): none and a bad token are refused as
@@ -266,7 +276,7 @@ async fn generated_messages_with_a_wrong_credential_never_reach_the_session() {
 
 #[tokio::test]
 async fn debug_logging_never_prints_arguments_or_results() {
-    let (gw, victim, _) = two_projects("").await;
+    let (gw, victim, _) = two_projects_as(true, "").await;
     let client = gw.client_with_token(&victim).await.unwrap();
     wait_for_tool(&client, "demo:echo").await;
     let marker = "payload-marker-5b0c9e";
@@ -283,7 +293,7 @@ async fn debug_logging_never_prints_arguments_or_results() {
 /// ended session's peer stayed, the soak's creep.
 #[tokio::test]
 async fn ended_sessions_are_not_kept_as_listeners() {
-    let gw = Gateway::start(&format!("{ANONYMOUS}{}", chaos_server("demo", ""))).await;
+    let gw = Gateway::spawn(&format!("{ANONYMOUS}{}", chaos_server("demo", ""))).await;
     for _ in 0..5 {
         gw.client().await.cancel().await.unwrap();
     }
@@ -305,7 +315,7 @@ async fn ended_sessions_are_not_kept_as_listeners() {
 #[tokio::test]
 async fn sessions_are_capped_per_caller_and_in_all() {
     let http = "[http]\nmax_sessions = 5\nmax_sessions_per_caller = 3\n\n";
-    let (gw, victim, stranger) = two_projects(http).await;
+    let (gw, victim, stranger) = two_projects_as(true, http).await;
     let mut mine = Vec::new();
     for _ in 0..3 {
         mine.push(open(&gw, &victim).await);

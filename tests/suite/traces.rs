@@ -92,7 +92,7 @@ async fn one_trace_goes_from_the_client_through_the_gateway_to_the_downstream() 
         otel.url,
         chaos_server("demo", "")
     );
-    let gw = Gateway::start_with(&config, &[("OTEL_BSP_SCHEDULE_DELAY", "100")]).await;
+    let gw = Gateway::spawn_with(&config, &[("OTEL_BSP_SCHEDULE_DELAY", "100")]).await;
     let client = gw.client().await;
     wait_for_tool(&client, "demo:echo").await;
 

@@ -59,6 +59,8 @@ pub struct Demo {
     hostile: Arc<AtomicBool>,
     /// Tool calls received, so tests can prove a call never arrived.
     calls: Arc<AtomicU64>,
+    /// `sleep` calls its client cancelled, so tests can prove a cancel arrived.
+    cancelled: Arc<AtomicU64>,
     /// `slow_task` runs as a task for clients that declared the tasks extension.
     tasks: Arc<tasks::Tasks>,
     /// Tool-list changes, for 2026-07-28 clients' `subscriptions/listen` streams.
@@ -97,6 +99,7 @@ impl Demo {
             extra_tool: Arc::default(),
             hostile: Arc::default(),
             calls: Arc::default(),
+            cancelled: Arc::default(),
             tasks: Arc::default(),
             tool_changes: tokio::sync::broadcast::channel(16).0,
         }
@@ -234,6 +237,7 @@ impl Demo {
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => ok(format!("slept {ms} ms")),
                     _ = ctx.ct.cancelled() => {
+                        self.cancelled.fetch_add(1, Ordering::SeqCst);
                         eprintln!("sleep cancelled by the client");
                         return Err("cancelled".into());
                     }
@@ -306,9 +310,11 @@ impl Demo {
             }
             "stats" if self.chaos => {
                 let calls = self.calls.load(Ordering::SeqCst) - 1;
-                let mut r = ok(format!("{calls} calls"));
+                let cancelled = self.cancelled.load(Ordering::SeqCst);
+                let mut r = ok(format!("{calls} calls, {cancelled} cancelled"));
                 // The process too: a test tells a stateless server's copies apart by it.
-                r.structured_content = Some(json!({ "calls": calls, "pid": std::process::id() }));
+                r.structured_content =
+                    Some(json!({ "calls": calls, "cancelled": cancelled, "pid": std::process::id() }));
                 r
             }
             "whoami" if self.chaos => {

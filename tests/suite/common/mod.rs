@@ -1,15 +1,17 @@
-//! Shared fixtures: start the real `mcp-gateway` binary on 127.0.0.1:0 with a
-//! config, watch its log, and talk MCP to it with the rmcp client.
+//! Shared fixtures: a gateway on 127.0.0.1:0 with a config (in this process,
+//! or the real binary spawned), the rmcp client to talk MCP to it, and the
+//! servers, stores and commands around it.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
-pub(crate) mod in_process;
+pub(crate) mod gateway;
 pub(crate) mod oauth;
 pub(crate) mod postgres;
 pub(crate) mod projects;
 
+pub(crate) use gateway::Gateway;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -17,7 +19,6 @@ use rmcp::service::{RunningService, Service};
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 
 /// The gateway binary cargo built for these tests. Every gateway they start
 /// runs as on a machine without network for its model: `serve` would fetch
@@ -83,18 +84,6 @@ pub(crate) fn refuse_audit_rows(db: &std::path::Path) -> rusqlite::Connection {
     conn
 }
 
-/// A running gateway process. Dropping it sends SIGTERM.
-pub(crate) struct Gateway {
-    child: tokio::process::Child,
-    /// `http://127.0.0.1:PORT/mcp`.
-    pub url: String,
-    log: Arc<Mutex<String>>,
-    /// Holds the config file (and whatever else a test puts there).
-    pub dir: tempfile::TempDir,
-    /// Extra environment the config needs (also given to `cli`).
-    env: Vec<(String, String)>,
-}
-
 /// Which engine holds a test gateway's store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Engine {
@@ -122,209 +111,6 @@ macro_rules! on_both_engines {
             }
         }
     };
-}
-
-impl Gateway {
-    /// Writes `config` to a temp dir and runs `mcp-gateway serve --http 127.0.0.1:0` on it.
-    pub(crate) async fn start(config: &str) -> Gateway {
-        Self::start_with(config, &[]).await
-    }
-
-    /// Like [`Gateway::start`], with its store on `engine` (the CLI commands
-    /// of [`Gateway::cli`] reach the same store).
-    pub(crate) async fn start_on(engine: Engine, config: &str) -> Gateway {
-        match engine {
-            Engine::Sqlite => Self::start(config).await,
-            Engine::Postgres => {
-                let url = postgres::Cluster::shared().database();
-                Self::start_with(config, &[("MCP_GATEWAY_DB", &url)]).await
-            }
-        }
-    }
-
-    /// Like [`Gateway::start`], with extra environment variables.
-    pub(crate) async fn start_with(config: &str, env: &[(&str, &str)]) -> Gateway {
-        Self::start_at("127.0.0.1:0", config, env).await
-    }
-
-    /// Starts on a port known before the config is written, for configs that
-    /// name the gateway's own URL (the OAuth audience): `config` gets
-    /// `http://127.0.0.1:PORT/mcp`.
-    pub(crate) async fn start_knowing_url(config: impl FnOnce(&str) -> String) -> Gateway {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        Self::start_at(&format!("127.0.0.1:{port}"), &config(&url), &[]).await
-    }
-
-    async fn start_at(addr: &str, config: &str, env: &[(&str, &str)]) -> Gateway {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("gateway.toml");
-        std::fs::write(&path, config).unwrap();
-        let mut child = tokio::process::Command::new(bin())
-            .args(["serve", "--http", addr, "--config"])
-            .arg(&path)
-            .env("RUST_LOG", "info")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(false)
-            .spawn()
-            .expect("gateway starts");
-        let log = Arc::new(Mutex::new(String::new()));
-        let stderr = child.stderr.take().unwrap();
-        let sink = log.clone();
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let mut log = sink.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let mut gw = Gateway {
-            child,
-            url: String::new(),
-            log,
-            dir,
-            env,
-        };
-        let line = gw.wait_log("listening on http://", Duration::from_secs(30)).await;
-        let line = line.unwrap_or_else(|| panic!("gateway did not start listening:\n{}", gw.log()));
-        let start = line.find("http://").unwrap();
-        gw.url = line[start..].split_whitespace().next().unwrap().to_string();
-        gw
-    }
-
-    /// Everything the gateway wrote to stderr so far.
-    pub(crate) fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// Waits for a log line containing `needle`; returns it.
-    pub(crate) async fn wait_log(&self, needle: &str, timeout: Duration) -> Option<String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(line) = self.log().lines().find(|l| l.contains(needle)) {
-                return Some(line.to_string());
-            }
-            if Instant::now() > deadline {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-
-    /// Strict audit on SQLite answers once a call's row is journaled: waits,
-    /// at most 10 s, until `/readyz` says the store has every such row.
-    pub(crate) async fn audit_folded(&self) {
-        eventually(Duration::from_secs(10), "journaled audit rows in the store", || async {
-            (self.readyz().await["audit_journaled"].as_u64().unwrap_or(0) == 0).then_some(())
-        })
-        .await;
-    }
-
-    /// The config file this gateway runs on.
-    pub(crate) fn config_path(&self) -> PathBuf {
-        self.dir.path().join("gateway.toml")
-    }
-
-    /// Runs an `mcp-gateway` command against this gateway's config (and so its store).
-    pub(crate) fn cli(&self, args: &[&str]) -> std::process::Output {
-        succeeded(args, self.cli_output(args))
-    }
-
-    /// Like [`Gateway::cli`], for a command that may fail.
-    pub(crate) fn cli_output(&self, args: &[&str]) -> std::process::Output {
-        cli_output_at(&self.config_path(), &self.env, args)
-    }
-
-    /// Issues a token for `project` and returns its secret.
-    pub(crate) fn issue_token(&self, project: &str) -> String {
-        token_of(self.cli(&["token", "issue", "--project", project]))
-    }
-
-    /// What `tool_discovery` finds for `project`, as operators see it (the
-    /// console's playground, the same search): each result with its
-    /// `explanation` and `tags`, which the model's answer leaves out.
-    pub(crate) async fn explained(&self, project: &str, query: Value) -> Vec<Value> {
-        let out = self.cli(&["token", "issue", "--admin", "--label", "explained", "--json"]);
-        let admin: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let answer: Value = reqwest::Client::new()
-            .post(self.url.replace("/mcp", "/console/api/search"))
-            .bearer_auth(admin["token"].as_str().unwrap())
-            .json(&json!({ "project": project, "arguments": { "query": query } }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        answer["answer"]["results"]
-            .as_array()
-            .unwrap_or_else(|| panic!("the console's search: {answer}"))
-            .clone()
-    }
-
-    /// An MCP client that sends `Authorization: Bearer <token>`.
-    pub(crate) async fn client_with_token(
-        &self,
-        token: &str,
-    ) -> Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError> {
-        connect_with_token(&self.url, token).await
-    }
-
-    /// `GET /readyz`, as JSON (whatever the status code).
-    pub(crate) async fn readyz(&self) -> Value {
-        reqwest::get(self.url.replace("/mcp", "/readyz"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    /// `GET /metrics`, Prometheus text.
-    pub(crate) async fn metrics(&self) -> String {
-        reqwest::get(self.url.replace("/mcp", "/metrics"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    }
-
-    /// The gateway's process id.
-    pub(crate) fn pid(&self) -> u32 {
-        self.child.id().unwrap()
-    }
-
-    /// An MCP client (legacy `initialize` lifecycle, as most clients today).
-    pub(crate) async fn client(&self) -> RunningService<RoleClient, ()> {
-        connect(&self.url).await
-    }
-
-    /// Sends SIGTERM and waits for the process to exit.
-    pub(crate) async fn stop(&mut self) -> std::process::ExitStatus {
-        signal(self.pid(), nix::sys::signal::Signal::SIGTERM);
-        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
-            .await
-            .expect("gateway exits")
-            .unwrap()
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        if let Some(pid) = self.child.id() {
-            signal(pid, nix::sys::signal::Signal::SIGTERM);
-        }
-    }
 }
 
 /// Runs `mcp-gateway ARGS --config CONFIG` with `env` added, as an operator would.
@@ -436,6 +222,21 @@ pub(crate) async fn wait_for_tool<S: Service<RoleClient>>(client: &RunningServic
     .await;
 }
 
+/// Waits, at most 5 s, until the chaos server `server` says (its `stats`
+/// tool) that a client cancelled one of its `sleep` calls.
+pub(crate) async fn cancel_reached<S: Service<RoleClient>>(client: &RunningService<RoleClient, S>, server: &str) {
+    let stats = format!("{server}:stats");
+    eventually(
+        Duration::from_secs(5),
+        "notifications/cancelled at the server",
+        || async {
+            let r = execute(client, &stats, json!({})).await;
+            (r.structured_content?["cancelled"].as_u64()? >= 1).then_some(())
+        },
+    )
+    .await;
+}
+
 /// The `error.code` of a gateway error result.
 pub(crate) fn error_code(r: &CallToolResult) -> String {
     assert_eq!(r.is_error, Some(true), "expected an error: {r:?}");
@@ -510,7 +311,6 @@ pub(crate) fn repo_path(relative: &str) -> PathBuf {
 /// consent, redirect back to the command's loopback listener. Returns the
 /// command's stdout; panics with its stderr when it fails.
 pub(crate) async fn login(config: &std::path::Path, server: &str, project: &str, user: &str) -> String {
-    use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(bin())
         .args([
             "login",
@@ -528,7 +328,7 @@ pub(crate) async fn login(config: &std::path::Path, server: &str, project: &str,
         .kill_on_drop(true)
         .spawn()
         .expect("mcp-gateway login starts");
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stderr.take().unwrap()));
     let mut said = String::new();
     let url = loop {
         let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())

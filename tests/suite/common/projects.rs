@@ -32,13 +32,19 @@ pub(crate) async fn two_projects_on(engine: Engine) -> (Gateway, String, String)
 /// [`two_projects_on`] with `toml` before the servers (a `[store]` setting, say).
 pub(crate) async fn two_projects_at(engine: Engine, toml: &str) -> (Gateway, String, String) {
     let gw = Gateway::start_on(engine, &format!("{toml}{}", config())).await;
+    let (t1, t2) = grant_two_projects(&gw);
+    (gw, t1, t2)
+}
+
+/// Creates projects `one` and `two` on `gw` (of [`config`]), granted as
+/// [`two_projects`] grants them; their tokens.
+pub(crate) fn grant_two_projects(gw: &Gateway) -> (String, String) {
     gw.cli(&["project", "create", "one"]);
     gw.cli(&["project", "create", "two"]);
     gw.cli(&["grant", "--project", "one", "--server", "red"]);
     gw.cli(&["grant", "--project", "two", "--server", "blue"]);
     gw.cli(&["grant", "--project", "two", "--server", "red", "--tool", "calculate"]);
-    let (t1, t2) = (gw.issue_token("one"), gw.issue_token("two"));
-    (gw, t1, t2)
+    (gw.issue_token("one"), gw.issue_token("two"))
 }
 
 pub(crate) async fn keys(client: &Client, query: &str) -> BTreeSet<String> {
