@@ -4,17 +4,17 @@
 //!
 //! Two kinds of token are accepted side by side: the gateway's own `mgw_…`
 //! tokens (hashed in the store) and, with `[auth.oauth]`, access tokens from
-//! trusted authorization servers ([`crate::oauth`]), mapped to a project.
+//! trusted authorization servers ([`oauth`]), mapped to a project.
 
 mod known;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::access;
-use crate::access::{Grants, Project};
-use crate::oauth::{self, Verifier};
-use crate::store::{self, Store};
+use oauth::{self, Verifier};
+use store::access;
+use store::access::{Grants, Project};
+use store::{self, Store};
 
 /// The prefix of the gateway's own tokens; anything else is an OAuth access token.
 const GATEWAY_TOKEN_PREFIX: &str = "mgw_";
@@ -57,8 +57,8 @@ pub struct Credential {
 impl Caller {
     /// Whose learning this caller reads and teaches: its project, as of
     /// the access generation it was admitted at.
-    pub fn learning_scope(&self) -> crate::learning::Scope {
-        crate::learning::Scope {
+    pub fn learning_scope(&self) -> learning::Scope {
+        learning::Scope {
             project_id: self.project.id,
             generation: self.generation,
         }
@@ -105,7 +105,7 @@ pub enum Error {
     )]
     Unauthorized,
     /// `_meta.projectId` names another project than the token's.
-    #[error("_meta.projectId '{}' is not the project of this token", crate::leaks::quote(.0))]
+    #[error("_meta.projectId '{}' is not the project of this token", vocab::leaks::quote(.0))]
     ProjectMismatch(String),
     /// An OAuth access token was refused.
     #[error(transparent)]
@@ -201,7 +201,7 @@ impl Authenticator {
     }
 
     /// The caller behind `token` (or anonymous), checked against `hint`
-    /// (`_meta.projectId`). Reads the store inline (see [`crate::store`]):
+    /// (`_meta.projectId`). Reads the store inline (see [`store`]):
     /// the access generation always, the rest when it moved.
     pub fn caller(&self, token: Option<&str>, hint: Option<&str>) -> Result<Caller, Error> {
         let token = token.map(str::trim).filter(|t| !t.is_empty());

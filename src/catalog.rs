@@ -12,15 +12,15 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, warn};
 
-use crate::access::Grants;
 use crate::auth::Caller;
-use crate::config::Overrides;
-use crate::downstream::Registry;
-use crate::keys::ToolKey;
-use crate::search;
-use crate::search::semantic::{Semantic, Vectors};
 use crate::security::{Held, Security};
-use crate::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES};
+use config::Overrides;
+use downstream::Registry;
+use search;
+use search::semantic::{Semantic, Vectors};
+use store::access::Grants;
+use vocab::keys::ToolKey;
+use vocab::wire::{KEY_SEPARATOR, MAX_TOOL_KEY_BYTES};
 
 pub mod apps;
 pub mod direct;
@@ -46,7 +46,7 @@ pub enum Error {
     Search(#[from] search::Error),
     /// The store, where tool pins are kept (nothing is shown unchecked).
     #[error(transparent)]
-    Store(#[from] crate::store::Error),
+    Store(#[from] store::Error),
 }
 
 /// One server's tools as the catalog takes them.
@@ -454,7 +454,7 @@ impl Catalog {
     }
 
     fn install(self: &Arc<Self>, snapshots: Snapshots) {
-        crate::telemetry::catalog_size(snapshots.base.len());
+        telemetry::catalog_size(snapshots.base.len());
         let snapshots = Arc::new(snapshots);
         self.current.store(snapshots.clone());
         self.installed.send_modify(|n| *n += 1);
@@ -683,7 +683,7 @@ mod tests {
     /// keys execute accepts, and those are exactly what rules and grants allow.
     #[test]
     fn discovery_and_execute_agree_for_random_catalogs() {
-        use crate::access::Permission;
+        use store::access::Permission;
         const SERVERS: [&str; 4] = ["fs", "gh", "db", "web"];
         const TOOLS: [&str; 10] = [
             "read_file",
@@ -764,7 +764,7 @@ mod tests {
     /// the words miss, and never shows a tool the caller may not see.
     #[test]
     fn learned_use_lifts_and_reaches_only_visible_tools() {
-        use crate::learning::{
+        use learning::{
             Prior,
             terms::{Learned, TermKeys},
         };

@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use crate::auth::{self, Caller};
-use crate::config::{self, Config, McpServersFile};
 use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, Discovery, ExecuteArgs, Gateway, OneOrMany};
 use crate::launch::{Launch, Stdio};
+use config::{self, Config, McpServersFile};
 
 mod add;
 mod admin;
@@ -223,9 +223,9 @@ pub enum Command {
         json: bool,
         /// Search weights to try instead of the defaults, e.g. `name=3,description=1.2,tie_breaker=0.3`.
         #[arg(long, default_value = "")]
-        weights: crate::search::bm25::Weights,
+        weights: search::bm25::Weights,
         /// Share of BM25 in the hybrid score (0..1; the rest is the embedding model's cosine).
-        #[arg(long, default_value_t = crate::search::semantic::DEFAULT_ALPHA)]
+        #[arg(long, default_value_t = search::semantic::DEFAULT_ALPHA)]
         alpha: f32,
         /// Measure learning from use instead: replay the tune side (tasks, steps and
         /// paraphrases.jsonl) as discoveries followed by successful executes, then score
@@ -530,7 +530,7 @@ async fn serve(
     });
     launched.wait().await;
     // The exporter's blocking client must not be dropped on an async thread.
-    let _ = tokio::task::spawn_blocking(crate::traces::flush).await;
+    let _ = tokio::task::spawn_blocking(telemetry::traces::flush).await;
     info!("stopped");
     Ok(ExitCode::SUCCESS)
 }

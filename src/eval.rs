@@ -15,15 +15,15 @@ use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Snapshot, View};
-use crate::learning::Prior;
 use crate::rank::{Bm25, Hybrid, SearchProvider};
-use crate::search;
-use crate::search::bm25::Weights;
-use crate::search::semantic::Semantic;
+use learning::Prior;
 use rules::Rules;
+use search;
+use search::bm25::Weights;
+use search::semantic::Semantic;
 
 pub mod replay;
-use crate::access::Grants;
+use store::access::Grants;
 
 /// Why the benchmark could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -468,7 +468,7 @@ pub(crate) mod tests {
     /// gateway run from the repository keeps (same model, texts and keys).
     #[cfg(feature = "semantic")]
     pub(crate) fn installed_model() -> Arc<Semantic> {
-        use crate::search::semantic::{self, SemanticConfig};
+        use search::semantic::{self, SemanticConfig};
         let config = SemanticConfig {
             model_dir: semantic::installed_model(),
             cache_path: Path::new(env!("CARGO_MANIFEST_DIR")).join(semantic::DEFAULT_CACHE_PATH),

@@ -42,17 +42,17 @@ pub use tasks::{TaskAnswer, TaskRequest};
 
 use crate::auth::{self, Authenticator, Caller};
 use crate::catalog::{Catalog, Shaping};
-use crate::config::{AuditMode, Config};
-use crate::downstream::{self, Registry};
-use crate::learning::{Learning, Trail};
-use crate::outcome::Outcome;
-use crate::search;
-use crate::search::cloud::CloudSearch;
-use crate::search::semantic;
 use crate::security::Security;
-use crate::store::{self, Store};
 use crate::vault::{self, Vault};
-use crate::wire::DISCOVERY;
+use config::{AuditMode, Config};
+use downstream::{self, Registry};
+use learning::{Learning, Trail};
+use search;
+use search::cloud::CloudSearch;
+use search::semantic;
+use store::{self, Store};
+use vocab::outcome::Outcome;
+use vocab::wire::DISCOVERY;
 
 /// How long a one-shot command waits for tool embeddings (a first
 /// embedding of a large catalog takes minutes; `serve` never waits).
@@ -79,7 +79,7 @@ pub struct Gateway {
     /// Sessions whose tool listing a discovery has counted as saved.
     listed: Arc<savings::Listed>,
     /// `[[limits]]`, swapped on reload.
-    limits: Arc<arc_swap::ArcSwap<crate::config::Limits>>,
+    limits: Arc<arc_swap::ArcSwap<config::Limits>>,
 }
 
 /// Why the gateway could not start.
@@ -227,10 +227,10 @@ impl Gateway {
     /// concurrently in the background; the catalog fills as they come up.
     pub fn start(
         config: &Config,
-        builtins: Arc<dyn crate::downstream::Builtins>,
+        builtins: Arc<dyn downstream::Builtins>,
         ct: CancellationToken,
     ) -> Result<Running, StartError> {
-        crate::telemetry::install();
+        telemetry::install();
         let semantic = semantic::start(config.semantic.as_ref())?;
         let (fetch, hybrid_off) = match &semantic {
             semantic::Start::Fetch(c) => (
@@ -254,7 +254,7 @@ impl Gateway {
                 store::StrictAudit::Commits => tracing::info!("strict audit: rows commit before calls go on"),
             }
         }
-        let oauth = config.oauth.clone().map(|c| Arc::new(crate::oauth::Verifier::new(c)));
+        let oauth = config.oauth.clone().map(|c| Arc::new(oauth::Verifier::new(c)));
         let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
@@ -363,7 +363,7 @@ impl Gateway {
     }
 
     /// The OAuth verifier, when `[auth.oauth]` is configured.
-    pub fn oauth(&self) -> Option<&Arc<crate::oauth::Verifier>> {
+    pub fn oauth(&self) -> Option<&Arc<oauth::Verifier>> {
         self.auth.oauth()
     }
 

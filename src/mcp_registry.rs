@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::config::server_json::ServerJson;
-use crate::text::escape_control;
+use config::server_json::ServerJson;
+use vocab::text::escape_control;
 
 /// The public registry.
 pub const DEFAULT_URL: &str = "https://registry.modelcontextprotocol.io";
@@ -164,7 +164,7 @@ impl Client {
     }
 
     fn shown(&self) -> String {
-        crate::mask::url(self.base.as_str())
+        vocab::mask::url(self.base.as_str())
     }
 
     /// `/v0.1/<segments>`, each segment percent-encoded (a name's `/` too).
@@ -224,7 +224,7 @@ impl Client {
     async fn get<T: DeserializeOwned>(&self, url: url::Url) -> Result<Option<T>, Error> {
         let unreachable = |e: reqwest::Error| Error::Unreachable {
             url: self.shown(),
-            why: crate::text::root_cause(&e),
+            why: vocab::text::root_cause(&e),
         };
         let mut response = self.http.get(url).send().await.map_err(unreachable)?;
         let status = response.status();
@@ -253,7 +253,7 @@ impl Client {
                 status: status.as_u16(),
                 detail: match detail.is_empty() {
                     true => status.canonical_reason().unwrap_or("no reason given").to_string(),
-                    false => escape_control(&crate::leaks::quote(&detail)),
+                    false => escape_control(&vocab::leaks::quote(&detail)),
                 },
             });
         }

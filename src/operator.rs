@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use crate::access::{Grants, Permission, Project, Search};
-use crate::store::{self, AdminAction, AdminTokenInfo, AuditRow, CredentialInfo, Store, TokenInfo, Usage, UsageRange};
+use store::access::{Grants, Permission, Project, Search};
+use store::{self, AdminAction, AdminTokenInfo, AuditRow, CredentialInfo, Store, TokenInfo, Usage, UsageRange};
 
 /// Who made a change.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! always available), [`Hybrid`] (BM25F blended with the local embedding
 //! model, when installed) and the cloud service (which falls back to the best
 //! local search). They rank a catalog [`View`], so nothing outside it can
-//! come back; the engines themselves live in [`crate::search`].
+//! come back; the engines themselves live in [`search`].
 //!
 //! Several queries are ranked one by one and [`fuse`]d, so one call serves
 //! both paraphrases of one need and the steps of a task. A project's learned
@@ -18,8 +18,8 @@ use std::collections::HashMap;
 pub use hybrid::Hybrid;
 
 use crate::catalog::View;
-use crate::search::cloud::{CloudSearch, ToolInfo};
-use crate::search::{Ranked, Request};
+use search::cloud::{CloudSearch, ToolInfo};
+use search::{Ranked, Request};
 
 /// A way of ranking the tools of a view.
 pub trait SearchProvider {

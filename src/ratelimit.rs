@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::config::Rate;
-use crate::store::Store;
+use config::Rate;
+use store::Store;
 
 /// Callers' budgets, by caller key (a token id, or one shared key for anonymous callers).
 #[derive(Debug)]
@@ -50,7 +50,7 @@ impl Budget {
     /// wait (rounded up, as `Retry-After` says them), and it is counted.
     pub fn take(&self) -> Result<(), u64> {
         self.limiter.check(&self.caller).map_err(|wait| {
-            crate::telemetry::rate_limited();
+            telemetry::rate_limited();
             wait.as_secs_f64().ceil().max(1.0) as u64
         })
     }

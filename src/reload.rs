@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use crate::config::Config;
 use crate::gateway::Gateway;
+use config::Config;
 
 /// Quiet time after a change before the file is read: editors write in steps.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -77,7 +77,7 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
             Ok(next) => next,
             Err(e) => {
                 warn!(trigger, error = %e, "new configuration refused; the previous one stays in force");
-                crate::telemetry::config_reload("refused");
+                telemetry::config_reload("refused");
                 continue;
             }
         };
@@ -95,12 +95,12 @@ pub async fn watch(path: PathBuf, gateway: Gateway, mut current: Config, ct: Can
                 if !done.needs_restart.is_empty() {
                     warn!(settings = ?done.needs_restart, "these settings changed but apply only after a restart");
                 }
-                crate::telemetry::config_reload("applied");
+                telemetry::config_reload("applied");
                 current = next;
             }
             Err(e) => {
                 warn!(trigger, error = %e, "new configuration could not be applied; the previous one stays in force");
-                crate::telemetry::config_reload("refused");
+                telemetry::config_reload("refused");
             }
         }
     }

@@ -4,9 +4,9 @@
 //! shows them), and credentials in calls (blocked in arguments, redacted in
 //! results). Policy is `[security]` (`config/security.rs`).
 //!
-//! * [`crate::review`] (a crate): the definition hash, the pure hold/pin
+//! * [`review`] (a crate): the definition hash, the pure hold/pin
 //!   decision, the findings in a tool's texts, and the store's side of it.
-//! * [`crate::leaks`]: credential formats in JSON and text.
+//! * [`vocab::leaks`]: credential formats in JSON and text.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -19,13 +19,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
-use crate::config::ServerConfig;
-use crate::config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
-use crate::keys::ToolKey;
-use crate::leaks;
-use crate::review::pins::{self, Decision, Known, Reason};
-use crate::review::{NewPin, PinStore, ReviewState, scan};
-use crate::store::Store;
+use config::ServerConfig;
+use config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
+use review::pins::{self, Decision, Known, Reason};
+use review::{NewPin, PinStore, ReviewState, scan};
+use store::Store;
+use vocab::keys::ToolKey;
+use vocab::leaks;
 
 /// One server's tools after review.
 #[derive(Debug, Clone, Default)]
@@ -137,17 +137,17 @@ impl Security {
     }
 
     /// The limits of `project`'s scripts, or `None` when code mode is off for it.
-    pub fn code_mode(&self, project: &str) -> Option<crate::config::code_mode::CodeLimits> {
+    pub fn code_mode(&self, project: &str) -> Option<config::code_mode::CodeLimits> {
         self.config.load().code_mode.for_project(project)
     }
 
     /// The gateway-wide caps on scripts at once (read per script: reloads apply).
-    pub fn script_caps(&self) -> crate::config::code_mode::ScriptCaps {
+    pub fn script_caps(&self) -> config::code_mode::ScriptCaps {
         self.config.load().code_mode.caps
     }
 
     /// Code mode's settings, for `/readyz` and `mcp-gateway servers`.
-    pub fn code_mode_settings(&self) -> crate::config::code_mode::CodeMode {
+    pub fn code_mode_settings(&self) -> config::code_mode::CodeMode {
         self.config.load().code_mode.clone()
     }
 
@@ -160,7 +160,7 @@ impl Security {
     /// first, holds what changed or looks hostile (as the policy says),
     /// strips hidden characters from what callers will see. Same order as
     /// `listings`. An unreadable store is an error: nothing is shown unchecked.
-    pub fn review(&self, listings: &[(&str, &[Tool])]) -> Result<Vec<ServerReview>, crate::store::Error> {
+    pub fn review(&self, listings: &[(&str, &[Tool])]) -> Result<Vec<ServerReview>, store::Error> {
         let config = self.config.load();
         let neighbours = scan::Neighbours::new(listings);
         let pins = self.store.pins()?;
@@ -231,7 +231,7 @@ impl Security {
         if let Err(e) = self.store.pin_tools(&pins) {
             error!(tools = pins.len(), error = %e, "could not pin tool definitions; the next listing pins them");
         }
-        crate::telemetry::tools_held(reviews.iter().map(|r| r.held.len()).sum());
+        telemetry::tools_held(reviews.iter().map(|r| r.held.len()).sum());
         Ok(reviews)
     }
 
@@ -240,7 +240,7 @@ impl Security {
         match self.store.hold_tool(server, tool, hash, definition, &words) {
             Ok(true) => {
                 warn!(server, tool, reasons = %words.join(","), "tool held for review (mcp-gateway tools changes)");
-                crate::telemetry::tool_change(server, "held");
+                telemetry::tool_change(server, "held");
             }
             Ok(false) => {}
             Err(e) => error!(server, tool, error = %e, "could not record a held tool; it stays hidden"),
@@ -448,14 +448,14 @@ fn log_change(server: &str, tool: &str, changed: Option<OnToolChange>) {
                 server,
                 tool, "tool definition changed; trusted as on_tool_change = \"warn\" says"
             );
-            crate::telemetry::tool_change(server, "warned");
+            telemetry::tool_change(server, "warned");
         }
         Some(_) => {
             info!(
                 server,
                 tool, "tool definition changed; trusted as on_tool_change = \"accept\" says"
             );
-            crate::telemetry::tool_change(server, "accepted");
+            telemetry::tool_change(server, "accepted");
         }
         None => {}
     }
@@ -471,7 +471,7 @@ fn record(key: &str, direction: Direction, kinds: &[leaks::Kind], action: &'stat
     distinct.dedup();
     warn!(tool_key = key, direction = direction.as_str(), kinds = %distinct.join(","), count = kinds.len(), action, "credential in a tool call");
     for kind in kinds {
-        crate::telemetry::secret(direction.as_str(), kind, action);
+        telemetry::secret(direction.as_str(), kind, action);
     }
 }
 

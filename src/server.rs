@@ -37,17 +37,17 @@ pub use guard::{Envelope, parse_jsonrpc};
 pub use transports::{serve_http, serve_lines, serve_stdio};
 
 use crate::auth::{self, Caller};
-use crate::downstream::asks::Asker;
-use crate::downstream::{CallOrigin, Relay};
 use crate::gateway::{CallRequest, Gateway, Retry, TaskAnswer, TaskRequest, built_meta_tools, meta_tools};
-use crate::keys::RequestId;
 use crate::ratelimit::Budget;
-use crate::wire::{DISCOVERY, EXECUTE};
 use apps::AppCall;
+use downstream::asks::Asker;
+use downstream::{CallOrigin, Relay};
 use errors::auth_error;
 pub use errors::{RATE_LIMITED, SESSIONS_FULL, UNAUTHORIZED};
 use hop::{client_extension, forwardable_meta};
 use notify::{Listener, Notify};
+use vocab::keys::RequestId;
+use vocab::wire::{DISCOVERY, EXECUTE};
 
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
 pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
@@ -361,7 +361,7 @@ impl ServerHandler for Upstream {
             tool_key = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );
-        crate::traces::adopt(&span, &ctx.meta);
+        telemetry::traces::adopt(&span, &ctx.meta);
         let mut response = self
             .answer_call(meta_tool, request_id, caller, request, by_name, ctx)
             .instrument(span)

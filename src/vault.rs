@@ -1,7 +1,7 @@
 //! The vault: per-project credentials for downstream servers, opened on
 //! each call: headers and environment variables set with `mcp-gateway
 //! secret`, and OAuth sign-ins made with `mcp-gateway login`, sealed in the
-//! store ([`crate::secrets`]; their rows and rules are [`crate::credentials`]).
+//! store ([`store::secrets`]; their rows and rules are [`credentials`]).
 //!
 //! On each call the [`Vault`] reads the calling project's rows for the
 //! server (one indexed read) and opens them only when they changed since
@@ -13,12 +13,12 @@ pub mod sign_in;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::access::Project;
-use crate::config::ServerConfig;
-use crate::credentials::{CredentialKind, CredentialRows, SealedCredential, bearer_header, fingerprint, row_aad};
-use crate::downstream::ProjectCredential;
-use crate::secrets::{self, Key};
-use crate::store::{self, Store};
+use config::ServerConfig;
+use credentials::{CredentialKind, CredentialRows, SealedCredential, bearer_header, fingerprint, row_aad};
+use downstream::ProjectCredential;
+use store::access::Project;
+use store::secrets::{self, Key};
+use store::{self, Store};
 
 /// Why a project's credential could not be used. Never carries a value.
 #[derive(Debug, thiserror::Error)]
@@ -233,7 +233,7 @@ const LISTING_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
 /// such project (see [`list_for_projects`]), checking every
 /// [`LISTING_CHECK`] until `ct` is cancelled.
 pub async fn list_through_projects(
-    registry: Arc<crate::downstream::Registry>,
+    registry: Arc<downstream::Registry>,
     vault: Arc<Vault>,
     ct: tokio_util::sync::CancellationToken,
 ) {
@@ -253,10 +253,10 @@ pub async fn list_through_projects(
 /// its listing is that project's alone (the catalog's per-project
 /// snapshots). A connection that failed is tried again by its project's
 /// next call.
-pub async fn list_for_projects(registry: &crate::downstream::Registry, vault: &Vault) {
+pub async fn list_for_projects(registry: &downstream::Registry, vault: &Vault) {
     let mut started = Vec::new();
     for server in registry.servers() {
-        if server.state().status != crate::downstream::Status::SignInRequired {
+        if server.state().status != downstream::Status::SignInRequired {
             continue;
         }
         let projects = match vault.store.projects_with_credentials(server.name()) {

@@ -1,5 +1,5 @@
 //! What the store answered about callers, kept while the store's access
-//! generation stays the same ([`crate::store::Store::access_generation`]).
+//! generation stays the same ([`store::Store::access_generation`]).
 //! A request then costs one one-row read instead of the token, project and
 //! grant reads, and a revocation or grant change anywhere applies from the
 //! next request.
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::access::{Grants, Project};
+use store::access::{Grants, Project};
 
 /// Tokens remembered at most; past it the cache starts again (a flood of
 /// distinct valid tokens costs store reads, never memory).

@@ -4,14 +4,14 @@
 //! A host renders an App only for a tool it listed, reading the template
 //! from the tool's own `_meta` (`ui.resourceUri`, the older `ui/resourceUri`,
 //! or ChatGPT's `openai/outputTemplate`), so such tools are listed directly
-//! (see [`crate::access::Project::names_tools`]). Two servers may both ship
+//! (see [`store::access::Project::names_tools`]). Two servers may both ship
 //! `ui://widget/card.html`: where tools are listed directly, each server's
 //! App URIs are in its namespace (`uris.rs`).
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use crate::uris;
+use vocab::uris;
 
 /// The keys of a tool's (or result's) `_meta` that name its App template.
 const TEMPLATE_KEYS: [&str; 2] = ["ui/resourceUri", "openai/outputTemplate"];

@@ -10,10 +10,10 @@ use serde_json::Value;
 use tracing::{error, warn};
 
 use super::apps;
-use crate::config::ToolOverride;
-use crate::keys::{ServerName, ToolKey};
-use crate::search;
-use crate::search::semantic;
+use config::ToolOverride;
+use search;
+use search::semantic;
+use vocab::keys::{ServerName, ToolKey};
 
 /// One tool of one running server.
 #[derive(Debug)]

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Error, Listing, Overrides, Shaping, Snapshot};
-use crate::downstream::Registry;
-use crate::search;
 use crate::security::Security;
+use downstream::Registry;
 use rmcp::model::Tool;
+use search;
 
 /// A catalog's snapshots at one moment: every project's, and one for each
 /// project with overrides of its own (its own tool names, descriptions and
@@ -53,7 +53,7 @@ pub(super) fn snapshots_of(registry: &Registry, shaping: &Shaping, security: &Se
     let own: Vec<(usize, String, Arc<[Tool]>)> = states
         .iter()
         .enumerate()
-        .filter(|(_, (_, st))| st.status == crate::downstream::Status::SignInRequired)
+        .filter(|(_, (_, st))| st.status == downstream::Status::SignInRequired)
         .flat_map(|(i, (s, _))| s.own_listings().into_iter().map(move |(p, t)| (i, p, t)))
         .collect();
     let own_names: Vec<String> = own

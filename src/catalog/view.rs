@@ -6,10 +6,10 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 
 use super::{Entry, Snapshot};
-use crate::access::{Access, Grants};
-use crate::search;
-use crate::search::semantic::Vectors;
 use crate::security::Held;
+use search;
+use search::semantic::Vectors;
+use store::access::{Access, Grants};
 
 /// What one caller may see of a snapshot: tools of running servers that the
 /// rules leave enabled and the caller's project is granted. Discovery and
@@ -213,7 +213,7 @@ impl View {
         if let Some(unknown) = servers.iter().find(|s| !usable.contains(&s.as_str())) {
             return Err(format!(
                 "no server '{}' among those you can use now: {}",
-                crate::leaks::quote(unknown),
+                vocab::leaks::quote(unknown),
                 usable.join(", ")
             ));
         }

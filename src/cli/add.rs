@@ -14,13 +14,13 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
 use super::credentials::{check_kind, name_value, open_store, project};
-use crate::config::server_json::{self, Converted, Given, Place, Runtime, Secret, Source};
-use crate::config::{self, Config};
-use crate::credentials::CredentialKind;
 use crate::mcp_registry::{self, Client, MAX_NAME_CHARS};
 use crate::operator::{Actor, Operator};
-use crate::text::escape_control;
 use crate::vault::Vault;
+use config::server_json::{self, Converted, Given, Place, Runtime, Secret, Source};
+use config::{self, Config};
+use credentials::CredentialKind;
+use vocab::text::escape_control;
 
 /// `add`.
 #[derive(Debug, Args)]
@@ -220,7 +220,7 @@ pub(super) async fn run(path: Option<PathBuf>, a: AddArgs) -> anyhow::Result<Exi
 /// a control character.
 fn entry_text(name: &str, doc: &server_json::ServerJson, converted: &Converted) -> anyhow::Result<(String, String)> {
     let title = doc.title.as_deref().or(Some(doc.name.as_str())).filter(|t| *t != name);
-    let description = doc.description.as_deref().map(crate::text::one_line);
+    let description = doc.description.as_deref().map(vocab::text::one_line);
     let e = &converted.entry;
     let values = (e.command.iter().chain(&e.url).chain(&e.cwd).chain(&e.args))
         .chain(e.env.iter().chain(&e.headers).flat_map(|(k, v)| [k, v]));
@@ -335,7 +335,7 @@ fn name_secrets(server: &str, secrets: &[Secret], project: Option<&str>) {
     for s in secrets {
         let need = if s.required { "required" } else { "optional" };
         let about = (s.description.as_deref())
-            .map(|d| escape_control(&crate::text::one_line(d)))
+            .map(|d| escape_control(&vocab::text::one_line(d)))
             .unwrap_or_default();
         println!("  {} {} ({need}) {about}", kind(s.place).as_str(), s.name);
         println!("    {}", secret_command(server, s, project.unwrap_or("PROJECT")));

@@ -8,11 +8,11 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::access::{Apps, Exposure, Search};
-use crate::config::Config;
 use crate::operator::{Actor, Operator};
-use crate::outcome::Outcome;
-use crate::store::{AuditRow, Store};
+use config::Config;
+use store::access::{Apps, Exposure, Search};
+use store::{AuditRow, Store};
+use vocab::outcome::Outcome;
 
 /// `project …`.
 #[derive(Debug, Subcommand)]
@@ -272,8 +272,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
     let store = open(config)?;
     match cmd {
         ProjectCommand::Create { name, search, json } => {
-            crate::config::check_server_name(&name)
-                .map_err(|m| anyhow::anyhow!(m.replace("server name", "project name")))?;
+            config::check_server_name(&name).map_err(|m| anyhow::anyhow!(m.replace("server name", "project name")))?;
             let search = search.map_or(Some(Search::for_new_projects()), SearchArg::into_search);
             let p = store.create_project(&name, search)?;
             if json {
@@ -344,7 +343,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
             }
             for c in &credentials {
                 let what = match c.kind {
-                    crate::credentials::CredentialKind::OAuth => "OAuth sign-in".to_string(),
+                    credentials::CredentialKind::OAuth => "OAuth sign-in".to_string(),
                     kind => format!("{} {}", kind.as_str(), c.name),
                 };
                 println!("  {} {what}, set {}", c.server, c.set_at);
@@ -611,7 +610,7 @@ mod tests {
     fn row(id: &str, at: &str) -> AuditRow {
         AuditRow {
             at: at.to_string(),
-            ..crate::store::audit_row(id, "tool_execute")
+            ..store::audit_row(id, "tool_execute")
         }
     }
 

@@ -9,8 +9,8 @@ use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::config::{Builtin, Config, Transport};
 use ::archive::{self, Archive, ArchivesConfig, Options};
+use config::{Builtin, Config, Transport};
 
 /// `archive …`.
 #[derive(Debug, Subcommand)]

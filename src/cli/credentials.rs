@@ -10,12 +10,12 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::access::Project;
-use crate::config::{Builtin, Config, ServerConfig, Transport};
-use crate::credentials::{CredentialKind, CredentialRows};
-use crate::secrets::Key;
-use crate::store::Store;
 use crate::vault::{Vault, sign_in};
+use config::{Builtin, Config, ServerConfig, Transport};
+use credentials::{CredentialKind, CredentialRows};
+use store::Store;
+use store::access::Project;
+use store::secrets::Key;
 
 /// `secret …`.
 #[derive(Debug, Subcommand)]
@@ -120,7 +120,7 @@ pub(super) fn open_store(config: &Config) -> anyhow::Result<Arc<Store>> {
 pub(super) fn project(store: &Store, name: &str) -> anyhow::Result<Project> {
     Ok(store
         .project(name)?
-        .ok_or_else(|| crate::store::Error::NoProject(name.to_string()))?)
+        .ok_or_else(|| store::Error::NoProject(name.to_string()))?)
 }
 
 fn server<'c>(config: &'c Config, name: &str) -> anyhow::Result<&'c ServerConfig> {

@@ -58,16 +58,16 @@ fn protect(app: axum::Router, url: &str, issuer: &str) -> anyhow::Result<axum::R
     use axum::middleware::Next;
     use axum::response::{IntoResponse, Response};
 
-    let raw: crate::config::oauth::RawOAuth = toml::from_str(&format!(
+    let raw: config::oauth::RawOAuth = toml::from_str(&format!(
         // project_claim: config requires a way to a project; the demo has no projects and ignores it.
         "audience = {url:?}\nscopes = [\"mcp:tools\"]\nproject_claim = \"sub\"\n[[issuers]]\nissuer = {issuer:?}\n"
     ))?;
     let config =
-        crate::config::OAuthConfig::from_raw(raw).map_err(|(field, message)| anyhow::anyhow!("{field}: {message}"))?;
-    let verifier = Arc::new(crate::oauth::Verifier::new(config));
+        config::OAuthConfig::from_raw(raw).map_err(|(field, message)| anyhow::anyhow!("{field}: {message}"))?;
+    let verifier = Arc::new(oauth::Verifier::new(config));
     let metadata = verifier.metadata();
 
-    async fn guard(State(verifier): State<Arc<crate::oauth::Verifier>>, mut request: Request, next: Next) -> Response {
+    async fn guard(State(verifier): State<Arc<oauth::Verifier>>, mut request: Request, next: Next) -> Response {
         let token = request
             .headers()
             .get(http::header::AUTHORIZATION)
@@ -87,7 +87,7 @@ fn protect(app: axum::Router, url: &str, issuer: &str) -> anyhow::Result<axum::R
                 let digest = sha2::Sha256::digest(token.as_bytes());
                 request.extensions_mut().insert(SignedIn {
                     subject: identity.subject,
-                    token_id: crate::text::hex(&digest[..6]),
+                    token_id: vocab::text::hex(&digest[..6]),
                 });
                 next.run(request).await
             }
@@ -95,7 +95,7 @@ fn protect(app: axum::Router, url: &str, issuer: &str) -> anyhow::Result<axum::R
         }
     }
 
-    let path = crate::oauth::metadata_url(url);
+    let path = oauth::metadata_url(url);
     let path = path
         .split_once("://")
         .and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()));

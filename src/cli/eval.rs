@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 
-use crate::config::Config;
+use config::Config;
 
 /// `eval`: BM25, and with the embedding model of `[search.semantic]` also
 /// semantic-only and hybrid (tool embeddings cached like the gateway's).
@@ -13,14 +13,14 @@ pub(super) async fn measure(
     config: &Config,
     data: &std::path::Path,
     json: bool,
-    weights: crate::search::bm25::Weights,
+    weights: search::bm25::Weights,
     alpha: f32,
 ) -> anyhow::Result<ExitCode> {
     if !(0.0..=1.0).contains(&alpha) {
         bail!("--alpha must be between 0 and 1, got {alpha}");
     }
     let bench = crate::eval::Bench::load(data)?;
-    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
+    let semantic = search::semantic::start(config.semantic.as_ref())?.ready();
     let started = std::time::Instant::now();
     let report = crate::eval::report(&bench, weights, semantic, alpha).await?;
     if json {
@@ -64,7 +64,7 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
     use crate::eval::replay::{self, Lessons, Run};
     let bench = crate::eval::Bench::load(data)?;
     let paraphrases = replay::load_paraphrases(data)?;
-    let semantic = crate::search::semantic::start(config.semantic.as_ref())?.ready();
+    let semantic = search::semantic::start(config.semantic.as_ref())?.ready();
     if let Some(model) = &semantic {
         model.keep_queries(replay::QUERIES_KEPT);
     }
@@ -190,10 +190,10 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
 /// project's own history, never the held-out half.
 pub(super) async fn tune(config: &Config, data: &std::path::Path, evidence: bool) -> anyhow::Result<ExitCode> {
     use crate::eval::replay::{self, Lessons, Run};
-    use crate::learning::meanings::Blend;
+    use learning::meanings::Blend;
     let bench = crate::eval::Bench::load(data)?;
     let paraphrases = replay::load_paraphrases(data)?;
-    let model = crate::search::semantic::start(config.semantic.as_ref())?
+    let model = search::semantic::start(config.semantic.as_ref())?
         .ready()
         .ok_or_else(|| {
             anyhow::anyhow!("tuning the memory of meanings needs the embedding model (mcp-gateway model install)")

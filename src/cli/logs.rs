@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::{Cli, Command, LogFormat};
-use crate::config::{self, Config};
+use config::{self, Config};
 
 mod fields;
 
@@ -31,7 +31,7 @@ pub fn init_logging(cli: &Cli) -> anyhow::Result<()> {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let mut layers = vec![lines(cli.log_format, directives, |line| STDERR.write_line(line))];
     if let Some(telemetry) = exported_traces(cli) {
-        layers.push(crate::traces::layer(&telemetry)?);
+        layers.push(telemetry::traces::layer(&telemetry)?);
     }
     if let Err(e) = tracing_subscriber::registry().with(layers).try_init() {
         bail!("cannot initialize logging: {e}");
@@ -61,7 +61,7 @@ pub fn lines(format: LogFormat, directives: tracing_subscriber::EnvFilter, sink:
 pub type Sink = fn(&[u8]) -> std::io::Result<()>;
 
 /// What is logged: `directives` (RUST_LOG or the default), less rmcp's
-/// payloads, whatever RUST_LOG says ([`crate::telemetry::loggable`]).
+/// payloads, whatever RUST_LOG says ([`telemetry::loggable`]).
 fn log_filter(
     directives: tracing_subscriber::EnvFilter,
 ) -> impl tracing_subscriber::layer::Filter<tracing_subscriber::Registry> {
@@ -69,7 +69,7 @@ fn log_filter(
     // The hint says this filter never widens the directives: without one the
     // pair hints nothing, every level counts as wanted, and each `log::trace!`
     // of a dependency (mio's, for every socket) reached the subscriber.
-    directives.and(filter_fn(crate::telemetry::loggable).with_max_level_hint(LevelFilter::TRACE))
+    directives.and(filter_fn(telemetry::loggable).with_max_level_hint(LevelFilter::TRACE))
 }
 
 /// A writer of log lines, each scrubbed ([`scrub`]) on its way to its
@@ -84,15 +84,15 @@ struct Scrubbed(Sink);
 /// caller's abuse brings about).
 const MAX_LOG_LINE_BYTES: usize = 16 * 1024;
 
-/// A log line as it is written: URLs masked ([`crate::mask::urls_in`]),
+/// A log line as it is written: URLs masked ([`vocab::mask::urls_in`]),
 /// credentials redacted, at most [`MAX_LOG_LINE_BYTES`] (a cut line ends in `…`).
 fn scrub(line: &str) -> String {
     let (body, end) = match line.strip_suffix('\n') {
         Some(body) => (body, "\n"),
         None => (line, ""),
     };
-    let masked = crate::mask::urls_in(body);
-    crate::leaks::redacted_head(&masked, MAX_LOG_LINE_BYTES) + end
+    let masked = vocab::mask::urls_in(body);
+    vocab::leaks::redacted_head(&masked, MAX_LOG_LINE_BYTES) + end
 }
 
 impl std::io::Write for Scrubbed {

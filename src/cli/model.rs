@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use crate::config::Config;
-use crate::search::semantic::install::{self, Source};
-use crate::search::semantic::{self, SemanticConfig};
+use config::Config;
+use search::semantic::install::{self, Source};
+use search::semantic::{self, SemanticConfig};
 
 /// `model …`.
 #[derive(Debug, Subcommand)]

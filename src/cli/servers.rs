@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use super::audit_words;
-use crate::config::Transport;
-use crate::downstream::Status;
 use crate::gateway::Gateway;
+use config::Transport;
+use downstream::Status;
 
 pub(super) fn print(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
     let snapshot = gw.catalog().snapshot();
@@ -20,7 +20,7 @@ pub(super) fn print(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
             let state = s.state();
             let transport = match &s.config.transport {
                 Transport::Stdio { command, .. } => format!("stdio {command}"),
-                Transport::Http { url, .. } => format!("http {}", crate::mask::url(url)),
+                Transport::Http { url, .. } => format!("http {}", vocab::mask::url(url)),
                 Transport::Builtin(_) => "built-in".to_string(),
             };
             let error = match &state.status {

@@ -8,12 +8,12 @@ use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use crate::config::Config;
-use crate::keys::ToolKey;
-use crate::review::pins::Reason;
-use crate::review::scan::escape_hidden;
-use crate::store::{Review, Store};
-use crate::wire::split_key;
+use config::Config;
+use review::pins::Reason;
+use review::scan::escape_hidden;
+use store::{Review, Store};
+use vocab::keys::ToolKey;
+use vocab::wire::split_key;
 
 /// `tools …`.
 #[derive(Debug, Subcommand)]
@@ -136,7 +136,7 @@ fn diff(r: &Review) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::ReviewState;
+    use review::ReviewState;
 
     #[test]
     fn the_diff_shows_what_changed_and_the_invisible() {

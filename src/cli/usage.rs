@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::config::Config;
 use crate::operator::Operator;
-use crate::store::{Store, Usage, UsageRange};
+use config::Config;
+use store::{Store, Usage, UsageRange};
 
 /// `usage` arguments.
 #[derive(Debug, Args)]

@@ -14,15 +14,15 @@ use serde_json::{Value, json};
 use super::Console;
 use super::charts;
 use super::guard::Admin;
-use crate::access::{Grants, Search};
-use crate::config::Transport;
-use crate::downstream::{Downstream, Status};
 use crate::gateway::DiscoverArgs;
-use crate::keys::ToolKey;
-use crate::leaks::quote;
 use crate::operator::{Operator, ProjectLine, ProjectView};
-use crate::store::{self, UsageRange};
-use crate::wire::{MAX_REQUEST_ID_BYTES, bounded};
+use config::Transport;
+use downstream::{Downstream, Status};
+use store::access::{Grants, Search};
+use store::{self, UsageRange};
+use vocab::keys::ToolKey;
+use vocab::leaks::quote;
+use vocab::wire::{MAX_REQUEST_ID_BYTES, bounded};
 
 /// Most operator actions shown on the overview.
 const RECENT_ACTIONS: usize = 20;

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::store::{Bucket, UsageRow};
+use store::{Bucket, UsageRow};
 
 const WIDTH: usize = 720;
 const HEIGHT: usize = 180;
@@ -14,7 +14,7 @@ const HEIGHT: usize = 180;
 const BARS_WIDTH: usize = 480;
 const AXIS: usize = 24;
 
-use crate::text::escape_html as escape;
+use vocab::text::escape_html as escape;
 
 /// Calls per bucket as stacked bars, with the total in `data-total` and
 /// each bar's counts in its title (what a pointer over it shows).

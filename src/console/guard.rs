@@ -19,7 +19,7 @@ use sha2::Digest;
 
 use crate::gateway::Gateway;
 use crate::operator::Actor;
-use crate::secrets::constant_time_eq;
+use store::secrets::constant_time_eq;
 
 /// The session cookie.
 pub const COOKIE: &str = "mcpgw_console";
@@ -54,7 +54,7 @@ pub(super) enum Denied {
     Forged(&'static str),
     /// The store could not answer.
     #[error("the store could not check the credential: {0}")]
-    Store(#[from] crate::store::Error),
+    Store(#[from] store::Error),
 }
 
 impl IntoResponse for Denied {
@@ -149,7 +149,7 @@ impl Sessions {
         };
         let identity = match verifier.verify(token).await {
             Ok(identity) => identity,
-            Err(crate::oauth::Error::InsufficientScope(_)) => {
+            Err(oauth::Error::InsufficientScope(_)) => {
                 return Err(Denied::NotAdmin("this OAuth token lacks a scope the gateway requires"));
             }
             Err(_) => return Err(Denied::NoCredential),
@@ -177,7 +177,7 @@ impl Sessions {
     ) -> Result<(Admin, String, String), Denied> {
         check_origin(headers)?;
         let (actor, lifetime) = Self::identify(gateway, token).await?;
-        let fresh = || crate::secrets::random_hex().expect("the OS has randomness");
+        let fresh = || store::secrets::random_hex().expect("the OS has randomness");
         let (cookie, csrf) = (fresh(), fresh());
         let mut sessions = self.0.lock().expect("console sessions lock");
         let now = Instant::now();

@@ -25,15 +25,15 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{Asking, Bench, Error, Scores, Task, evaluate_with, rank};
-use crate::access::{Grants, Search};
 use crate::auth::Caller;
 use crate::catalog::View;
-use crate::config::LearningConfig;
-use crate::learning::meanings::Blend;
-use crate::learning::{Asked, Learning, Prior};
 use crate::rank::SearchProvider;
-use crate::search::semantic::Semantic;
-use crate::store::Store;
+use config::LearningConfig;
+use learning::meanings::Blend;
+use learning::{Asked, Learning, Prior};
+use search::semantic::Semantic;
+use store::Store;
+use store::access::{Grants, Search};
 
 /// When every replayed call happens (2026-11-01): one moment, so replays repeat exactly.
 const REPLAYED_AT: i64 = 1_793_491_200;
@@ -378,7 +378,7 @@ pub async fn replay(
             let found = rank(provider, view, queries.clone(), prior.as_ref()).await;
             if !run.score {
                 let alone = rank(provider, view, queries.clone(), None).await;
-                let first = |r: &[crate::search::Ranked]| r.first().is_some_and(|r| r.key == call.tool);
+                let first = |r: &[search::Ranked]| r.first().is_some_and(|r| r.key == call.tool);
                 match (first(&alone), first(&found)) {
                     (false, true) => won += 1,
                     (true, false) => lost += 1,
@@ -463,7 +463,7 @@ impl Scratch {
         })
     }
 
-    fn fail(&self) -> impl Fn(crate::store::Error) -> Error + '_ {
+    fn fail(&self) -> impl Fn(store::Error) -> Error + '_ {
         |e| Error::Format {
             path: self.path.display().to_string(),
             message: e.to_string(),
@@ -504,7 +504,7 @@ fn remove(db: &Path) {
 mod tests {
     use super::*;
     use crate::rank::Bm25;
-    use crate::search::bm25::Weights;
+    use search::bm25::Weights;
 
     #[test]
     fn word_overlap_is_jaccard_of_lower_cased_words() {

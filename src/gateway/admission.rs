@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::config::code_mode::ScriptCaps;
+use config::code_mode::ScriptCaps;
 
 /// The scripts running now.
 #[derive(Debug, Default, Clone)]

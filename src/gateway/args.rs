@@ -6,9 +6,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::DISCOVERY;
-use crate::leaks;
-use crate::wire::{MAX_DISCOVERY_SERVERS, MAX_SERVER_NAME_BYTES, MAX_TOOL_KEY_BYTES, bounded};
-pub use crate::wire::{MAX_QUERIES, MAX_QUERY_CHARS};
+use vocab::leaks;
+use vocab::wire::{MAX_DISCOVERY_SERVERS, MAX_SERVER_NAME_BYTES, MAX_TOOL_KEY_BYTES, bounded};
+pub use vocab::wire::{MAX_QUERIES, MAX_QUERY_CHARS};
 
 /// Largest `maxResults` a discovery may ask for.
 pub const MAX_RESULTS: usize = 50;
@@ -345,7 +345,7 @@ mod tests {
         assert!(parse(json!({"toolKey": "k".repeat(MAX_TOOL_KEY_BYTES)})).is_ok());
         let e = parse(json!({"toolKey": "a:b", "x".repeat(1 << 20): 1})).unwrap_err();
         assert!(e.starts_with("unknown field"), "{e}");
-        assert!(e.chars().count() <= crate::wire::QUOTE_CHARS, "{e}");
+        assert!(e.chars().count() <= vocab::wire::QUOTE_CHARS, "{e}");
     }
 
     /// Issue 41: a credential typed into a discovery was kept and shown.

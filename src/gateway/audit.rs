@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use super::{Answer, ExecuteError, Gateway};
 use crate::auth::Caller;
-use crate::config::AuditMode;
-use crate::keys::RequestId;
-use crate::learning::Trail;
-use crate::outcome::Outcome;
-use crate::store;
+use config::AuditMode;
+use learning::Trail;
+use store;
+use vocab::keys::RequestId;
+use vocab::outcome::Outcome;
 
 /// How long a call waits for its audit row before it is refused (or its
 /// answer withheld): a store restarting within it delays calls, not fails them.

@@ -12,12 +12,12 @@ use tracing::{info, warn};
 use super::audit::{AuditState, Row};
 use super::{Answer, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
-use crate::downstream::CallOrigin;
-use crate::keys::RequestId;
-use crate::leaks;
-use crate::outcome::Outcome;
 use crate::ratelimit::Budget;
-use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META, split_key};
+use downstream::CallOrigin;
+use vocab::keys::RequestId;
+use vocab::leaks;
+use vocab::outcome::Outcome;
+use vocab::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META, split_key};
 
 /// What a face knows of one call once its caller is known.
 #[derive(Debug)]
@@ -83,7 +83,7 @@ impl Gateway {
             Ok(c) => c,
             Err(e) => {
                 info!(request_id = %request_id, meta_tool, outcome = "denied", "refused caller");
-                crate::telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
+                telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
                 // A refusal is an error either way: its row is not waited for.
                 let row = Row::new(request_id, meta_tool)
                     .outcome(Outcome::Denied)
@@ -167,7 +167,7 @@ impl Gateway {
             .and_then(split_key)
             .map(|(s, _)| s)
             .filter(|s| self.registry.get(s).is_some());
-        crate::telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
+        telemetry::call(meta_tool, server, answer.outcome.as_str(), latency);
         // The access log has its own target, so an operator can keep it apart
         // or off (`RUST_LOG=info,mcp_gateway::calls=off`): every call is in the
         // audit log too. It holds every field of the call's span, so it is

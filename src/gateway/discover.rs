@@ -7,14 +7,14 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
 use serde::Serialize;
 
 use super::{Answer, DiscoverArgs, Gateway, startup};
-use crate::access::Search;
 use crate::auth::Caller;
-use crate::keys::{RequestId, ServerName, ToolKey};
-use crate::learning::Asked;
-use crate::outcome::Outcome;
 use crate::rank::{Bm25, Hybrid, SearchProvider};
-use crate::search::{self, Ranked};
-use crate::wire::{self, DISCOVERY};
+use learning::Asked;
+use search::{self, Ranked};
+use store::access::Search;
+use vocab::keys::{RequestId, ServerName, ToolKey};
+use vocab::outcome::Outcome;
+use vocab::wire::{self, DISCOVERY};
 
 /// One `tool_discovery` result.
 #[derive(Debug, Clone, Serialize)]
@@ -116,7 +116,7 @@ impl Gateway {
                 Ok(ranked) => (ranked, Search::Cloud, None),
                 Err(reason) => {
                     tracing::warn!(project = caller.project.id, reason = %reason, "cloud search failed; local search answers");
-                    crate::telemetry::search_fallback("cloud");
+                    telemetry::search_fallback("cloud");
                     let (ranked, provider, _) = self.local(&view, &request).await?;
                     let why = format!("cloud search failed ({reason}); {} answered", provider.label());
                     (ranked, provider, Some(why))
@@ -195,7 +195,7 @@ impl Gateway {
             Some(model) => match Hybrid::new(model).search(view, request).await {
                 Ok(ranked) => return Ok((ranked, Search::Hybrid, None)),
                 Err(why) => {
-                    crate::telemetry::search_fallback("hybrid");
+                    telemetry::search_fallback("hybrid");
                     format!("hybrid search could not answer ({why})")
                 }
             },

@@ -4,11 +4,11 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
-use crate::keys::ToolKey;
-use crate::leaks::quote;
-use crate::outcome::Outcome;
-use crate::wire::split_key;
 use crate::{downstream, security};
+use vocab::keys::ToolKey;
+use vocab::leaks::quote;
+use vocab::outcome::Outcome;
+use vocab::wire::split_key;
 
 /// Why `tool_execute` produced no downstream result. Each maps to one code
 /// of the engine spec, returned to the model as an `isError` result. A key
@@ -98,7 +98,7 @@ pub enum ExecuteError {
     Task(String),
     /// The call's `started` row could not be written: it was not run.
     #[error("{0}; the gateway runs no tool it cannot audit, so nothing ran: try again shortly")]
-    NotAudited(crate::store::Unwritten),
+    NotAudited(store::Unwritten),
     /// The call ran, and its outcome row could not be written: its answer is withheld.
     #[error(
         "'{}' ran, but {why}; the gateway answers no call it cannot audit (the row is kept, and written when the store is back)",
@@ -108,7 +108,7 @@ pub enum ExecuteError {
         /// The tool, or the meta-tool for a discovery.
         key: String,
         /// Why the row was not written.
-        why: crate::store::Unwritten,
+        why: store::Unwritten,
     },
     /// The result is larger than the server's `max_result_bytes`.
     #[error(
@@ -156,9 +156,7 @@ impl ExecuteError {
             ExecuteError::Limited { .. } => "TOOL_LIMIT_REACHED",
             ExecuteError::InputUnanswered { .. } => "TOOL_INPUT_UNANSWERED",
             ExecuteError::UnknownState(_) => "UNKNOWN_REQUEST_STATE",
-            ExecuteError::Secret(b) if b.direction == crate::config::security::Direction::Arguments => {
-                "SECRET_IN_ARGUMENTS"
-            }
+            ExecuteError::Secret(b) if b.direction == config::security::Direction::Arguments => "SECRET_IN_ARGUMENTS",
             ExecuteError::Secret(_) => "SECRET_IN_RESULT",
             ExecuteError::Credential(crate::vault::Error::SignInRequired { .. }) => "SIGN_IN_REQUIRED",
             ExecuteError::Credential(_) => "CREDENTIAL_ERROR",

@@ -9,10 +9,10 @@ use super::audit::Row;
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
-use crate::downstream;
-use crate::keys::{RequestId, ToolKey};
-use crate::outcome::Outcome;
-use crate::wire::{self, EXECUTE, split_key};
+use downstream;
+use vocab::keys::{RequestId, ToolKey};
+use vocab::outcome::Outcome;
+use vocab::wire::{self, EXECUTE, split_key};
 
 impl Gateway {
     /// `tool_execute`: validates and forwards one call; the downstream result
@@ -96,7 +96,7 @@ impl Gateway {
         // Not exported, it is not made (a span costs a call about a
         // fiftieth of its instructions): a line logged within it still
         // carries the call's span, request id and all.
-        let span = if crate::traces::enabled() {
+        let span = if telemetry::traces::enabled() {
             tracing::info_span!(
                 "downstream",
                 otel.name = %format_args!("tools/call {}", entry.key),
@@ -108,7 +108,7 @@ impl Gateway {
         } else {
             tracing::Span::none()
         };
-        crate::traces::propagate(&span, &mut meta);
+        telemetry::traces::propagate(&span, &mut meta);
         // The server knows the tool by its own name, whatever an override called it.
         let mut params = CallToolRequestParams::new(entry.real_name().to_string()).with_arguments(arguments);
         let (responses, state) = (args.retry.input_responses, args.retry.request_state);

@@ -8,15 +8,15 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{DiscoverArgs, Gateway};
-use crate::access::{Access, Grants};
 use crate::auth::Caller;
 use crate::catalog::{Entry, View};
-use crate::config::Overrides;
-use crate::keys::ToolKey;
 use crate::rank::{Bm25, SearchProvider};
-use crate::search;
-use crate::wire;
+use config::Overrides;
 use rules::Rules;
+use search;
+use store::access::{Access, Grants};
+use vocab::keys::ToolKey;
+use vocab::wire;
 
 /// A tool that would match the search, hidden from the project.
 #[derive(Debug, Clone, Serialize)]
@@ -109,9 +109,9 @@ fn why_hidden(rules: &Rules, overrides: &Overrides, project: &str, grants: &Gran
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::Permission;
     use rmcp::model::Tool;
     use rules::RuleSpec;
+    use store::access::Permission;
 
     fn entry(server: &str, tool: &str) -> Entry {
         let tool = Tool::new(tool.to_string(), "does it", serde_json::Map::new());

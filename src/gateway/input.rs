@@ -16,7 +16,7 @@ use tracing::info;
 
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, Retry};
-use crate::downstream::asks::{self, Asker, Unanswered};
+use downstream::asks::{self, Asker, Unanswered};
 
 /// Rounds a downstream may ask for before the call gives up (as the SDKs' clients do).
 pub(super) const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;

@@ -7,7 +7,7 @@
 use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::catalog::Entry;
-use crate::config::ToolLimit;
+use config::ToolLimit;
 
 /// A window a limit counts calls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::MAX_QUERIES;
-use crate::wire::{DISCOVERY, EXECUTE};
+use vocab::wire::{DISCOVERY, EXECUTE};
 
 /// The two meta-tools, exactly as `tools/list` returns them (built once:
 /// rmcp also asks for them on every HTTP POST to look up schemas).

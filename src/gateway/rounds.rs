@@ -18,9 +18,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::sealed::{self, Purpose};
-use crate::downstream::asks::{ANSWER_TIMEOUT, Asked, Asker};
-use crate::downstream::{self, Downstream};
-use crate::secrets::Key;
+use downstream::asks::{ANSWER_TIMEOUT, Asked, Asker};
+use downstream::{self, Downstream};
+use store::secrets::Key;
 
 /// The key of the one input request a round carries.
 const INPUT_KEY: &str = "gateway";

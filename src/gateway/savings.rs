@@ -68,7 +68,7 @@ impl super::Gateway {
         let on_meta = !caller.project.exposure.lists_tools();
         let first = on_meta && self.listed.first(session);
         let tokens = saved(first, all, meta_tokens(), returned);
-        crate::telemetry::tokens_saved(&caller.project.name, tokens);
+        telemetry::tokens_saved(&caller.project.name, tokens);
         Some(tokens)
     }
 }

@@ -26,14 +26,14 @@ use super::call::Context;
 use super::savings;
 use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::auth::Caller;
-use crate::config::code_mode::CodeLimits;
-use crate::downstream::CallOrigin;
-use crate::keys::RequestId;
-use crate::outcome::Outcome;
 use crate::ratelimit::Budget;
-use crate::sandbox::{self, Call, Gone, Host, Refusal};
-use crate::store;
-use crate::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};
+use config::code_mode::CodeLimits;
+use downstream::CallOrigin;
+use sandbox::{self, Call, Gone, Host, Refusal};
+use store;
+use vocab::keys::RequestId;
+use vocab::outcome::Outcome;
+use vocab::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};
 
 /// Results of a `tools.search` without `n`.
 const SEARCH_RESULTS: usize = 5;
@@ -215,13 +215,13 @@ impl Gateway {
             error = outcome.result.as_ref().err().map(sandbox::Error::code),
             "script"
         );
-        crate::telemetry::script(
+        telemetry::script(
             outcome.result.as_ref().err().map_or("ok", sandbox::Error::code),
             outcome.cpu,
         );
         let (mut answer, answered) = answer(outcome);
         let kept = savings::kept(received.load(Ordering::Relaxed), answered);
-        crate::telemetry::bytes_kept(&caller.project.name, kept);
+        telemetry::bytes_kept(&caller.project.name, kept);
         answer.kept_bytes = Some(kept);
         answer
     }
@@ -245,7 +245,7 @@ impl Gateway {
             "script_call",
             request_id = %request_id,
             meta_tool,
-            tool_key = %key.as_deref().map(crate::leaks::quote).unwrap_or_default(),
+            tool_key = %key.as_deref().map(vocab::leaks::quote).unwrap_or_default(),
             project = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );

@@ -8,7 +8,7 @@ use base64::Engine;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::secrets::Key;
+use store::secrets::Key;
 
 /// What a sealed string is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

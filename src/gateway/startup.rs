@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Gateway;
-use crate::access::Grants;
+use store::access::Grants;
 
 /// How long the catalog may take to list a server that came up just as the
 /// wait's cap ran out (it is rebuilt off the request path, in milliseconds).

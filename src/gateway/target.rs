@@ -9,9 +9,9 @@ use rmcp::model::JsonObject;
 
 use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
-use crate::config::{Builtin, ServerConfig, Transport};
-use crate::downstream;
 use crate::vault;
+use config::{Builtin, ServerConfig, Transport};
+use downstream;
 
 /// How long a call waits for its project's own connection to list.
 const OWN_LISTING_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -65,7 +65,7 @@ impl Gateway {
                 if caller_token.is_none()
                     && let Some(token) = vault::bearer(&own, &server.config.name).await?
                 {
-                    meta.insert(crate::wire::CALLER_TOKEN_META.into(), token.into());
+                    meta.insert(vocab::wire::CALLER_TOKEN_META.into(), token.into());
                 }
                 server.clone()
             }
@@ -77,7 +77,7 @@ impl Gateway {
             }
         };
         if let Some(credential) = caller_token {
-            meta.insert(crate::wire::CALLER_TOKEN_META.into(), credential.expose().into());
+            meta.insert(vocab::wire::CALLER_TOKEN_META.into(), credential.expose().into());
         }
         Ok(target)
     }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::sealed::{self, Purpose};
 use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
-use crate::downstream::{self, Downstream};
+use downstream::{self, Downstream};
 
 /// Polling bounds for a caller that does not poll itself.
 const POLL_MIN: Duration = Duration::from_millis(20);

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::{SearchProvider, local};
 use crate::catalog::View;
-use crate::search::semantic::{DEFAULT_ALPHA, Semantic};
-use crate::search::{Ranked, Request};
+use search::semantic::{DEFAULT_ALPHA, Semantic};
+use search::{Ranked, Request};
 
 /// The hybrid provider: BM25F blended with this model's cosine similarity.
 #[derive(Debug, Clone)]

@@ -7,10 +7,10 @@ use std::collections::HashMap;
 
 use super::fuse;
 use crate::catalog::View;
-use crate::learning::{Lift, Scored, order, terms};
-use crate::search::bm25::Hit;
-use crate::search::semantic::{self, Vectors};
-use crate::search::{Ranked, Request};
+use learning::{Lift, Scored, order, terms};
+use search::bm25::Hit;
+use search::semantic::{self, Vectors};
+use search::{Ranked, Request};
 
 /// BM25F-ranked tools for `request`, among those the caller may use, each
 /// with the terms that matched and where; several queries are ranked one by

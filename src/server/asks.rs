@@ -7,23 +7,23 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientCapabilities, LoggingLevel};
 use rmcp::service::{Peer, RequestContext};
 
-use crate::downstream::asks::LogTo;
+use downstream::asks::LogTo;
 
 /// The session to ask over, when the caller is a 2025 client (it
 /// initialized a session and sends no per-request protocol version); a 2026
 /// client reads the `InputRequiredResult` itself.
 pub(super) fn session_to_ask(ctx: &RequestContext<RoleServer>) -> Option<&Peer<RoleServer>> {
-    (!ctx.meta.contains_key(crate::wire::PROTOCOL_VERSION_META) && ctx.peer.peer_info().is_some()).then_some(&ctx.peer)
+    (!ctx.meta.contains_key(vocab::wire::PROTOCOL_VERSION_META) && ctx.peer.peer_info().is_some()).then_some(&ctx.peer)
 }
 
 /// The capabilities of a 2026-07-28 caller, which reads an
 /// `InputRequiredResult` itself and retries with the answers; `None` for
 /// any other.
 pub(super) fn reads_input_requests(ctx: &RequestContext<RoleServer>) -> Option<ClientCapabilities> {
-    if !ctx.meta.contains_key(crate::wire::PROTOCOL_VERSION_META) {
+    if !ctx.meta.contains_key(vocab::wire::PROTOCOL_VERSION_META) {
         return None;
     }
-    let declared = ctx.meta.get(crate::wire::CLIENT_CAPABILITIES_META).cloned();
+    let declared = ctx.meta.get(vocab::wire::CLIENT_CAPABILITIES_META).cloned();
     Some(
         declared
             .and_then(|c| serde_json::from_value(c).ok())
@@ -38,7 +38,7 @@ pub(super) fn reads_input_requests(ctx: &RequestContext<RoleServer>) -> Option<C
 /// its servers send). `caller` names whose call it is.
 #[allow(deprecated)]
 pub(super) fn log_to(ctx: &RequestContext<RoleServer>, session_level: Option<LoggingLevel>, caller: String) -> LogTo {
-    let level = match ctx.meta.contains_key(crate::wire::PROTOCOL_VERSION_META) {
+    let level = match ctx.meta.contains_key(vocab::wire::PROTOCOL_VERSION_META) {
         true => ctx.meta.log_level(),
         false => Some(session_level.unwrap_or(LoggingLevel::Debug)),
     };

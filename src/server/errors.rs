@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use crate::auth;
 use crate::gateway::{ExecuteError, Refused};
-use crate::leaks::{self, quote};
-use crate::wire::{DISCOVERY, EXECUTE, TooLong};
+use vocab::leaks::{self, quote};
+use vocab::wire::{DISCOVERY, EXECUTE, TooLong};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).
 pub const UNAUTHORIZED: i32 = -32001;
@@ -158,9 +158,9 @@ pub(super) fn unknown_method(method: &str) -> ErrorData {
 const DOWNSTREAM_TEXT_BYTES: usize = 1024;
 
 /// A downstream's failure as the caller gets it.
-pub(super) fn downstream_error(e: crate::downstream::Error) -> ErrorData {
+pub(super) fn downstream_error(e: downstream::Error) -> ErrorData {
     match e {
-        crate::downstream::Error::Protocol { server, error } => relayed(&server, error),
+        downstream::Error::Protocol { server, error } => relayed(&server, error),
         other => ErrorData::internal_error(leaks::redacted_head(&other.to_string(), DOWNSTREAM_TEXT_BYTES), None),
     }
 }

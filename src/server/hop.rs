@@ -8,7 +8,7 @@ use rmcp::service::RequestContext;
 /// Whether the client advertised the extension `id`: per request
 /// (2026-07-28 `_meta`) or at `initialize`; `None` when it said nothing.
 pub(super) fn client_extension(ctx: &RequestContext<RoleServer>, id: &str) -> Option<bool> {
-    if let Some(caps) = ctx.meta.get(crate::wire::CLIENT_CAPABILITIES_META) {
+    if let Some(caps) = ctx.meta.get(vocab::wire::CLIENT_CAPABILITIES_META) {
         return Some(caps.get("extensions").and_then(|e| e.get(id)).is_some());
     }
     let info = ctx.peer.peer_info()?;
@@ -22,7 +22,7 @@ pub(super) fn client_extension(ctx: &RequestContext<RoleServer>, id: &str) -> Op
 
 /// Whether the client advertised the MCP Apps extension.
 pub(super) fn client_has_mcp_apps(ctx: &RequestContext<RoleServer>) -> Option<bool> {
-    client_extension(ctx, crate::wire::MCP_APPS_EXTENSION)
+    client_extension(ctx, vocab::wire::MCP_APPS_EXTENSION)
 }
 
 /// `_meta` keys that belong to this hop (protocol lifecycle, progress, caller
@@ -32,7 +32,7 @@ pub(super) fn forwardable_meta(meta: &JsonObject) -> Option<JsonObject> {
         .iter()
         .filter(|(k, _)| {
             !k.starts_with("io.modelcontextprotocol/")
-                && !k.starts_with(crate::wire::GATEWAY_META_PREFIX)
+                && !k.starts_with(vocab::wire::GATEWAY_META_PREFIX)
                 && !matches!(k.as_str(), "progressToken" | "token" | "projectId")
         })
         .map(|(k, v)| (k.clone(), v.clone()))

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use http::HeaderMap;
 use http::uri::{Authority, Uri};
 
-use crate::config::HttpConfig;
+use config::HttpConfig;
 
 /// `[http] allowed_hosts` and `allowed_origins`, parsed once.
 #[derive(Debug, Clone)]
@@ -133,7 +133,7 @@ pub(super) async fn check(
     use axum::response::IntoResponse;
     if let Some((status, message)) = hosts.refusal(request.uri(), request.headers()) {
         tracing::warn!(
-            path = %crate::leaks::quote(request.uri().path()),
+            path = %vocab::leaks::quote(request.uri().path()),
             "refused a request for its Host or Origin header"
         );
         return (status, message).into_response();

@@ -13,10 +13,10 @@ use tracing::{info, warn};
 
 use super::Upstream;
 use super::errors::{auth_error, downstream_error};
-use crate::access::{Grants, Project};
 use crate::auth::Caller;
 use crate::catalog::View;
-use crate::downstream::Downstream;
+use downstream::Downstream;
+use store::access::{Grants, Project};
 
 /// Where a listener's notifications go.
 #[derive(Debug, Clone)]
@@ -81,7 +81,7 @@ impl Upstream {
         let mut listeners = self.listeners.lock().expect("listeners lock");
         sweep(&mut listeners);
         listeners.push(listener);
-        crate::telemetry::change_listeners(1);
+        telemetry::change_listeners(1);
     }
 }
 
@@ -89,7 +89,7 @@ impl Upstream {
 fn sweep(listeners: &mut Vec<Listener>) {
     let before = listeners.len();
     listeners.retain(|l| !l.to.closed());
-    crate::telemetry::change_listeners(listeners.len() as isize - before as isize);
+    telemetry::change_listeners(listeners.len() as isize - before as isize);
 }
 
 /// What a listener's `tools/list` follows: the tools its project lists

@@ -24,9 +24,9 @@ use super::errors::{
 use super::hop::{client_has_mcp_apps, forwardable_meta};
 use super::{SHARED_URI_PREFIX, Upstream};
 use crate::auth::Caller;
-use crate::downstream::Downstream;
-use crate::uris;
-use crate::wire::{MAX_COMPLETION_BYTES, MAX_TOOL_KEY_BYTES, MAX_URI_BYTES, bounded, split_key};
+use downstream::Downstream;
+use vocab::uris;
+use vocab::wire::{MAX_COMPLETION_BYTES, MAX_TOOL_KEY_BYTES, MAX_URI_BYTES, bounded, split_key};
 
 impl Upstream {
     pub(super) async fn resources_for(
@@ -98,7 +98,7 @@ impl Upstream {
         let caller = self.caller(ctx).await.map_err(auth_error)?;
         let mut meta = forwardable_meta(&ctx.meta).unwrap_or_default();
         if let Some(apps) = client_has_mcp_apps(ctx) {
-            meta.insert(crate::wire::MCP_APPS_META.into(), apps.into());
+            meta.insert(vocab::wire::MCP_APPS_META.into(), apps.into());
         }
         let (readers, served) = self.readers_of(&caller, &request.uri).await?;
         let client_uri = std::mem::replace(&mut request.uri, served.clone());
@@ -113,7 +113,7 @@ impl Upstream {
                     break;
                 }
                 // Not this server's after all: the next that may have it.
-                Err(crate::downstream::Error::Protocol { .. }) => {}
+                Err(downstream::Error::Protocol { .. }) => {}
                 Err(e) => last = downstream_error(e),
             }
         }
@@ -215,7 +215,7 @@ impl Upstream {
             .await;
         let prompts = listed.into_iter().flat_map(|(server, prompts)| {
             prompts.into_iter().map(move |mut p| {
-                p.name = crate::keys::ToolKey::new(&server, &p.name).to_string();
+                p.name = vocab::keys::ToolKey::new(&server, &p.name).to_string();
                 p
             })
         });
@@ -372,7 +372,7 @@ impl Upstream {
         list: impl Fn(Arc<Downstream>) -> Fut,
     ) -> Vec<(String, Vec<T>)>
     where
-        Fut: Future<Output = Result<Vec<T>, crate::downstream::Error>>,
+        Fut: Future<Output = Result<Vec<T>, downstream::Error>>,
     {
         self.gateway.wait_for_starting(&caller.grants, None).await;
         let servers = self.running_for(caller);

@@ -126,7 +126,7 @@ impl Admission {
             },
         );
         drop(book);
-        crate::telemetry::sessions_open(self.sessions.book().held.len());
+        telemetry::sessions_open(self.sessions.book().held.len());
     }
 }
 
@@ -190,7 +190,7 @@ impl Sessions {
                 }
                 Some(id) => {
                     tracing::info!(session = %tag(&id), "closed an idle session to make room");
-                    crate::telemetry::session_evicted();
+                    telemetry::session_evicted();
                     // Closing removes it from the book (close_session below).
                     let _ = SessionManager::close_session(self.as_ref(), &id).await;
                 }
@@ -244,7 +244,7 @@ impl SessionManager for Sessions {
             book.held.remove(id);
             book.held.len()
         };
-        crate::telemetry::sessions_open(open);
+        telemetry::sessions_open(open);
         self.inner.close_session(id).await
     }
 

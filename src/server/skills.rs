@@ -13,7 +13,7 @@ use tracing::warn;
 
 use super::Upstream;
 use super::errors::{auth_error, downstream_error, unknown_skill};
-use crate::uris;
+use vocab::uris;
 
 impl Upstream {
     /// `skills/list`: every skill of the servers the caller may see.

@@ -17,10 +17,10 @@ use super::guard::{Authenticated, guarded};
 use super::hosts::{self, Hosts};
 use super::sessions::Sessions;
 use crate::auth::Caller;
-use crate::config::HttpConfig;
 use crate::gateway::Gateway;
-use crate::oauth;
 use crate::ratelimit::Limiter;
+use config::HttpConfig;
+use oauth;
 
 mod answers;
 mod connections;
@@ -185,7 +185,7 @@ fn resource_metadata(gateway: Gateway) -> axum::Router {
 fn operations(gateway: Gateway, tasks: &tokio_util::task::TaskTracker, ct: CancellationToken) -> axum::Router {
     use axum::response::IntoResponse;
     use axum::routing::get;
-    let metrics = crate::telemetry::install();
+    let metrics = telemetry::install();
     let upkeep = metrics.clone();
     tasks.spawn(async move {
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(10));

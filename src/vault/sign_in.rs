@@ -18,11 +18,11 @@ use rmcp::transport::auth::{
 use tokio::net::TcpListener;
 
 use super::Error;
-use crate::access::Project;
-use crate::config::{Builtin, ServerConfig, Transport};
-use crate::credentials::{CredentialKind, CredentialRows, row_aad};
-use crate::secrets::Key;
-use crate::store::Store;
+use config::{Builtin, ServerConfig, Transport};
+use credentials::{CredentialKind, CredentialRows, row_aad};
+use store::Store;
+use store::access::Project;
+use store::secrets::Key;
 
 /// Client name shown on the authorization server's consent page.
 const CLIENT_NAME: &str = "mcp-gateway";
@@ -145,7 +145,7 @@ pub async fn client(
         )?;
     }
     // The client every remote server gets: no idle connections, same-origin 307/308 redirects only.
-    Ok(AuthClient::new(crate::downstream::reqwest_client(), manager))
+    Ok(AuthClient::new(downstream::reqwest_client(), manager))
 }
 
 /// Maps rmcp's error for `project` at `server` to ours: what needs the
@@ -301,7 +301,7 @@ async fn challenge(url: &str) -> Result<Option<String>, String> {
         .timeout(Duration::from_secs(30))
         .send()
         .await
-        .map_err(|e| crate::mask::urls_in(&format!("cannot reach {url}: {e}")))?;
+        .map_err(|e| vocab::mask::urls_in(&format!("cannot reach {url}: {e}")))?;
     if response.status() != http::StatusCode::UNAUTHORIZED {
         return Ok(None);
     }
@@ -369,7 +369,7 @@ pub fn status(
     key: &Key,
     project: &Project,
     server: &str,
-    row: &crate::credentials::SealedCredential,
+    row: &credentials::SealedCredential,
 ) -> Result<Status, Error> {
     let aad = row_aad(project.id, server, CredentialKind::OAuth, "");
     let sealed = |source| Error::Sealed {
@@ -379,7 +379,7 @@ pub fn status(
     };
     let plain = key.open(&row.key_id, &aad, &row.sealed).map_err(sealed)?;
     let stored: StoredCredentials =
-        serde_json::from_slice(&plain).map_err(|_| sealed(crate::secrets::Error::Corrupt))?;
+        serde_json::from_slice(&plain).map_err(|_| sealed(store::secrets::Error::Corrupt))?;
     // The token response as JSON: its standard fields, whatever type oauth2 gives them.
     let token = serde_json::to_value(&stored.token_response).unwrap_or_default();
     let refreshable = token.get("refresh_token").is_some_and(|t| !t.is_null());

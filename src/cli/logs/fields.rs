@@ -60,7 +60,7 @@ impl Visit for Plain<'_> {
 
     /// The error and its sources, `: ` apart.
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.write(field, format_args!("{}", crate::text::with_sources(value)));
+        self.write(field, format_args!("{}", vocab::text::with_sources(value)));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {

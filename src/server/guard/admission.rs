@@ -36,7 +36,7 @@ fn sessions_full(full: Full) -> Response {
         Full::Caller(_) => (http::StatusCode::TOO_MANY_REQUESTS, "caller"),
         Full::Gateway(_) => (http::StatusCode::SERVICE_UNAVAILABLE, "gateway"),
     };
-    crate::telemetry::session_refused(limit);
+    telemetry::session_refused(limit);
     tracing::warn!(limit, "refused a new session: the limit is full");
     let seconds = super::super::sessions::EVICTABLE_AFTER.as_secs().to_string();
     (

@@ -14,8 +14,8 @@ use super::super::sessions::Owner;
 use super::{Authenticated, Identity, Message};
 use crate::auth;
 use crate::gateway::Gateway;
-use crate::oauth;
 use crate::server::errors::{UNAUTHORIZED, unanswerable};
+use oauth;
 
 /// What a 401 without a token says, in its challenge and its body.
 const MISSING_TOKEN: &str = "this gateway requires a token: send Authorization: Bearer mgw_... (an operator issues one with mcp-gateway token issue)";
@@ -56,7 +56,7 @@ pub(super) async fn check(State(gateway): State<Gateway>, request: Request, next
     if caller.token_id.is_none()
         && let (Some(issuer), Some(_)) = (&caller.issuer, &caller.subject)
     {
-        crate::telemetry::oauth_token(issuer, "accepted");
+        telemetry::oauth_token(issuer, "accepted");
     }
     parts.extensions.insert(Identity {
         owner: Owner::of(&caller),
@@ -111,7 +111,7 @@ impl Refuse {
             }
             auth::Error::OAuth(oauth::Error::Unavailable { ref issuer, .. }) => {
                 warn!(issuer = %issuer, error = %message, "authorization server unavailable");
-                crate::telemetry::oauth_token(issuer, "unavailable");
+                telemetry::oauth_token(issuer, "unavailable");
                 (
                     http::StatusCode::SERVICE_UNAVAILABLE,
                     axum::Json(unanswerable(UNAUTHORIZED, &message)),
@@ -120,7 +120,7 @@ impl Refuse {
             }
             // The challenge's `scope` lists every scope required (RFC 6750 §3).
             auth::Error::OAuth(oauth::Error::InsufficientScope(_)) => {
-                crate::telemetry::oauth_token("", "insufficient_scope");
+                telemetry::oauth_token("", "insufficient_scope");
                 self.with(
                     http::StatusCode::FORBIDDEN,
                     Some(("insufficient_scope", &message)),
@@ -132,11 +132,11 @@ impl Refuse {
                 ref subject,
             } => {
                 info!(issuer = %issuer, subject = %subject, "valid token maps to no project; refused");
-                crate::telemetry::oauth_token(issuer, "no_project");
+                telemetry::oauth_token(issuer, "no_project");
                 self.with(http::StatusCode::FORBIDDEN, None, &message)
             }
             auth::Error::OAuth(_) => {
-                crate::telemetry::oauth_token("", "invalid");
+                telemetry::oauth_token("", "invalid");
                 self.with(
                     http::StatusCode::UNAUTHORIZED,
                     Some(("invalid_token", &message)),

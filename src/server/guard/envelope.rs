@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::Message;
 use crate::server::errors::{INVALID_REQUEST, PARSE_ERROR, unanswerable, unreadable};
-use crate::wire::MAX_MESSAGE_BYTES;
+use vocab::wire::MAX_MESSAGE_BYTES;
 
 /// Reads and checks a POST's body; see the module's doc.
 pub(super) async fn read(request: Request, next: Next) -> Response {

@@ -40,8 +40,8 @@ mod tests {
 
     use super::super::test_support::{a_request, answer, noted, post};
     use super::*;
-    use crate::config::Rate;
     use crate::server::sessions::Owner;
+    use config::Rate;
 
     #[tokio::test]
     async fn requests_past_the_burst_wait_and_notifications_pass() {

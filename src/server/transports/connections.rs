@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
-use crate::config::HttpConfig;
+use config::HttpConfig;
 
 /// The connections of `wanted` that fit in half the open-file limit, once
 /// the soft limit is raised to the hard one (as Go's runtime and nginx do):

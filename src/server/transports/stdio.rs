@@ -17,10 +17,10 @@ use tokio::sync::Mutex;
 use tokio_util::codec::FramedRead;
 use tracing::warn;
 
-use crate::framing::{Line, MessageLines, Oversized};
 use crate::server::errors::{INVALID_REQUEST, refusal, unanswerable, unreadable};
 use crate::server::guard::jsonrpc_shape_error;
-use crate::wire::MAX_MESSAGE_BYTES;
+use downstream::framing::{Line, MessageLines, Oversized};
+use vocab::wire::MAX_MESSAGE_BYTES;
 
 /// MCP with a client that writes lines to `R` and reads them from `W`.
 pub(super) struct ClientLines<R, W> {

@@ -6,8 +6,8 @@ use rmcp::model::Tool;
 use sha2::Digest;
 
 use super::ToolMemory;
-use crate::config::ServerConfig;
-use crate::store::Store;
+use config::ServerConfig;
+use store::Store;
 
 impl ToolMemory for Store {
     fn recall(&self, server: &ServerConfig) -> Option<Vec<Tool>> {
@@ -36,5 +36,5 @@ impl ToolMemory for Store {
 }
 
 fn transport_key(server: &ServerConfig) -> String {
-    crate::text::hex(&sha2::Sha256::digest(format!("{:?}", server.transport).as_bytes()))
+    vocab::text::hex(&sha2::Sha256::digest(format!("{:?}", server.transport).as_bytes()))
 }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
-use crate::config::is_gateway_variable;
+use config::is_gateway_variable;
 
 /// What every child inherits when the gateway has it: the SDKs' Unix list
 /// (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`), plus the locale and

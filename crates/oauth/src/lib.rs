@@ -3,7 +3,7 @@
 //! JWTs against each issuer's JWKS or by RFC 7662 introspection, become an
 //! [`Identity`] that maps to a project.
 //!
-//! The raw token never leaves this module and [`crate::auth`]: what the rest
+//! The raw token never leaves this crate and the gateway's `auth`: what the rest
 //! of the gateway sees is the issuer, the subject, groups and scopes.
 
 mod issuer;
@@ -13,7 +13,7 @@ use std::str::FromStr;
 use jsonwebtoken::Algorithm;
 use serde_json::{Map, Value, json};
 
-use crate::config::OAuthConfig;
+use config::OAuthConfig;
 use issuer::Issuer;
 
 /// Who a valid access token says the caller is.

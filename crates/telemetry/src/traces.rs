@@ -20,7 +20,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::config::TelemetryConfig;
+use config::TelemetryConfig;
 
 /// The W3C trace context keys of `_meta`.
 const CONTEXT_KEYS: [&str; 2] = ["traceparent", "tracestate"];
@@ -45,8 +45,8 @@ pub fn layer(config: &TelemetryConfig) -> Result<Box<dyn Layer<Registry> + Send 
         .with_endpoint(config.traces_url.clone())
         .build()
         .map_err(|e| Error {
-            url: crate::mask::url(&config.traces_url),
-            reason: crate::mask::urls_in(&e.to_string()),
+            url: vocab::mask::url(&config.traces_url),
+            reason: vocab::mask::urls_in(&e.to_string()),
         })?;
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(exporter)

@@ -20,7 +20,7 @@ use rmcp::transport::auth::AuthClient;
 use tracing::{Instrument, info};
 
 use super::{Downstream, Error, Status, ToolMemory};
-use crate::config::{DEFAULT_LAZY_IDLE_TIMEOUT, ServerConfig, Transport};
+use config::{DEFAULT_LAZY_IDLE_TIMEOUT, ServerConfig, Transport};
 
 /// A project's own credential for one server, opened. `Debug` shows names, never values.
 #[derive(Clone)]

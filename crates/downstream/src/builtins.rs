@@ -7,7 +7,7 @@ use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::DuplexStream;
 use tracing::warn;
 
-use crate::config::Builtin;
+use config::Builtin;
 
 /// Serves the built-in servers a configuration names.
 pub trait Builtins: Send + Sync + std::fmt::Debug {

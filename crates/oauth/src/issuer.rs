@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{Error, Identity, algorithms, has_audience, identity};
-use crate::config::OAuthConfig;
-use crate::config::oauth::IssuerConfig;
+use config::OAuthConfig;
+use config::oauth::IssuerConfig;
 
 /// Introspection answers kept at most; past it, expired ones go, then all.
 const MAX_INTROSPECTED: usize = 10_000;

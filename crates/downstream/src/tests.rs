@@ -7,7 +7,7 @@ use super::*;
 struct NoBuiltins;
 
 impl Builtins for NoBuiltins {
-    fn serve(&self, _: &crate::config::Builtin, _: tokio::io::DuplexStream) {}
+    fn serve(&self, _: &config::Builtin, _: tokio::io::DuplexStream) {}
 }
 
 /// A registry of `(name, connect_timeout_ms)` servers that nobody
@@ -17,7 +17,7 @@ fn unsupervised(servers: &[(&str, u64)]) -> Registry {
         .iter()
         .map(|(name, ms)| format!("[[servers]]\nname = \"{name}\"\ncommand = \"x\"\nconnect_timeout_ms = {ms}\n"))
         .collect();
-    let config = crate::config::Config::parse(&text, "test.toml", std::path::Path::new("/")).unwrap();
+    let config = config::Config::parse(&text, "test.toml", std::path::Path::new("/")).unwrap();
     let memory: Arc<dyn ToolMemory> = Arc::new(instances::Forgetful);
     let changed = Arc::new(ToolChanges::default());
     let builtins: Arc<dyn Builtins> = Arc::new(NoBuiltins);

@@ -29,7 +29,7 @@ const MAX_REDIRECTS: usize = 10;
 /// ACKs), and only same-origin 307 and 308 redirects followed (any other
 /// would turn the POST into a bodyless GET, or replay the session and the
 /// configured headers to another host).
-pub(crate) fn reqwest_client() -> reqwest::Client {
+pub fn reqwest_client() -> reqwest::Client {
     let redirect = reqwest::redirect::Policy::custom(|attempt| {
         let keeps_body = matches!(
             attempt.status(),

@@ -10,6 +10,7 @@ pub mod asks;
 mod builtins;
 mod child_env;
 mod connect;
+pub mod framing;
 mod http_client;
 mod instances;
 mod lines;
@@ -21,7 +22,7 @@ mod stderr;
 mod stdio;
 
 pub use builtins::{Builtins, serve_on};
-pub(crate) use http_client::reqwest_client;
+pub use http_client::reqwest_client;
 pub use instances::ProjectCredential;
 pub use progress::{ProgressRoutes, Relay};
 pub use registry::{Changes, Registry, Startup, ToolChanges};
@@ -43,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
-use crate::config::ServerConfig;
+use config::ServerConfig;
 
 /// First delay before reconnecting a failed server; doubles up to [`BACKOFF_MAX`].
 pub const BACKOFF_START: Duration = Duration::from_millis(500);
@@ -555,7 +556,7 @@ impl Downstream {
         let after = self.config.timeout;
         let started = Instant::now();
         let outcome = tokio::time::timeout(after, call).await;
-        crate::telemetry::downstream_call(self.name(), started.elapsed());
+        telemetry::downstream_call(self.name(), started.elapsed());
         match outcome {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(self.map_error(e)),
@@ -578,7 +579,7 @@ impl Downstream {
             ServiceError::TransportSend(_) => Error::Closed { server },
             other => Error::Other {
                 server,
-                message: crate::mask::urls_in(&other.to_string()),
+                message: vocab::mask::urls_in(&other.to_string()),
             },
         }
     }
@@ -603,7 +604,7 @@ impl Downstream {
             return;
         }
         let state = self.state.borrow();
-        crate::telemetry::downstream_state(
+        telemetry::downstream_state(
             self.name(),
             state.status == Status::Running,
             state.restarts,
@@ -618,7 +619,7 @@ fn oversized(error: &rmcp::ErrorData) -> Option<u64> {
 }
 
 /// How a connection ended without failing.
-pub(super) enum Ended {
+pub enum Ended {
     /// The server closed it (exited).
     Closed,
     /// The gateway stopped it (shutdown, or a reload removed the server).
@@ -680,7 +681,7 @@ async fn supervise(server: Arc<Downstream>, changed: Arc<ToolChanges>) {
             }
             Ok(Ended::Closed) => "connection closed (the server exited)".to_string(),
             // Transport errors quote the URL they failed on, password and all.
-            Err(e) => crate::mask::urls_in(&e),
+            Err(e) => vocab::mask::urls_in(&e),
         };
         let instance = server.own.is_some();
         warn!(server = %name, error = %failure, retry_in_ms = (!instance).then_some(backoff.as_millis() as u64), "downstream server failed");

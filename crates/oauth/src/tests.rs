@@ -1,7 +1,7 @@
 //! Tests of OAuth access tokens: JWTs against a JWKS, introspection, and the project they map to.
 
 use super::*;
-use crate::config::oauth::{IssuerConfig, ProjectMap};
+use config::oauth::{IssuerConfig, ProjectMap};
 
 fn config() -> OAuthConfig {
     OAuthConfig {

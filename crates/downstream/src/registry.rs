@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::{Builtins, Downstream, ToolMemory, supervise};
-use crate::config::ServerConfig;
+use config::ServerConfig;
 
 /// The servers of one configuration, in config order.
 #[derive(Debug, Default)]
@@ -212,7 +212,7 @@ impl Registry {
                 }
                 None => changes.added.push(config.name.clone()),
             }
-            crate::telemetry::downstream_state(&config.name, false, 0, 0);
+            telemetry::downstream_state(&config.name, false, 0, 0);
             let server = Arc::new(Downstream::new(
                 config.clone(),
                 self.ct.child_token(),
@@ -232,7 +232,7 @@ impl Registry {
             .filter(|s| !configs.iter().any(|c| c.name == s.name()))
         {
             gone.stop.cancel();
-            crate::telemetry::downstream_state(gone.name(), false, 0, 0);
+            telemetry::downstream_state(gone.name(), false, 0, 0);
             changes.removed.push(gone.name().to_string());
         }
         self.members.store(Arc::new(Members::new(servers)));

@@ -2,7 +2,9 @@
 //! server and outcome; latency histograms for discovery, execute and each
 //! downstream; downstream status and restarts; search fallbacks; catalog
 //! size; the Index Protocol API's latency and `Retry-After`s. `GET /metrics`
-//! renders them (see [`crate::server`]).
+//! renders them (the HTTP face serves it).
+
+pub mod traces;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -132,7 +134,7 @@ pub fn call(meta_tool: &'static str, server: Option<&str>, outcome: &'static str
     let server = server.unwrap_or("").to_string();
     counter!("mcp_gateway_calls_total", "meta_tool" => meta_tool, "server" => server, "outcome" => outcome)
         .increment(1);
-    let name = if meta_tool == crate::wire::DISCOVERY {
+    let name = if meta_tool == vocab::wire::DISCOVERY {
         "mcp_gateway_discovery_seconds"
     } else {
         "mcp_gateway_execute_seconds"

@@ -30,7 +30,7 @@ use super::http_client::{WholeListing, reqwest_client};
 use super::lines::LineTransport;
 use super::stdio::{ChildTransport, Lent};
 use super::{Downstream, Ended, LIVENESS_TICK, Status};
-use crate::config::{Builtin, Transport};
+use config::{Builtin, Transport};
 
 /// Buffer of the in-memory pipe to a built-in server (large results pass through it).
 const BUILTIN_PIPE_BYTES: usize = 256 * 1024;
@@ -425,7 +425,7 @@ async fn relist(
             Some(ttl_ms)
         }
         Ok(Err(e)) => {
-            let error = crate::mask::urls_in(&e.to_string());
+            let error = vocab::mask::urls_in(&e.to_string());
             warn!(server = %name, %error, why, "re-listing tools failed; keeping the previous list");
             None
         }
