@@ -13,10 +13,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::info;
 
-use crate::auth::{self, Caller};
-use crate::gateway::{DEFAULT_RESULTS, DiscoverArgs, Discovery, ExecuteArgs, Gateway, OneOrMany};
 use crate::launch::{Launch, Stdio};
 use config::{self, Config, McpServersFile};
+use gateway::auth::{self, Caller};
+use gateway::{DEFAULT_RESULTS, DiscoverArgs, Discovery, ExecuteArgs, Gateway, OneOrMany};
 
 mod add;
 mod admin;

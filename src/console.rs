@@ -24,8 +24,8 @@ use serde_json::json;
 
 pub use guard::{COOKIE, CSRF_HEADER, cookie, same_origin};
 
-use crate::gateway::Gateway;
-use crate::operator::Operator;
+use gateway::Gateway;
+use gateway::operator::Operator;
 
 mod built {
     include!(concat!(env!("OUT_DIR"), "/console.rs"));

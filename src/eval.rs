@@ -14,8 +14,8 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Snapshot, View};
-use crate::rank::{Bm25, Hybrid, SearchProvider};
+use gateway::catalog::{Snapshot, View};
+use gateway::rank::{Bm25, Hybrid, SearchProvider};
 use learning::Prior;
 use rules::Rules;
 use search;

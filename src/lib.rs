@@ -19,28 +19,20 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-pub mod auth;
-pub mod catalog;
 pub mod cli;
 pub mod console;
 pub mod eval;
-pub mod gateway;
 pub mod launch;
 pub mod mcp_registry;
-pub mod operator;
-pub mod rank;
-pub mod ratelimit;
 pub mod reload;
-pub mod security;
 pub mod server;
-pub mod signature;
-pub mod vault;
 
 // The crates beneath the gateway, where their modules once were.
 pub use config;
 pub use credentials;
 pub use downstream;
 pub use downstream::framing;
+pub use gateway::{self, auth, catalog, operator, rank, ratelimit, security, signature, vault};
 pub use learning;
 pub use oauth;
 pub use review;

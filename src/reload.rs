@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use crate::gateway::Gateway;
 use config::Config;
+use gateway::Gateway;
 
 /// Quiet time after a change before the file is read: editors write in steps.
 const DEBOUNCE: Duration = Duration::from_millis(200);

@@ -36,14 +36,14 @@ mod transports;
 pub use guard::{Envelope, parse_jsonrpc};
 pub use transports::{serve_http, serve_lines, serve_stdio};
 
-use crate::auth::{self, Caller};
-use crate::gateway::{CallRequest, Gateway, Retry, TaskAnswer, TaskRequest, built_meta_tools, meta_tools};
-use crate::ratelimit::Budget;
 use apps::AppCall;
 use downstream::asks::Asker;
 use downstream::{CallOrigin, Relay};
 use errors::auth_error;
 pub use errors::{RATE_LIMITED, SESSIONS_FULL, UNAUTHORIZED};
+use gateway::auth::{self, Caller};
+use gateway::ratelimit::Budget;
+use gateway::{CallRequest, Gateway, Retry, TaskAnswer, TaskRequest, built_meta_tools, meta_tools};
 use hop::{client_extension, forwardable_meta};
 use notify::{Listener, Notify};
 use vocab::keys::RequestId;

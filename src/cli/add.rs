@@ -15,11 +15,11 @@ use clap::{Args, ValueEnum};
 
 use super::credentials::{check_kind, name_value, open_store, project};
 use crate::mcp_registry::{self, Client, MAX_NAME_CHARS};
-use crate::operator::{Actor, Operator};
-use crate::vault::Vault;
 use config::server_json::{self, Converted, Given, Place, Runtime, Secret, Source};
 use config::{self, Config};
 use credentials::CredentialKind;
+use gateway::operator::{Actor, Operator};
+use gateway::vault::Vault;
 use vocab::text::escape_control;
 
 /// `add`.

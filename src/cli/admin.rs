@@ -8,8 +8,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::operator::{Actor, Operator};
 use config::Config;
+use gateway::operator::{Actor, Operator};
 use store::access::{Apps, Exposure, Search};
 use store::{AuditRow, Store};
 use vocab::outcome::Outcome;

@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::vault::{Vault, sign_in};
 use config::{Builtin, Config, ServerConfig, Transport};
 use credentials::{CredentialKind, CredentialRows};
+use gateway::vault::{Vault, sign_in};
 use store::Store;
 use store::access::Project;
 use store::secrets::Key;

@@ -113,10 +113,10 @@ pub(super) async fn replay(config: &Config, data: &std::path::Path, json: bool) 
         );
         match (r.search.as_str(), &semantic) {
             ("hybrid", Some(model)) => {
-                let hybrid = crate::rank::Hybrid::new(model.clone());
+                let hybrid = gateway::rank::Hybrid::new(model.clone());
                 replay::replay(&hybrid, Some(model), &view, split, r).await
             }
-            _ => replay::replay(&crate::rank::Bm25, None, &view, split, r).await,
+            _ => replay::replay(&gateway::rank::Bm25, None, &view, split, r).await,
         }
     };
     let mut points = Vec::new();
@@ -201,7 +201,7 @@ pub(super) async fn tune(config: &Config, data: &std::path::Path, evidence: bool
     model.keep_queries(replay::QUERIES_KEPT);
     let view = bench.view(Default::default(), Some(&model))?;
     let holdout = replay::holdout(&bench, &paraphrases);
-    let hybrid = crate::rank::Hybrid::new(model.clone());
+    let hybrid = gateway::rank::Hybrid::new(model.clone());
     println!(
         "{:<9} {:>5} {:>3} {:>5} {:>5} {:>4} | SEEN@5 per checkpoint window{}",
         "LESSONS",

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use super::audit_words;
-use crate::gateway::Gateway;
 use config::Transport;
 use downstream::Status;
+use gateway::Gateway;
 
 pub(super) fn print(gw: &Gateway, json: bool) -> anyhow::Result<ExitCode> {
     let snapshot = gw.catalog().snapshot();

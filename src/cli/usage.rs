@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::operator::Operator;
 use config::Config;
+use gateway::operator::Operator;
 use store::{Store, Usage, UsageRange};
 
 /// `usage` arguments.

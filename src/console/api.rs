@@ -1,5 +1,5 @@
 //! The console's JSON API (camelCase), behind [`super::guard`]: what the
-//! page shows, and the operator's actions. Actions call [`crate::operator`],
+//! page shows, and the operator's actions. Actions call [`gateway::operator`],
 //! as the command line does, so they are recorded in the admin log.
 
 use std::sync::Arc;
@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use super::Console;
 use super::charts;
 use super::guard::Admin;
-use crate::gateway::DiscoverArgs;
-use crate::operator::{Operator, ProjectLine, ProjectView};
 use config::Transport;
 use downstream::{Downstream, Status};
+use gateway::DiscoverArgs;
+use gateway::operator::{Operator, ProjectLine, ProjectView};
 use store::access::{Grants, Search};
 use store::{self, UsageRange};
 use vocab::keys::ToolKey;
@@ -93,7 +93,7 @@ fn transport_kind(server: &Downstream) -> &'static str {
 }
 
 /// Grants to every configured server: what an operator sees.
-fn every_server(gateway: &crate::gateway::Gateway) -> Arc<Grants> {
+fn every_server(gateway: &gateway::Gateway) -> Arc<Grants> {
     let servers = gateway.registry().servers();
     Arc::new(Grants::all_of(servers.iter().map(|s| s.name())))
 }

@@ -17,8 +17,8 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sha2::Digest;
 
-use crate::gateway::Gateway;
-use crate::operator::Actor;
+use gateway::Gateway;
+use gateway::operator::Actor;
 use store::secrets::constant_time_eq;
 
 /// The session cookie.
@@ -218,7 +218,7 @@ impl Sessions {
         if changes {
             check_origin(headers)?;
         }
-        if let Some(token) = text(headers, header::AUTHORIZATION).and_then(crate::auth::bearer) {
+        if let Some(token) = text(headers, header::AUTHORIZATION).and_then(gateway::auth::bearer) {
             let (actor, _) = Self::identify(gateway, token).await?;
             return Ok((Admin { actor }, None));
         }

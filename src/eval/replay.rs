@@ -25,10 +25,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{Asking, Bench, Error, Scores, Task, evaluate_with, rank};
-use crate::auth::Caller;
-use crate::catalog::View;
-use crate::rank::SearchProvider;
 use config::LearningConfig;
+use gateway::auth::Caller;
+use gateway::catalog::View;
+use gateway::rank::SearchProvider;
 use learning::meanings::Blend;
 use learning::{Asked, Learning, Prior};
 use search::semantic::Semantic;
@@ -503,7 +503,7 @@ fn remove(db: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rank::Bm25;
+    use gateway::rank::Bm25;
     use search::bm25::Weights;
 
     #[test]
@@ -608,7 +608,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     #[ignore = "full tier: needs the embedding model (scripts/setup)"]
     async fn hybrid_learning_is_never_worse_and_lifts_r5_by_a_tenth() {
-        use crate::rank::Hybrid;
+        use gateway::rank::Hybrid;
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
         let (bench, paraphrases) = (Bench::load(&dir).unwrap(), load_paraphrases(&dir).unwrap());
         let model = crate::eval::tests::installed_model();

@@ -7,7 +7,7 @@
 use rmcp::model::CallToolResult;
 use serde_json::json;
 
-use crate::catalog::{View, apps};
+use gateway::catalog::{View, apps};
 use vocab::wire::{CALL_TOOL_META, EXECUTE, split_key};
 
 /// A call of a tool that carries an App, and how its App calls back.

@@ -11,8 +11,8 @@
 use rmcp::model::{ErrorCode, ErrorData};
 use serde_json::{Value, json};
 
-use crate::auth;
-use crate::gateway::{ExecuteError, Refused};
+use gateway::auth;
+use gateway::{ExecuteError, Refused};
 use vocab::leaks::{self, quote};
 use vocab::wire::{DISCOVERY, EXECUTE, TooLong};
 

@@ -20,8 +20,8 @@
 use std::sync::Arc;
 
 use super::sessions::{Owner, Sessions};
-use crate::gateway::Gateway;
-use crate::ratelimit::Limiter;
+use gateway::Gateway;
+use gateway::ratelimit::Limiter;
 
 mod admission;
 mod credential;
@@ -55,7 +55,7 @@ struct Identity {
 /// check of a call's `Mcp-Param-*` headers sees the tools through, as it
 /// does a header's caller.
 #[derive(Debug, Clone)]
-pub(super) struct Authenticated(pub(super) crate::auth::Caller);
+pub(super) struct Authenticated(pub(super) gateway::auth::Caller);
 
 /// The session header (lower case, as `http` stores names).
 const SESSION_ID: &str = "mcp-session-id";

@@ -13,9 +13,9 @@ use tracing::{info, warn};
 
 use super::Upstream;
 use super::errors::{auth_error, downstream_error};
-use crate::auth::Caller;
-use crate::catalog::View;
 use downstream::Downstream;
+use gateway::auth::Caller;
+use gateway::catalog::View;
 use store::access::{Grants, Project};
 
 /// Where a listener's notifications go.

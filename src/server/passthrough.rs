@@ -23,8 +23,8 @@ use super::errors::{
 };
 use super::hop::{client_has_mcp_apps, forwardable_meta};
 use super::{SHARED_URI_PREFIX, Upstream};
-use crate::auth::Caller;
 use downstream::Downstream;
+use gateway::auth::Caller;
 use vocab::uris;
 use vocab::wire::{MAX_COMPLETION_BYTES, MAX_TOOL_KEY_BYTES, MAX_URI_BYTES, bounded, split_key};
 

@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 };
 use sha2::{Digest, Sha256};
 
-use crate::auth::Caller;
+use gateway::auth::Caller;
 
 /// A session unused this long may be closed to make room for a new one.
 pub(super) const EVICTABLE_AFTER: Duration = Duration::from_secs(60);

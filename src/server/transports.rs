@@ -16,10 +16,10 @@ use super::Upstream;
 use super::guard::{Authenticated, guarded};
 use super::hosts::{self, Hosts};
 use super::sessions::Sessions;
-use crate::auth::Caller;
-use crate::gateway::Gateway;
-use crate::ratelimit::Limiter;
 use config::HttpConfig;
+use gateway::Gateway;
+use gateway::auth::Caller;
+use gateway::ratelimit::Limiter;
 use oauth;
 
 mod answers;

@@ -12,9 +12,9 @@ use tracing::{info, warn};
 
 use super::super::sessions::Owner;
 use super::{Authenticated, Identity, Message};
-use crate::auth;
-use crate::gateway::Gateway;
 use crate::server::errors::{UNAUTHORIZED, unanswerable};
+use gateway::Gateway;
+use gateway::auth;
 use oauth;
 
 /// What a 401 without a token says, in its challenge and its body.

@@ -8,8 +8,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Identity, Message};
-use crate::ratelimit::{Budget, Limiter};
 use crate::server::errors::{RATE_LIMITED, unanswerable};
+use gateway::ratelimit::{Budget, Limiter};
 
 /// Charges a request to its caller's budget; see the module's doc. The
 /// budget goes on with the request: a script's calls are charged to it too.

@@ -13,7 +13,9 @@ use tokio_util::task::TaskTracker;
 mod admission;
 mod args;
 mod audit;
+pub mod auth;
 mod call;
+pub mod catalog;
 mod discover;
 mod error;
 mod execute;
@@ -21,13 +23,19 @@ mod hidden;
 mod input;
 mod limits;
 mod meta_tools;
+pub mod operator;
+pub mod rank;
+pub mod ratelimit;
 mod rounds;
 mod savings;
 mod script;
 mod sealed;
+pub mod security;
+pub mod signature;
 mod startup;
 mod target;
 mod tasks;
+pub mod vault;
 
 pub use args::{
     DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, MAX_QUERIES, MAX_QUERY_CHARS, MAX_RESULTS, OneOrMany, Retry, parse_args,
@@ -40,14 +48,13 @@ pub use hidden::HiddenTool;
 pub use meta_tools::{built_meta_tools, meta_tools};
 pub use tasks::{TaskAnswer, TaskRequest};
 
-use crate::auth::{self, Authenticator, Caller};
+use crate::auth::{Authenticator, Caller};
 use crate::catalog::{Catalog, Shaping};
 use crate::security::Security;
-use crate::vault::{self, Vault};
+use crate::vault::Vault;
 use config::{AuditMode, Config};
-use downstream::{self, Registry};
+use downstream::Registry;
 use learning::{Learning, Trail};
-use search;
 use search::cloud::CloudSearch;
 use search::semantic;
 use store::{self, Store};

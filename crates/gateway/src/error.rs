@@ -4,7 +4,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
-use crate::{downstream, security};
+use crate::security;
 use vocab::keys::ToolKey;
 use vocab::leaks::quote;
 use vocab::outcome::Outcome;
