@@ -14,10 +14,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::info;
 
-use crate::server::{self, Upstream};
 use config::{Builtin, Config};
 use downstream::{Builtins, serve_on};
 use gateway::{Gateway, Running, StartError};
+use server::{self, Upstream};
 
 /// How long in-flight HTTP requests may take to finish once shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);

@@ -25,7 +25,6 @@ pub mod eval;
 pub mod launch;
 pub mod mcp_registry;
 pub mod reload;
-pub mod server;
 
 // The crates beneath the gateway, where their modules once were.
 pub use config;
@@ -38,6 +37,7 @@ pub use oauth;
 pub use review;
 pub use sandbox;
 pub use search;
+pub use server;
 pub use store;
 pub use store::access;
 pub use store::secrets;

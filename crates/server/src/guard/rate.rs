@@ -8,7 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Identity, Message};
-use crate::server::errors::{RATE_LIMITED, unanswerable};
+use crate::errors::{RATE_LIMITED, unanswerable};
 use gateway::ratelimit::{Budget, Limiter};
 
 /// Charges a request to its caller's budget; see the module's doc. The
@@ -40,7 +40,7 @@ mod tests {
 
     use super::super::test_support::{a_request, answer, noted, post};
     use super::*;
-    use crate::server::sessions::Owner;
+    use crate::sessions::Owner;
     use config::Rate;
 
     #[tokio::test]

@@ -17,8 +17,8 @@ use tokio::sync::Mutex;
 use tokio_util::codec::FramedRead;
 use tracing::warn;
 
-use crate::server::errors::{INVALID_REQUEST, refusal, unanswerable, unreadable};
-use crate::server::guard::jsonrpc_shape_error;
+use crate::errors::{INVALID_REQUEST, refusal, unanswerable, unreadable};
+use crate::guard::jsonrpc_shape_error;
 use downstream::framing::{Line, MessageLines, Oversized};
 use vocab::wire::MAX_MESSAGE_BYTES;
 

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::Message;
-use crate::server::errors::{INVALID_REQUEST, PARSE_ERROR, unanswerable, unreadable};
+use crate::errors::{INVALID_REQUEST, PARSE_ERROR, unanswerable, unreadable};
 use vocab::wire::MAX_MESSAGE_BYTES;
 
 /// Reads and checks a POST's body; see the module's doc.
@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn unreadable_mcp_gets_a_jsonrpc_code_without_its_content() {
-        use crate::server::errors::unreadable;
+        use crate::errors::unreadable;
         let (code, message) = unreadable(br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#);
         assert_eq!(code, -32600);
         assert!(!message.contains("1234567890"), "{message}");

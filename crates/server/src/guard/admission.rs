@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::super::sessions::{Full, Sessions};
 use super::{Identity, Message, SESSION_ID};
-use crate::server::errors::{SESSIONS_FULL, unanswerable};
+use crate::errors::{SESSIONS_FULL, unanswerable};
 
 /// Admits a new session, and binds its place to the id rmcp gives it; see the module's doc.
 pub(super) async fn admit(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
@@ -54,7 +54,7 @@ mod tests {
 
     use super::super::test_support::{answer, noted, post};
     use super::*;
-    use crate::server::sessions::Owner;
+    use crate::sessions::Owner;
 
     #[tokio::test]
     async fn an_initialize_over_the_callers_limit_is_refused_while_its_sessions_are_busy() {

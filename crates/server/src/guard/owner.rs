@@ -38,7 +38,7 @@ mod tests {
 
     use super::super::test_support::{a_request, answer, noted, post};
     use super::*;
-    use crate::server::sessions::Owner;
+    use crate::sessions::Owner;
 
     #[tokio::test]
     async fn a_session_is_unknown_to_all_but_its_owner() {

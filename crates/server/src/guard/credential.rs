@@ -12,7 +12,7 @@ use tracing::{info, warn};
 
 use super::super::sessions::Owner;
 use super::{Authenticated, Identity, Message};
-use crate::server::errors::{UNAUTHORIZED, unanswerable};
+use crate::errors::{UNAUTHORIZED, unanswerable};
 use gateway::Gateway;
 use gateway::auth;
 use oauth;
