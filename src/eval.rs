@@ -18,7 +18,6 @@ use gateway::catalog::{Snapshot, View};
 use gateway::rank::{Bm25, Hybrid, SearchProvider};
 use learning::Prior;
 use rules::Rules;
-use search;
 use search::bm25::Weights;
 use search::semantic::Semantic;
 

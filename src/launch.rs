@@ -94,7 +94,7 @@ impl Launch {
             let upstream = Upstream::new(gateway.clone(), None);
             let (gateway, http_config, ct) = (gateway.clone(), config.http.clone(), stop_serving.child_token());
             tokio::spawn(async move {
-                let pages = crate::console::router(gateway.clone()).merge(BuiltinServers::routes());
+                let pages = web_console::router(gateway.clone()).merge(BuiltinServers::routes());
                 server::serve_http(upstream, gateway, pages, listener, &http_config, ct).await
             })
         });

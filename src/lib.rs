@@ -8,10 +8,12 @@
 //! * **toolKey**: `server:tool`, the name of one downstream tool.
 //!
 //! # Layout
-//! One-way layers, top to bottom, from the command line down to the shared vocabulary; the
-//! engines beneath the gateway are crates of the workspace (`crates/*`), re-exported here
-//! where their modules once were. docs/src/layout.md holds the one list of the layers and of
-//! every file; `tests/suite/layers.rs` and `tests/suite/layout.rs` keep the tree to it.
+//! This package is the binary: the command line, the entry point that wires
+//! the gateway as `serve` runs it, and the global allocator. Everything
+//! beneath is a crate of the workspace (`crates/*`), one per layer, kept by
+//! the compiler; they are re-exported here for the tests, benches and fuzz
+//! targets, and nothing in `src/` names them through this file.
+//! docs/src/layout.md holds the one list of the layers and of every file.
 
 // The allocator of every program built on this crate (the binary, the
 // in-process benches that count its instructions, the test harness), so
@@ -20,13 +22,12 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod cli;
-pub mod console;
 pub mod eval;
 pub mod launch;
 pub mod mcp_registry;
 pub mod reload;
 
-// The crates beneath the gateway, where their modules once were.
+// The crates beneath the binary, for the tests, benches and fuzz targets.
 pub use config;
 pub use credentials;
 pub use downstream;

@@ -19,7 +19,6 @@ mod fuzz_seeds;
 mod gateway;
 mod index_network;
 mod interop;
-mod layers;
 mod layout;
 mod learning;
 mod learning_service;

@@ -1,4 +1,7 @@
 //! Downstream MCP servers: one supervised connection per configured server.
+//! It may not know callers, search or the faces above it, nor which
+//! built-in servers exist: they come through [`Builtins`], from the entry
+//! point.
 //!
 //! Each server is owned by its own task (an actor, see [`supervise`]): it
 //! connects, lists tools, publishes its state, serves calls through a cloned

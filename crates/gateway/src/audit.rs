@@ -8,7 +8,6 @@ use super::{Answer, ExecuteError, Gateway};
 use crate::auth::Caller;
 use config::AuditMode;
 use learning::Trail;
-use store;
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
 

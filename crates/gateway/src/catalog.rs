@@ -16,7 +16,6 @@ use crate::auth::Caller;
 use crate::security::{Held, Security};
 use config::Overrides;
 use downstream::Registry;
-use search;
 use search::semantic::{Semantic, Vectors};
 use store::access::Grants;
 use vocab::keys::ToolKey;

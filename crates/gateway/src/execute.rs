@@ -9,7 +9,6 @@ use super::audit::Row;
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
 use crate::auth::Caller;
-use downstream;
 use vocab::keys::{RequestId, ToolKey};
 use vocab::outcome::Outcome;
 use vocab::wire::{self, EXECUTE, split_key};

@@ -13,7 +13,6 @@ use crate::catalog::{Entry, View};
 use crate::rank::{Bm25, SearchProvider};
 use config::Overrides;
 use rules::Rules;
-use search;
 use store::access::{Access, Grants};
 use vocab::keys::ToolKey;
 use vocab::wire;

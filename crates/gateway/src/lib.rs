@@ -1,7 +1,13 @@
-//! The two meta-tools as plain functions: [`Gateway::discover`] and
-//! [`Gateway::execute`], scoped to a [`Caller`], with their answers and audit
-//! rows. The MCP server and the CLI both call these, so `mcp-gateway search`
-//! and `call` behave exactly like `tool_discovery` and `tool_execute`.
+//! The gateway's core: the two meta-tools as plain functions,
+//! [`Gateway::discover`] and [`Gateway::execute`], scoped to a [`Caller`],
+//! with their answers and audit rows, and what they ask: the catalog,
+//! ranking, auth, the vault, security, rate limits, operator actions.
+//!
+//! The MCP server and the CLI both call these, so `mcp-gateway search` and
+//! `call` behave exactly like `tool_discovery` and `tool_execute`. It knows
+//! the downstream layer and the engines beneath it; it may not know its
+//! faces (MCP's wire sessions, HTTP, the console), nor which built-in
+//! servers exist: the entry point hands those to [`Gateway::start`].
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -30,7 +30,6 @@ use crate::ratelimit::Budget;
 use config::code_mode::CodeLimits;
 use downstream::CallOrigin;
 use sandbox::{self, Call, Gone, Host, Refusal};
-use store;
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
 use vocab::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};

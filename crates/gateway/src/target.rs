@@ -11,7 +11,6 @@ use super::{ExecuteError, Gateway};
 use crate::auth::Caller;
 use crate::vault;
 use config::{Builtin, ServerConfig, Transport};
-use downstream;
 
 /// How long a call waits for its project's own connection to list.
 const OWN_LISTING_GRACE: std::time::Duration = std::time::Duration::from_secs(2);

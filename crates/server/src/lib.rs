@@ -2,7 +2,9 @@
 //! `tools/list` is exactly `tool_discovery` and `tool_execute`, and whose
 //! resources and prompts pass through from every running downstream.
 //!
-//! Every module's error becomes a wire answer here and nowhere else.
+//! Every module's error becomes a wire answer here and nowhere else. It
+//! asks the core ([`gateway`]) what a caller may see and run; it may not know
+//! the console, the command line or which built-in servers exist.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};

@@ -20,7 +20,6 @@ use config::HttpConfig;
 use gateway::Gateway;
 use gateway::auth::Caller;
 use gateway::ratelimit::Limiter;
-use oauth;
 
 mod answers;
 mod connections;

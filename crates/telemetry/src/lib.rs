@@ -2,7 +2,9 @@
 //! server and outcome; latency histograms for discovery, execute and each
 //! downstream; downstream status and restarts; search fallbacks; catalog
 //! size; the Index Protocol API's latency and `Retry-After`s. `GET /metrics`
-//! renders them (the HTTP face serves it).
+//! renders them (the HTTP face serves it). [`traces`] exports spans over
+//! OTLP. It knows the config and the vocabulary, nothing of the gateway's
+//! own types: callers hand it names and numbers.
 
 pub mod traces;
 

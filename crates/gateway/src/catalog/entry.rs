@@ -11,7 +11,6 @@ use tracing::{error, warn};
 
 use super::apps;
 use config::ToolOverride;
-use search;
 use search::semantic;
 use vocab::keys::{ServerName, ToolKey};
 

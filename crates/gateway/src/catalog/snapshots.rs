@@ -11,7 +11,6 @@ use super::{Error, Listing, Overrides, Shaping, Snapshot};
 use crate::security::Security;
 use downstream::Registry;
 use rmcp::model::Tool;
-use search;
 
 /// A catalog's snapshots at one moment: every project's, and one for each
 /// project with overrides of its own (its own tool names, descriptions and

@@ -7,7 +7,6 @@ use rmcp::model::Tool;
 
 use super::{Entry, Snapshot};
 use crate::security::Held;
-use search;
 use search::semantic::Vectors;
 use store::access::{Access, Grants};
 

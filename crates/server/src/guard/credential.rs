@@ -15,7 +15,6 @@ use super::{Authenticated, Identity, Message};
 use crate::errors::{UNAUTHORIZED, unanswerable};
 use gateway::Gateway;
 use gateway::auth;
-use oauth;
 
 /// What a 401 without a token says, in its challenge and its body.
 const MISSING_TOKEN: &str = "this gateway requires a token: send Authorization: Bearer mgw_... (an operator issues one with mcp-gateway token issue)";

@@ -1,8 +1,9 @@
 //! The operator console at `/console`: the gateway's servers, projects and
 //! usage, and a search playground, for people. One page (built from
 //! `widgets/src/console`, committed, embedded by `build.rs`) over a small
-//! JSON API (`console/api.rs`) that needs an operator's credential
-//! (`console/guard.rs`); the charts are SVG drawn here (`console/charts.rs`).
+//! JSON API (`api.rs`) that needs an operator's credential (`guard.rs`);
+//! the charts are SVG drawn here (`charts.rs`). It asks the core
+//! ([`gateway`]); it may not know the MCP faces or the command line.
 //!
 //! The page loads nothing from elsewhere, and its CSP says so: scripts,
 //! styles and requests only from this origin, no inline code, no framing.
