@@ -189,10 +189,16 @@ async fn a_lazy_server_starts_on_the_first_call_and_stops_when_idle() {
     let client = first.client().await;
     // Never listed before: started once to learn its tools, then stopped for lack of calls.
     wait_for_tool(&client, "lazy:calculate").await;
-    first
-        .wait_log("stopped while idle", Duration::from_secs(10))
-        .await
-        .unwrap_or_else(|| panic!("not stopped when idle:\n{}", first.log()));
+    eventually(Duration::from_secs(10), "lazy stopped while idle", || async {
+        let ready = first.readyz().await;
+        let lazy = ready["servers"]
+            .as_array()?
+            .iter()
+            .find(|s| s["name"] == "lazy")?
+            .clone();
+        (lazy["status"] == "idle").then_some(())
+    })
+    .await;
     eventually(Duration::from_secs(5), "the child to exit", || async {
         children_of(first.pid()).is_empty().then_some(())
     })

@@ -127,9 +127,12 @@ mod with_model {
         let gw = Gateway::spawn_with(&config, &[("MCP_GATEWAY_MODEL_URL", &mirror)]).await;
         let client = gw.client().await;
         wait_for_tool(&client, "alpha:sha256").await;
-        gw.wait_log("tool embeddings ready", Duration::from_secs(180))
-            .await
-            .unwrap_or_else(|| panic!("the fetched model never embedded the tools:\n{}", gw.log()));
+        eventually(
+            Duration::from_secs(180),
+            "the fetched model's embeddings of the tools",
+            || async { (gw.readyz().await["search"]["inForce"] == "hybrid").then_some(()) },
+        )
+        .await;
         assert_eq!(fetched.load(Ordering::SeqCst), 1);
         assert!(
             gw.config_path()

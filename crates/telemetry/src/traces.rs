@@ -26,6 +26,10 @@ use config::TelemetryConfig;
 const CONTEXT_KEYS: [&str; 2] = ["traceparent", "tracestate"];
 
 /// The exporting provider, once `[telemetry]` set one up.
+/// The crates whose spans are exported (a span's target is its module's
+/// path): the gateway's own, not its dependencies' (rmcp, hyper).
+const OUR_CRATES: &[&str] = &["mcp_gateway", "gateway", "downstream", "server", "web_console", "oauth"];
+
 static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
 
 /// Why spans cannot be exported.
@@ -58,7 +62,9 @@ pub fn layer(config: &TelemetryConfig) -> Result<Box<dyn Layer<Registry> + Send 
         .build();
     let tracer = provider.tracer("mcp-gateway");
     let _ = PROVIDER.set(provider);
-    let ours = Targets::new().with_target("mcp_gateway", tracing::Level::INFO);
+    let ours = OUR_CRATES.iter().fold(Targets::new(), |targets, name| {
+        targets.with_target(*name, tracing::Level::INFO)
+    });
     Ok(tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_filter(ours)
