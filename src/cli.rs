@@ -16,7 +16,9 @@ use tracing::info;
 use crate::launch::{Launch, Stdio};
 use config::{self, Config, McpServersFile};
 use gateway::auth::{self, Caller};
-use gateway::{DEFAULT_RESULTS, DiscoverArgs, Discovery, ExecuteArgs, Gateway, OneOrMany};
+use gateway::{CallRequest, DEFAULT_RESULTS, DiscoverArgs, Discovery, Gateway, OneOrMany, Retry};
+use vocab::keys::RequestId;
+use vocab::wire::EXECUTE;
 
 mod add;
 mod admin;
@@ -407,22 +409,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let arguments: Value = serde_json::from_str(&arguments).context("arguments must be a JSON object")?;
             one_shot(&config, |gw| async move {
                 let caller = who.caller(&gw).await?;
-                let result = match gw
-                    .execute(
-                        &caller,
-                        ExecuteArgs {
-                            tool_key,
-                            arguments: Some(arguments),
-                            ..Default::default()
-                        },
-                        None,
-                        Default::default(),
-                    )
-                    .await
-                {
-                    Ok(r) => r,
-                    Err(e) => CallToolResponse::Complete(e.into_result()),
-                };
+                // The path a face's tool_execute takes: the answer, the
+                // metrics, the access line and the audit row, in one place.
+                let request_id = RequestId::fresh();
+                let call = serde_json::json!({ "toolKey": tool_key, "arguments": arguments });
+                let result = gw
+                    .call(EXECUTE, &request_id, Ok(caller), &CancellationToken::new(), |_| {
+                        CallRequest {
+                            arguments: call.as_object().cloned(),
+                            retry: Retry::default(),
+                            meta: Default::default(),
+                            // Each command is a session of its own.
+                            session: format!("cli:{request_id}"),
+                            origin: Default::default(),
+                            budget: None,
+                            by_name: false,
+                        }
+                    })
+                    .await?;
                 let shown = match &result {
                     CallToolResponse::Complete(r) => serde_json::to_value(r)?,
                     CallToolResponse::InputRequired(r) => serde_json::to_value(r)?,

@@ -263,6 +263,40 @@ fn the_embedded_default_serves_something_real_with_no_config_file() {
     assert!(stdout(&o).contains("TOOL_NOT_FOUND"));
 }
 
+/// `call` runs a tool as `tool_execute` does, audit row included: each call
+/// an operator makes from the command line is in the log as a model's is.
+#[test]
+fn a_call_from_the_command_line_is_audited_as_tool_execute_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("{ANONYMOUS}{}", chaos_server("demo", ""));
+    std::fs::write(dir.path().join("gateway.toml"), config).unwrap();
+    let o = run(dir.path(), &["call", "demo:calculate", r#"{"expression": "6*7"}"#]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(dir.path(), &["call", "demo:nope"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+
+    let o = run(dir.path(), &["audit", "tail", "-n", "5", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows: Vec<(&str, &str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let field = |name: &str| r[name].as_str().unwrap_or("");
+            (field("metaTool"), field("toolKey"), field("outcome"))
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("tool_execute", "demo:calculate", "ok"),
+            ("tool_execute", "demo:nope", "denied")
+        ],
+        "one row per call, as a model's"
+    );
+}
+
 #[test]
 fn servers_shows_status_tool_counts_and_errors() {
     let dir = tempfile::tempdir().unwrap();
