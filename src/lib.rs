@@ -32,7 +32,7 @@ pub use config;
 pub use credentials;
 pub use downstream;
 pub use downstream::framing;
-pub use gateway::{self, auth, catalog, operator, rank, ratelimit, security, signature, vault};
+pub use gateway::{self, auth, catalog, operator, rank, ratelimit, security, typescript, vault};
 pub use learning;
 pub use oauth;
 pub use review;

@@ -116,16 +116,16 @@ pub struct Citations {
     pub cited: Vec<Citation>,
 }
 
-/// A search's answer.
+/// What a search found: its hits, and the citation graph over them.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub struct Hits {
     /// Best first.
     pub results: Vec<Hit>,
     /// Over the results, when citations were asked for.
     pub graph: Option<Value>,
 }
 
-impl Answer {
+impl Hits {
     /// The tool's `structuredContent` (the seed's shape).
     pub fn to_json(&self, o: &Options) -> Value {
         let mut v = json!({
@@ -253,13 +253,13 @@ impl Archive {
     }
 
     /// Runs a search.
-    pub fn search(&self, o: &Options) -> Result<Answer, Error> {
+    pub fn search(&self, o: &Options) -> Result<Hits, Error> {
         let opened = self.open()?;
         let f = opened.fields;
         let mut analyzer = opened.index.tokenizer_for_field(f.content)?;
         let parsed = QueryText::parse(&o.query, &mut analyzer);
         let Some(query) = parsed.query(f, o.fuzzy) else {
-            return Ok(Answer {
+            return Ok(Hits {
                 results: Vec::new(),
                 graph: None,
             });
@@ -310,7 +310,7 @@ impl Archive {
         } else {
             None
         };
-        Ok(Answer { results, graph })
+        Ok(Hits { results, graph })
     }
 }
 

@@ -139,7 +139,7 @@ impl Gateway {
                     output_schema: entry.tool.output_schema.clone(),
                     annotations: entry.tool.annotations.clone(),
                     signature: code_mode.then(|| {
-                        crate::signature::signature(&entry.tool.input_schema, entry.tool.output_schema.as_deref())
+                        crate::typescript::signature(&entry.tool.input_schema, entry.tool.output_schema.as_deref())
                     }),
                     query: r.query,
                 })
@@ -326,7 +326,7 @@ impl Discovery {
                     .signature
                     .as_ref()
                     .and(f.output_schema.as_deref())
-                    .map(crate::signature::returns),
+                    .map(crate::typescript::returns),
             })
             .collect();
         Offered {
@@ -381,7 +381,7 @@ impl Discovery {
         for f in &self.results {
             let description = f.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
             out.push_str(&format!("\n- {} ({:.2}): {}", f.tool_key, f.relevance, description));
-            if let Some(arguments) = crate::signature::arguments(&f.input_schema, TEXT_ARGUMENTS_CHARS) {
+            if let Some(arguments) = crate::typescript::arguments(&f.input_schema, TEXT_ARGUMENTS_CHARS) {
                 out.push_str("\n  arguments: ");
                 out.push_str(&arguments);
             }

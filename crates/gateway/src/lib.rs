@@ -37,10 +37,10 @@ mod savings;
 mod script;
 mod sealed;
 pub mod security;
-pub mod signature;
 mod startup;
 mod target;
 mod tasks;
+pub mod typescript;
 pub mod vault;
 
 pub use args::{

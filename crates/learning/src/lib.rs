@@ -9,15 +9,15 @@
 //! - [`Learning`]: the service that links an execute to its discovery and
 //!   teaches, loading and keeping each project's memory through
 //!   [`LearningStore`], which the store implements with its SQL;
-//! - [`limits`]: how much is kept and for how long, defined once for the
+//! - [`retention`]: how much is kept and for how long, defined once for the
 //!   memory, the links and the store.
 //!
 //! Pure but for [`Learning`], which keeps its state in memory and reaches the
 //! store only through the trait.
 
-pub mod limits;
 pub mod meanings;
 mod prior;
+pub mod retention;
 mod service;
 mod store;
 pub mod terms;

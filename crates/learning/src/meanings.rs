@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use int8_bert::{QueryVector, Vectors};
 
-use crate::limits::{PER_TOOL, TOTAL};
+use crate::retention::{PER_TOOL, TOTAL};
 use crate::terms::{CAP, weight_of_use};
 
 /// A remembered query whose (decayed) uses fall under this is forgotten:

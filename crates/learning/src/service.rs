@@ -20,9 +20,9 @@ use config::LearningConfig;
 use int8_bert::QueryVector;
 use vocab::text::normalise_query;
 
-use crate::limits::LINK_WINDOW;
 use crate::meanings::{self, Blend, Meanings};
 use crate::prior::Prior;
+use crate::retention::LINK_WINDOW;
 use crate::store::{LearningStore, Link, Remembered, Use};
 use crate::terms::{Learned, TermKeys, weight_of_use};
 

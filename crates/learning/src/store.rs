@@ -86,7 +86,7 @@ pub trait LearningStore: Send + Sync + 'static {
     fn learned(&self, project_id: i64, least_weight: f64) -> Result<Vec<Association>, Self::Error>;
 
     /// The newest remembered queries of `project_id` (at most
-    /// [`crate::limits::TOTAL`]) that weigh at least `least_weight`.
+    /// [`crate::retention::TOTAL`]) that weigh at least `least_weight`.
     fn meanings(&self, project_id: i64, least_weight: f64) -> Result<Vec<Remembered>, Self::Error>;
 
     /// The newest `limit` discoveries of `session` in `project_id` since
@@ -94,7 +94,7 @@ pub trait LearningStore: Send + Sync + 'static {
     fn links(&self, project_id: i64, session: &str, since: i64, limit: usize) -> Result<Vec<Link>, Self::Error>;
 
     /// Queues the pruning of `project_id`'s learning under `least_weight`,
-    /// and of remembered queries past the newest [`crate::limits::TOTAL`].
+    /// and of remembered queries past the newest [`crate::retention::TOTAL`].
     /// Never waits: when the writer is behind, the next load prunes.
     fn prune_learning(&self, project_id: i64, least_weight: f64);
 

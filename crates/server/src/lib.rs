@@ -14,8 +14,8 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    ServerConfig as ServerInfo, SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -202,7 +202,7 @@ fn http_caller(extensions: &rmcp::model::Extensions) -> Option<&Caller> {
 }
 
 impl ServerHandler for Upstream {
-    fn get_info(&self) -> ServerConfig {
+    fn get_info(&self) -> ServerInfo {
         #[allow(deprecated)] // logging/setLevel: still asked by pre-2026-07-28 clients
         let capabilities = ServerCapabilities::builder()
             .enable_logging()
@@ -215,7 +215,7 @@ impl ServerHandler for Upstream {
             .enable_tasks()
             .enable_skills()
             .build();
-        let mut info = ServerConfig::new(capabilities);
+        let mut info = ServerInfo::new(capabilities);
         info.server_info = Implementation::new("mcp-gateway", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "This gateway fronts many MCP servers behind two tools. Use tool_discovery to find a tool \

@@ -6,7 +6,7 @@
 //! and the service live there. Writes are queued to the writer thread like
 //! audit rows; reads and resets run inline.
 
-use learning::limits::{LINK_WINDOW, PER_TOOL, TOTAL};
+use learning::retention::{LINK_WINDOW, PER_TOOL, TOTAL};
 use learning::{Association, LearningStore, Link, Remembered, Use};
 use serde::Serialize;
 

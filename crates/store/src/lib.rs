@@ -15,6 +15,7 @@
 pub mod access;
 mod admin;
 mod audit;
+mod credential_rows;
 mod engine;
 mod generation;
 mod journal;
@@ -23,7 +24,6 @@ mod migrate;
 mod pins;
 mod postgres;
 mod rates;
-mod sealed;
 pub mod secrets;
 mod sql;
 mod sqlite;
@@ -31,9 +31,9 @@ mod usage;
 
 pub use admin::{ADMIN_TOKEN_PREFIX, AdminAction, AdminTokenInfo};
 pub use audit::{AuditRow, StrictAudit, Unwritten, audit_row};
+pub use credential_rows::CredentialInfo;
 pub use learned::Forgotten;
 pub use pins::Review;
-pub use sealed::CredentialInfo;
 pub use usage::{Bucket, Usage, UsageRange, UsageRow};
 pub use vocab::outcome::Outcome;
 

@@ -63,7 +63,7 @@ fn is_notification(line: &[u8]) -> bool {
 fn tool_answer(line: &[u8]) -> Option<ServerJsonRpcMessage> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
-    struct Answer<'a> {
+    struct Response<'a> {
         #[allow(dead_code)] // checked by its type
         jsonrpc: JsonRpcVersion2_0,
         id: RequestId,
@@ -81,7 +81,7 @@ fn tool_answer(line: &[u8]) -> Option<ServerJsonRpcMessage> {
         #[serde(rename = "_meta")]
         meta: Option<IgnoredAny>,
     }
-    let answer: Answer = serde_json::from_slice(line).ok()?;
+    let answer: Response = serde_json::from_slice(line).ok()?;
     serde_json::from_str::<Fields>(answer.result.get()).ok()?;
     let result: CallToolResult = serde_json::from_str(answer.result.get()).ok()?;
     Some(ServerJsonRpcMessage::response(result.into(), answer.id))
