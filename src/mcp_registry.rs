@@ -253,7 +253,7 @@ impl Client {
                 status: status.as_u16(),
                 detail: match detail.is_empty() {
                     true => status.canonical_reason().unwrap_or("no reason given").to_string(),
-                    false => escape_control(&vocab::leaks::quote(&detail)),
+                    false => escape_control(&leaks::quote(&detail)),
                 },
             });
         }

@@ -92,7 +92,7 @@ fn scrub(line: &str) -> String {
         None => (line, ""),
     };
     let masked = vocab::mask::urls_in(body);
-    vocab::leaks::redacted_head(&masked, MAX_LOG_LINE_BYTES) + end
+    leaks::redacted_head(&masked, MAX_LOG_LINE_BYTES) + end
 }
 
 impl std::io::Write for Scrubbed {

@@ -75,7 +75,7 @@ const LOGGED_ERROR_BYTES: usize = 512;
 impl Failure {
     /// Logs the failure with its message. Arguments' problems quote the
     /// caller's keys and values, so they are logged as any caller's string
-    /// is ([`vocab::leaks::quote`]: short, one line, credentials redacted),
+    /// is ([`leaks::quote`]: short, one line, credentials redacted),
     /// with their count; a search's message names the configured paths and
     /// SQLite's or tantivy's cause, never the query, and is logged whole up
     /// to [`LOGGED_ERROR_BYTES`] (redacted all the same).
@@ -85,12 +85,12 @@ impl Failure {
             Failure::Arguments(problems) => tracing::warn!(
                 tool = TOOL_NAME,
                 problems = problems.len(),
-                error = %vocab::leaks::quote(&message),
+                error = %leaks::quote(&message),
                 "archive search failed: invalid arguments"
             ),
             Failure::Search(_) => tracing::warn!(
                 tool = TOOL_NAME,
-                error = %vocab::text::one_line(&vocab::leaks::redacted_head(&message, LOGGED_ERROR_BYTES)),
+                error = %vocab::text::one_line(&leaks::redacted_head(&message, LOGGED_ERROR_BYTES)),
                 "archive search failed"
             ),
         }

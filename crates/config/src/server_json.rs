@@ -294,7 +294,7 @@ impl Given {
     /// recognises it, so a key the document forgot to mark `isSecret` is
     /// still kept out of the file.
     pub fn insert(&mut self, name: String, value: String, secret: bool) {
-        if secret || !vocab::leaks::find(&value).is_empty() {
+        if secret || !leaks::find(&value).is_empty() {
             self.sealed.insert(name.clone());
         } else {
             self.sealed.remove(&name);

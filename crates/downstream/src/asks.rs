@@ -181,7 +181,7 @@ impl Asks {
             );
             return;
         };
-        vocab::leaks::redact(&mut params.data);
+        leaks::redact(&mut params.data);
         let _ = to.peer.notify_logging_message(params).await;
     }
 

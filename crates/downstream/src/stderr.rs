@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tracing::{debug, info};
 
-use vocab::leaks::redact_text;
+use leaks::redact_text;
 
 /// Lines kept per server.
 const KEPT_LINES: usize = 50;

@@ -6,7 +6,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::DISCOVERY;
-use vocab::leaks;
 use vocab::wire::{MAX_DISCOVERY_SERVERS, MAX_SERVER_NAME_BYTES, MAX_TOOL_KEY_BYTES, bounded};
 pub use vocab::wire::{MAX_QUERIES, MAX_QUERY_CHARS};
 

@@ -105,7 +105,7 @@ pub enum Error {
     )]
     Unauthorized,
     /// `_meta.projectId` names another project than the token's.
-    #[error("_meta.projectId '{}' is not the project of this token", vocab::leaks::quote(.0))]
+    #[error("_meta.projectId '{}' is not the project of this token", leaks::quote(.0))]
     ProjectMismatch(String),
     /// An OAuth access token was refused.
     #[error(transparent)]

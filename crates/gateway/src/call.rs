@@ -15,7 +15,6 @@ use crate::auth::{self, Caller};
 use crate::ratelimit::Budget;
 use downstream::CallOrigin;
 use vocab::keys::RequestId;
-use vocab::leaks;
 use vocab::outcome::Outcome;
 use vocab::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META, split_key};
 

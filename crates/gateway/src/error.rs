@@ -5,8 +5,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
 use crate::security;
+use leaks::quote;
 use vocab::keys::ToolKey;
-use vocab::leaks::quote;
 use vocab::outcome::Outcome;
 use vocab::wire::split_key;
 

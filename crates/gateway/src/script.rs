@@ -244,7 +244,7 @@ impl Gateway {
             "script_call",
             request_id = %request_id,
             meta_tool,
-            tool_key = %key.as_deref().map(vocab::leaks::quote).unwrap_or_default(),
+            tool_key = %key.as_deref().map(leaks::quote).unwrap_or_default(),
             project = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );

@@ -6,7 +6,7 @@
 //!
 //! * [`review`] (a crate): the definition hash, the pure hold/pin
 //!   decision, the findings in a tool's texts, and the store's side of it.
-//! * [`vocab::leaks`]: credential formats in JSON and text.
+//! * [`leaks`]: credential formats in JSON and text.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -25,7 +25,6 @@ use review::pins::{self, Decision, Known, Reason};
 use review::{NewPin, PinStore, ReviewState, scan};
 use store::Store;
 use vocab::keys::ToolKey;
-use vocab::leaks;
 
 /// One server's tools after review.
 #[derive(Debug, Clone, Default)]

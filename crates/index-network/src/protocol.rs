@@ -625,7 +625,7 @@ fn backend_message(body: &[u8]) -> Option<String> {
 /// credential cut by the window is dropped whole) and e-mail addresses hidden.
 fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    let head = vocab::leaks::redacted_head(text.trim(), SNIPPET_WINDOW);
+    let head = leaks::redacted_head(text.trim(), SNIPPET_WINDOW);
     vocab::text::truncate(&vocab::text::one_line(&vocab::mask::hide_emails(&head)), SNIPPET)
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use gateway::auth;
 use gateway::{ExecuteError, Refused};
-use vocab::leaks::{self, quote};
+use leaks::{self, quote};
 use vocab::wire::{DISCOVERY, EXECUTE, TooLong};
 
 /// JSON-RPC error code for a refused caller (no valid token, project mismatch).

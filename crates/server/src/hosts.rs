@@ -133,7 +133,7 @@ pub(super) async fn check(
     use axum::response::IntoResponse;
     if let Some((status, message)) = hosts.refusal(request.uri(), request.headers()) {
         tracing::warn!(
-            path = %vocab::leaks::quote(request.uri().path()),
+            path = %leaks::quote(request.uri().path()),
             "refused a request for its Host or Origin header"
         );
         return (status, message).into_response();

@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Error, Store, now};
-use vocab::leaks;
 use vocab::outcome::Outcome;
 use vocab::text::clip;
 use vocab::wire::{MAX_REQUEST_ID_BYTES, MAX_SUBJECT_BYTES, MAX_TOOL_KEY_BYTES, MAX_TRAIL_BYTES};

@@ -1,10 +1,10 @@
 //! The vocabulary every layer of the gateway shares, and nothing of ours below it:
 //! [`wire`] (meta-tool names, `_meta` keys, the bounds on a caller's strings), [`keys`]
-//! (`ServerName`, `ToolKey`, `RequestId`), [`outcome`] (how a call ended), [`text`], [`mask`] and [`leaks`]
-//! (secrets kept out of what people and models see), [`uris`] and [`validate`].
+//! (`ServerName`, `ToolKey`, `RequestId`), [`outcome`] (how a call ended), [`text`], [`mask`]
+//! (secrets kept out of what people see), [`uris`] and [`validate`]. The credential
+//! scanner built on them is the `leaks` crate.
 
 pub mod keys;
-pub mod leaks;
 pub mod mask;
 pub mod outcome;
 pub mod text;

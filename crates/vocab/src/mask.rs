@@ -1,7 +1,7 @@
 //! Secrets (and e-mail addresses) in text shown to people: a URL's password and secret-looking
 //! parameters masked wherever a URL is logged, stored as a server's last
 //! error or shown by the CLI and the console, and the key names that mark a
-//! secret (shared with `leaks.rs`).
+//! secret (shared with the `leaks` crate).
 //!
 //! A user name stays (`postgres://gw:***@db/gw`): it tells the operator which
 //! account, and is not the secret.
@@ -41,7 +41,7 @@ const NOT_SECRET_PARTS: &[&str] = &["pagetoken", "nexttoken", "maxtokens", "toke
 /// x-api-key ...), normalising case and `-`/`_`/camelCase. Keys about paging or counting are not
 /// secrets: page_token, next_token, nextPageToken, cursor, max_tokens, token_count, tokens_used,
 /// token_type, etc.
-pub(crate) fn secret_like_name(key: &str) -> bool {
+pub fn secret_like_name(key: &str) -> bool {
     names_secret(key, &[])
 }
 

@@ -22,7 +22,7 @@ pub fn clip(text: &str, max_bytes: usize) -> String {
 }
 
 /// The largest character boundary of `text` at or before byte `at`.
-pub(crate) fn char_floor(text: &str, at: usize) -> usize {
+pub fn char_floor(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;

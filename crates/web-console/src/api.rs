@@ -18,10 +18,10 @@ use config::Transport;
 use downstream::{Downstream, Status};
 use gateway::DiscoverArgs;
 use gateway::operator::{Operator, ProjectLine, ProjectView};
+use leaks::quote;
 use store::access::{Grants, Search};
 use store::{self, UsageRange};
 use vocab::keys::ToolKey;
-use vocab::leaks::quote;
 use vocab::wire::{MAX_REQUEST_ID_BYTES, bounded};
 
 /// Most operator actions shown on the overview.

@@ -212,7 +212,7 @@ impl View {
         if let Some(unknown) = servers.iter().find(|s| !usable.contains(&s.as_str())) {
             return Err(format!(
                 "no server '{}' among those you can use now: {}",
-                vocab::leaks::quote(unknown),
+                leaks::quote(unknown),
                 usable.join(", ")
             ));
         }

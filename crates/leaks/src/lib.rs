@@ -23,9 +23,9 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexSet};
 use serde_json::{Map, Value};
 
-use crate::mask::secret_like_name;
-use crate::text::{char_floor, one_line, truncate};
-use crate::wire::QUOTE_CHARS;
+use vocab::mask::secret_like_name;
+use vocab::text::{char_floor, one_line, truncate};
+use vocab::wire::QUOTE_CHARS;
 
 /// What kind of credential was found; a short kebab-case word, safe to log (never the match itself).
 pub type Kind = &'static str;
