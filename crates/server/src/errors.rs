@@ -40,6 +40,27 @@ pub(super) fn refusal(id: Value, code: i32, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
+/// The error that fails the gateway's own request to its client (a
+/// sampling or an elicitation) whose answer came back past the size limit.
+pub(super) fn oversized_answer(message: String) -> ErrorData {
+    ErrorData::invalid_request(message, None)
+}
+
+/// A request's `_meta` that carried a credential, refused as its arguments would be.
+pub(super) fn blocked_meta(e: gateway::security::Blocked) -> ErrorData {
+    ErrorData::invalid_params(e.to_string(), None)
+}
+
+/// A completion that refers to neither a prompt nor a resource template.
+pub(super) fn unknown_reference() -> ErrorData {
+    ErrorData::invalid_params("a completion refers to a prompt or a resource template", None)
+}
+
+/// `logging/setLevel` from a 2026-07-28 client, whose revision dropped it.
+pub(super) fn no_set_level() -> ErrorData {
+    ErrorData::method_not_found::<rmcp::model::SetLevelRequestMethod>()
+}
+
 /// Why well-formed JSON-RPC is still not an MCP message (a 30-digit id,
 /// invalid UTF-8 in a string, nesting past the limit), without echoing it.
 pub(super) fn unreadable(body: &[u8]) -> (i32, String) {

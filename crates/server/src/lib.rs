@@ -2,7 +2,7 @@
 //! `tools/list` is exactly `tool_discovery` and `tool_execute`, and whose
 //! resources and prompts pass through from every running downstream.
 //!
-//! Every module's error becomes a wire answer here and nowhere else. It
+//! Every module's error becomes its wire answer in `errors.rs`. It
 //! asks the core ([`gateway`]) what a caller may see and run; it may not know
 //! the console, the command line or which built-in servers exist.
 
@@ -493,7 +493,7 @@ impl ServerHandler for Upstream {
             .protocol_version()
             .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
         {
-            return Err(ErrorData::method_not_found::<rmcp::model::SetLevelRequestMethod>());
+            return Err(errors::no_set_level());
         }
         *self.log_level.lock().expect("log level lock") = Some(request.level);
         Ok(())

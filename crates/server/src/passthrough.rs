@@ -19,7 +19,8 @@ use rmcp::service::RequestContext;
 use tracing::warn;
 
 use super::errors::{
-    ambiguous_prompt, auth_error, downstream_error, too_long, unknown_prompt, unknown_resource, unknown_template,
+    ambiguous_prompt, auth_error, blocked_meta, downstream_error, too_long, unknown_prompt, unknown_reference,
+    unknown_resource, unknown_template,
 };
 use super::hop::{client_has_mcp_apps, forwardable_meta};
 use super::{SHARED_URI_PREFIX, Upstream};
@@ -204,7 +205,7 @@ impl Upstream {
         self.gateway
             .security()
             .screen_meta(&caller.project.name, &server.config, server.name(), &mut meta)
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+            .map_err(blocked_meta)?;
         Ok(Some(meta))
     }
 
@@ -264,10 +265,7 @@ impl Upstream {
             }
             Reference::Resource(template) => self.template_owner(&caller, &template.uri).await?,
             _ => {
-                return Err(ErrorData::invalid_params(
-                    "a completion refers to a prompt or a resource template",
-                    None,
-                ));
+                return Err(unknown_reference());
             }
         };
         let meta = forwardable_meta(&ctx.meta).unwrap_or_default();

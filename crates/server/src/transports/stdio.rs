@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 use tokio_util::codec::FramedRead;
 use tracing::warn;
 
-use crate::errors::{INVALID_REQUEST, refusal, unanswerable, unreadable};
+use crate::errors::{INVALID_REQUEST, oversized_answer, refusal, unanswerable, unreadable};
 use crate::guard::jsonrpc_shape_error;
 use downstream::framing::{Line, MessageLines, Oversized};
 use vocab::wire::MAX_MESSAGE_BYTES;
@@ -136,7 +136,7 @@ fn too_long(line: Oversized) -> Read {
         (true, None) => Read::Nothing,
         (false, Some(id)) => match serde_json::from_value::<RequestId>(id) {
             Ok(id) => Read::Message(Box::new(ClientJsonRpcMessage::error(
-                ErrorData::invalid_request(message, None),
+                oversized_answer(message),
                 Some(id),
             ))),
             Err(_) => Read::Refused(unanswerable(INVALID_REQUEST, &message)),
