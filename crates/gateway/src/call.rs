@@ -16,7 +16,7 @@ use crate::ratelimit::Budget;
 use downstream::CallOrigin;
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
-use vocab::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META, split_key};
+use vocab::wire::{DISCOVERY, EXECUTE, split_key};
 
 /// What a face knows of one call once its caller is known.
 #[derive(Debug)]
@@ -54,7 +54,9 @@ pub enum Refused {
 /// whole: to its input rounds, to a script, and to each of the script's calls.
 pub(super) struct Context<'a> {
     pub(super) caller: &'a Caller,
-    /// The caller's `_meta` that travels on to the downstream, with the gateway's request id.
+    /// The call's id: its audit rows' and, in `_meta`, the downstream's.
+    pub(super) request_id: &'a RequestId,
+    /// The caller's `_meta` that travels on to the downstream (the gateway adds its request id).
     pub(super) meta: JsonObject,
     /// Where the downstream's progress and questions go.
     pub(super) origin: CallOrigin,
@@ -94,7 +96,7 @@ impl Gateway {
         let CallRequest {
             arguments,
             retry,
-            mut meta,
+            meta,
             session,
             origin,
             budget,
@@ -110,9 +112,9 @@ impl Gateway {
                     let args = ExecuteArgs { retry, by_name, ..args };
                     // A script's row has no key: its calls have rows of their own.
                     let key = Some(args.tool_key.clone()).filter(|k| !k.is_empty());
-                    meta.insert(REQUEST_ID_META.into(), request_id.as_str().into());
                     let cx = Context {
                         caller: &caller,
+                        request_id,
                         meta,
                         origin,
                         session: &session,

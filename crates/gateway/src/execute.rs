@@ -8,23 +8,17 @@ use tracing::Instrument;
 use super::audit::Row;
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, rounds, tasks};
-use crate::auth::Caller;
-use vocab::keys::{RequestId, ToolKey};
+use vocab::keys::ToolKey;
 use vocab::outcome::Outcome;
 use vocab::wire::{self, EXECUTE, split_key};
 
 impl Gateway {
     /// `tool_execute`: validates and forwards one call; the downstream result
-    /// comes back unchanged. `meta` is forwarded as the call's `_meta`;
-    /// `origin` says where the downstream's progress goes and whom its
-    /// mid-call requests may be put to.
-    pub async fn execute(
-        &self,
-        caller: &Caller,
-        args: ExecuteArgs,
-        meta: Option<JsonObject>,
-        origin: downstream::CallOrigin,
-    ) -> Result<CallToolResponse, ExecuteError> {
+    /// comes back unchanged. The context's `meta` is forwarded as the
+    /// call's `_meta`, with its request id; its `origin` says where the
+    /// downstream's progress goes and whom its mid-call requests may be put to.
+    async fn execute(&self, cx: &Context<'_>, args: ExecuteArgs) -> Result<CallToolResponse, ExecuteError> {
+        let (caller, request_id, origin) = (cx.caller, cx.request_id, cx.origin.clone());
         let mut view = self.catalog.view_of(caller);
         if view.get(&args.tool_key).is_none()
             && let Some((server, _)) = split_key(&args.tool_key)
@@ -80,14 +74,11 @@ impl Gateway {
             .ok_or_else(|| ExecuteError::NotFound(args.tool_key.clone()))?;
         self.security
             .screen_arguments(&caller.project.name, &server.config, &entry.real_key, &mut arguments)?;
-        let mut meta = meta.unwrap_or_default();
+        let mut meta = cx.meta.clone();
         // The caller's `_meta` reaches the server as the arguments do.
         self.security
             .screen_meta(&caller.project.name, &server.config, &entry.real_key, &mut meta)?;
-        let request_id = meta
-            .get(wire::REQUEST_ID_META)
-            .and_then(Value::as_str)
-            .map(RequestId::given);
+        meta.insert(wire::REQUEST_ID_META.into(), request_id.as_str().into());
         let target = self.target(caller, &server, &mut meta).await?;
         // Counted last of the checks: a call refused for another reason spends nothing.
         self.count_call(caller, entry)?;
@@ -126,13 +117,11 @@ impl Gateway {
         let caller_polls = origin.tasks;
         // The trace a crash cannot erase: written, in strict mode durably,
         // before the server is called (its outcome row replaces it).
-        if let Some(request_id) = &request_id {
-            let row = Row::new(request_id, EXECUTE)
-                .caller(caller)
-                .key(Some(&entry.real_key))
-                .outcome(Outcome::Started);
-            self.audit(row.build(), true).await.map_err(ExecuteError::NotAudited)?;
-        }
+        let row = Row::new(request_id, EXECUTE)
+            .caller(caller)
+            .key(Some(&entry.real_key))
+            .outcome(Outcome::Started);
+        self.audit(row.build(), true).await.map_err(ExecuteError::NotAudited)?;
         let called = if origin.input_requests.is_some() {
             // A 2025 downstream's mid-call requests come back as input requests (rounds.rs).
             let key = self
@@ -198,10 +187,7 @@ impl Gateway {
             return self.answer_script(cx, script).await;
         }
         let tool_key = args.tool_key.clone();
-        let mut answer = match self
-            .execute(cx.caller, args, Some(cx.meta.clone()), cx.origin.clone())
-            .await
-        {
+        let mut answer = match self.execute(cx, args).await {
             Ok(result) => {
                 let outcome = match &result {
                     CallToolResponse::Complete(r) if r.is_error == Some(true) => Outcome::ToolError,

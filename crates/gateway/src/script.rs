@@ -32,7 +32,7 @@ use downstream::CallOrigin;
 use sandbox::{self, Call, Gone, Host, Refusal};
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
-use vocab::wire::{DISCOVERY, EXECUTE, REQUEST_ID_META};
+use vocab::wire::{DISCOVERY, EXECUTE};
 
 /// Results of a `tools.search` without `n`.
 const SEARCH_RESULTS: usize = 5;
@@ -99,11 +99,7 @@ impl Gateway {
                 caller.project.name
             ));
         };
-        let mut meta = cx.meta.clone();
-        let parent = match meta.remove(REQUEST_ID_META).as_ref().and_then(Value::as_str) {
-            Some(id) => RequestId::given(id),
-            None => RequestId::fresh(),
-        };
+        let parent = cx.request_id.clone();
         let caps = self.security.script_caps();
         let ticket = match self
             .scripts
@@ -149,7 +145,8 @@ impl Gateway {
         }
         let calls_cx = Context {
             caller,
-            meta,
+            request_id: cx.request_id,
+            meta: cx.meta.clone(),
             origin: CallOrigin {
                 progress: cx.origin.progress.clone(),
                 // A script's calls ask nobody mid-call, and wait for tasks themselves.
@@ -261,10 +258,9 @@ impl Gateway {
         // A search's reply is its results; a call's is read from its answer.
         let (answer, searched) = match call {
             Call::Tool { key, arguments } => {
-                let mut meta = cx.meta.clone();
-                meta.insert(REQUEST_ID_META.into(), request_id.as_str().into());
                 let call_cx = Context {
-                    meta,
+                    request_id: &request_id,
+                    meta: cx.meta.clone(),
                     origin: cx.origin.clone(),
                     ..*cx
                 };
