@@ -18,6 +18,7 @@ use config::{self, Config, McpServersFile};
 use gateway::auth::{self, Caller};
 use gateway::{CallRequest, DEFAULT_RESULTS, DiscoverArgs, Discovery, Gateway, OneOrMany, Retry};
 use vocab::keys::RequestId;
+use vocab::outcome::Outcome;
 use vocab::wire::EXECUTE;
 
 mod add;
@@ -434,7 +435,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     _ => bail!("the server answered with a kind of result this command cannot print"),
                 };
                 println!("{}", serde_json::to_string_pretty(&shown)?);
-                let failed = matches!(&result, CallToolResponse::Complete(r) if r.is_error == Some(true));
+                let failed = gateway::outcome_of(&result) == Some(Outcome::ToolError);
                 Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
             })
             .await

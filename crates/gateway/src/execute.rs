@@ -147,10 +147,8 @@ impl Gateway {
         span.record(
             "outcome",
             match &called {
-                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::ToolError.as_str(),
-                Ok(CallToolResponse::Complete(_)) => Outcome::Ok.as_str(),
                 // A task or an input request: the call goes on.
-                Ok(_) => "pending",
+                Ok(result) => outcome_of(result).map_or("pending", Outcome::as_str),
                 Err(downstream::Error::Timeout { .. }) => Outcome::Timeout.as_str(),
                 Err(_) => Outcome::Failed.as_str(),
             },
@@ -189,10 +187,7 @@ impl Gateway {
         let tool_key = args.tool_key.clone();
         let mut answer = match self.execute(cx, args).await {
             Ok(result) => {
-                let outcome = match &result {
-                    CallToolResponse::Complete(r) if r.is_error == Some(true) => Outcome::ToolError,
-                    _ => Outcome::Ok,
-                };
+                let outcome = outcome_of(&result).unwrap_or(Outcome::Ok);
                 Answer::new(result, outcome)
             }
             Err(e) => {
@@ -253,4 +248,33 @@ fn name_not_key(view: &crate::catalog::View, sent: &str) -> Option<ToolKey> {
     let key = view.key_of_name(sent, false)?;
     let entry = view.get(key).filter(|e| !e.app_only())?;
     Some(entry.key.clone())
+}
+
+/// How an answer ends a call, the one rule: a complete result is `ok`, or
+/// a `tool_error` when it says `isError`; a task or an input request has
+/// not ended it (`None`).
+pub fn outcome_of(result: &CallToolResponse) -> Option<Outcome> {
+    match result {
+        CallToolResponse::Complete(r) if r.is_error == Some(true) => Some(Outcome::ToolError),
+        CallToolResponse::Complete(_) => Some(Outcome::Ok),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock};
+
+    use super::*;
+
+    #[test]
+    fn a_complete_answer_is_ok_or_a_tool_error_by_its_is_error() {
+        let ok = CallToolResult::success(vec![ContentBlock::text("42")]);
+        let failed = CallToolResult::error(vec![ContentBlock::text("no")]);
+        assert_eq!(outcome_of(&CallToolResponse::Complete(ok)), Some(Outcome::Ok));
+        assert_eq!(
+            outcome_of(&CallToolResponse::Complete(failed)),
+            Some(Outcome::ToolError)
+        );
+    }
 }

@@ -50,6 +50,7 @@ pub use audit::{AUDIT_WAIT, AuditState};
 pub use call::{CallRequest, Refused};
 pub use discover::{Discovery, Found};
 pub use error::ExecuteError;
+pub use execute::outcome_of;
 pub use hidden::HiddenTool;
 pub use meta_tools::{built_meta_tools, meta_tools};
 pub use tasks::{TaskAnswer, TaskRequest};
