@@ -19,7 +19,7 @@ use gateway::auth::{self, Caller};
 use gateway::{CallRequest, DEFAULT_RESULTS, DiscoverArgs, Discovery, Gateway, OneOrMany, Retry};
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
-use vocab::wire::EXECUTE;
+use vocab::wire::MetaTool;
 
 mod add;
 mod admin;
@@ -415,18 +415,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let request_id = RequestId::fresh();
                 let call = serde_json::json!({ "toolKey": tool_key, "arguments": arguments });
                 let result = gw
-                    .call(EXECUTE, &request_id, Ok(caller), &CancellationToken::new(), |_| {
-                        CallRequest {
-                            arguments: call.as_object().cloned(),
-                            retry: Retry::default(),
-                            meta: Default::default(),
-                            // Each command is a session of its own.
-                            session: format!("cli:{request_id}"),
-                            origin: Default::default(),
-                            budget: None,
-                            by_name: false,
-                        }
-                    })
+                    .call(
+                        MetaTool::Execute,
+                        &request_id,
+                        Ok(caller),
+                        &CancellationToken::new(),
+                        |_| {
+                            CallRequest {
+                                arguments: call.as_object().cloned(),
+                                retry: Retry::default(),
+                                meta: Default::default(),
+                                // Each command is a session of its own.
+                                session: format!("cli:{request_id}"),
+                                origin: Default::default(),
+                                budget: None,
+                                by_name: false,
+                            }
+                        },
+                    )
                     .await?;
                 let shown = match &result {
                     CallToolResponse::Complete(r) => serde_json::to_value(r)?,

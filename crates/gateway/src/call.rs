@@ -16,7 +16,7 @@ use crate::ratelimit::Budget;
 use downstream::CallOrigin;
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
-use vocab::wire::{DISCOVERY, EXECUTE, split_key};
+use vocab::wire::{EXECUTE, MetaTool, split_key};
 
 /// What a face knows of one call once its caller is known.
 #[derive(Debug)]
@@ -73,7 +73,7 @@ impl Gateway {
     /// downstream call) and audited as failed.
     pub async fn call(
         &self,
-        meta_tool: &'static str,
+        meta_tool: MetaTool,
         request_id: &RequestId,
         caller: Result<Caller, auth::Error>,
         cancelled: &CancellationToken,
@@ -83,10 +83,11 @@ impl Gateway {
         let caller = match caller {
             Ok(c) => c,
             Err(e) => {
-                info!(request_id = %request_id, meta_tool, outcome = "denied", "refused caller");
-                telemetry::call(meta_tool, None, Outcome::Denied.as_str(), started.elapsed());
+                let name = meta_tool.as_str();
+                info!(request_id = %request_id, meta_tool = name, outcome = "denied", "refused caller");
+                telemetry::call(name, None, Outcome::Denied.as_str(), started.elapsed());
                 // A refusal is an error either way: its row is not waited for.
-                let row = Row::new(request_id, meta_tool)
+                let row = Row::new(request_id, name)
                     .outcome(Outcome::Denied)
                     .latency(started.elapsed());
                 let _ = self.audit(row.build(), false).await;
@@ -102,11 +103,12 @@ impl Gateway {
             budget,
             by_name,
         } = request(&caller);
-        let (answer, tool_key) = if meta_tool == DISCOVERY {
-            let answer = self.answer_discovery(&caller, arguments, &session, request_id).await;
-            (answer, None)
-        } else {
-            match ExecuteArgs::parse(arguments) {
+        let (answer, tool_key) = match meta_tool {
+            MetaTool::Discovery => {
+                let answer = self.answer_discovery(&caller, arguments, &session, request_id).await;
+                (answer, None)
+            }
+            MetaTool::Execute => match ExecuteArgs::parse(arguments) {
                 Err(e) => (Answer::usage(EXECUTE, &e), None),
                 Ok(args) => {
                     let args = ExecuteArgs { retry, by_name, ..args };
@@ -125,13 +127,13 @@ impl Gateway {
                         // Dropping the call cancels it downstream.
                         _ = cancelled.cancelled() => {
                             info!(request_id = %request_id, "call cancelled by the client");
-                            let row = Row::new(request_id, meta_tool).caller(&caller).key(self.audited_key(&caller, key.as_deref()).as_deref()).latency(started.elapsed());
+                            let row = Row::new(request_id, meta_tool.as_str()).caller(&caller).key(self.audited_key(&caller, key.as_deref()).as_deref()).latency(started.elapsed());
                             let _ = self.audit(row.build(), false).await;
                             return Err(Refused::Cancelled);
                         }
                     }
                 }
-            }
+            },
         };
         Ok(self
             .finish(meta_tool, request_id, &caller, tool_key, answer, started)
@@ -144,13 +146,14 @@ impl Gateway {
     /// script's calls end here too (`script.rs`).
     pub(super) async fn finish(
         &self,
-        meta_tool: &'static str,
+        meta_tool: MetaTool,
         request_id: &RequestId,
         caller: &Caller,
         tool_key: Option<String>,
         mut answer: Answer,
         started: Instant,
     ) -> Answer {
+        let meta_tool = meta_tool.as_str();
         let latency = started.elapsed();
         let span = tracing::Span::current();
         span.record("project", caller.project.id);

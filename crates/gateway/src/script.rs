@@ -32,7 +32,7 @@ use downstream::CallOrigin;
 use sandbox::{self, Call, Gone, Host, Refusal};
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
-use vocab::wire::{DISCOVERY, EXECUTE};
+use vocab::wire::{DISCOVERY, EXECUTE, MetaTool};
 
 /// Results of a `tools.search` without `n`.
 const SEARCH_RESULTS: usize = 5;
@@ -234,13 +234,13 @@ impl Gateway {
         let caller = cx.caller;
         let started = Instant::now();
         let (meta_tool, key) = match &call {
-            Call::Tool { key, .. } => (EXECUTE, Some(key.clone())),
-            Call::Search { .. } => (DISCOVERY, None),
+            Call::Tool { key, .. } => (MetaTool::Execute, Some(key.clone())),
+            Call::Search { .. } => (MetaTool::Discovery, None),
         };
         let span = tracing::info_span!(
             "script_call",
             request_id = %request_id,
-            meta_tool,
+            meta_tool = meta_tool.as_str(),
             tool_key = %key.as_deref().map(leaks::quote).unwrap_or_default(),
             project = tracing::field::Empty,
             outcome = tracing::field::Empty,
@@ -249,7 +249,7 @@ impl Gateway {
         let mut unfinished = Unfinished {
             gateway: self.clone(),
             row: Some(
-                Row::new(&request_id, meta_tool)
+                Row::new(&request_id, meta_tool.as_str())
                     .caller(caller)
                     .key(self.audited_key(caller, key.as_deref()).as_deref())
                     .build(),

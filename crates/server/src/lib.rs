@@ -49,7 +49,7 @@ use gateway::{CallRequest, Gateway, Retry, TaskAnswer, TaskRequest, built_meta_t
 use hop::{client_extension, forwardable_meta};
 use notify::{Listener, Notify};
 use vocab::keys::RequestId;
-use vocab::wire::{DISCOVERY, EXECUTE};
+use vocab::wire::{DISCOVERY, EXECUTE, MetaTool};
 
 /// Prefix of resource URIs that two servers both use; the rest is `server/original-uri`.
 pub const SHARED_URI_PREFIX: &str = "mcp-gateway://";
@@ -124,7 +124,7 @@ impl Upstream {
     /// knows: the session, the caller's progress token and how to ask it.
     async fn answer_call(
         &self,
-        meta_tool: &'static str,
+        meta_tool: MetaTool,
         request_id: RequestId,
         caller: Result<Caller, auth::Error>,
         request: CallToolRequestParams,
@@ -308,14 +308,14 @@ impl ServerHandler for Upstream {
             _ => None,
         };
         let (meta_tool, app, by_name) = match request.name.as_ref() {
-            DISCOVERY => (DISCOVERY, None, false),
+            DISCOVERY => (MetaTool::Discovery, None, false),
             EXECUTE => {
                 let key = request
                     .arguments
                     .as_ref()
                     .and_then(|a| a.get("toolKey"))
                     .and_then(Value::as_str);
-                (EXECUTE, key.and_then(|key| app_call(key, false)), false)
+                (MetaTool::Execute, key.and_then(|key| app_call(key, false)), false)
             }
             other => {
                 // A tool called by a name of its own is a tool_execute of its key, checked and audited alike.
@@ -347,7 +347,7 @@ impl ServerHandler for Upstream {
                 let arguments = request.arguments.take().map(Value::Object);
                 request.name = EXECUTE.into();
                 request.arguments = json!({ "toolKey": key, "arguments": arguments }).as_object().cloned();
-                (EXECUTE, app, true)
+                (MetaTool::Execute, app, true)
             }
         };
         let request_id = RequestId::fresh();
@@ -355,10 +355,10 @@ impl ServerHandler for Upstream {
         // request id; exported, the span is the caller's trace's child.
         let span = tracing::info_span!(
             "call",
-            otel.name = meta_tool,
+            otel.name = meta_tool.as_str(),
             otel.kind = "server",
             request_id = %request_id,
-            meta_tool,
+            meta_tool = meta_tool.as_str(),
             project = tracing::field::Empty,
             tool_key = tracing::field::Empty,
             outcome = tracing::field::Empty,

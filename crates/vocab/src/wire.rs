@@ -9,6 +9,26 @@ pub const DISCOVERY: &str = "tool_discovery";
 /// Name of the execution meta-tool.
 pub const EXECUTE: &str = "tool_execute";
 
+/// The two meta-tools, named once a call's tool name is read: what the
+/// call path, its rows, metrics and log lines are told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaTool {
+    /// `tool_discovery`.
+    Discovery,
+    /// `tool_execute`.
+    Execute,
+}
+
+impl MetaTool {
+    /// Its name on the wire, in the audit log and in metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetaTool::Discovery => DISCOVERY,
+            MetaTool::Execute => EXECUTE,
+        }
+    }
+}
+
 /// Separates server and tool in a `toolKey`; server names may not contain it.
 pub const KEY_SEPARATOR: char = ':';
 
