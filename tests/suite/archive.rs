@@ -37,6 +37,19 @@ async fn start(index_first: bool) -> (Gateway, Client, tempfile::TempDir) {
 }
 
 async fn start_with(index_first: bool, archives: &str) -> (Gateway, Client, tempfile::TempDir) {
+    open(index_first, archives, false).await
+}
+
+/// Like [`start`], the binary spawned: for a test that damages the
+/// archive's files under the running server. Written over from this
+/// process, a file the server's SQLite holds would lose the locks this
+/// process has on it (POSIX drops them all at any close), and another
+/// process could then truncate its shared memory under a mapping here.
+async fn spawned(index_first: bool) -> (Gateway, Client, tempfile::TempDir) {
+    open(index_first, "watch = false\n", true).await
+}
+
+async fn open(index_first: bool, archives: &str, spawn: bool) -> (Gateway, Client, tempfile::TempDir) {
     let copy = tempfile::tempdir().unwrap();
     let archive = copy.path();
     copy_dir(&repo_path("tests/fixtures/archive"), archive);
@@ -44,7 +57,11 @@ async fn start_with(index_first: bool, archives: &str) -> (Gateway, Client, temp
         "{ANONYMOUS}[archives]\nfolders = [\"{0}/research-archive\", \"{0}/url-archive\"]\ndb_path = \"{0}/data/search.db\"\n{archives}",
         archive.display()
     );
-    let gw = Gateway::start(&config).await;
+    let gw = if spawn {
+        Gateway::spawn(&config).await
+    } else {
+        Gateway::start(&config).await
+    };
     if index_first {
         index(&gw);
     }
@@ -665,7 +682,7 @@ async fn a_failed_search_is_logged_with_its_message() {
 /// says why (SQLite's cause), not only that it failed.
 #[tokio::test]
 async fn a_corrupt_archive_database_is_logged_with_its_cause() {
-    let (gw, client, root) = start(true).await;
+    let (gw, client, root) = spawned(true).await;
     let data = root.path().join("data");
     for stale in ["search.db-wal", "search.db-shm"] {
         let _ = std::fs::remove_file(data.join(stale));

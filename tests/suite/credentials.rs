@@ -169,7 +169,10 @@ async fn two_projects_use_one_oauth_server_each_as_its_own_account() {
 #[tokio::test]
 async fn each_project_sends_its_own_header_and_the_store_alone_reveals_none() {
     let (_demo, url) = http_demo("127.0.0.1:0", &[]).await;
-    let gw = Gateway::start(&format!(
+    // Spawned: the test reads and copies the store's files raw, and a file
+    // SQLite holds in this process would lose its locks at that close
+    // (POSIX), letting a CLI process truncate the shared memory mapped here.
+    let gw = Gateway::spawn(&format!(
         "[store]\npath = \"gateway.db\"\n\n[[servers]]\nname = \"remote\"\nurl = \"{url}\"\nheaders = {{ X-Account = \"shared\" }}\n"
     ))
     .await;
