@@ -16,7 +16,7 @@ use tracing::info;
 use crate::launch::{Launch, Stdio};
 use config::{self, Config, McpServersFile};
 use gateway::auth::{self, Caller};
-use gateway::{CallRequest, DEFAULT_RESULTS, DiscoverArgs, Discovery, Gateway, OneOrMany, Retry};
+use gateway::{CallRequest, DEFAULT_RESULTS, DiscoverArgs, Discovery, Gateway, MetaCall, OneOrMany};
 use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
 use vocab::wire::MetaTool;
@@ -414,6 +414,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // metrics, the access line and the audit row, in one place.
                 let request_id = RequestId::fresh();
                 let call = serde_json::json!({ "toolKey": tool_key, "arguments": arguments });
+                let call = MetaCall::parse(MetaTool::Execute, call.as_object().cloned());
                 let result = gw
                     .call(
                         MetaTool::Execute,
@@ -422,14 +423,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         &CancellationToken::new(),
                         |_| {
                             CallRequest {
-                                arguments: call.as_object().cloned(),
-                                retry: Retry::default(),
+                                call,
                                 meta: Default::default(),
                                 // Each command is a session of its own.
                                 session: format!("cli:{request_id}"),
                                 origin: Default::default(),
                                 budget: None,
-                                by_name: false,
                             }
                         },
                     )

@@ -6,11 +6,12 @@
 use std::time::Instant;
 
 use rmcp::model::{CallToolResponse, JsonObject, ResultType};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::audit::{AuditState, Row};
-use super::{Answer, ExecuteArgs, Gateway, Retry};
+use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, Retry};
 use crate::auth::{self, Caller};
 use crate::ratelimit::Budget;
 use downstream::CallOrigin;
@@ -18,13 +19,59 @@ use vocab::keys::RequestId;
 use vocab::outcome::Outcome;
 use vocab::wire::{EXECUTE, MetaTool, split_key};
 
+/// One meta-tool call as the face read it, once: its arguments parsed
+/// (or why they could not be), a call by a tool's listed name already an
+/// execute of its key. No later step reads the JSON again.
+#[derive(Debug)]
+pub enum MetaCall {
+    /// `tool_discovery`.
+    Discovery(Result<DiscoverArgs, String>),
+    /// `tool_execute`: a key, a script, or a tool's listed name.
+    Execute(Result<ExecuteArgs, String>),
+}
+
+impl MetaCall {
+    /// The meta-tool's arguments as a client sent them, parsed.
+    pub fn parse(meta_tool: MetaTool, arguments: Option<JsonObject>) -> Self {
+        match meta_tool {
+            MetaTool::Discovery => MetaCall::Discovery(DiscoverArgs::parse(arguments)),
+            MetaTool::Execute => MetaCall::Execute(ExecuteArgs::parse(arguments)),
+        }
+    }
+
+    /// A tool called by its listed name (the path an App calls by): an
+    /// execute of `key`, the catalog's, with the tool's own `arguments`.
+    pub fn by_name(key: String, arguments: Option<JsonObject>) -> Self {
+        MetaCall::Execute(Ok(ExecuteArgs {
+            tool_key: key,
+            arguments: arguments.map(Value::Object),
+            by_name: true,
+            ..Default::default()
+        }))
+    }
+
+    /// The key an execute names, once parsed (none for a script).
+    pub fn tool_key(&self) -> Option<&str> {
+        match self {
+            MetaCall::Execute(Ok(args)) if args.script.is_none() => Some(&args.tool_key),
+            _ => None,
+        }
+    }
+
+    /// An execute's retry after input requests (2026-07-28 clients).
+    pub fn retrying(mut self, retry: Retry) -> Self {
+        if let MetaCall::Execute(Ok(args)) = &mut self {
+            args.retry = retry;
+        }
+        self
+    }
+}
+
 /// What a face knows of one call once its caller is known.
 #[derive(Debug)]
 pub struct CallRequest {
-    /// The meta-tool's arguments, unparsed.
-    pub arguments: Option<JsonObject>,
-    /// An execute's retry after input requests (2026-07-28 clients).
-    pub retry: Retry,
+    /// The call, parsed.
+    pub call: MetaCall,
     /// The caller's `_meta` that travels on to the downstream (the gateway adds its request id).
     pub meta: JsonObject,
     /// Which session the call belongs to (learning links an execute to the discovery before it).
@@ -34,9 +81,6 @@ pub struct CallRequest {
     /// What the face charged the request to, when it meters requests: each
     /// call of a script is charged there too.
     pub budget: Option<Budget>,
-    /// The tool was called by its listed name, the path an App calls by
-    /// (see [`ExecuteArgs::by_name`]).
-    pub by_name: bool,
 }
 
 /// Why a call got no answer at all (an answer, even an error, is `Ok`).
@@ -95,23 +139,20 @@ impl Gateway {
             }
         };
         let CallRequest {
-            arguments,
-            retry,
+            call,
             meta,
             session,
             origin,
             budget,
-            by_name,
         } = request(&caller);
-        let (answer, tool_key) = match meta_tool {
-            MetaTool::Discovery => {
-                let answer = self.answer_discovery(&caller, arguments, &session, request_id).await;
+        let (answer, tool_key) = match call {
+            MetaCall::Discovery(args) => {
+                let answer = self.answer_discovery(&caller, args, &session, request_id).await;
                 (answer, None)
             }
-            MetaTool::Execute => match ExecuteArgs::parse(arguments) {
+            MetaCall::Execute(args) => match args {
                 Err(e) => (Answer::usage(EXECUTE, &e), None),
                 Ok(args) => {
-                    let args = ExecuteArgs { retry, by_name, ..args };
                     // A script's row has no key: its calls have rows of their own.
                     let key = Some(args.tool_key.clone()).filter(|k| !k.is_empty());
                     let cx = Context {

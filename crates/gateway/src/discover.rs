@@ -209,11 +209,11 @@ impl Gateway {
     pub async fn answer_discovery(
         &self,
         caller: &Caller,
-        arguments: Option<JsonObject>,
+        args: Result<DiscoverArgs, String>,
         session: &str,
         request_id: &RequestId,
     ) -> Answer {
-        let discovery = match DiscoverArgs::parse(arguments) {
+        let discovery = match args {
             Ok(args) => self.discover(caller, &args).await,
             Err(e) => Err(e),
         };

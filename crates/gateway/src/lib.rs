@@ -47,7 +47,7 @@ pub use args::{
     DEFAULT_RESULTS, DiscoverArgs, ExecuteArgs, MAX_QUERIES, MAX_QUERY_CHARS, MAX_RESULTS, OneOrMany, Retry, parse_args,
 };
 pub use audit::{AUDIT_WAIT, AuditState};
-pub use call::{CallRequest, Refused};
+pub use call::{CallRequest, MetaCall, Refused};
 pub use discover::{Discovery, Found};
 pub use error::ExecuteError;
 pub use execute::outcome_of;

@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::DropGuard;
 use tracing::{Instrument, warn};
 
@@ -45,7 +45,7 @@ use errors::auth_error;
 pub use errors::{RATE_LIMITED, SESSIONS_FULL, UNAUTHORIZED};
 use gateway::auth::{self, Caller};
 use gateway::ratelimit::Budget;
-use gateway::{CallRequest, Gateway, Retry, TaskAnswer, TaskRequest, built_meta_tools, meta_tools};
+use gateway::{CallRequest, Gateway, MetaCall, Retry, TaskAnswer, TaskRequest, built_meta_tools, meta_tools};
 use hop::{client_extension, forwardable_meta};
 use notify::{Listener, Notify};
 use vocab::keys::RequestId;
@@ -127,18 +127,17 @@ impl Upstream {
         meta_tool: MetaTool,
         request_id: RequestId,
         caller: Result<Caller, auth::Error>,
+        call: MetaCall,
         request: CallToolRequestParams,
-        by_name: bool,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let shape = |caller: &Caller| {
             let session = session_key(&ctx, caller);
             CallRequest {
-                arguments: request.arguments,
-                retry: Retry {
+                call: call.retrying(Retry {
                     input_responses: request.input_responses,
                     request_state: request.request_state,
-                },
+                }),
                 meta: forwardable_meta(&ctx.meta).unwrap_or_default(),
                 origin: CallOrigin {
                     // The client's progress token stays here; the downstream gets one of ours.
@@ -164,7 +163,6 @@ impl Upstream {
                     .get::<http::request::Parts>()
                     .and_then(|p| p.extensions.get::<Budget>())
                     .cloned(),
-                by_name,
             }
         };
         self.gateway
@@ -307,15 +305,15 @@ impl ServerHandler for Upstream {
             }
             _ => None,
         };
-        let (meta_tool, app, by_name) = match request.name.as_ref() {
-            DISCOVERY => (MetaTool::Discovery, None, false),
+        let (meta_tool, call, app) = match request.name.as_ref() {
+            DISCOVERY => {
+                let call = MetaCall::parse(MetaTool::Discovery, request.arguments.take());
+                (MetaTool::Discovery, call, None)
+            }
             EXECUTE => {
-                let key = request
-                    .arguments
-                    .as_ref()
-                    .and_then(|a| a.get("toolKey"))
-                    .and_then(Value::as_str);
-                (MetaTool::Execute, key.and_then(|key| app_call(key, false)), false)
+                let call = MetaCall::parse(MetaTool::Execute, request.arguments.take());
+                let app = call.tool_key().and_then(|key| app_call(key, false));
+                (MetaTool::Execute, call, app)
             }
             other => {
                 // A tool called by a name of its own is a tool_execute of its key, checked and audited alike.
@@ -344,10 +342,7 @@ impl ServerHandler for Upstream {
                     return Err(errors::unknown_tool(other));
                 };
                 let app = app_call(&key, true);
-                let arguments = request.arguments.take().map(Value::Object);
-                request.name = EXECUTE.into();
-                request.arguments = json!({ "toolKey": key, "arguments": arguments }).as_object().cloned();
-                (MetaTool::Execute, app, true)
+                (MetaTool::Execute, MetaCall::by_name(key, request.arguments.take()), app)
             }
         };
         let request_id = RequestId::fresh();
@@ -365,7 +360,7 @@ impl ServerHandler for Upstream {
         );
         telemetry::traces::adopt(&span, &ctx.meta);
         let mut response = self
-            .answer_call(meta_tool, request_id, caller, request, by_name, ctx)
+            .answer_call(meta_tool, request_id, caller, call, request, ctx)
             .instrument(span)
             .await;
         if let (Some(app), Ok(CallToolResponse::Complete(result))) = (app, &mut response) {
