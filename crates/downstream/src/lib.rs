@@ -622,7 +622,7 @@ fn oversized(error: &rmcp::ErrorData) -> Option<u64> {
 }
 
 /// How a connection ended without failing.
-pub enum Ended {
+pub(crate) enum Ended {
     /// The server closed it (exited).
     Closed,
     /// The gateway stopped it (shutdown, or a reload removed the server).

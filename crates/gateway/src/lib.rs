@@ -1,10 +1,13 @@
-//! The gateway's core: the two meta-tools as plain functions,
-//! [`Gateway::discover`] and [`Gateway::execute`], scoped to a [`Caller`],
-//! with their answers and audit rows, and what they ask: the catalog,
-//! ranking, auth, the vault, security, rate limits, operator actions.
+//! The gateway's core: the two meta-tools as plain functions, scoped to a
+//! [`Caller`]: [`Gateway::call`], one call from its caller to its answer and
+//! audit row, and [`Gateway::discover`], the search itself; and what they
+//! ask: the catalog, ranking, auth, the vault, security, rate limits,
+//! operator actions.
 //!
-//! The MCP server and the CLI both call these, so `mcp-gateway search` and
-//! `call` behave exactly like `tool_discovery` and `tool_execute`. It knows
+//! The MCP server and `mcp-gateway call` take [`Gateway::call`], and
+//! `mcp-gateway search` and the console's playground ask
+//! [`Gateway::discover`], so each behaves exactly like `tool_execute` and
+//! `tool_discovery`. It knows
 //! the downstream layer and the engines beneath it; it may not know its
 //! faces (MCP's wire sessions, HTTP, the console), nor which built-in
 //! servers exist: the entry point hands those to [`Gateway::start`].
