@@ -10,9 +10,9 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_gateway::config::SecurityConfig;
 use mcp_gateway::leaks;
-use mcp_gateway::review::scan;
 use mcp_gateway::security::Security;
 use mcp_gateway::store::Store;
+use mcp_gateway::vetting::scan;
 use rmcp::model::Tool;
 use serde_json::{Value, json};
 

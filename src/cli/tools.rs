@@ -9,9 +9,9 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use config::Config;
-use review::pins::Reason;
-use review::scan::escape_hidden;
 use store::{Review, Store};
+use vetting::pins::Reason;
+use vetting::scan::escape_hidden;
 use vocab::keys::ToolKey;
 use vocab::wire::split_key;
 
@@ -136,7 +136,7 @@ fn diff(r: &Review) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use review::ReviewState;
+    use vetting::ReviewState;
 
     #[test]
     fn the_diff_shows_what_changed_and_the_invisible() {

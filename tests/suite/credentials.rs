@@ -441,7 +441,7 @@ async fn a_listing_made_with_one_projects_credential_is_that_projects_alone() {
         // Each listing pinned as its own: nothing waits for review.
         let changes = gw.cli(&["tools", "changes", "--json"]).stdout;
         assert_eq!(String::from_utf8_lossy(&changes).trim(), "[]", "{round}");
-        let pins = mcp_gateway::review::PinStore::pins(&**gw.gateway().store()).unwrap();
+        let pins = mcp_gateway::vetting::PinStore::pins(&**gw.gateway().store()).unwrap();
         let mut pinned: Vec<&str> = pins.keys().map(String::as_str).collect();
         pinned.sort_unstable();
         assert_eq!(pinned, ["team@alpha", "team@beta"], "{round}");

@@ -27,7 +27,7 @@ use tracing::{debug, info, warn};
 
 use super::child_env::child_environment;
 use super::http_client::{WholeListing, reqwest_client};
-use super::lines::LineTransport;
+use super::line_transport::LineTransport;
 use super::stdio::{ChildTransport, Lent};
 use super::{Downstream, Ended, LIVENESS_TICK, Status};
 use config::{Builtin, Transport};
@@ -62,7 +62,7 @@ struct Client {
     /// Why the tools should be listed again, for the log.
     tools_changed: mpsc::UnboundedSender<&'static str>,
     progress: std::sync::Arc<super::ProgressRoutes>,
-    asks: std::sync::Arc<super::asks::Asks>,
+    asks: std::sync::Arc<super::mid_call::Asks>,
     resource_updates: tokio::sync::broadcast::Sender<String>,
 }
 
@@ -116,7 +116,7 @@ impl ClientHandler for Client {
 type Connection = RunningService<RoleClient, Client>;
 
 /// What the gateway declares to every server it connects to. Elicitation
-/// and sampling are relayed to the caller of the call in flight (asks.rs),
+/// and sampling are relayed to the caller of the call in flight (mid_call.rs),
 /// when it can answer. Not roots: a 2025 server learns of them once for the
 /// connection, which the gateway shares between callers, asks for them when
 /// it starts, outside any call, and keeps the answer (it would trade its
@@ -132,7 +132,7 @@ pub(super) fn gateway_capabilities() -> ClientCapabilities {
         .enable_sampling()
         .enable_tasks()
         .build();
-    // Both modes of question: each goes only to a caller that declared its mode (asks.rs).
+    // Both modes of question: each goes only to a caller that declared its mode (mid_call.rs).
     capabilities.elicitation = Some(
         ElicitationCapability::new()
             .with_form(Default::default())

@@ -9,14 +9,14 @@
 //! again. Nothing here knows about search or callers; the catalog watches
 //! [`Registry::changed`] and reads each server's [`ServerState`].
 
-pub mod asks;
 mod builtins;
 mod child_env;
 mod connect;
-pub mod framing;
 mod http_client;
 mod instances;
-mod lines;
+pub mod line_codec;
+mod line_transport;
+pub mod mid_call;
 mod passthrough;
 mod progress;
 mod registry;
@@ -65,17 +65,17 @@ const LIVENESS_TICK: Duration = Duration::from_secs(2);
 pub struct CallOrigin {
     /// The caller's progress token and session, when it sent a token.
     pub progress: Option<Relay>,
-    /// Whom mid-call requests go to, when the caller may be asked (`asks.rs`).
-    pub ask: Option<asks::Asker>,
+    /// Whom mid-call requests go to, when the caller may be asked (`mid_call.rs`).
+    pub ask: Option<mid_call::Asker>,
     /// The capabilities of a caller that reads `InputRequiredResult`s (a
     /// 2026-07-28 client): mid-call requests it can answer come back as
-    /// input requests (`gateway/rounds.rs`).
+    /// input requests (`gateway/rounds_parked.rs`).
     pub input_requests: Option<rmcp::model::ClientCapabilities>,
     /// Whether the caller declared the tasks extension (it polls a task itself).
     pub tasks: bool,
     /// Where the server's log messages during the call go, if the caller
     /// reads them.
-    pub log: Option<asks::LogTo>,
+    pub log: Option<mid_call::LogTo>,
 }
 
 impl CallOrigin {
@@ -84,8 +84,8 @@ impl CallOrigin {
     /// cannot be asked (a script's calls, the command line).
     fn answerable(&self) -> Option<ClientCapabilities> {
         match &self.ask {
-            Some(asks::Asker::Rounds(_, capabilities)) => Some(capabilities.clone()),
-            Some(asks::Asker::Session { peer, .. }) => peer.peer_info().map(|info| info.capabilities.clone()),
+            Some(mid_call::Asker::Rounds(_, capabilities)) => Some(capabilities.clone()),
+            Some(mid_call::Asker::Session { peer, .. }) => peer.peer_info().map(|info| info.capabilities.clone()),
             None => self.input_requests.clone(),
         }
     }
@@ -299,7 +299,7 @@ pub struct Downstream {
     state: watch::Sender<ServerState>,
     progress: Arc<ProgressRoutes>,
     /// Its calls in flight whose callers a mid-call request may be put to.
-    asks: Arc<asks::Asks>,
+    asks: Arc<mid_call::Asks>,
     /// Stops this server alone (a reload removed or changed it), or with the gateway.
     stop: CancellationToken,
     /// URIs of its `notifications/resources/updated`.
@@ -616,9 +616,9 @@ impl Downstream {
     }
 }
 
-/// The size of an answer refused for its length (`lines::refused_answer`), if `error` is one.
+/// The size of an answer refused for its length (`line_transport::refused_answer`), if `error` is one.
 fn oversized(error: &rmcp::ErrorData) -> Option<u64> {
-    error.data.as_ref()?.get(lines::OVERSIZED_BYTES)?.as_u64()
+    error.data.as_ref()?.get(line_transport::OVERSIZED_BYTES)?.as_u64()
 }
 
 /// How a connection ended without failing.

@@ -13,7 +13,7 @@ use rmcp::transport::Transport;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::oneshot;
 
-use super::lines::LineTransport;
+use super::line_transport::LineTransport;
 
 /// How long a child gets to exit after its stdin closes, and again after SIGTERM.
 const EXIT_WAIT: Duration = Duration::from_secs(3);

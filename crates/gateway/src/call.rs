@@ -110,6 +110,17 @@ pub(super) struct Context<'a> {
     pub(super) budget: Option<&'a Budget>,
 }
 
+/// A call as its record names it, whatever its answer: which meta-tool,
+/// whose, about which key, since when.
+pub(super) struct Record<'a> {
+    pub(super) meta_tool: MetaTool,
+    pub(super) request_id: &'a RequestId,
+    pub(super) caller: &'a Caller,
+    /// The key the caller sent, if any (a script's may be anything).
+    pub(super) tool_key: Option<String>,
+    pub(super) started: Instant,
+}
+
 impl Gateway {
     /// `meta_tool` for `caller` (or the reason it has none), answered and
     /// audited. `request` builds the rest once the caller is known; when
@@ -145,55 +156,64 @@ impl Gateway {
             origin,
             budget,
         } = request(&caller);
-        let (answer, tool_key) = match call {
-            MetaCall::Discovery(args) => {
-                let answer = self.answer_discovery(&caller, args, &session, request_id).await;
-                (answer, None)
-            }
-            MetaCall::Execute(args) => match args {
-                Err(e) => (Answer::usage(EXECUTE, &e), None),
-                Ok(args) => {
-                    // A script's row has no key: its calls have rows of their own.
-                    let key = Some(args.tool_key.clone()).filter(|k| !k.is_empty());
-                    let cx = Context {
-                        caller: &caller,
-                        request_id,
-                        meta,
-                        origin,
-                        session: &session,
-                        budget: budget.as_ref(),
-                    };
-                    tokio::select! {
-                        a = self.answer_execute(&cx, args) => (a, key),
-                        // Dropping the call cancels it downstream.
-                        _ = cancelled.cancelled() => {
-                            info!(request_id = %request_id, "call cancelled by the client");
-                            let row = Row::new(request_id, meta_tool.as_str()).caller(&caller).key(self.audited_key(&caller, key.as_deref()).as_deref()).latency(started.elapsed());
-                            let _ = self.audit(row.build(), false).await;
-                            return Err(Refused::Cancelled);
-                        }
+        let tool_key = match &call {
+            // A script's row has no key: its calls have rows of their own.
+            MetaCall::Execute(Ok(args)) => Some(args.tool_key.clone()).filter(|k| !k.is_empty()),
+            _ => None,
+        };
+        let record = Record {
+            meta_tool,
+            request_id,
+            caller: &caller,
+            tool_key,
+            started,
+        };
+        let answer = match call {
+            MetaCall::Discovery(args) => self.answer_discovery(&caller, args, &session, request_id).await,
+            MetaCall::Execute(Err(e)) => Answer::usage(EXECUTE, &e),
+            MetaCall::Execute(Ok(args)) => {
+                let cx = Context {
+                    caller: &caller,
+                    request_id,
+                    meta,
+                    origin,
+                    session: &session,
+                    budget: budget.as_ref(),
+                };
+                tokio::select! {
+                    a = self.answer_execute(&cx, args) => a,
+                    // Dropping the call cancels it downstream.
+                    _ = cancelled.cancelled() => {
+                        info!(request_id = %request_id, "call cancelled by the client");
+                        let _ = self.audit(self.row_of(&record).build(), false).await;
+                        return Err(Refused::Cancelled);
                     }
                 }
-            },
+            }
         };
-        Ok(self
-            .finish(meta_tool, request_id, &caller, tool_key, answer, started)
-            .await
-            .result)
+        Ok(self.record(record, answer).await.result)
     }
 
-    /// An answered call's span fields, metric, access log line and audit
-    /// row; the answer itself, or in its place why it was withheld. A
-    /// script's calls end here too (`script.rs`).
-    pub(super) async fn finish(
-        &self,
-        meta_tool: MetaTool,
-        request_id: &RequestId,
-        caller: &Caller,
-        tool_key: Option<String>,
-        mut answer: Answer,
-        started: Instant,
-    ) -> Answer {
+    /// The row `record` begins: the caller, the key as its server knows
+    /// it, the latency so far.
+    pub(super) fn row_of(&self, record: &Record<'_>) -> Row {
+        Row::new(record.request_id, record.meta_tool.as_str())
+            .caller(record.caller)
+            .key(self.audited_key(record.caller, record.tool_key.as_deref()).as_deref())
+            .latency(record.started.elapsed())
+    }
+
+    /// The call path's last step: an answered call's span fields, metric,
+    /// access log line and audit row; the answer itself, or in its place
+    /// why it was withheld. A script's calls end here too (`script.rs`).
+    pub(super) async fn record(&self, record: Record<'_>, mut answer: Answer) -> Answer {
+        let Record {
+            meta_tool,
+            request_id,
+            caller,
+            ref tool_key,
+            started,
+        } = record;
         let meta_tool = meta_tool.as_str();
         let latency = started.elapsed();
         let span = tracing::Span::current();
@@ -234,9 +254,8 @@ impl Gateway {
         let key = tool_key.clone().unwrap_or_else(|| meta_tool.to_string());
         // A call refused for want of its `started` row ran nothing: its row is written behind.
         let answered = answer.audit != AuditState::StartRefused;
-        let row = Row::new(request_id, meta_tool)
-            .caller(caller)
-            .key(self.audited_key(caller, tool_key.as_deref()).as_deref())
+        let row = self
+            .row_of(&record)
             .outcome(answer.outcome)
             .latency(latency)
             .answered(answer.result_count, std::mem::take(&mut answer.trail))

@@ -89,7 +89,7 @@ pub enum ExecuteError {
     },
     /// A retry's `requestState` names no call waiting for input.
     #[error(transparent)]
-    UnknownState(#[from] super::rounds::Unknown),
+    UnknownState(#[from] super::rounds_parked::Unknown),
     /// The arguments or the result carry a credential, and the policy blocks it.
     #[error(transparent)]
     Secret(#[from] security::Blocked),

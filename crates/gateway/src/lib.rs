@@ -29,19 +29,19 @@ mod discover;
 mod error;
 mod execute;
 mod hidden;
-mod input;
 mod limits;
 mod meta_tools;
 pub mod operator;
 pub mod rank;
 pub mod ratelimit;
-mod rounds;
+mod rounds_over_session;
+mod rounds_parked;
+mod route;
 mod savings;
 mod script;
 mod sealed;
 pub mod security;
 mod startup;
-mod target;
 mod tasks;
 pub mod typescript;
 pub mod vault;
@@ -86,7 +86,8 @@ pub struct Gateway {
     cloud: Option<Arc<CloudSearch>>,
     learning: Arc<Learning<Store>>,
     security: Arc<Security>,
-    rounds: rounds::Rounds,
+    /// Calls parked between a 2026-07-28 caller's rounds.
+    parked: rounds_parked::ParkedCalls,
     /// Code mode's scripts running now, under the gateway-wide caps.
     scripts: admission::Scripts,
     /// Whether answers wait for their audit rows.
@@ -302,7 +303,7 @@ impl Gateway {
                 cloud,
                 learning,
                 security,
-                rounds: rounds::Rounds::default(),
+                parked: rounds_parked::ParkedCalls::default(),
                 scripts: admission::Scripts::default(),
                 audit: config.audit,
                 startup_wait: Arc::new(startup::millis(config.startup_wait).into()),

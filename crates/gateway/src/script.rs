@@ -22,7 +22,7 @@ use tracing::Instrument;
 
 use super::admission::Busy;
 use super::audit::{AuditState, Row};
-use super::call::Context;
+use super::call::{Context, Record};
 use super::savings;
 use super::{Answer, DiscoverArgs, ExecuteArgs, Gateway, OneOrMany};
 use crate::auth::Caller;
@@ -304,10 +304,14 @@ impl Gateway {
         };
         unfinished.row = None;
         // The metric, access log line and audit row of any call (`call.rs`).
-        let answer = self
-            .finish(meta_tool, &request_id, caller, key, answer, started)
-            .instrument(span)
-            .await;
+        let record = Record {
+            meta_tool,
+            request_id: &request_id,
+            caller,
+            tool_key: key,
+            started,
+        };
+        let answer = self.record(record, answer).instrument(span).await;
         match (searched, answer.audit) {
             (Some(found), AuditState::Due) => Ok(found),
             _ => reply(&answer).map(|(value, bytes)| {

@@ -15,7 +15,7 @@ use store::secrets::Key;
 pub(super) enum Purpose {
     /// A downstream task's id (`tasks.rs`).
     Task,
-    /// The `requestState` of a call waiting for its caller's input (`rounds.rs`).
+    /// The `requestState` of a call waiting for its caller's input (`rounds_parked.rs`).
     RequestState,
 }
 

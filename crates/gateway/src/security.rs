@@ -21,9 +21,9 @@ use tracing::{error, info, warn};
 
 use config::ServerConfig;
 use config::security::{Direction, OnToolChange, Secrets, SecurityConfig};
-use review::pins::{self, Decision, Known, Reason};
-use review::{NewPin, PinStore, ReviewState, scan};
 use store::Store;
+use vetting::pins::{self, Decision, Known, Reason};
+use vetting::{NewPin, PinStore, ReviewState, scan};
 use vocab::keys::ToolKey;
 
 /// One server's tools after review.

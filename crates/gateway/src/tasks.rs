@@ -90,7 +90,7 @@ impl Gateway {
         let view = self.catalog.view_of(caller);
         let entry = view.get(&sealed.tool_key).ok_or_else(|| unknown(id))?;
         let server = self.registry.get(&entry.server).ok_or_else(|| unknown(id))?;
-        let target = self.target(caller, &server, &mut JsonObject::new()).await?;
+        let target = self.route(caller, &server, &mut JsonObject::new()).await?;
         match request {
             TaskRequest::Get => {
                 let mut state = target.get_task(&sealed.task_id).await?;

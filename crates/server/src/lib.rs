@@ -24,8 +24,8 @@ use tokio_util::sync::DropGuard;
 use tracing::{Instrument, warn};
 
 mod apps;
-mod asks;
 mod errors;
+mod generation;
 mod guard;
 mod hop;
 mod hosts;
@@ -39,7 +39,7 @@ pub use guard::{Envelope, parse_jsonrpc};
 pub use transports::{serve_http, serve_lines, serve_stdio};
 
 use apps::AppCall;
-use downstream::asks::Asker;
+use downstream::mid_call::Asker;
 use downstream::{CallOrigin, Relay};
 use errors::auth_error;
 pub use errors::{RATE_LIMITED, SESSIONS_FULL, UNAUTHORIZED};
@@ -145,13 +145,13 @@ impl Upstream {
                         peer: ctx.peer.clone(),
                         token,
                     }),
-                    ask: asks::session_to_ask(&ctx).map(|peer| Asker::Session {
+                    ask: generation::session_to_ask(&ctx).map(|peer| Asker::Session {
                         peer: peer.clone(),
                         session: session.clone(),
                     }),
-                    input_requests: asks::reads_input_requests(&ctx),
+                    input_requests: generation::reads_input_requests(&ctx),
                     tasks: client_extension(&ctx, TASKS_EXTENSION_ID) == Some(true),
-                    log: Some(asks::log_to(
+                    log: Some(generation::log_to(
                         &ctx,
                         *self.log_level.lock().expect("log level lock"),
                         session.clone(),

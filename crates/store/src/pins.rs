@@ -1,11 +1,11 @@
 //! Pinned tool definitions and the changes waiting for review, in SQL
-//! (`migrations/0009_tool_pins.sql`): the store's side of the `review`
+//! (`migrations/0009_tool_pins.sql`): the store's side of the `vetting`
 //! crate's [`PinStore`], where the rules are, and the operator's reads and
 //! decisions (`mcp-gateway tools`).
 
 use std::collections::HashMap;
 
-use review::{NewPin, PinStore, ReviewState, ServerPins};
+use vetting::{NewPin, PinStore, ReviewState, ServerPins};
 
 use super::sql::args;
 use super::{Error, Store, now};

@@ -19,7 +19,7 @@ use tracing::warn;
 
 use crate::errors::{INVALID_REQUEST, oversized_answer, refusal, unanswerable, unreadable};
 use crate::guard::jsonrpc_shape_error;
-use downstream::framing::{Line, MessageLines, Oversized};
+use downstream::line_codec::{Line, MessageLines, Oversized};
 use vocab::wire::MAX_MESSAGE_BYTES;
 
 /// MCP with a client that writes lines to `R` and reads them from `W`.

@@ -1,13 +1,13 @@
 //! Which generation a caller speaks, as far as input requests go: a 2026-07-28
 //! client reads an `InputRequiredResult` itself; a 2025 client is asked over
-//! its session instead (the gateway drives those rounds, `gateway/input.rs`).
+//! its session instead (the gateway drives those rounds, `gateway/rounds_over_session.rs`).
 
 use rmcp::RoleServer;
 #[allow(deprecated)] // logging: deprecated by 2026-07-28, which keeps a per-request level
 use rmcp::model::{ClientCapabilities, LoggingLevel};
 use rmcp::service::{Peer, RequestContext};
 
-use downstream::asks::LogTo;
+use downstream::mid_call::LogTo;
 
 /// The session to ask over, when the caller is a 2025 client (it
 /// initialized a session and sends no per-request protocol version); a 2026

@@ -1,4 +1,4 @@
-//! Tool definitions under review: what the gateway shows a model of each
+//! Vetting tool definitions: what the gateway shows a model of each
 //! downstream tool is trusted on first sight and pinned, scanned for text
 //! aimed at the model, and held for an operator when it changes or looks
 //! hostile. See the [`README`](../README.md).

@@ -3,7 +3,7 @@
 //! the upstream client that made the call, and the answer back: put to a
 //! 2025 client over its session, or handed to the gateway as an input
 //! request for a 2026-07-28 client, which cannot be asked mid-call
-//! (`gateway/rounds.rs` turns it into an `InputRequiredResult`).
+//! (`gateway/rounds_parked.rs` turns it into an `InputRequiredResult`).
 //!
 //! The 2025 protocol does not say which call such a request belongs to (on
 //! stdio there is one stream for all, and rmcp's HTTP client merges the

@@ -4,7 +4,7 @@
 //! rmcp's own transport over a byte stream drops a line past its limit (16
 //! MiB unless set), so the call it answers waits out its timeout, and reads
 //! every answer as an untagged union of every result type. This transport
-//! reads lines up to the server's limit ([`crate::framing`]), a tool's
+//! reads lines up to the server's limit ([`crate::line_codec`]), a tool's
 //! answer without rmcp's detour ([`messages`]), and turns a longer answer
 //! into a JSON-RPC error for the same request at once, without ever holding
 //! the answer in memory.
@@ -24,7 +24,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Mutex;
 use tokio_util::codec::{FramedRead, FramedWrite};
 
-use crate::framing::{Line, MessageLines, Oversized};
+use crate::line_codec::{Line, MessageLines, Oversized};
 use messages::Incoming;
 
 /// Key of the synthetic error's `data` that holds the size of the refused answer.

@@ -12,15 +12,24 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolResponse, InputRequiredResult, InputResponses};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, InputRequiredResult};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::sealed::{self, Purpose};
-use downstream::asks::{ANSWER_TIMEOUT, Asked, Asker};
+use downstream::mid_call::{ANSWER_TIMEOUT, Asked, Asker};
 use downstream::{self, Downstream};
 use store::secrets::Key;
+
+/// Whose a parked call is: its `requestState` is sealed with `key` to the
+/// project, the caller (`subject`) and the tool, and a retry must match.
+pub(super) struct Owner<'a> {
+    pub(super) key: &'a Key,
+    pub(super) project_id: i64,
+    pub(super) subject: Option<&'a str>,
+    pub(super) tool_key: &'a str,
+}
 
 /// The key of the one input request a round carries.
 const INPUT_KEY: &str = "gateway";
@@ -55,10 +64,10 @@ impl Drop for Call {
 }
 
 impl Call {
-    /// Starts `call` on `target`; its mid-call requests come back from [`Rounds::next`].
+    /// Starts `call` on `target`; its mid-call requests come back from [`ParkedCalls::next`].
     pub(super) fn start(
         target: Arc<Downstream>,
-        params: rmcp::model::CallToolRequestParams,
+        params: CallToolRequestParams,
         mut origin: downstream::CallOrigin,
         span: tracing::Span,
     ) -> Self {
@@ -82,7 +91,7 @@ struct Waiting {
 
 /// Calls waiting for their callers' input.
 #[derive(Debug, Default, Clone)]
-pub(super) struct Rounds {
+pub(super) struct ParkedCalls {
     waiting: Arc<Mutex<HashMap<u64, Waiting>>>,
     next: Arc<AtomicU64>,
 }
@@ -98,18 +107,11 @@ pub struct Unknown {
     pub tool_key: String,
 }
 
-impl Rounds {
+impl ParkedCalls {
     /// Runs `call` until it ends, or until its downstream asks: then parks it
-    /// and answers with the request as an input request, under a state that
-    /// `key` seals for this project, caller (`subject`) and tool.
-    pub(super) async fn next(
-        &self,
-        mut call: Call,
-        key: &Key,
-        project_id: i64,
-        subject: Option<&str>,
-        tool_key: &str,
-    ) -> Result<CallToolResponse, downstream::Error> {
+    /// and answers with the request as an input request, under a state
+    /// sealed for its `owner`.
+    pub(super) async fn next(&self, mut call: Call, owner: &Owner<'_>) -> Result<CallToolResponse, downstream::Error> {
         let asked = tokio::select! {
             biased;
             ended = &mut call.task => return ended.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
@@ -117,13 +119,13 @@ impl Rounds {
         };
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         let state = sealed::seal(
-            key,
+            owner.key,
             Purpose::RequestState,
-            project_id,
+            owner.project_id,
             &State {
-                tool_key: tool_key.to_string(),
+                tool_key: owner.tool_key.to_string(),
                 call: id,
-                subject: subject.map(str::to_string),
+                subject: owner.subject.map(str::to_string),
             },
         );
         let waiting = Waiting {
@@ -146,26 +148,24 @@ impl Rounds {
         )))
     }
 
-    /// The parked call a retry's `state` names, with the caller's answer
-    /// passed on to its downstream; `None` when the state is not the
-    /// gateway's (a 2026 downstream's own, passed through untouched).
-    pub(super) fn resume(
-        &self,
-        key: &Key,
-        project_id: i64,
-        subject: Option<&str>,
-        tool_key: &str,
-        state: Option<&str>,
-        responses: Option<&InputResponses>,
-    ) -> Result<Option<Call>, Unknown> {
-        let Some(state) = state.filter(|s| Purpose::RequestState.marks(s)) else {
+    /// The parked call a retry (`params`, its `requestState` and
+    /// `inputResponses`) names, with the caller's answer passed on to its
+    /// downstream; `None` when the state is not the gateway's (a 2026
+    /// downstream's own, passed through untouched). Only its `owner` picks it up.
+    pub(super) fn resume(&self, owner: &Owner<'_>, params: &CallToolRequestParams) -> Result<Option<Call>, Unknown> {
+        let Some(state) = params
+            .request_state
+            .as_deref()
+            .filter(|s| Purpose::RequestState.marks(s))
+        else {
             return Ok(None);
         };
         let unknown = || Unknown {
-            tool_key: tool_key.to_string(),
+            tool_key: owner.tool_key.to_string(),
         };
-        let opened: State = sealed::open(key, Purpose::RequestState, project_id, state).ok_or_else(unknown)?;
-        if opened.tool_key != tool_key || opened.subject.as_deref() != subject {
+        let opened: State =
+            sealed::open(owner.key, Purpose::RequestState, owner.project_id, state).ok_or_else(unknown)?;
+        if opened.tool_key != owner.tool_key || opened.subject.as_deref() != owner.subject {
             return Err(unknown());
         }
         // The seal binds the state to its project, and it names the subject: the call is this caller's.
@@ -175,7 +175,7 @@ impl Rounds {
             .expect("rounds lock")
             .remove(&opened.call)
             .ok_or_else(unknown)?;
-        let answer = responses
+        let answer = (params.input_responses.as_ref())
             .and_then(|r| r.get(INPUT_KEY))
             .cloned()
             .ok_or_else(|| "the client's retry carried no answer".to_string());
@@ -196,10 +196,30 @@ mod tests {
     use serde_json::json;
     use tokio::sync::oneshot;
 
+    use rmcp::model::InputResponses;
+
     use super::*;
 
     fn key() -> Key {
         Key::from_bytes(&[3; 32], "test").unwrap()
+    }
+
+    /// The owner of a call to `tool_key` for `project_id` and `subject`.
+    fn owner<'a>(key: &'a Key, project_id: i64, subject: Option<&'a str>, tool_key: &'a str) -> Owner<'a> {
+        Owner {
+            key,
+            project_id,
+            subject,
+            tool_key,
+        }
+    }
+
+    /// A retry carrying `state` and, if any, `answers`.
+    fn retry(state: &str, answers: Option<&InputResponses>) -> CallToolRequestParams {
+        let mut params = CallToolRequestParams::new("t");
+        params.request_state = Some(state.to_string());
+        params.input_responses = answers.cloned();
+        params
     }
 
     /// A call that asks for roots, then answers with what it was told.
@@ -226,66 +246,78 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_that_asks_waits_for_the_retry_of_its_own_project_and_tool() {
-        let (rounds, key) = (Rounds::default(), key());
-        let first = rounds.next(asking_call(), &key, 1, None, "srv:t").await.unwrap();
+        let (parked, key) = (ParkedCalls::default(), key());
+        let first = parked
+            .next(asking_call(), &owner(&key, 1, None, "srv:t"))
+            .await
+            .unwrap();
         let CallToolResponse::InputRequired(asked) = first else {
             panic!("{first:?}")
         };
         assert!(asked.input_requests.unwrap().contains_key(INPUT_KEY));
         let state = asked.request_state.unwrap();
         assert!(
-            rounds.resume(&key, 1, None, "srv:other", Some(&state), None).is_err(),
+            parked
+                .resume(&owner(&key, 1, None, "srv:other"), &retry(&state, None))
+                .is_err(),
             "another tool"
         );
         assert!(
-            rounds.resume(&key, 2, None, "srv:t", Some(&state), None).is_err(),
+            parked
+                .resume(&owner(&key, 2, None, "srv:t"), &retry(&state, None))
+                .is_err(),
             "another project"
         );
         assert!(
-            rounds
-                .resume(&key, 1, Some("mallory"), "srv:t", Some(&state), None)
+            parked
+                .resume(&owner(&key, 1, Some("mallory"), "srv:t"), &retry(&state, None))
                 .is_err(),
             "another caller of the project, and the call still waits for its own"
         );
         assert!(
-            rounds
-                .resume(&key, 1, None, "srv:t", Some("a downstream's own"), None)
+            parked
+                .resume(&owner(&key, 1, None, "srv:t"), &retry("a downstream's own", None))
                 .unwrap()
                 .is_none(),
             "a 2026 downstream's state is not the gateway's"
         );
         let answers = BTreeMap::from([(INPUT_KEY.to_string(), json!({"roots": []}))]);
-        let call = rounds
-            .resume(&key, 1, None, "srv:t", Some(&state), Some(&answers))
+        let call = parked
+            .resume(&owner(&key, 1, None, "srv:t"), &retry(&state, Some(&answers)))
             .unwrap()
             .unwrap();
-        let done = rounds.next(call, &key, 1, None, "srv:t").await.unwrap();
+        let done = parked.next(call, &owner(&key, 1, None, "srv:t")).await.unwrap();
         assert_eq!(text(done), r#"{"roots":[]}"#);
         assert!(
-            rounds.resume(&key, 1, None, "srv:t", Some(&state), None).is_err(),
+            parked
+                .resume(&owner(&key, 1, None, "srv:t"), &retry(&state, None))
+                .is_err(),
             "used once"
         );
     }
 
     #[tokio::test]
     async fn a_retry_without_an_answer_tells_the_downstream() {
-        let (rounds, key) = (Rounds::default(), key());
-        let CallToolResponse::InputRequired(asked) = rounds.next(asking_call(), &key, 1, None, "srv:t").await.unwrap()
+        let (parked, key) = (ParkedCalls::default(), key());
+        let CallToolResponse::InputRequired(asked) = parked
+            .next(asking_call(), &owner(&key, 1, None, "srv:t"))
+            .await
+            .unwrap()
         else {
             panic!()
         };
         let state = asked.request_state.unwrap();
-        let call = rounds
-            .resume(&key, 1, None, "srv:t", Some(&state), None)
+        let call = parked
+            .resume(&owner(&key, 1, None, "srv:t"), &retry(&state, None))
             .unwrap()
             .unwrap();
-        let done = rounds.next(call, &key, 1, None, "srv:t").await.unwrap();
+        let done = parked.next(call, &owner(&key, 1, None, "srv:t")).await.unwrap();
         assert_eq!(text(done), r#""the client's retry carried no answer""#);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_call_nobody_comes_back_for_is_cancelled() {
-        let (rounds, key) = (Rounds::default(), key());
+        let (parked, key) = (ParkedCalls::default(), key());
         let cancelled = Arc::new(AtomicBool::new(false));
         struct Flag(Arc<AtomicBool>);
         impl Drop for Flag {
@@ -303,7 +335,10 @@ mod tests {
             let _ = answered.await;
             std::future::pending().await
         });
-        let first = rounds.next(Call { task, asked }, &key, 1, None, "srv:t").await.unwrap();
+        let first = parked
+            .next(Call { task, asked }, &owner(&key, 1, None, "srv:t"))
+            .await
+            .unwrap();
         let CallToolResponse::InputRequired(asked) = first else {
             panic!()
         };
@@ -311,6 +346,10 @@ mod tests {
         tokio::task::yield_now().await;
         assert!(cancelled.load(Ordering::SeqCst), "the call was dropped");
         let state = asked.request_state.unwrap();
-        assert!(rounds.resume(&key, 1, None, "srv:t", Some(&state), None).is_err());
+        assert!(
+            parked
+                .resume(&owner(&key, 1, None, "srv:t"), &retry(&state, None))
+                .is_err()
+        );
     }
 }

@@ -1,12 +1,13 @@
-//! 2026-07-28 input requests across generations. A 2026 downstream that
-//! needs its user answers a call with an `InputRequiredResult`; a 2026 client
-//! answers and retries (`tool_execute` carries `inputResponses` and
-//! `requestState` on to the same server and tool). A 2025 client cannot read
-//! that result, so for it the gateway drives the rounds: it puts each input
-//! request to the client over its session (`elicitation/create`,
-//! `sampling/createMessage`, `roots/list`) and retries the downstream with
-//! the answers, as a 2026 client would. (The other direction, a 2025
-//! downstream's question to a 2026 client, is `rounds.rs`.)
+//! A 2026-07-28 downstream's input requests, put to a 2025 caller over its
+//! session. A 2026 downstream that needs its user answers a call with an
+//! `InputRequiredResult`; a 2026 client answers and retries (`tool_execute`
+//! carries `inputResponses` and `requestState` on to the same server and
+//! tool). A 2025 client cannot read that result, so for it the gateway drives
+//! the rounds: it puts each input request to the client over its session
+//! (`elicitation/create`, `sampling/createMessage`, `roots/list`) and retries
+//! the downstream with the answers, as a 2026 client would. (The other
+//! direction, a 2025 downstream's question to a 2026 client, is
+//! `rounds_parked.rs`.)
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResponse, InputRequest, InputRequiredResult, InputResponses, ServerRequest};
@@ -16,7 +17,7 @@ use tracing::info;
 
 use super::call::Context;
 use super::{Answer, ExecuteArgs, ExecuteError, Gateway, Retry};
-use downstream::asks::{self, Asker, Unanswered};
+use downstream::mid_call::{self, Asker, Unanswered};
 
 /// Rounds a downstream may ask for before the call gives up (as the SDKs' clients do).
 pub(super) const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
@@ -83,7 +84,7 @@ pub(super) async fn ask(peer: &Peer<RoleServer>, asked: &InputRequiredResult) ->
             _ => return Err("it sent an input request of a kind this gateway does not know".into()),
         };
         // The whole upstream call is the bound: cancelling it drops this.
-        let answer = asks::send(peer, request, &CancellationToken::new())
+        let answer = mid_call::send(peer, request, &CancellationToken::new())
             .await
             .map_err(|e| match e {
                 Unanswered::Undeclared => {

@@ -24,7 +24,7 @@ pub(super) enum Incoming {
     Invalid,
 }
 
-/// Reads one line (as [`crate::framing::Line::Whole`] hands it over).
+/// Reads one line (as [`crate::line_codec::Line::Whole`] hands it over).
 pub(super) fn read(line: &[u8]) -> Incoming {
     if line.is_empty() {
         return Incoming::Skip;

@@ -1,7 +1,7 @@
-//! Which connection a caller's calls to a server go through: the shared
-//! one (or, for a stateless server, its least busy copy), or the project's
-//! own when it has credentials there, and which credential travels with
-//! the call.
+//! Routing, the call path's third step: which connection a caller's calls
+//! to a server go through (the shared one, or for a stateless server its
+//! least busy copy, or the project's own when it has credentials there), and
+//! which credential travels with the call.
 
 use std::sync::Arc;
 
@@ -38,7 +38,7 @@ impl Gateway {
     /// The connection a caller's calls to `server` go through: the shared
     /// one, or the project's own (its credentials); the caller's credential
     /// goes into `meta` only for a server declared for its issuer.
-    pub(super) async fn target(
+    pub(super) async fn route(
         &self,
         caller: &Caller,
         server: &Arc<downstream::Downstream>,
