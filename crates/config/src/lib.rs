@@ -341,9 +341,10 @@ impl Config {
         let store = store::resolve(raw.store, std::env::var(DB_ENV).ok(), base, |key, m| {
             invalid(0..0, key.into(), m)
         })?;
-        let rules = compile_rules(&raw.rules, &servers, &invalid)?;
-        let overrides = overrides::validate(raw.overrides, &servers).map_err(|(span, key, m)| invalid(span, key, m))?;
-        let limits = limits::validate(raw.limits, &servers).map_err(|(span, key, m)| invalid(span, key, m))?;
+        dangling_references((&raw.rules, &raw.overrides, &raw.limits), &servers, text, &invalid)?;
+        let rules = compile_rules(&raw.rules, &invalid)?;
+        let overrides = overrides::validate(raw.overrides).map_err(|(span, key, m)| invalid(span, key, m))?;
+        let limits = limits::validate(raw.limits).map_err(|(span, key, m)| invalid(span, key, m))?;
         let search::Sections {
             cloud,
             semantic,
@@ -532,19 +533,47 @@ fn anonymous_project(allow: bool, project: Option<String>, invalid: &impl Invali
     })
 }
 
+/// Every reference `[[rules]]`, `[[overrides]]` and `[[limits]]` make to a
+/// server the file does not configure, named in one error: removing a
+/// server would otherwise take one edit, and one refused reload, per
+/// reference. The error is the first one's, its message listing them all.
+fn dangling_references(
+    (rules, overrides, limits): (&[RawRule], &[overrides::RawOverride], &[limits::RawLimit]),
+    servers: &[ServerConfig],
+    text: &str,
+    invalid: &impl Invalid,
+) -> Result<(), Error> {
+    let rules = rules.iter().enumerate().filter_map(|(i, r)| {
+        let server = r.server.as_deref()?;
+        Some((r.pattern.span(), format!("rules[{i}].server"), server))
+    });
+    let dangling: Vec<_> = rules
+        .chain(overrides::servers_named(overrides))
+        .chain(limits::servers_named(limits))
+        .filter(|(_, _, server)| !server.is_empty() && !servers.iter().any(|s| s.name == *server))
+        .collect();
+    let Some((span, key, server)) = dangling.first() else {
+        return Ok(());
+    };
+    let mut message = format!("no server named '{server}'");
+    if dangling.len() > 1 {
+        let all: Vec<String> = dangling
+            .iter()
+            .map(|(span, key, server)| format!("line {} {key} ('{server}')", line_of(text, span.start)))
+            .collect();
+        message += &format!(
+            "; the file names servers it does not configure {} times: {}",
+            dangling.len(),
+            all.join(", ")
+        );
+    }
+    Err(invalid(span.clone(), key.clone(), message))
+}
+
 /// `[[rules]]`, checked against the servers they name and compiled.
-fn compile_rules(raw: &[RawRule], servers: &[ServerConfig], invalid: &impl Invalid) -> Result<Rules, Error> {
+fn compile_rules(raw: &[RawRule], invalid: &impl Invalid) -> Result<Rules, Error> {
     let mut specs = Vec::with_capacity(raw.len());
-    for (i, rule) in raw.iter().enumerate() {
-        if let Some(server) = &rule.server
-            && !servers.iter().any(|s| &s.name == server)
-        {
-            return Err(invalid(
-                rule.pattern.span(),
-                format!("rules[{i}].server"),
-                format!("no server named '{server}'"),
-            ));
-        }
+    for rule in raw {
         specs.push(RuleSpec {
             pattern: rule.pattern.get_ref().clone(),
             server: rule.server.clone(),

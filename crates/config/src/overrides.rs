@@ -6,8 +6,6 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::ServerConfig;
-
 /// Most characters of an overriding description: far more than a good one
 /// takes, short of filling a listing.
 const MAX_DESCRIPTION_CHARS: usize = 4096;
@@ -101,12 +99,18 @@ impl Overrides {
     }
 }
 
-/// Validates `[[overrides]]` against the configured `servers`; the error is
+/// The server each entry's `server:tool` names: `(span, key, server)`.
+pub(crate) fn servers_named(raw: &[RawOverride]) -> impl Iterator<Item = (std::ops::Range<usize>, String, &str)> {
+    raw.iter().enumerate().filter_map(|(i, o)| {
+        let (server, _) = o.tool.get_ref().split_once(':')?;
+        Some((o.tool.span(), format!("overrides[{i}].tool"), server))
+    })
+}
+
+/// Validates `[[overrides]]` (the servers they name are checked with every
+/// other reference, in `lib.rs`); the error is
 /// `(span, key, message)`.
-pub(crate) fn validate(
-    raw: Vec<RawOverride>,
-    servers: &[ServerConfig],
-) -> Result<Overrides, (std::ops::Range<usize>, String, String)> {
+pub(crate) fn validate(raw: Vec<RawOverride>) -> Result<Overrides, (std::ops::Range<usize>, String, String)> {
     let mut list: Vec<ToolOverride> = Vec::with_capacity(raw.len());
     for (i, o) in raw.into_iter().enumerate() {
         let span = o.tool.span();
@@ -115,9 +119,6 @@ pub(crate) fn validate(
         let Some((server, tool)) = key.split_once(':').filter(|(s, t)| !s.is_empty() && !t.is_empty()) else {
             return Err(fail("tool", format!("'{key}' is not server:tool")));
         };
-        if !servers.iter().any(|s| s.name == server) {
-            return Err(fail("tool", format!("no server named '{server}'")));
-        }
         if let Some(name) = &o.name
             && let Err(why) = tool_name(name)
         {
@@ -186,38 +187,26 @@ mod tests {
         }
     }
 
-    fn servers() -> Vec<ServerConfig> {
-        let config: crate::Config = toml_config("[[servers]]\nname = \"gh\"\ncommand = \"gh-mcp\"\n");
-        config.servers
-    }
-
-    fn toml_config(text: &str) -> crate::Config {
-        let raw = toml::from_str(text).unwrap();
-        crate::Config::from_raw(raw, "gateway.toml", text, std::path::Path::new(".")).unwrap()
-    }
-
     #[test]
     fn an_override_names_a_configured_servers_tool_and_changes_something() {
-        let servers = servers();
-        let ok = validate(vec![raw("gh:search_issues", Some("find_issues"), false)], &servers).unwrap();
+        let ok = validate(vec![raw("gh:search_issues", Some("find_issues"), false)]).unwrap();
         assert_eq!(
             ok.global("gh", "search_issues").unwrap().name.as_deref(),
             Some("find_issues")
         );
         assert!(ok.global("gh", "other").is_none());
-        let refused = |o: RawOverride| validate(vec![o], &servers).unwrap_err();
+        let refused = |o: RawOverride| validate(vec![o]).unwrap_err();
         assert_eq!(
             refused(raw("search_issues", None, true)).2,
             "'search_issues' is not server:tool"
         );
-        assert_eq!(refused(raw("gl:x", None, true)).2, "no server named 'gl'");
         assert!(
             refused(raw("gh:x", Some("has space"), false))
                 .2
                 .contains("is not a tool name")
         );
         assert!(refused(raw("gh:x", None, false)).2.starts_with("changes nothing"));
-        let twice = validate(vec![raw("gh:x", None, true), raw("gh:x", Some("y"), false)], &servers).unwrap_err();
+        let twice = validate(vec![raw("gh:x", None, true), raw("gh:x", Some("y"), false)]).unwrap_err();
         assert_eq!(twice.1, "overrides[1].tool");
     }
 
@@ -226,7 +215,7 @@ mod tests {
         let mut mine = raw("gh:x", None, true);
         mine.project = Some("ops".into());
         let all = vec![mine, raw("gh:x", Some("y"), false), raw("gh:z", Some("w"), false)];
-        let o = validate(all, &servers()).unwrap();
+        let o = validate(all).unwrap();
         assert_eq!(o.projects(), ["ops"]);
         assert_eq!(o.global("gh", "x").unwrap().name.as_deref(), Some("y"));
         let ops = o.for_project("ops");

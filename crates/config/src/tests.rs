@@ -24,6 +24,22 @@ fn assert_invalid(cases: &[(&str, usize, &str, &str)]) {
     }
 }
 
+/// Issue #75: a removed server's every reference is named at once.
+#[test]
+fn every_reference_to_a_missing_server_is_named_at_once() {
+    let text = "[[servers]]\nname = \"a\"\ncommand = \"x\"\n\n\
+        [[rules]]\npattern = [\"*\"]\nserver = \"gl\"\n\n\
+        [[overrides]]\ntool = \"gl:search\"\nhidden = true\n\n\
+        [[limits]]\nserver = \"gl\"\nper_minute = 3\n";
+    let cases = [(
+        text,
+        6,
+        "rules[0].server",
+        "3 times: line 6 rules[0].server ('gl'), line 10 overrides[0].tool ('gl'), line 14 limits[0].server ('gl')",
+    )];
+    assert_invalid(&cases);
+}
+
 #[test]
 fn only_settings_read_at_start_need_a_restart() {
     let base = "[[servers]]\nname = \"a\"\ncommand = \"x\"\n";
