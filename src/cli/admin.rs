@@ -274,7 +274,7 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
         ProjectCommand::Create { name, search, json } => {
             config::check_server_name(&name).map_err(|m| anyhow::anyhow!(m.replace("server name", "project name")))?;
             let search = search.map_or(Some(Search::for_new_projects()), SearchArg::into_search);
-            let p = store.create_project(&name, search)?;
+            let p = Operator::new(&store).create_project(&Actor::Cli, &name, search)?;
             if json {
                 return print_json(&p);
             }
@@ -372,21 +372,21 @@ pub(super) fn project(config: &Config, cmd: ProjectCommand) -> anyhow::Result<Ex
             exposure,
             json,
         } => {
-            let p = store.set_exposure(&project, exposure.into())?;
+            let p = Operator::new(&store).set_exposure(&Actor::Cli, &project, exposure.into())?;
             if json {
                 return print_json(&p);
             }
             println!("project '{}' exposure: {}", p.name, p.exposure.as_str());
         }
         ProjectCommand::SetApps { project, apps, json } => {
-            let p = store.set_apps(&project, apps.into())?;
+            let p = Operator::new(&store).set_apps(&Actor::Cli, &project, apps.into())?;
             if json {
                 return print_json(&p);
             }
             println!("project '{}' apps: {}", p.name, p.apps.as_str());
         }
         ProjectCommand::ResetLearning { project, json } => {
-            let forgotten = store.reset_learning(&project)?;
+            let forgotten = Operator::new(&store).reset_learning(&Actor::Cli, &project)?;
             if json {
                 return print_json(&json!({ "project": project, "forgotten": forgotten }));
             }

@@ -12,6 +12,7 @@ use clap::{Args, Subcommand};
 
 use config::{Builtin, Config, ServerConfig, Transport};
 use credentials::{CredentialKind, CredentialRows};
+use gateway::operator::{Actor, Operator};
 use gateway::vault::{Vault, sign_in};
 use store::Store;
 use store::access::Project;
@@ -204,6 +205,8 @@ pub(super) fn secret(config: &Config, cmd: SecretCommand) -> anyhow::Result<Exit
             check_kind(server, kind, &name, &value)?;
             let p = project(&store, &target.project)?;
             let key_id = Vault::new(store.clone()).set(&p, &server.name, kind, &name, &value)?;
+            let named = format!("{} {name}", kind.as_str());
+            Operator::new(&store).record_credential(&Actor::Cli, "secret.set", &p.name, &server.name, Some(&named))?;
             println!(
                 "project '{}': {} {name} set for '{}' (encrypted with key {key_id}); it applies from the next call",
                 p.name,
@@ -253,6 +256,14 @@ pub(super) fn secret(config: &Config, cmd: SecretCommand) -> anyhow::Result<Exit
                     target.server
                 );
             }
+            let named = format!("{} {name}", kind.as_str());
+            Operator::new(&store).record_credential(
+                &Actor::Cli,
+                "secret.remove",
+                &p.name,
+                &target.server,
+                Some(&named),
+            )?;
             println!(
                 "project '{}': {} {name} for '{}' removed; its connection closes on its next call",
                 p.name,
@@ -294,6 +305,7 @@ pub(super) async fn login(config: &Config, args: LoginArgs) -> anyhow::Result<Ex
     }
     eprintln!("waiting for the browser to come back (up to {} s)…", args.wait_secs);
     pending.finish(Duration::from_secs(args.wait_secs)).await?;
+    Operator::new(&store).record_credential(&Actor::Cli, "sign-in", &p.name, &server.name, None)?;
     println!(
         "project '{}' is signed in to '{}'; its tokens are stored encrypted in {} and refreshed when due",
         p.name,
@@ -356,6 +368,7 @@ pub(super) fn logout(config: &Config, args: LogoutArgs) -> anyhow::Result<ExitCo
     if store.remove_credential(p.id, &args.server, CredentialKind::OAuth, None)? == 0 {
         bail!("project '{}' is not signed in to '{}'", p.name, args.server);
     }
+    Operator::new(&store).record_credential(&Actor::Cli, "sign-out", &p.name, &args.server, None)?;
     println!(
         "project '{}' is signed out of '{}' (its tokens are deleted here; the authorization server may still list the grant)",
         p.name, args.server

@@ -9,6 +9,7 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use config::Config;
+use gateway::operator::{Actor, Operator};
 use store::{Review, Store};
 use vetting::pins::Reason;
 use vetting::scan::escape_hidden;
@@ -60,14 +61,14 @@ pub(super) fn run(config: &Config, command: ToolsCommand) -> anyhow::Result<Exit
         }
         ToolsCommand::Approve { key } => {
             let (server, tool) = key_parts(&key)?;
-            if !store.approve_tool(server, tool)? {
+            if !Operator::new(&store).review_tool(&Actor::Cli, server, tool, true)? {
                 bail!("nothing waits for review under '{key}' (see mcp-gateway tools changes)");
             }
             println!("Approved {key}: its current definition is pinned, and the tool is shown again.");
         }
         ToolsCommand::Reject { key } => {
             let (server, tool) = key_parts(&key)?;
-            if !store.reject_tool(server, tool)? {
+            if !Operator::new(&store).review_tool(&Actor::Cli, server, tool, false)? {
                 bail!("nothing waits for review under '{key}' (see mcp-gateway tools changes)");
             }
             println!("Rejected {key}: it stays hidden while its server lists this definition.");

@@ -445,3 +445,67 @@ async fn megabyte_keys_leave_small_audit_rows() {
     assert_eq!(refused, 10, "each refusal has its row");
     assert_eq!(stored, 0, "and none keeps the key");
 }
+
+/// Issue #75: every change an operator makes from the command line is in
+/// `audit actions`, naming what it changed and never a secret's value.
+#[tokio::test]
+async fn every_operator_change_is_in_the_admin_log() {
+    let gw = Gateway::start(&chaos_server("team", "")).await;
+    let value = "value-never-logged-5d1e";
+    for args in [
+        &["project", "create", "ops"][..],
+        &["grant", "--project", "ops", "--server", "team"],
+        &["project", "set-exposure", "ops", "both"],
+        &["project", "set-apps", "ops", "unlisted"],
+        &["project", "reset-learning", "ops"],
+        &[
+            "secret",
+            "set",
+            "--project",
+            "ops",
+            "--server",
+            "team",
+            "--env",
+            &format!("TEAM_KEY={value}"),
+        ],
+        &[
+            "secret",
+            "remove",
+            "--project",
+            "ops",
+            "--server",
+            "team",
+            "--env",
+            "TEAM_KEY",
+        ],
+    ] {
+        gw.cli(args);
+    }
+    let printed = gw.cli(&["audit", "actions", "--json"]);
+    assert!(!String::from_utf8_lossy(&printed.stdout).contains(value));
+    let actions: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    let actions: Vec<(&str, &str, Option<&str>)> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert_eq!(a["actor"], "cli", "{a}");
+            (
+                a["action"].as_str().unwrap(),
+                a["target"].as_str().unwrap(),
+                a["detail"].as_str(),
+            )
+        })
+        .collect();
+    for want in [
+        ("project.create", "project ops", Some("hybrid")),
+        ("grant", "project ops, server team", None),
+        ("project.exposure", "project ops", Some("both")),
+        ("project.apps", "project ops", Some("unlisted")),
+        ("project.reset-learning", "project ops", None),
+        ("secret.set", "project ops, server team", Some("env TEAM_KEY")),
+        ("secret.remove", "project ops, server team", Some("env TEAM_KEY")),
+    ] {
+        assert!(actions.contains(&want), "{want:?} in {actions:?}");
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use store::access::{Grants, Permission, Project, Search};
+use store::access::{Apps, Exposure, Grants, Permission, Project, Search};
 use store::{self, AdminAction, AdminTokenInfo, AuditRow, CredentialInfo, Store, TokenInfo, Usage, UsageRange};
 
 /// Who made a change.
@@ -152,6 +152,70 @@ impl<'a> Operator<'a> {
     /// Keeps the hourly usage rollups current; the rows rolled up.
     pub fn roll_up_usage(&self) -> Result<usize, store::Error> {
         self.store.roll_up_usage()
+    }
+
+    /// Creates a project (`search: None`: its catalog off).
+    pub fn create_project(&self, actor: &Actor, name: &str, search: Option<Search>) -> Result<Project, store::Error> {
+        let p = self.store.create_project(name, search)?;
+        let word = search.map_or("off", Search::as_str);
+        self.record(actor, "project.create", &format!("project {}", p.name), Some(word))?;
+        Ok(p)
+    }
+
+    /// Sets which tools a project's `tools/list` names directly.
+    pub fn set_exposure(&self, actor: &Actor, project: &str, exposure: Exposure) -> Result<Project, store::Error> {
+        let p = self.store.set_exposure(project, exposure)?;
+        let target = format!("project {}", p.name);
+        self.record(actor, "project.exposure", &target, Some(exposure.as_str()))?;
+        Ok(p)
+    }
+
+    /// Sets whether a project's callers get Apps.
+    pub fn set_apps(&self, actor: &Actor, project: &str, apps: Apps) -> Result<Project, store::Error> {
+        let p = self.store.set_apps(project, apps)?;
+        self.record(
+            actor,
+            "project.apps",
+            &format!("project {}", p.name),
+            Some(apps.as_str()),
+        )?;
+        Ok(p)
+    }
+
+    /// Forgets what a project's use taught search.
+    pub fn reset_learning(&self, actor: &Actor, project: &str) -> Result<store::Forgotten, store::Error> {
+        let forgotten = self.store.reset_learning(project)?;
+        self.record(actor, "project.reset-learning", &format!("project {project}"), None)?;
+        Ok(forgotten)
+    }
+
+    /// Approves (`approve`) or rejects the definition of `server`'s `tool`
+    /// waiting for review; false when none waits.
+    pub fn review_tool(&self, actor: &Actor, server: &str, tool: &str, approve: bool) -> Result<bool, store::Error> {
+        let done = match approve {
+            true => self.store.approve_tool(server, tool)?,
+            false => self.store.reject_tool(server, tool)?,
+        };
+        if done {
+            let action = if approve { "tool.approve" } else { "tool.reject" };
+            self.record(actor, action, &format!("tool {server}:{tool}"), None)?;
+        }
+        Ok(done)
+    }
+
+    /// Records a change to a project's own credentials (`secret.set`,
+    /// `secret.remove`, `sign-in`, `sign-out`), made through the vault:
+    /// what it names, never its value.
+    pub fn record_credential(
+        &self,
+        actor: &Actor,
+        action: &str,
+        project: &str,
+        server: &str,
+        name: Option<&str>,
+    ) -> Result<(), store::Error> {
+        let target = format!("project {project}, server {server}");
+        self.record(actor, action, &target, name)
     }
 
     /// Records an action that is not a store change (a server restarted from the console).
