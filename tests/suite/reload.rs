@@ -254,3 +254,50 @@ async fn a_call_right_after_a_reload_waits_for_the_server_it_added() {
     let r = execute(&client, "arriving:calculate", json!({ "expression": "2+3" })).await;
     assert_eq!(text(&r), "2+3 = 5", "{r:?}");
 }
+
+/// The status of an anonymous `initialize` at `url`.
+async fn anonymous_initialize(url: &str) -> u16 {
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    });
+    reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Issue #75: who gets in follows the file at once. Removing `[auth]`
+/// locks a running gateway, for new callers and for the session an
+/// anonymous caller opened alike; putting it back opens it again.
+#[tokio::test]
+async fn removing_auth_locks_the_running_gateway_at_once() {
+    let servers = chaos_server("team", "");
+    let gw = Gateway::start(&format!("{ANONYMOUS}{servers}")).await;
+    let open = gw.client().await;
+    assert!(!discover(&open, json!("echo")).await.is_empty());
+
+    std::fs::write(gw.config_path(), &servers).unwrap();
+    eventually(Duration::from_secs(10), "anonymous callers refused", || async {
+        (anonymous_initialize(&gw.url).await == 401).then_some(())
+    })
+    .await;
+    let params = rmcp::model::CallToolRequestParams::new("tool_discovery")
+        .with_arguments(json!({ "query": "echo" }).as_object().unwrap().clone());
+    assert!(
+        open.call_tool(params).await.is_err(),
+        "the anonymous session is refused too"
+    );
+
+    std::fs::write(gw.config_path(), format!("{ANONYMOUS}{servers}")).unwrap();
+    eventually(Duration::from_secs(10), "anonymous callers let in again", || async {
+        (anonymous_initialize(&gw.url).await == 200).then_some(())
+    })
+    .await;
+    assert!(!discover(&gw.client().await, json!("echo")).await.is_empty());
+}

@@ -294,8 +294,6 @@ impl Config {
     pub fn needs_restart(&self, new: &Config) -> Vec<&'static str> {
         [
             ("[http]", self.http != new.http),
-            ("[auth]", self.anonymous_project != new.anonymous_project),
-            ("[auth.oauth]", self.oauth != new.oauth),
             ("[store]", self.store != new.store || self.audit != new.audit),
             ("[search.cloud]", self.cloud != new.cloud),
             ("[search.semantic]", self.semantic != new.semantic),

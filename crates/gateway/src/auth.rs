@@ -11,6 +11,7 @@ mod known;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use arc_swap::ArcSwap;
 use oauth::{self, Verifier};
 use store::access;
 use store::access::{Grants, Project};
@@ -127,26 +128,38 @@ pub enum Error {
 #[derive(Debug, Clone)]
 pub struct Authenticator {
     store: Arc<Store>,
-    anonymous_project: Option<String>,
-    oauth: Option<Arc<Verifier>>,
+    /// `[auth]`, swapped whole on reload: who gets in follows the file at once.
+    doors: Arc<ArcSwap<Doors>>,
     known: Arc<Mutex<known::Known>>,
 }
 
+/// Who gets in besides gateway tokens, as `[auth]` says.
+#[derive(Debug, Default)]
+pub struct Doors {
+    /// The project callers without a token act as, if any.
+    pub anonymous_project: Option<String>,
+    /// The verifier of OAuth access tokens, if `[auth.oauth]` is configured.
+    pub oauth: Option<Arc<Verifier>>,
+}
+
 impl Authenticator {
-    /// `anonymous_project`: the project callers without a token act as, if
-    /// any; `oauth`: the verifier of OAuth access tokens, if configured.
-    pub fn new(store: Arc<Store>, anonymous_project: Option<String>, oauth: Option<Arc<Verifier>>) -> Self {
+    /// `doors`: who gets in besides gateway tokens.
+    pub fn new(store: Arc<Store>, doors: Doors) -> Self {
         Self {
             store,
-            anonymous_project,
-            oauth,
+            doors: Arc::new(ArcSwap::from_pointee(doors)),
             known: Arc::default(),
         }
     }
 
+    /// Lets in whom `doors` says from the next request on (a reload).
+    pub fn set_doors(&self, doors: Doors) {
+        self.doors.store(Arc::new(doors));
+    }
+
     /// The OAuth verifier, when `[auth.oauth]` is configured.
-    pub fn oauth(&self) -> Option<&Arc<Verifier>> {
-        self.oauth.as_ref()
+    pub fn oauth(&self) -> Option<Arc<Verifier>> {
+        self.doors.load().oauth.clone()
     }
 
     /// The caller behind any token: OAuth access tokens are verified (which
@@ -154,7 +167,7 @@ impl Authenticator {
     /// go to [`Authenticator::caller`].
     pub async fn authenticate(&self, token: Option<&str>, hint: Option<&str>) -> Result<Caller, Error> {
         let token = token.map(str::trim).filter(|t| !t.is_empty());
-        let (Some(token), Some(verifier)) = (token, &self.oauth) else {
+        let (Some(token), Some(verifier)) = (token, self.oauth()) else {
             return self.caller(token, hint);
         };
         if token.starts_with(GATEWAY_TOKEN_PREFIX) {
@@ -186,7 +199,8 @@ impl Authenticator {
     /// configured server: servers never granted nor denied to it are granted,
     /// so a personal setup sees the servers it adds; an explicit deny stays.
     pub fn prepare_anonymous<'a>(&self, servers: impl IntoIterator<Item = &'a str>) -> Result<(), store::Error> {
-        let Some(name) = &self.anonymous_project else {
+        let doors = self.doors.load();
+        let Some(name) = &doors.anonymous_project else {
             return Ok(());
         };
         if self.store.project(name)?.is_none() {
@@ -226,7 +240,7 @@ impl Authenticator {
                     },
                 }
             }
-            None => match &self.anonymous_project {
+            None => match &self.doors.load().anonymous_project {
                 Some(name) => (self.project(&mut known, name)?.ok_or(Error::Unauthorized)?, None),
                 None => return Err(Error::Unauthorized),
             },
@@ -291,7 +305,7 @@ impl Authenticator {
 
     /// Whether callers without a token get in.
     pub fn allows_anonymous(&self) -> bool {
-        self.anonymous_project.is_some()
+        self.doors.load().anonymous_project.is_some()
     }
 }
 
@@ -325,7 +339,11 @@ mod tests {
     fn setup(anonymous: Option<&str>) -> (tempfile::TempDir, Arc<Store>, Authenticator) {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(&dir.path().join("a.db")).unwrap());
-        let auth = Authenticator::new(store.clone(), anonymous.map(str::to_string), None);
+        let doors = Doors {
+            anonymous_project: anonymous.map(str::to_string),
+            oauth: None,
+        };
+        let auth = Authenticator::new(store.clone(), doors);
         (dir, store, auth)
     }
 

@@ -272,8 +272,7 @@ impl Gateway {
                 store::StrictAudit::Commits => tracing::info!("strict audit: rows commit before calls go on"),
             }
         }
-        let oauth = config.oauth.clone().map(|c| Arc::new(oauth::Verifier::new(c)));
-        let auth = Authenticator::new(store.clone(), config.anonymous_project.clone(), oauth);
+        let auth = Authenticator::new(store.clone(), doors(config, None));
         auth.prepare_anonymous(config.servers.iter().map(|s| s.name.as_str()))?;
         let tracker = TaskTracker::new();
         let registry = Registry::start(&config.servers, &tracker, &ct, store.clone(), builtins);
@@ -320,6 +319,9 @@ impl Gateway {
     /// servers started, stopped or restarted as [`Registry::apply`] decides.
     /// Settings read only at start are named in [`Reloaded::needs_restart`].
     pub fn reload(&self, old: &Config, new: &Config) -> Result<Reloaded, store::Error> {
+        // Who gets in follows the file at once: removing `[auth]` locks the gateway.
+        let verifier = self.auth.oauth().filter(|_| old.oauth == new.oauth);
+        self.auth.set_doors(doors(new, verifier));
         self.auth
             .prepare_anonymous(new.servers.iter().map(|s| s.name.as_str()))?;
         self.catalog.set_shaping(shaping(new));
@@ -381,7 +383,7 @@ impl Gateway {
     }
 
     /// The OAuth verifier, when `[auth.oauth]` is configured.
-    pub fn oauth(&self) -> Option<&Arc<oauth::Verifier>> {
+    pub fn oauth(&self) -> Option<Arc<oauth::Verifier>> {
         self.auth.oauth()
     }
 
@@ -393,6 +395,15 @@ impl Gateway {
     /// The caller an operator acts as with `--project` on the command line.
     pub fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
         self.auth.caller_for_project(project)
+    }
+}
+
+/// Who `config` lets in; `verifier` is the running one, kept (with its
+/// keys and cache) when `[auth.oauth]` is unchanged.
+fn doors(config: &Config, verifier: Option<Arc<oauth::Verifier>>) -> auth::Doors {
+    auth::Doors {
+        anonymous_project: config.anonymous_project.clone(),
+        oauth: verifier.or_else(|| config.oauth.clone().map(|c| Arc::new(oauth::Verifier::new(c)))),
     }
 }
 

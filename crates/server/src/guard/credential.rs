@@ -23,7 +23,7 @@ const MISSING_TOKEN: &str = "this gateway requires a token: send Authorization: 
 pub(super) async fn check(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let body_token = parts.extensions.get::<Message>().and_then(|m| m.token.clone());
-    let refuse = Refuse(gateway.oauth().cloned());
+    let refuse = Refuse(gateway.oauth());
     let header = parts
         .headers
         .get(http::header::AUTHORIZATION)
