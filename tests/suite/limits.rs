@@ -51,9 +51,17 @@ async fn a_tool_past_its_limit_is_refused_with_when_to_retry() {
     let r = sha256(&client).await;
     let (code, retry_after) = refused(&r);
     assert_eq!(code, "TOOL_LIMIT_REACHED");
-    assert!((1..=86_400).contains(&retry_after), "{retry_after}");
+    // Two calls just made weigh one until at least half a day into the next.
+    assert!((43_200..=2 * 86_400).contains(&retry_after), "{retry_after}");
+    let error = &r.structured_content.as_ref().unwrap()["error"];
+    let at = chrono::DateTime::parse_from_rfc3339(error["retryAt"].as_str().unwrap()).unwrap();
+    let from_now = at.timestamp() - chrono::Utc::now().timestamp();
+    assert!(from_now.abs_diff(retry_after as i64) <= 2, "{at} is in {retry_after} s");
     assert!(
-        text(&r).contains("'alpha:sha256' has reached its limit of 2 calls a day for project 'local'; retry after"),
+        text(&r).contains(&format!(
+            "'alpha:sha256' has reached its limit of 2 calls a day for project 'local'; one more call fits at {}",
+            error["retryAt"].as_str().unwrap()
+        )),
         "{}",
         text(&r)
     );

@@ -15,9 +15,9 @@ pub(crate) struct RawLimit {
     tool: Option<String>,
     /// Only this project; absent: every project, each counted apart.
     project: Option<String>,
-    /// Calls in one clock minute.
+    /// Calls in any minute (a sliding window).
     per_minute: Option<u32>,
-    /// Calls in one day (UTC).
+    /// Calls in any day (a sliding window).
     per_day: Option<u32>,
 }
 
@@ -30,9 +30,9 @@ pub struct ToolLimit {
     pub tool: Option<String>,
     /// Only this project; `None`: every project, each apart.
     pub project: Option<String>,
-    /// Calls in one clock minute.
+    /// Calls in any minute (a sliding window).
     pub per_minute: Option<u32>,
-    /// Calls in one day (UTC).
+    /// Calls in any day (a sliding window).
     pub per_day: Option<u32>,
 }
 

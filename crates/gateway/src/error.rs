@@ -68,7 +68,11 @@ pub enum ExecuteError {
         why: String,
     },
     /// A `[[limits]]` entry is reached for the caller's project.
-    #[error("'{key}' has reached its limit of {limit} for project '{project}'; retry after {retry_after} s")]
+    #[error(
+        "'{key}' has reached its limit of {limit} for project '{project}'; one more call fits at {} (in {})",
+        utc(*retry_at),
+        in_words(*retry_after)
+    )]
     Limited {
         /// The tool, as the caller named it.
         key: String,
@@ -76,8 +80,10 @@ pub enum ExecuteError {
         limit: String,
         /// The caller's project.
         project: String,
-        /// Seconds until the window the limit counts in ends.
+        /// Seconds until one more call fits.
         retry_after: u64,
+        /// When that is (unix seconds).
+        retry_at: i64,
     },
     /// The server asks its user for input that this client cannot give.
     #[error("'{key}' asks its user for input, but {why}")]
@@ -231,7 +237,12 @@ impl ExecuteError {
         match &self {
             ExecuteError::Invalid { violations, .. } => error["violations"] = json!(violations),
             ExecuteError::Secret(b) => error["kinds"] = json!(b.kinds),
-            ExecuteError::Limited { retry_after, .. } => error["retryAfter"] = json!(retry_after),
+            ExecuteError::Limited {
+                retry_after, retry_at, ..
+            } => {
+                error["retryAfter"] = json!(retry_after);
+                error["retryAt"] = json!(utc(*retry_at));
+            }
             ExecuteError::Downstream(downstream::Error::Protocol { error: e, .. }) => {
                 error["downstream"] = json!({ "code": e.code.0, "message": e.message });
             }
@@ -240,6 +251,25 @@ impl ExecuteError {
         let mut result = CallToolResult::error(vec![ContentBlock::text(self.to_string())]);
         result.structured_content = Some(json!({ "error": error }));
         result
+    }
+}
+
+/// `at` (unix seconds) as an RFC 3339 UTC time, to the second.
+fn utc(at: i64) -> String {
+    chrono::DateTime::from_timestamp(at, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| format!("{at} s after 1970"))
+}
+
+/// `seconds` as a person reads a wait: "19 s", "1 min 10 s", "23 h 3 min".
+fn in_words(seconds: u64) -> String {
+    let (h, m, s) = (seconds / 3600, seconds % 3600 / 60, seconds % 60);
+    match (h, m) {
+        (0, 0) => format!("{s} s"),
+        (0, _) if s == 0 => format!("{m} min"),
+        (0, _) => format!("{m} min {s} s"),
+        _ if m == 0 => format!("{h} h"),
+        _ => format!("{h} h {m} min"),
     }
 }
 

@@ -45,8 +45,12 @@ impl Store {
     /// Counts one call in `scope`'s window that starts at `window_start`
     /// (seconds), if fewer than `limit` are counted there: `Ok(true)` when
     /// counted, `Ok(false)` when the window is full. The first call of a
-    /// window also prunes the windows of `scope` that started before it.
-    pub fn take_window(&self, scope: &str, window_start: i64, limit: i64) -> Result<bool, Error> {
+    /// window also prunes the windows of `scope` that started before
+    /// `forget_before` (a sliding window still reads the one before).
+    pub fn take_window(&self, scope: &str, window_start: i64, limit: i64, forget_before: i64) -> Result<bool, Error> {
+        if limit < 1 {
+            return Ok(false);
+        }
         self.with(|c| {
             let counted: Option<i64> = c.row(
                 "INSERT INTO tool_limit_windows (scope, window_start, calls) VALUES (?1, ?2, 1)
@@ -60,10 +64,22 @@ impl Store {
             if counted == Some(1) {
                 c.execute(
                     "DELETE FROM tool_limit_windows WHERE scope = ?1 AND window_start < ?2",
-                    args![scope, window_start],
+                    args![scope, forget_before],
                 )?;
             }
             Ok(counted.is_some())
+        })
+    }
+
+    /// The calls counted in `scope`'s window that starts at `window_start`.
+    pub fn window_calls(&self, scope: &str, window_start: i64) -> Result<i64, Error> {
+        self.with(|c| {
+            let calls: Option<i64> = c.row(
+                "SELECT calls FROM tool_limit_windows WHERE scope = ?1 AND window_start = ?2",
+                args![scope, window_start],
+                |r| r.get(0),
+            )?;
+            Ok(calls.unwrap_or(0))
         })
     }
 
@@ -109,15 +125,25 @@ mod tests {
 
     /// Windows count up to their limit, on either engine, each scope and
     /// window apart; a window taken back counts one less; a new window
-    /// prunes the old ones.
+    /// prunes those before the one it keeps.
     fn windows_count_to_their_limit(store: &crate::Store) {
-        let take = |scope, start| store.take_window(scope, start, 2).unwrap();
+        let take = |scope, start| store.take_window(scope, start, 2, start - 60).unwrap();
         assert!(take("p1:gh:*:m", 60) && take("p1:gh:*:m", 60));
         assert!(!take("p1:gh:*:m", 60), "the third of two");
         assert!(take("p2:gh:*:m", 60), "another scope");
         store.give_back_window("p1:gh:*:m", 60).unwrap();
         assert!(take("p1:gh:*:m", 60), "one given back");
         assert!(take("p1:gh:*:m", 120), "the next window");
+        assert_eq!(
+            store.window_calls("p1:gh:*:m", 60).unwrap(),
+            2,
+            "the one before is kept"
+        );
+        assert!(
+            !store.take_window("p1:gh:*:m", 120, 0, 60).unwrap(),
+            "a window with no room"
+        );
+        assert!(take("p1:gh:*:m", 180), "the next window");
         let windows: i64 = store
             .with(|c| {
                 c.one(
@@ -127,7 +153,8 @@ mod tests {
                 )
             })
             .unwrap();
-        assert_eq!(windows, 1, "the old window went");
+        assert_eq!(windows, 2, "the oldest window went");
+        assert_eq!(store.window_calls("p1:gh:*:m", 120).unwrap(), 1);
     }
 
     #[test]
