@@ -128,8 +128,12 @@ test('projects: a grant made on the page is stored', async () => {
 });
 
 test('tokens: one issued on the page works at /mcp until it is revoked there', async () => {
+  // The projects list counts the project's live tokens, and follows what the page does.
+  const counted = (n) => page.waitForSelector(`#projects-table tr[data-project="${env('GRANT_TO')}"][data-live-tokens="${n}"]`);
+  const live = Number(await page.locator(`#projects-table tr[data-project="${env('GRANT_TO')}"]`).getAttribute('data-live-tokens'));
   await page.fill('#token-label', 'from-console');
   await page.click('#issue-token');
+  await counted(live + 1);
   const secret = (await page.locator('#token-secret').innerText()).trim();
   assert.match(secret, /^mgw_\d+_[0-9a-f]{64}$/);
   const id = secret.split('_')[1];
@@ -143,6 +147,7 @@ test('tokens: one issued on the page works at /mcp until it is revoked there', a
   await shot(page, 'token-issued');
   await page.click(`#tokens-table tr[data-token-id="${id}"] button.danger`);
   await page.waitForSelector(`#tokens-table tr[data-token-id="${id}"][data-state="revoked"]`);
+  await counted(live);
   assert.equal((await initialize()).status, 401, 'the revoked token is refused');
   report.token = { id: Number(id), secret };
 });
@@ -188,7 +193,13 @@ test('the page fits a phone-width screen', async () => {
   await signIn(phone, env('ADMIN_TOKEN'));
   await phone.waitForSelector('#servers-table');
   const servers = await phone.evaluate(() => document.documentElement.scrollWidth);
+  // Every column of every server is on the screen, none behind the table's right edge.
+  const cut = await phone.evaluate(() =>
+    [...document.querySelectorAll('#servers-table td')]
+      .filter((td) => td.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+      .map((td) => `${td.closest('tr').dataset.server}: ${td.dataset.label}`));
   await shot(phone, 'phone-servers');
+  assert.deepEqual(cut, [], 'no servers-table cell is cut off at phone width');
   await phone.click('a[data-view=usage]');
   await phone.waitForSelector('#calls-chart svg');
   const usage = await phone.evaluate(() => document.documentElement.scrollWidth);

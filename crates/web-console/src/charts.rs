@@ -34,29 +34,36 @@ pub(super) fn calls_over_time(series: &[Bucket], label: &str) -> String {
             continue;
         }
         let x = i as f64 * slot + (slot - bar) / 2.0;
-        let h = plot * b.calls as f64 / max as f64;
-        let bad = plot * b.errors as f64 / max as f64;
+        // One stack from the axis: the ok calls from the axis up to `split`,
+        // the errors on them up to `top`. Both edges are rounded to what the
+        // SVG writes, so the parts adjoin and add up to the bar exactly.
+        let top = tenth(plot - plot * b.calls as f64 / max as f64);
+        let split = tenth(plot - plot * b.calls.saturating_sub(b.errors) as f64 / max as f64);
         let title = format!("{}: {} calls, {} errors", b.start, b.calls, b.errors);
         let _ = write!(
             svg,
-            r#"<g class="bar" data-calls="{}" data-errors="{}"><title>{}</title><rect class="ok" x="{x:.1}" y="{:.1}" width="{bar:.1}" height="{:.1}"/>"#,
+            r#"<g class="bar" data-calls="{}" data-errors="{}"><title>{}</title><rect class="ok" x="{x:.1}" y="{split:.1}" width="{bar:.1}" height="{:.1}"/>"#,
             b.calls,
             b.errors,
             escape(&title),
-            plot - h,
-            h - bad
+            plot - split
         );
         if b.errors > 0 {
             let _ = write!(
                 svg,
-                r#"<rect class="err" x="{x:.1}" y="{:.1}" width="{bar:.1}" height="{bad:.1}"/>"#,
-                plot - h
+                r#"<rect class="err" x="{x:.1}" y="{top:.1}" width="{bar:.1}" height="{:.1}"/>"#,
+                split - top
             );
         }
         svg.push_str("</g>");
     }
     close_over_time(&mut svg, series, &format!("peak {max}"));
     svg
+}
+
+/// `v` rounded to a tenth, the precision the charts write coordinates in.
+fn tenth(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
 }
 
 /// The axis under a chart over time, its first bucket at the left and
@@ -201,6 +208,73 @@ mod tests {
         assert_eq!(svg.matches(r#"class="err""#).count(), 1);
         assert!(svg.contains("calls &lt;day&gt;") && !svg.contains("<day>"));
         assert!(!svg.contains("style="), "no inline style under the console's CSP");
+    }
+
+    fn bucket(start: &str, calls: u64, errors: u64) -> Bucket {
+        Bucket {
+            start: start.into(),
+            calls,
+            errors,
+            saved_tokens: 0,
+            kept_bytes: 0,
+        }
+    }
+
+    /// The `y` and `height` of the first `<rect class="{class}" …/>` in `svg`.
+    fn rect(svg: &str, class: &str) -> (f64, f64) {
+        let start = svg
+            .find(&format!(r#"<rect class="{class}" "#))
+            .unwrap_or_else(|| panic!("no {class} rect in {svg}"));
+        let end = start + svg[start..].find("/>").expect("the rect is closed");
+        let tag = &svg[start..end];
+        let number = |name: &str| -> f64 {
+            let from = tag
+                .find(&format!(r#" {name}=""#))
+                .unwrap_or_else(|| panic!("no {name} in {tag}"))
+                + name.len()
+                + 3;
+            let len = tag[from..].find('"').expect("the attribute's value is quoted");
+            tag[from..from + len]
+                .parse::<f64>()
+                .unwrap_or_else(|e| panic!("{name} in {tag} is not a number: {e}"))
+        };
+        (number("y"), number("height"))
+    }
+
+    #[test]
+    fn a_bar_with_errors_is_one_stack_standing_on_the_axis() {
+        // The peak is 7 calls, so the second bar's edges fall between tenths.
+        let series = vec![bucket("2026-11-25T06", 7, 3), bucket("2026-11-25T07", 3, 1)];
+        let svg = calls_over_time(&series, "calls");
+        let axis = (HEIGHT - AXIS) as f64;
+        assert!(svg.contains(&format!(r#"class="axis" x1="0" y1="{axis}""#)), "{svg}");
+        for (b, peak) in series.iter().zip([true, false]) {
+            let from = svg
+                .find(&format!(
+                    r#"<g class="bar" data-calls="{}" data-errors="{}">"#,
+                    b.calls, b.errors
+                ))
+                .unwrap_or_else(|| panic!("no bar for {} in {svg}", b.start));
+            let bar = &svg[from..from + svg[from..].find("</g>").expect("the bar's group is closed")];
+            let (ok_y, ok_height) = rect(bar, "ok");
+            let (err_y, err_height) = rect(bar, "err");
+            let close = |a: f64, z: f64| (a - z).abs() < 1e-6;
+            assert!(close(ok_y + ok_height, axis), "the ok part stands on the axis: {bar}");
+            assert!(close(err_y + err_height, ok_y), "the errors sit on the ok part: {bar}");
+            assert!(ok_height > 0.0 && err_height > 0.0, "{bar}");
+            let height = axis * b.calls as f64 / 7.0;
+            assert!(
+                (axis - err_y - height).abs() <= 0.05,
+                "the stack is as high as its calls: {bar}"
+            );
+            assert!(
+                (err_height - axis * b.errors as f64 / 7.0).abs() <= 0.1,
+                "the error part is as high as its errors: {bar}"
+            );
+            if peak {
+                assert!(close(err_y, 0.0), "the peak's bar fills the plot: {bar}");
+            }
+        }
     }
 
     #[test]

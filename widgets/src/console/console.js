@@ -77,8 +77,11 @@ function showSignIn(message = '') {
   $('token').focus();
 }
 
-const table = (head, rows, attrs = {}) =>
-  h('div', { class: 'scroll' }, h('table', attrs, h('thead', {}, h('tr', {}, head.map((c) => h('th', {}, c)))), h('tbody', {}, rows)));
+/** A table in a box that scrolls sideways; each cell knows its column's name (`data-label`), for tables that reflow on a phone. */
+function table(head, rows, attrs = {}) {
+  for (const tr of rows) [...tr.children].forEach((td, i) => head[i] && td.setAttribute('data-label', head[i]));
+  return h('div', { class: 'scroll' }, h('table', attrs, h('thead', {}, h('tr', {}, head.map((c) => h('th', {}, c)))), h('tbody', {}, rows)));
+}
 
 const badge = (status) => h('span', { class: `badge s-${status}` }, status);
 const when = (iso) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : 'never');
@@ -203,15 +206,27 @@ async function projects() {
   const data = await api('GET', '/overview');
   state.projects = data.projects.map((p) => p.name);
   if (!state.project && data.projects.length) state.project = data.projects[0].name;
-  const list = data.projects.map((p) =>
-    h('tr', { 'data-project': p.name, class: p.name === state.project ? 'picked' : null },
-      h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => openProject(p.name) }, p.name)),
-      h('td', {}, p.search), h('td', {}, p.exposure), h('td', { class: 'num' }, p.liveTokens)));
   $('view').replaceChildren(
     h('h2', {}, 'Projects'),
-    data.projects.length ? table(['Project', 'Search', 'Exposure', 'Live tokens'], list, { id: 'projects-table' }) : h('p', {}, 'No projects yet: mcp-gateway project create NAME'),
+    h('div', { id: 'projects-list' }, projectList(data)),
     h('div', { id: 'project-detail' }));
   if (state.project) await openProject(state.project);
+}
+
+/** The projects with their live-token counts, from `/overview`. */
+function projectList(data) {
+  const list = data.projects.map((p) =>
+    h('tr', { 'data-project': p.name, 'data-live-tokens': p.liveTokens, class: p.name === state.project ? 'picked' : null },
+      h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => openProject(p.name) }, p.name)),
+      h('td', {}, p.search), h('td', {}, p.exposure), h('td', { class: 'num live-tokens' }, p.liveTokens)));
+  return data.projects.length ? table(['Project', 'Search', 'Exposure', 'Live tokens'], list, { id: 'projects-table' }) : h('p', {}, 'No projects yet: mcp-gateway project create NAME');
+}
+
+/** Reads the projects list again (a token issued or revoked changes its live-token count); the open project's panel stays. */
+async function refreshProjectList() {
+  const data = await api('GET', '/overview');
+  state.projects = data.projects.map((p) => p.name);
+  $('projects-list')?.replaceChildren(projectList(data));
 }
 
 async function openProject(name) {
@@ -283,6 +298,8 @@ async function issue(project, label) {
     $('issued').replaceChildren(h('div', { class: 'card secret' },
       h('p', {}, h('strong', {}, `Token #${t.id}`), ' is shown only now. Store it safely:'), secret,
       h('button', { type: 'button', class: 'quiet', onclick: () => navigator.clipboard?.writeText(t.token).then(() => flash('Copied')) }, 'Copy')));
+    // The secret first: the projects list's live-token count after it.
+    await refreshProjectList();
   });
 }
 
@@ -291,6 +308,7 @@ async function revoke(project, id) {
     await api('POST', `/tokens/${id}/revoke`);
     flash(`Token #${id} revoked`);
     await openProject(project);
+    await refreshProjectList();
   });
 }
 
