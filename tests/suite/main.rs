@@ -28,6 +28,7 @@ mod oauth;
 mod one_call;
 mod operations;
 mod overrides;
+mod policy;
 mod projects;
 mod reload;
 mod replicas;

@@ -392,6 +392,12 @@ impl Gateway {
         self.auth.allows_anonymous()
     }
 
+    /// What `project`'s callers may see and run (the operator's pages ask
+    /// it for each project, as the faces ask it for each caller).
+    pub fn view_for_project(&self, project: &str) -> Result<catalog::View, store::Error> {
+        Ok(self.catalog.view_of(&self.auth.caller_for_project(project)?))
+    }
+
     /// The caller an operator acts as with `--project` on the command line.
     pub fn caller_for_project(&self, project: &str) -> Result<Caller, store::Error> {
         self.auth.caller_for_project(project)

@@ -17,6 +17,7 @@ use super::guard::Admin;
 use config::Transport;
 use downstream::{Downstream, Status};
 use gateway::DiscoverArgs;
+use gateway::catalog::{Entry, View};
 use gateway::operator::{Operator, ProjectLine, ProjectView};
 use leaks::quote;
 use store::access::{Grants, Search};
@@ -170,7 +171,9 @@ pub(super) async fn request(State(console): State<Console>, Path(id): Path<Strin
 
 /// `GET /console/api/servers/{name}`: the server and its tools, each with
 /// its tags, what the rules and the security review decided, and the
-/// projects that may see it.
+/// projects that may see it, as the policy answers each project's callers:
+/// under `seenAs`, the name and description a project sees where its
+/// overrides change them.
 pub(super) async fn server(State(console): State<Console>, Path(name): Path<String>) -> Answer {
     let gateway = &console.gateway;
     let server = gateway
@@ -178,6 +181,11 @@ pub(super) async fn server(State(console): State<Console>, Path(name): Path<Stri
         .get(&name)
         .ok_or_else(|| not_found(format!("no server '{}'", quote(&name))))?;
     let projects = console.operator().grants_by_project().map_err(store_error)?;
+    let views: Vec<(String, View)> = projects
+        .into_iter()
+        .map(|(project, _)| Ok((project.clone(), gateway.view_for_project(&project)?)))
+        .collect::<Result<_, store::Error>>()
+        .map_err(store_error)?;
     let everything = gateway.catalog().operator_view(every_server(gateway));
     let shaping = gateway.catalog().shaping();
     let tools: Vec<Value> = server
@@ -199,15 +207,25 @@ pub(super) async fn server(State(console): State<Console>, Path(name): Path<Stri
                     shaping.rules.verdict(&name, &tool.name, &[]).tags,
                 ),
             };
-            let seen_by: Vec<&str> = projects
+            let seen: Vec<(&str, &Entry)> = views
                 .iter()
-                .filter(|(_, g)| listed.is_some() && g.allows(&name, &tool.name))
-                .map(|(p, _)| p.as_str())
+                .filter_map(|(project, view)| Some((project.as_str(), view.by_real_key(&key)?)))
+                .collect();
+            let seen_as: serde_json::Map<String, Value> = seen
+                .iter()
+                .filter(|(_, e)| e.key != key || e.tool.description != tool.description)
+                .map(|(p, e)| {
+                    (
+                        p.to_string(),
+                        json!({ "key": e.key, "description": e.tool.description }),
+                    )
+                })
                 .collect();
             json!({
                 "key": key, "shownAs": listed.filter(|e| e.key != key).map(|e| &e.key),
                 "name": tool.name, "title": tool.title, "description": tool.description,
-                "inputSchema": tool.input_schema, "state": state, "why": why, "tags": tags, "projects": seen_by,
+                "inputSchema": tool.input_schema, "state": state, "why": why, "tags": tags,
+                "projects": seen.iter().map(|(p, _)| p).collect::<Vec<_>>(), "seenAs": seen_as,
             })
         })
         .collect();

@@ -167,6 +167,12 @@ async function openRequest(id) {
     table(['Request', 'At', 'Project', 'Tool', 'Outcome', 'ms', 'Results'], rows, { id: 'request-rows', 'data-request': id }));
 }
 
+/** A project that sees a tool, with the name (and description) its overrides give it there. */
+function seenBy(project, as) {
+  if (!as) return h('div', {}, project);
+  return h('div', { title: as.description || '' }, project, ' ', h('span', { class: 'muted' }, `as ${as.key}`));
+}
+
 async function openServer(name) {
   state.server = name;
   const data = await act(() => api('GET', `/servers/${encodeURIComponent(name)}`));
@@ -178,7 +184,7 @@ async function openServer(name) {
       h('td', {}, h('div', { class: 'clip' }, t.description || ''), h('details', {}, h('summary', {}, 'input schema'), h('pre', {}, JSON.stringify(t.inputSchema, null, 2)))),
       h('td', {}, badge(t.state), t.why ? h('div', { class: 'muted' }, t.why) : null),
       h('td', {}, t.tags.length ? t.tags.map((g) => h('span', { class: 'tag' }, g)) : '–'),
-      h('td', { class: 'projects' }, t.projects.length ? t.projects.join(', ') : h('span', { class: 'muted' }, 'none'))));
+      h('td', { class: 'projects' }, t.projects.length ? t.projects.map((p) => seenBy(p, t.seenAs[p])) : h('span', { class: 'muted' }, 'none'))));
   const panel = h('section', { class: 'card', id: 'server-detail', 'data-server': s.name },
     h('h3', {}, s.name, ' ', badge(s.status)),
     h('p', { class: 'muted' }, s.detail),
