@@ -61,7 +61,7 @@ fn probes() -> Vec<Probe> {
         ),
         probe("its server is not granted", "beta:echo", json!({}), false, false),
         probe("for its App alone", "alpha:confirm", json!({}), false, true),
-        probe("p has no secret for it", "gamma:echo", json!({}), false, false),
+        probe("p has no secret for it, q has", "gamma:echo", json!({}), false, false),
     ]
 }
 
@@ -202,6 +202,12 @@ name = "count_words"
     let client = gw.client_with_token(&gw.issue_token("p")).await.unwrap();
     // Every server up: what is hidden is hidden by the policy, not by a start.
     gw.gateway().ready().await;
+    // Another project has its own secret for gamma, and so its own listing.
+    gw.cli(&["project", "create", "q", "--search", "bm25"]);
+    gw.cli(&["grant", "--project", "q", "--server", "gamma"]);
+    gw.cli(&["secret", "set", "--project", "q", "--server", "gamma", "--env", "DEMO_ACCOUNT=q"]);
+    let q = gw.client_with_token(&gw.issue_token("q")).await.unwrap();
+    wait_for_tool(&q, "gamma:echo").await;
     let admin = gw.cli(&["token", "issue", "--admin", "--label", "policy", "--json"]);
     let admin: Value = serde_json::from_slice(&admin.stdout).unwrap();
     let admin = admin["token"].as_str().unwrap();
