@@ -133,11 +133,19 @@ pub enum Command {
         threads: Option<std::num::NonZeroUsize>,
     },
     /// Validate the configuration and exit (non-zero with file, line and key on error).
-    Check,
+    Check {
+        /// Print `{valid, source, servers, enabled, builtIns}`, or `{valid:
+        /// false, error, path, line, key}`, on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Convert an `mcpServers` JSON file (Claude Desktop, .mcp.json) to `[[servers]]` TOML on stdout.
     Import {
         /// The JSON file.
         path: PathBuf,
+        /// Print `{toml, renamed: [{from, to}]}`.
+        #[arg(long)]
+        json: bool,
     },
     /// Add a server from the MCP Registry by name: a `[[servers]]` entry
     /// appended to the config and checked; its secrets asked for or named.
@@ -172,13 +180,17 @@ pub enum Command {
         #[command(flatten)]
         who: Who,
     },
-    /// Run a tool as tool_execute does and print its result as JSON.
+    /// Run a tool as tool_execute does and print what it answered: its
+    /// text, or with --json the whole result. A tool error exits 1.
     Call {
         /// `server:tool`.
         tool_key: String,
         /// Arguments as a JSON object.
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Print the result as tool_execute returns it (content, structuredContent, isError).
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         who: Who,
     },
@@ -292,11 +304,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .await?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Command::Import { path } = &cli.command {
+    if let Command::Import { path, json } = &cli.command {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
         let file: McpServersFile =
             serde_json::from_str(&text).with_context(|| format!("{}: not an mcpServers JSON file", path.display()))?;
         let imported = config::to_toml(&file).map_err(anyhow::Error::msg)?;
+        if *json {
+            let renamed: Vec<Value> = (imported.renamed.iter())
+                .map(|(from, to)| serde_json::json!({ "from": from, "to": to }))
+                .collect();
+            let out = serde_json::json!({ "toml": imported.toml, "renamed": renamed });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            return Ok(ExitCode::SUCCESS);
+        }
         for (original, name) in &imported.renamed {
             eprintln!("renamed '{original}' to '{name}' (a server name; the original is kept as its title)");
         }
@@ -307,6 +327,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let path = cli.config.clone().or_else(config::default_path);
     if let Command::Add(args) = cli.command {
         return add::run(path, args).await;
+    }
+    if let Command::Check { json: true } = cli.command {
+        return check_json(Config::load(path.as_deref()));
     }
     let config = Config::load(path.as_deref())?;
     if let Command::Eval {
@@ -328,7 +351,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return eval::measure(&config, data, *json, *weights, *alpha).await;
     }
     match cli.command {
-        Command::Check => {
+        Command::Check { .. } => {
             if !config.missing.is_empty() {
                 bail!("{}", config.missing.join("\n"));
             }
@@ -405,6 +428,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Call {
             tool_key,
             arguments,
+            json,
             who,
         } => {
             let arguments: Value = serde_json::from_str(&arguments).context("arguments must be a JSON object")?;
@@ -434,12 +458,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     )
                     .await?;
                 let shown = match &result {
-                    CallToolResponse::Complete(r) => serde_json::to_value(r)?,
-                    CallToolResponse::InputRequired(r) => serde_json::to_value(r)?,
-                    CallToolResponse::Task(r) => serde_json::to_value(r)?,
+                    CallToolResponse::Complete(r) if !json => answer_text(r),
+                    CallToolResponse::Complete(r) => serde_json::to_string_pretty(r)?,
+                    CallToolResponse::InputRequired(r) => serde_json::to_string_pretty(r)?,
+                    CallToolResponse::Task(r) => serde_json::to_string_pretty(r)?,
                     _ => bail!("the server answered with a kind of result this command cannot print"),
                 };
-                println!("{}", serde_json::to_string_pretty(&shown)?);
+                println!("{shown}");
                 let failed = gateway::outcome_of(&result) == Some(Outcome::ToolError);
                 Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
             })
@@ -460,6 +485,74 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import { .. } | Command::DemoServer { .. } | Command::Eval { .. } | Command::Add(_) => {
             unreachable!("handled above")
         }
+    }
+}
+
+/// `check --json`: the config's summary, or why it is not valid; exits 1 then.
+fn check_json(loaded: Result<Config, config::Error>) -> anyhow::Result<ExitCode> {
+    let (out, code) = match loaded {
+        Ok(config) if config.missing.is_empty() => {
+            let configured: Vec<_> = config.servers.iter().filter(|s| !s.is_builtin()).collect();
+            let built_ins: Vec<Value> = (config.servers.iter().filter(|s| s.is_builtin()))
+                .map(|b| serde_json::json!({ "name": b.name, "state": b.unconfigured().unwrap_or_else(|| "configured".into()) }))
+                .collect();
+            let out = serde_json::json!({
+                "valid": true,
+                "source": config.source,
+                "servers": configured.len(),
+                "enabled": configured.iter().filter(|s| s.enabled).count(),
+                "builtIns": built_ins,
+            });
+            (out, ExitCode::SUCCESS)
+        }
+        Ok(config) => {
+            let out = serde_json::json!({ "valid": false, "error": config.missing.join("\n"), "path": config.source });
+            (out, ExitCode::FAILURE)
+        }
+        Err(e) => {
+            let mut out = serde_json::json!({ "valid": false, "error": e.to_string() });
+            match &e {
+                config::Error::Invalid { path, line, key, .. } => {
+                    (out["path"], out["line"], out["key"]) =
+                        (path.as_str().into(), (*line).into(), key.as_str().into());
+                }
+                config::Error::Parse { path, .. } => out["path"] = path.as_str().into(),
+                _ => {}
+            }
+            (out, ExitCode::FAILURE)
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(code)
+}
+
+/// A complete answer as a person reads it: each text block on its own
+/// line, another kind of block named, the structured content when there is
+/// no text; a tool error led by its code.
+fn answer_text(result: &rmcp::model::CallToolResult) -> String {
+    use rmcp::model::ContentBlock;
+    let mut lines: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Image(i) => format!("[image, {}]", i.mime_type),
+            ContentBlock::Audio(a) => format!("[audio, {}]", a.mime_type),
+            ContentBlock::ResourceLink(l) => format!("[a link to {}]", l.uri),
+            _ => "[an embedded resource]".to_string(),
+        })
+        .collect();
+    if lines.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        lines.push(serde_json::to_string_pretty(structured).unwrap_or_default());
+    }
+    let code = (result.structured_content.as_ref())
+        .filter(|_| result.is_error == Some(true))
+        .and_then(|s| s["error"]["code"].as_str());
+    match code {
+        Some(code) => format!("{code}: {}", lines.join("\n")),
+        None => lines.join("\n"),
     }
 }
 

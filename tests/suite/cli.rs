@@ -255,12 +255,84 @@ fn the_embedded_default_serves_something_real_with_no_config_file() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("212"), "the answer's text: {}", stdout(&o));
+    let o = run(
+        dir.path(),
+        &[
+            "call",
+            "demo:convert_temperature",
+            r#"{"value": 100, "from": "C", "to": "F"}"#,
+            "--json",
+        ],
+    );
     let result: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(result["structuredContent"]["value"], 212.0);
 
     let o = run(dir.path(), &["call", "demo:nope"]);
     assert_eq!(o.status.code(), Some(1), "a failed call exits 1");
-    assert!(stdout(&o).contains("TOOL_NOT_FOUND"));
+    assert!(
+        stdout(&o).starts_with("TOOL_NOT_FOUND: unknown toolKey 'demo:nope'"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Issue #75: `check --json` says what is wrong as fields a script reads,
+/// and `import --json` names what it renamed.
+#[test]
+fn check_and_import_speak_json() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gw.toml"),
+        "[[servers]]\nname = \"a\"\ncommnd = \"x\"\n",
+    )
+    .unwrap();
+    let o = run(dir.path(), &["check", "--config", "gw.toml", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(said["valid"], false);
+    assert!(said["error"].as_str().unwrap().contains("commnd"), "{said}");
+
+    std::fs::write(
+        dir.path().join("gw.toml"),
+        "[[rules]]\npattern = [\"*\"]\nserver = \"gone\"\n",
+    )
+    .unwrap();
+    let o = run(dir.path(), &["check", "--config", "gw.toml", "--json"]);
+    let said: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (said["line"].as_u64(), said["key"].as_str()),
+        (Some(2), Some("rules[0].server")),
+        "{said}"
+    );
+
+    std::fs::write(
+        dir.path().join("gw.toml"),
+        format!("{ANONYMOUS}{}", chaos_server("red", "")),
+    )
+    .unwrap();
+    let o = run(dir.path(), &["check", "--config", "gw.toml", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (said["valid"].as_bool(), said["servers"].as_u64()),
+        (Some(true), Some(1)),
+        "{said}"
+    );
+
+    std::fs::write(
+        dir.path().join("claude.json"),
+        r#"{"mcpServers": {"My Notes": {"command": "notes-mcp"}}}"#,
+    )
+    .unwrap();
+    let o = run(dir.path(), &["import", "claude.json", "--json"]);
+    let said: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(said["renamed"][0]["from"], "My Notes");
+    let name = said["renamed"][0]["to"].as_str().unwrap();
+    assert!(
+        said["toml"].as_str().unwrap().contains(&format!("name = \"{name}\"")),
+        "{said}"
+    );
 }
 
 /// `call` runs a tool as `tool_execute` does, audit row included: each call
@@ -563,6 +635,11 @@ fn every_json_output_uses_camel_case_keys() {
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         o
     };
+    std::fs::write(
+        dir.path().join("claude.json"),
+        r#"{"mcpServers": {"My Notes": {"command": "notes-mcp"}}}"#,
+    )
+    .unwrap();
     ok(&["project", "create", "alpha"]);
     ok(&["grant", "--project", "alpha", "--server", "red"]);
     ok(&["search", "echo", "--json"]);
@@ -584,6 +661,9 @@ fn every_json_output_uses_camel_case_keys() {
         // `audit tail --json` is checked where calls have been made (tests/suite/projects.rs).
         vec!["servers", "--json"],
         vec!["search", "echo the arguments", "--json"],
+        vec!["check", "--json"],
+        vec!["import", "claude.json", "--json"],
+        vec!["call", "red:word_count", r#"{"text": "a b"}"#, "--json"],
     ];
     for args in outputs {
         let o = ok(&args);
