@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_gateway::access::Search;
-use mcp_gateway::auth::Authenticator;
+use mcp_gateway::auth::{Authenticator, Doors};
 use mcp_gateway::config::Config;
 use mcp_gateway::oauth::Verifier;
 use mcp_gateway::store::{self, Store};
@@ -44,7 +44,13 @@ fn bench(c: &mut Criterion) {
     let config = Config::parse(&toml, "bench", dir.path()).unwrap();
     let verifier = Arc::new(Verifier::new(config.oauth.unwrap()));
     let jwt = rt.block_on(provider.token("alice", audience, "mcp:tools"));
-    let auth = Authenticator::new(store.clone(), None, Some(verifier.clone()));
+    let auth = Authenticator::new(
+        store.clone(),
+        Doors {
+            anonymous_project: None,
+            oauth: Some(verifier.clone()),
+        },
+    );
     // The first token fetches the issuer's metadata and keys; later ones use the cache.
     rt.block_on(auth.authenticate(Some(&jwt), None)).unwrap();
 

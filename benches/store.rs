@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
             store.set_permission("p", server, None, true).unwrap();
         }
         let (_, token) = store.issue_token("p", "bench").unwrap();
-        let auth = Authenticator::new(store.clone(), None, None);
+        let auth = Authenticator::new(store.clone(), Default::default());
         g.bench_function(format!("{engine}: access generation (every request)"), |b| {
             b.iter(|| store.access_generation().unwrap());
         });
